@@ -1,0 +1,82 @@
+"""PNG of a sweep's privacy-utility front, logged as an artifact on the sweep's parent run.
+
+Uses ``matplotlib.figure.Figure`` with ``FigureCanvasAgg`` directly rather than ``pyplot``, so it
+never changes the process-wide backend or keeps figures alive in pyplot's registry.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from platform.pareto import Axis
+
+FIGSIZE = (6.4, 4.8)  # inches; at DPI this is 768 x 576 pixels
+DPI = 120
+CHANCE = 0.5  # an axis whose ideal is this value is an attacker's balanced accuracy
+
+
+def _label(axis: Axis) -> str:
+    """Axis title: the metric name and its direction."""
+    return f"{axis.metric} ({'higher' if axis.higher_is_better else 'lower'} is better)"
+
+
+def plot_front(
+    df: pd.DataFrame,
+    axes: Sequence[Axis],
+    front_mask: np.ndarray,
+    label_col: str | None,
+    path: str | Path,
+) -> Path:
+    """Draw all trials (grey) and the Pareto front (step line, annotated) on two axes; save PNG.
+
+    ``axes[0]`` is the horizontal axis, ``axes[1]`` the vertical one; ``front_mask`` is aligned
+    with ``df``'s rows (e.g. from ``pareto_mask``). The step line runs from the front point best
+    on the horizontal axis to the worst, holding each point's vertical value until the next, so
+    it traces the boundary of the region the front dominates. ``label_col`` names a column whose
+    values annotate front points (e.g. "α=2 λ=10 k=1"). A dashed chance line is drawn on any axis
+    whose ideal is 0.5. Returns the path written.
+    """
+    if len(axes) != 2:
+        raise ValueError(f"plot_front draws exactly 2 axes, got {len(axes)}")
+    mask = np.asarray(front_mask, dtype=bool)
+    if mask.shape != (len(df),):
+        raise ValueError(f"front_mask has shape {mask.shape}, expected ({len(df)},)")
+    ax_x, ax_y = axes
+    x = df[ax_x.metric].to_numpy(dtype=float, na_value=np.nan)
+    y = df[ax_y.metric].to_numpy(dtype=float, na_value=np.nan)
+
+    fig = Figure(figsize=FIGSIZE, dpi=DPI)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.scatter(x, y, s=14, color="0.65", label="trials", zorder=1)
+
+    order = np.argsort(ax_x.to_min(x[mask]), kind="stable")
+    fx, fy = x[mask][order], y[mask][order]
+    ax.step(fx, fy, where="post", color="tab:blue", linewidth=1.5, zorder=2)
+    ax.scatter(fx, fy, s=36, color="tab:blue", edgecolor="black", label="Pareto front", zorder=3)
+    if label_col is not None:
+        for text, px, py in zip(df[label_col].to_numpy()[mask][order], fx, fy):
+            if pd.notna(text):
+                ax.annotate(str(text), (px, py), xytext=(4, 4), textcoords="offset points",
+                            fontsize=7)
+
+    if ax_x.ideal == CHANCE:
+        ax.axvline(CHANCE, color="tab:red", linestyle="--", linewidth=1, label="chance (0.5)")
+    if ax_y.ideal == CHANCE:
+        ax.axhline(CHANCE, color="tab:red", linestyle="--", linewidth=1, label="chance (0.5)")
+
+    ax.set_xlabel(_label(ax_x))
+    ax.set_ylabel(_label(ax_y))
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="best", fontsize=8)
+    fig.tight_layout()
+
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=DPI, format="png")
+    return out

@@ -1,0 +1,38 @@
+"""Data sets for putlab's trainables: MNIST from local or offline sources, and Annotated MNIST (AMNIST)."""
+from .amnist import (
+    LINE,
+    MEAN,
+    NORMAL,
+    RANGE,
+    THICK,
+    THIN,
+    AmnistSplit,
+    load_amnist,
+    thickness_labels,
+)
+from .mnist import (
+    DataUnavailableError,
+    MnistArrays,
+    NumpyOnlyUnpickler,
+    default_data_root,
+    load_mnist,
+    write_idx_files,
+)
+
+__all__ = [
+    "LINE",
+    "MEAN",
+    "RANGE",
+    "THIN",
+    "NORMAL",
+    "THICK",
+    "AmnistSplit",
+    "load_amnist",
+    "thickness_labels",
+    "DataUnavailableError",
+    "MnistArrays",
+    "NumpyOnlyUnpickler",
+    "default_data_root",
+    "load_mnist",
+    "write_idx_files",
+]

