@@ -208,3 +208,25 @@ def train_releaser(config: dict) -> None:
             tune.report(metrics, checkpoint=tune.Checkpoint.from_directory(directory))
         if epoch + 1 == cfg.kill_worker_after_epoch and checkpoint is None:
             os.kill(os.getpid(), signal.SIGKILL)  # fault injection for resilience tests: dies once, then resumes
+
+
+def raw_baselines(config: dict) -> dict[str, float]:
+    """Digit and thickness accuracy of fresh classifiers on unreleased images: the PUT's two ends."""
+    cfg = ReleaserConfig.from_dict(config)
+    torch.set_num_threads(cfg.threads)
+    device = pick_device()
+    train, test, _ = load_amnist(cfg.data_root or str(default_data_root()), n_train=cfg.n_train, n_test=cfg.n_test,
+                                 seed=cfg.seed, download=cfg.download)
+    train, test = (AmnistSplit(s.x.to(device), s.digit.to(device), s.thick.to(device)) for s in (train, test))
+    attacker = DeepAttacker(epochs=cfg.attack_epochs, batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed)
+    digit = attacker.run(AttackInput(train.x, train.digit, test.x, test.digit, num_classes=10))
+    thick = attacker.run(AttackInput(train.x, train.thick, test.x, test.thick, num_classes=2))
+    return {"baseline/utility/accuracy": digit.metrics["accuracy"], "baseline/attack/deep/accuracy": thick.metrics["accuracy"]}
+
+
+def data_counts(config: dict) -> dict[str, int]:
+    """Image counts of the data a trial with this config trains and tests on (fails early if no data)."""
+    cfg = ReleaserConfig.from_dict(config)
+    _, _, counts = load_amnist(cfg.data_root or str(default_data_root()), n_train=cfg.n_train, n_test=cfg.n_test,
+                               seed=cfg.seed, download=cfg.download)
+    return counts

@@ -5,6 +5,21 @@ import math
 from dataclasses import asdict, dataclass, fields
 
 
+def _coerce(name: str, value: object, default: object) -> object:
+    """Convert ``value`` to the type of the field's default (None allowed where the default is None)."""
+    if value is None and default is None:
+        return None
+    kind = int if default is None else type(default)
+    if kind is bool and isinstance(value, bool) or kind is str and isinstance(value, str):
+        return value
+    if kind in (int, float) and isinstance(value, (int, float)) and not isinstance(value, bool):
+        if kind is int and value != int(value):
+            raise ValueError(f"{name} must be a whole number (got {value!r})")
+        return kind(value)
+    expected = "a number" if kind in (int, float) else f"a {kind.__name__}"
+    raise ValueError(f"{name} must be {expected} (got {value!r})")
+
+
 @dataclass(frozen=True)
 class ReleaserConfig:
     """Every knob of an AMNIST α-MI releaser trial; grid axes are alpha, lam and adv_steps (DESIGN §7)."""
@@ -39,7 +54,7 @@ class ReleaserConfig:
         unknown = sorted(set(config) - names)
         if unknown:
             raise ValueError(f"unknown releaser config key(s): {', '.join(unknown)}")
-        cfg = cls(**config)
+        cfg = cls(**{k: _coerce(k, v, getattr(cls, k)) for k, v in config.items()})
         cfg.validate()
         return cfg
 

@@ -1,0 +1,152 @@
+"""``python -m platform.sweep <preset>``: run a privacy-utility sweep on Ray Tune, tracked in MLflow.
+
+Validates everything (preset, grid values, overrides, tracking store, data) before any trial is
+scheduled; then one Tune trial per configuration, a child MLflow run per trial, raw-data baselines,
+and the sweep's Pareto front with its hypervolume on the parent run.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import ray
+
+from platform import tracking
+from platform.errors import UsageError
+from platform.pareto import Axis
+from platform.sweep_config import SweepSpec, resolve
+from platform.sweep_report import format_summary, log_summary, summarise, trials_table
+from platform.trial_logger import MlflowTrialLogger
+from platform.tuning import build_tuner, default_gpus_per_trial, find_sweep, init_ray, restore_tuner
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line (see ``--help``)."""
+    p = argparse.ArgumentParser(
+        prog="python -m platform.sweep",
+        description="Run a privacy-utility sweep of a preset on Ray Tune; track it in MLflow with its Pareto front.",
+        epilog="Example: python -m platform.sweep amnist --profile smoke --set lam=0,1,10 --set epochs=2",
+    )
+    p.add_argument("preset", help="preset name, e.g. amnist (see search_spaces/)")
+    p.add_argument("--profile", help="scale of the sweep: smoke | quick (default) | paper")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value, or a grid axis with comma-separated values (alpha=0.5,1,inf)")
+    p.add_argument("--search", choices=("grid", "optuna"), default="grid",
+                   help="grid (default) or Optuna multi-objective search over the axes' continuous ranges")
+    p.add_argument("--samples", type=int, help="number of Optuna trials (default: the profile's)")
+    p.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite:///<cwd>/mlflow.db)")
+    p.add_argument("--experiment", help="MLflow experiment name (default: putlab-<preset>)")
+    p.add_argument("--storage", default="putlab_runs", help="Tune storage path for trials and checkpoints (default: ./putlab_runs)")
+    p.add_argument("--gpus-per-trial", type=float, help="GPU share per trial (default: 0.25 when the cluster has GPUs, else 0)")
+    p.add_argument("--max-concurrent", type=int, help="most trials running at once (default: as resources allow)")
+    p.add_argument("--max-failures", type=int, default=2, help="retries of a failed trial from its last checkpoint (default 2)")
+    p.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
+    p.add_argument("--resume", nargs="?", const="", metavar="SWEEP",
+                   help="continue an interrupted sweep (default: the newest of this preset); finished trials are kept")
+    return p.parse_args(argv)
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Range checks of numeric options."""
+    if args.samples is not None and args.samples < 1:
+        raise UsageError(f"--samples must be >= 1 (got {args.samples})")
+    if args.gpus_per_trial is not None and args.gpus_per_trial < 0:
+        raise UsageError(f"--gpus-per-trial must be >= 0 (got {args.gpus_per_trial})")
+    if args.max_concurrent is not None and args.max_concurrent < 1:
+        raise UsageError(f"--max-concurrent must be >= 1 (got {args.max_concurrent})")
+    if args.max_failures < 0:
+        raise UsageError(f"--max-failures must be >= 0 (got {args.max_failures})")
+
+
+def check_data(spec: SweepSpec) -> dict[str, int]:
+    """Load the preset's data once on the driver, so missing data fails before any trial is scheduled."""
+    point = spec.grid_points()[0]
+    try:
+        return spec.preset.data_counts(point)
+    except Exception as exc:  # DataUnavailableError, a bad path, a corrupt file: one line for the user
+        raise UsageError(f"data for preset {spec.preset.name!r} unavailable: {str(exc).splitlines()[0]}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    """The sweep itself; returns the process exit code."""
+    check_args(args)
+    spec = resolve(args.preset, args.profile, args.overrides)
+    axes = [Axis(**a) for a in spec.preset.pareto_axes]
+    tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
+    client = tracking.connect(tracking_uri)
+    exp_id = tracking.experiment_id(client, args.experiment or f"putlab-{spec.preset.name}")
+    storage = Path(args.storage).expanduser().resolve()
+    name = find_sweep(storage, spec.preset.name, args.resume or None) if args.resume is not None \
+        else f"{spec.preset.name}-{spec.profile}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+    counts = check_data(spec)
+    print(f"data: {counts}", flush=True)
+    points = len(spec.grid_points()) if args.search == "grid" else (args.samples or spec.preset.profiles[spec.profile].optuna_samples)
+    print(f"sweep {name}: preset {spec.preset.name}, profile {spec.profile}, {args.search} search, {points} trials", flush=True)
+
+    init_ray(args.address)
+    gpus = default_gpus_per_trial() if args.gpus_per_trial is None else args.gpus_per_trial
+    cpus = spec.preset.profiles[spec.profile].cpus_per_trial
+    spec.config["threads"] = max(1, int(cpus))
+    resources = {"cpu": cpus, "gpu": gpus}
+    print(f"ray: {ray.cluster_resources()}; per trial {resources}", flush=True)
+
+    parent_id, reopened = tracking.start_parent(client, exp_id, name, {
+        "preset": spec.preset.name, "profile": spec.profile, "mechanism": spec.preset.mechanism,
+        "dataset": spec.preset.dataset, "search": args.search, "storage": str(storage / name),
+        "grid": spec.grid, "config": spec.config,
+    })
+    if not reopened:
+        tracking.log_metrics(client, parent_id, {f"data/{k}": float(v) for k, v in counts.items()})
+    has_baselines = "baseline/utility/accuracy" in client.get_run(parent_id).data.metrics
+    baselines = None if has_baselines else ray.remote(spec.preset.baselines).options(num_cpus=cpus, num_gpus=gpus).remote(spec.grid_points()[0])
+
+    if args.resume is not None:
+        tuner = restore_tuner(spec, resources, storage, name)
+    else:
+        logger = MlflowTrialLogger(tracking_uri, exp_id, parent_id, spec.preset.label_keys,
+                                   spec.preset.checkpoint_figures, total_epochs=spec.config.get("epochs"))
+        tuner = build_tuner(spec, search=args.search, samples=args.samples, axes=axes, resources=resources,
+                            storage=storage, name=name, callbacks=[logger],
+                            max_concurrent=args.max_concurrent, max_failures=args.max_failures)
+    results = tuner.fit()
+
+    if baselines is not None:
+        tracking.log_metrics(client, parent_id, ray.get(baselines))
+    parent_metrics = client.get_run(parent_id).data.metrics
+    summary = summarise(trials_table(client, exp_id, parent_id, spec.preset.label_keys), axes)
+    log_summary(client, parent_id, summary, axes)
+    print(format_summary(summary, axes, spec.preset.label_keys))
+    print("raw-data baselines: " + ", ".join(f"{k} {v:.4f}" for k, v in sorted(parent_metrics.items()) if k.startswith("baseline/")))
+    unfinished = [r for r in results if r.error is not None] if results else []
+    incomplete = len(summary.trials) < points or unfinished or (summary.trials["status"] != "FINISHED").any()
+    print(f"MLflow: mlflow ui --backend-store-uri {tracking_uri}  (experiment {client.get_experiment(exp_id).name}, run {name})")
+    if incomplete:
+        client.set_terminated(parent_id, "KILLED")
+        print(f"sweep {name} incomplete: continue with  python -m platform.sweep {spec.preset.name} --resume {name}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    client.set_terminated(parent_id, "FINISHED")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: user errors become one line on stderr and exit code 2."""
+    args = parse_args(argv)
+    try:
+        return run(args)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

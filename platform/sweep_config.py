@@ -1,0 +1,88 @@
+"""Resolve a preset, a profile and ``--set`` overrides into one validated sweep specification."""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from platform.errors import UsageError
+from search_spaces import Preset, presets
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """What one sweep runs: fixed config, grid axes, and the preset it came from."""
+
+    preset: Preset
+    profile: str
+    config: dict[str, Any]
+    grid: dict[str, list]
+
+    def grid_points(self) -> list[dict[str, Any]]:
+        """Every trial configuration of the grid (the cross product of the axes)."""
+        keys = list(self.grid)
+        return [{**self.config, **dict(zip(keys, values))} for values in itertools.product(*self.grid.values())]
+
+
+def parse_value(text: str) -> Any:
+    """A ``--set`` value: none, true/false, int, float (inf allowed), else the string itself."""
+    lowered = text.strip().lower()
+    if lowered in ("none", "null"):
+        return None
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("inf", "+inf", "infinity", "∞"):
+        return math.inf
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text.strip()
+
+
+def parse_overrides(items: list[str]) -> dict[str, str]:
+    """``["key=value", ...]`` into a dict of raw strings; a malformed item is a UsageError."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--set expects key=value, got {item!r}")
+        out[key.strip()] = value
+    return out
+
+
+def get_preset(name: str) -> Preset:
+    """The preset called ``name``, or a UsageError listing the known ones."""
+    known = presets()
+    if name not in known:
+        raise UsageError(f"unknown preset {name!r}; known presets: {', '.join(sorted(known))}")
+    return known[name]
+
+
+def resolve(preset_name: str, profile: str | None, overrides: list[str]) -> SweepSpec:
+    """Preset defaults, then the profile, then ``--set``; every grid point validated before anything runs."""
+    preset = get_preset(preset_name)
+    profile = profile or preset.default_profile
+    if profile not in preset.profiles:
+        raise UsageError(f"unknown profile {profile!r} for preset {preset.name!r}; known: {', '.join(preset.profiles)}")
+    chosen = preset.profiles[profile]
+    config = {**preset.base, **chosen.config}
+    grid = {k: list(v) for k, v in chosen.grid.items()}
+    for key, raw in parse_overrides(overrides).items():
+        if key in grid:
+            grid[key] = [parse_value(part) for part in raw.split(",")]
+        elif key in config:
+            config[key] = parse_value(raw)
+        else:
+            raise UsageError(f"unknown override key {key!r} for preset {preset.name!r}; known: {', '.join(sorted({*config, *grid}))}")
+    for key in grid:
+        config.pop(key, None)
+    spec = SweepSpec(preset, profile, config, grid)
+    for point in spec.grid_points():
+        try:
+            preset.validate(point)
+        except (ValueError, TypeError) as exc:
+            raise UsageError(f"invalid value in preset {preset.name!r}: {exc}") from None
+    return spec

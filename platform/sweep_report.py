@@ -1,0 +1,87 @@
+"""A sweep's results as one table, its Pareto front and hypervolume, logged on the parent run.
+
+The table is read back from the MLflow child runs, so it covers every trial of the sweep,
+including those finished before a ``--resume``, and can be rebuilt at any time.
+"""
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+from mlflow.tracking import MlflowClient
+
+from platform import tracking
+from platform.front_plot import plot_front
+from platform.pareto import Axis, hypervolume, pareto_mask
+
+
+@dataclass(frozen=True)
+class SweepSummary:
+    """All trials, the front's mask over them, and the front's hypervolume (raw and normalised)."""
+
+    trials: pd.DataFrame
+    front: pd.Series
+    hypervolume: float
+    hypervolume_normalised: float
+
+
+def trials_table(client: MlflowClient, exp_id: str, parent_id: str, label_keys: tuple[str, ...]) -> pd.DataFrame:
+    """One row per child run: ids, status, search-axis params and latest metrics."""
+    rows = []
+    for run in tracking.child_runs(client, exp_id, parent_id):
+        row = {
+            "trial_id": run.data.tags.get(tracking.TAG_TRIAL),
+            "run_id": run.info.run_id,
+            "name": run.info.run_name,
+            "status": run.info.status,
+        }
+        row.update({k: float(run.data.params[k]) for k in label_keys if k in run.data.params})
+        row.update(run.data.metrics)
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    return table.sort_values(list(label_keys)).reset_index(drop=True) if not table.empty else table
+
+
+def summarise(table: pd.DataFrame, axes: list[Axis]) -> SweepSummary:
+    """Front and hypervolume over the finished trials that report every axis."""
+    usable = table[table["status"] == "FINISHED"] if "status" in table else table
+    usable = usable.dropna(subset=[a.metric for a in axes if a.metric in usable]) if not usable.empty else usable
+    if usable.empty or any(a.metric not in usable for a in axes):
+        return SweepSummary(table, pd.Series(False, index=table.index), float("nan"), float("nan"))
+    mask = pd.Series(False, index=table.index)
+    mask[usable.index] = pareto_mask(usable, axes)
+    return SweepSummary(table, mask, hypervolume(usable, axes), hypervolume(usable, axes, normalised=True))
+
+
+def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, axes: list[Axis]) -> None:
+    """Trials CSV, front CSV and PNG and hypervolume on the parent; front members tagged on their runs."""
+    table = summary.trials.assign(pareto_front=summary.front)
+    with tempfile.TemporaryDirectory() as tmp:
+        table.to_csv(Path(tmp) / "trials.csv", index=False)
+        table[summary.front].to_csv(Path(tmp) / "front.csv", index=False)
+        if summary.front.any():
+            plot_front(table, axes, summary.front.to_numpy(), "name", Path(tmp) / "front.png")
+        for name in ("trials.csv", "front.csv", "front.png"):
+            if (Path(tmp) / name).exists():
+                client.log_artifact(parent_id, str(Path(tmp) / name), artifact_path="front")
+    metrics = {"front/size": float(summary.front.sum()), "front/trials": float(len(table))}
+    if summary.front.any():
+        metrics |= {"front/hypervolume": summary.hypervolume, "front/hypervolume_normalised": summary.hypervolume_normalised}
+    tracking.log_metrics(client, parent_id, metrics)
+    for run_id, on_front in zip(table["run_id"], table["pareto_front"]):
+        client.set_tag(run_id, tracking.TAG_FRONT, "true" if on_front else "false")
+
+
+def format_summary(summary: SweepSummary, axes: list[Axis], label_keys: tuple[str, ...]) -> str:
+    """The trials table (front members starred) and the hypervolume, for the terminal."""
+    if summary.trials.empty:
+        return "no trials finished"
+    cols = [c for c in (*label_keys, "status", *[a.metric for a in axes]) if c in summary.trials]
+    shown = summary.trials[cols].copy()
+    shown.insert(0, "front", summary.front.map({True: "*", False: ""}))
+    lines = [shown.to_string(index=False, float_format=lambda v: f"{v:.3f}")]
+    lines.append(f"Pareto front: {int(summary.front.sum())} of {len(shown)} trials (*); "
+                 f"hypervolume {summary.hypervolume:.4f} (normalised {summary.hypervolume_normalised:.3f})")
+    return "\n".join(lines)

@@ -1,0 +1,112 @@
+"""MLflow tracking of a sweep: one parent run per sweep, one child run per Tune trial (DESIGN §7).
+
+All logging happens on the driver through an explicit ``MlflowClient`` (no global MLflow state),
+so a sqlite store never sees concurrent writers and workers need no access to it.
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+import urllib.request
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from mlflow.entities import Metric, Param
+from mlflow.tracking import MlflowClient
+
+from platform.errors import UsageError
+
+TAG_SWEEP = "putlab.sweep"
+TAG_ROLE = "putlab.role"
+TAG_PARENT = "putlab.parent_run_id"
+TAG_TRIAL = "putlab.trial_id"
+TAG_CHECKPOINT = "putlab.checkpoint"
+TAG_FRONT = "putlab.pareto_front"
+METRIC_PREFIXES = ("utility/", "attack/", "train/", "leakage/", "time/", "epoch")
+
+
+def connect(tracking_uri: str) -> MlflowClient:
+    """A client for ``tracking_uri``; an unreachable store is a UsageError (checked quickly, no retries)."""
+    if tracking_uri.startswith(("http://", "https://")):
+        try:
+            urllib.request.urlopen(tracking_uri.rstrip("/") + "/health", timeout=5).read()
+        except Exception as exc:
+            raise UsageError(f"MLflow tracking store {tracking_uri} is unreachable: {exc}") from None
+    client = MlflowClient(tracking_uri)
+    try:
+        client.search_experiments(max_results=1)
+    except Exception as exc:
+        raise UsageError(f"MLflow tracking store {tracking_uri} is unusable: {str(exc).splitlines()[0]}") from None
+    return client
+
+
+def experiment_id(client: MlflowClient, name: str) -> str:
+    """The id of experiment ``name``, created if missing (before any trial runs, DESIGN §6)."""
+    found = client.get_experiment_by_name(name)
+    if found is not None:
+        if found.lifecycle_stage == "deleted":
+            raise UsageError(f"MLflow experiment {name!r} is deleted; restore it or pick another --experiment")
+        return found.experiment_id
+    return client.create_experiment(name)
+
+
+def flatten(prefix: str, value: Any) -> dict[str, str]:
+    """Nested dicts as dotted MLflow params; values as strings (inf stays 'inf')."""
+    if isinstance(value, Mapping):
+        out: dict[str, str] = {}
+        for k, v in value.items():
+            out.update(flatten(f"{prefix}.{k}" if prefix else str(k), v))
+        return out
+    if isinstance(value, (list, tuple)):
+        return {prefix: json.dumps(list(value))}
+    return {prefix: str(value)}
+
+
+def log_params(client: MlflowClient, run_id: str, params: Mapping[str, Any]) -> None:
+    """Log flattened params in batches (MLflow caps a batch at 100 params)."""
+    flat = [Param(k, v[:6000]) for k, v in flatten("", params).items()]
+    for i in range(0, len(flat), 100):
+        client.log_batch(run_id, params=flat[i:i + 100])
+
+
+def numeric_metrics(result: Mapping[str, Any], prefixes: Iterable[str] = METRIC_PREFIXES) -> dict[str, float]:
+    """The finite numeric entries of a result whose names follow the shared conventions."""
+    prefixes = tuple(prefixes)
+    return {
+        key: float(value)
+        for key, value in result.items()
+        if key.startswith(prefixes) and isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    }
+
+
+def log_metrics(client: MlflowClient, run_id: str, metrics: Mapping[str, float], step: int = 0) -> None:
+    """Log a dict of metrics at one step."""
+    now = int(time.time() * 1000)
+    client.log_batch(run_id, metrics=[Metric(k, v, now, step) for k, v in metrics.items()])
+
+
+def find_parent(client: MlflowClient, exp_id: str, sweep: str) -> str | None:
+    """The parent run of sweep ``sweep`` in the experiment, if one exists."""
+    runs = client.search_runs(
+        [exp_id], filter_string=f"tags.`{TAG_SWEEP}` = '{sweep}' and tags.`{TAG_ROLE}` = 'sweep'", max_results=1
+    )
+    return runs[0].info.run_id if runs else None
+
+
+def start_parent(client: MlflowClient, exp_id: str, sweep: str, params: Mapping[str, Any]) -> tuple[str, bool]:
+    """Create the sweep's parent run, or reopen it when resuming; returns (run id, reopened)."""
+    existing = find_parent(client, exp_id, sweep)
+    if existing is not None:
+        client.update_run(existing, status="RUNNING")
+        return existing, True
+    run = client.create_run(exp_id, run_name=sweep, tags={TAG_SWEEP: sweep, TAG_ROLE: "sweep"})
+    log_params(client, run.info.run_id, params)
+    return run.info.run_id, False
+
+
+def child_runs(client: MlflowClient, exp_id: str, parent_id: str) -> list:
+    """All child (trial) runs of a sweep's parent run."""
+    return client.search_runs(
+        [exp_id], filter_string=f"tags.`{TAG_PARENT}` = '{parent_id}' and tags.`{TAG_ROLE}` = 'trial'", max_results=10000
+    )

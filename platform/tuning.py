@@ -1,0 +1,82 @@
+"""Ray start-up and the Tune run of a sweep: grid or Optuna search, resources, retries, resume."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import ray
+from ray import tune
+from ray.tune.search.optuna import OptunaSearch
+
+from platform.errors import UsageError
+from platform.pareto import Axis
+from platform.sweep_config import SweepSpec
+
+TUNER_STATE = "tuner.pkl"
+
+
+def init_ray(address: str | None) -> None:
+    """Connect to a cluster (``--address`` or RAY_ADDRESS, as under ``ray job submit``) or start a local one."""
+    address = address or os.environ.get("RAY_ADDRESS")
+    kwargs: dict[str, Any] = {"logging_level": "WARNING", "log_to_driver": True}
+    if address:
+        ray.init(address=address, **kwargs)  # resources belong to the cluster (DESIGN §6)
+    else:
+        ray.init(num_cpus=os.cpu_count(), include_dashboard=False, **kwargs)
+
+
+def default_gpus_per_trial() -> float:
+    """A quarter GPU per trial when the cluster has GPUs (four small trials share one), else none."""
+    return 0.25 if ray.cluster_resources().get("GPU", 0) > 0 else 0.0
+
+
+def find_sweep(storage: Path, preset: str, name: str | None) -> str:
+    """The Tune run to resume: ``name`` if given, else the newest run of ``preset`` under ``storage``."""
+    if name:
+        if not (storage / name / TUNER_STATE).exists():
+            raise UsageError(f"no resumable sweep {name!r} under {storage}")
+        return name
+    runs = sorted((p for p in storage.glob(f"{preset}-*") if (p / TUNER_STATE).exists()), key=lambda p: p.stat().st_mtime)
+    if not runs:
+        raise UsageError(f"no sweep of preset {preset!r} to resume under {storage}")
+    return runs[-1].name
+
+
+def _optuna_param(spec: SweepSpec, key: str) -> Any:
+    r = spec.preset.optuna[key]
+    if r.integer:
+        return tune.randint(int(r.low), int(r.high) + 1)
+    return tune.loguniform(r.low, r.high) if r.log else tune.uniform(r.low, r.high)
+
+
+def build_tuner(spec: SweepSpec, *, search: str, samples: int | None, axes: list[Axis], resources: dict[str, float],
+                storage: Path, name: str, callbacks: list, max_concurrent: int | None, max_failures: int) -> tune.Tuner:
+    """A fresh Tuner: one trial per grid point, or ``samples`` Optuna multi-objective suggestions."""
+    trainable = tune.with_resources(spec.preset.trainable, resources)
+    if search == "grid":
+        param_space = {**spec.config, **{k: tune.grid_search(v) for k, v in spec.grid.items()}}
+        tune_config = tune.TuneConfig(num_samples=1, max_concurrent_trials=max_concurrent)
+    else:
+        param_space = {**spec.config, **{k: _optuna_param(spec, k) for k in spec.grid}}
+        searcher = OptunaSearch(
+            metric=[a.metric for a in axes], mode=["max" if a.higher_is_better else "min" for a in axes],
+            seed=int(spec.config.get("seed", 0)),
+        )
+        tune_config = tune.TuneConfig(search_alg=searcher, max_concurrent_trials=max_concurrent,
+                                      num_samples=samples or spec.preset.profiles[spec.profile].optuna_samples)
+    run_config = tune.RunConfig(
+        name=name,
+        storage_path=str(storage),
+        callbacks=callbacks,
+        failure_config=tune.FailureConfig(max_failures=max_failures),
+        checkpoint_config=tune.CheckpointConfig(num_to_keep=None),  # the attack farm wants every checkpoint
+        verbose=0,  # progress comes from MlflowTrialLogger: one line per trial event
+    )
+    return tune.Tuner(trainable, param_space=param_space, tune_config=tune_config, run_config=run_config)
+
+
+def restore_tuner(spec: SweepSpec, resources: dict[str, float], storage: Path, name: str) -> tune.Tuner:
+    """The interrupted Tuner: finished trials stay finished, unfinished and errored ones continue."""
+    trainable = tune.with_resources(spec.preset.trainable, resources)
+    return tune.Tuner.restore(str(storage / name), trainable=trainable, resume_unfinished=True, resume_errored=True)

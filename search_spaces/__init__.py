@@ -1,0 +1,57 @@
+"""Named sweep presets: mechanism, data, grids per profile, Optuna ranges and Pareto axes.
+
+A preset is plain configuration (one module per preset); the driver in ``platform/`` reads it.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One scale of a preset: config overrides, the grid over the search axes, and trial resources."""
+
+    description: str
+    config: dict[str, Any]
+    grid: dict[str, list]
+    optuna_samples: int
+    cpus_per_trial: float = 1.0
+
+
+@dataclass(frozen=True)
+class OptunaRange:
+    """A continuous (or integer) range of one search axis for ``--search optuna``."""
+
+    low: float
+    high: float
+    log: bool = False
+    integer: bool = False
+
+
+@dataclass(frozen=True)
+class Preset:
+    """Everything a sweep needs to know about one experiment."""
+
+    name: str
+    mechanism: str
+    dataset: str
+    trainable: Callable[[dict], None]
+    validate: Callable[[dict], Any]
+    base: dict[str, Any]
+    profiles: dict[str, Profile]
+    default_profile: str
+    optuna: dict[str, OptunaRange]
+    pareto_axes: tuple[dict[str, Any], ...]
+    baselines: Callable[[dict], dict[str, float]]
+    data_counts: Callable[[dict], dict[str, int]]
+    label_keys: tuple[str, ...] = ("alpha", "lam", "adv_steps")
+    checkpoint_figures: tuple[str, ...] = field(default=())
+
+
+def presets() -> dict[str, Preset]:
+    """All presets by name (imported lazily: each pulls in its trainable and torch)."""
+    from search_spaces import amnist
+
+    return {p.name: p for p in (amnist.PRESET,)}

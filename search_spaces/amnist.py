@@ -1,0 +1,52 @@
+"""AMNIST α-MI releaser: hide stroke thickness (thin vs thick) while keeping the digit (DESIGN §3.1)."""
+import math
+
+from search_spaces import OptunaRange, Preset, Profile
+from trainables.releaser import FIGURE_FILE, data_counts, raw_baselines, train_releaser
+from trainables.releaser_config import ReleaserConfig
+
+PRESET = Preset(
+    name="amnist",
+    mechanism="releaser",
+    dataset="amnist",
+    trainable=train_releaser,
+    validate=ReleaserConfig.from_dict,
+    base=ReleaserConfig(alpha=1.0, lam=0.0, adv_steps=1, pretrain_epochs=2).as_dict(),
+    profiles={
+        "smoke": Profile(
+            description="seconds: a tiny subset, one epoch, two trials (for tests)",
+            config={"n_train": 512, "n_test": 256, "epochs": 1, "pretrain_epochs": 1, "attack_epochs": 1, "width": 8},
+            grid={"alpha": [2.0], "lam": [0.0, 10.0], "adv_steps": [1]},
+            optuna_samples=2,
+        ),
+        "quick": Profile(
+            description="minutes on 2 CPUs: 5,000 training images, 4 epochs, 15 trials",
+            config={"n_train": 5000, "n_test": 1500, "epochs": 4, "attack_epochs": 3},
+            grid={"alpha": [0.5, 1.0, 2.0, 5.0, math.inf], "lam": [0.0, 0.5, 2.0], "adv_steps": [1]},
+            optuna_samples=15,
+        ),
+        "paper": Profile(
+            description="full AMNIST (28,476 / 4,681 images) at the paper's scale, for a GPU cluster",
+            config={"n_train": None, "n_test": None, "epochs": 30, "attack_epochs": 10, "width": 32, "pretrain_epochs": 3},
+            grid={
+                "alpha": [0.5, 1.0, 1.5, 2.0, 5.0, 10.0, math.inf],
+                "lam": [0.0, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0],
+                "adv_steps": [1, 5],
+            },
+            optuna_samples=200,
+        ),
+    },
+    default_profile="quick",
+    optuna={
+        "alpha": OptunaRange(0.3, 50.0, log=True),
+        "lam": OptunaRange(0.0, 10.0),
+        "adv_steps": OptunaRange(1, 5, integer=True),
+    },
+    pareto_axes=(
+        {"metric": "utility/accuracy", "higher_is_better": True, "bound": 0.0, "ideal": 1.0},
+        {"metric": "attack/deep/accuracy", "higher_is_better": False, "bound": 1.0, "ideal": 0.5},
+    ),
+    baselines=raw_baselines,
+    data_counts=data_counts,
+    checkpoint_figures=(FIGURE_FILE,),
+)
