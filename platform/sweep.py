@@ -87,8 +87,11 @@ def run(args: argparse.Namespace) -> int:
 
     counts = check_data(spec)
     print(f"data: {counts}", flush=True)
-    points = len(spec.grid_points()) if args.search == "grid" else (args.samples or spec.preset.profiles[spec.profile].optuna_samples)
-    print(f"sweep {name}: preset {spec.preset.name}, profile {spec.profile}, {args.search} search, {points} trials", flush=True)
+    planned = len(spec.grid_points()) if args.search == "grid" else (args.samples or spec.preset.profiles[spec.profile].optuna_samples)
+    if args.resume is not None:
+        print(f"resuming sweep {name} from {storage / name} (its own grid and config)", flush=True)
+    else:
+        print(f"sweep {name}: preset {spec.preset.name}, profile {spec.profile}, {args.search} search, {planned} trials", flush=True)
 
     init_ray(args.address)
     gpus = default_gpus_per_trial() if args.gpus_per_trial is None else args.gpus_per_trial
@@ -100,8 +103,9 @@ def run(args: argparse.Namespace) -> int:
     parent_id, reopened = tracking.start_parent(client, exp_id, name, {
         "preset": spec.preset.name, "profile": spec.profile, "mechanism": spec.preset.mechanism,
         "dataset": spec.preset.dataset, "search": args.search, "storage": str(storage / name),
-        "grid": spec.grid, "config": spec.config,
+        "grid": spec.grid, "config": spec.config, "planned_trials": planned,
     })
+    planned = int(client.get_run(parent_id).data.params["planned_trials"])  # a resumed sweep keeps its own plan
     if not reopened:
         tracking.log_metrics(client, parent_id, {f"data/{k}": float(v) for k, v in counts.items()})
     has_baselines = "baseline/utility/accuracy" in client.get_run(parent_id).data.metrics
@@ -124,8 +128,7 @@ def run(args: argparse.Namespace) -> int:
     log_summary(client, parent_id, summary, axes)
     print(format_summary(summary, axes, spec.preset.label_keys))
     print("raw-data baselines: " + ", ".join(f"{k} {v:.4f}" for k, v in sorted(parent_metrics.items()) if k.startswith("baseline/")))
-    unfinished = [r for r in results if r.error is not None] if results else []
-    incomplete = len(summary.trials) < points or unfinished or (summary.trials["status"] != "FINISHED").any()
+    incomplete = results.num_errors > 0 or results.num_terminated < planned
     print(f"MLflow: mlflow ui --backend-store-uri {tracking_uri}  (experiment {client.get_experiment(exp_id).name}, run {name})")
     if incomplete:
         client.set_terminated(parent_id, "KILLED")

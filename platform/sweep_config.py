@@ -79,10 +79,10 @@ def resolve(preset_name: str, profile: str | None, overrides: list[str]) -> Swee
             raise UsageError(f"unknown override key {key!r} for preset {preset.name!r}; known: {', '.join(sorted({*config, *grid}))}")
     for key in grid:
         config.pop(key, None)
-    spec = SweepSpec(preset, profile, config, grid)
-    for point in spec.grid_points():
-        try:
-            preset.validate(point)
-        except (ValueError, TypeError) as exc:
-            raise UsageError(f"invalid value in preset {preset.name!r}: {exc}") from None
-    return spec
+    try:
+        typed = [preset.validate(point) for point in SweepSpec(preset, profile, config, grid).grid_points()]
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"invalid value in preset {preset.name!r}: {exc}") from None
+    config = {k: v for k, v in typed[0].items() if k not in grid}
+    grid = {k: list(dict.fromkeys(point[k] for point in typed)) for k in grid}
+    return SweepSpec(preset, profile, config, grid)

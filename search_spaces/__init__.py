@@ -38,7 +38,7 @@ class Preset:
     mechanism: str
     dataset: str
     trainable: Callable[[dict], None]
-    validate: Callable[[dict], Any]
+    validate: Callable[[dict], dict[str, Any]]  # raises ValueError; returns the config with typed values
     base: dict[str, Any]
     profiles: dict[str, Profile]
     default_profile: str

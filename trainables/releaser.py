@@ -199,7 +199,7 @@ def train_releaser(config: dict) -> None:
         metrics["time/train_s"] = time.perf_counter() - t0
         eval_metrics, released_test = evaluate_release(cfg, models, train, test, prior, gen)
         metrics.update(eval_metrics)
-        metrics.update({"epoch": epoch + 1, "resumed_from_epoch": start})
+        metrics.update({"epoch": epoch + 1, "train/resumed_from_epoch": start})
         with tempfile.TemporaryDirectory() as directory:
             torch.save({"models": models.state(), "epoch": epoch + 1, "config": cfg.as_dict()}, Path(directory) / STATE_FILE)
             k = cfg.samples_in_figure

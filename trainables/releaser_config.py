@@ -80,3 +80,8 @@ class ReleaserConfig:
     def as_dict(self) -> dict:
         """Plain dict (for MLflow params and checkpoints)."""
         return asdict(self)
+
+
+def normalise(config: dict) -> dict:
+    """Validate a releaser config and return it with every value in its field's type (2 -> 2.0 for alpha)."""
+    return ReleaserConfig.from_dict(config).as_dict()

@@ -1,0 +1,36 @@
+"""Shared helpers: run the real CLI in a subprocess and read back the real MLflow store."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def sweep_env() -> dict[str, str]:
+    """The environment a user has in the repo root (the repo on PYTHONPATH, unbuffered output)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1", RAY_DEDUP_LOGS="0")
+    return env
+
+
+def run_sweep(workdir: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    """``python -m platform.sweep ARGS`` with an isolated store and storage under ``workdir``."""
+    defaults = {"--tracking-uri": f"sqlite:///{workdir / 'mlflow.db'}", "--storage": str(workdir / "runs")}
+    extra = [item for key, value in defaults.items() if key not in args for item in (key, value)]
+    cmd = [sys.executable, "-m", "platform.sweep", *args, *extra]
+    return subprocess.run(cmd, cwd=REPO, env=sweep_env(), capture_output=True, text=True, timeout=timeout)
+
+
+def store(workdir: Path) -> MlflowClient:
+    """A client on the sweep's sqlite store."""
+    return MlflowClient(f"sqlite:///{workdir / 'mlflow.db'}")
+
+
+@pytest.fixture()
+def workdir(tmp_path: Path) -> Path:
+    return tmp_path

@@ -1,0 +1,108 @@
+"""End to end through real Ray Tune and a real sqlite MLflow store: runs, metrics, front, resume, retries."""
+from __future__ import annotations
+
+import io
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import REPO, run_sweep, store, sweep_env
+
+SHARED_METRICS = ("utility/accuracy", "attack/deep/accuracy", "train/loss_releaser", "train/loss_adversary",
+                  "train/mse", "train/privacy_term", "leakage/normalised_alpha_mi")
+
+
+def runs_by_role(workdir: Path) -> tuple[object, list]:
+    client = store(workdir)
+    exp = client.get_experiment_by_name("putlab-amnist")
+    runs = client.search_runs([exp.experiment_id])
+    parents = [r for r in runs if r.data.tags.get("putlab.role") == "sweep"]
+    assert len(parents) == 1
+    return parents[0], [r for r in runs if r.data.tags.get("putlab.role") == "trial"]
+
+
+def test_smoke_sweep_logs_runs_metrics_and_front(workdir: Path) -> None:
+    out = run_sweep(workdir, "amnist", "--profile", "smoke")
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "Pareto front:" in out.stdout and "mlflow ui --backend-store-uri sqlite:///" in out.stdout
+    parent, children = runs_by_role(workdir)
+    client = store(workdir)
+
+    assert parent.info.status == "FINISHED"
+    assert {"front/hypervolume", "front/size", "baseline/utility/accuracy", "baseline/attack/deep/accuracy",
+            "data/amnist_test"} <= set(parent.data.metrics)
+    assert parent.data.metrics["data/amnist_test"] == 4681 and parent.data.metrics["data/amnist_train"] == 28476
+    assert {a.path for a in client.list_artifacts(parent.info.run_id, "front")} == {"front/trials.csv", "front/front.csv", "front/front.png"}
+
+    assert len(children) == 2 and {c.data.params["lam"] for c in children} == {"0.0", "10.0"}
+    for child in children:
+        assert child.info.status == "FINISHED"
+        assert child.data.tags["mlflow.parentRunId"] == parent.info.run_id
+        assert child.data.params["alpha"] == "2.0" and child.data.params["mechanism"] == "releaser"
+        assert set(SHARED_METRICS) <= set(child.data.metrics)
+        assert 0.0 <= child.data.metrics["attack/deep/accuracy"] <= 1.0
+        assert child.data.tags["putlab.pareto_front"] in ("true", "false")
+        assert [a.path for a in client.list_artifacts(child.info.run_id, "figures")] == ["figures/epoch001_released.png"]
+        assert Path(child.data.tags["putlab.checkpoint"], "state.pt").exists()
+
+    trials_csv = client.download_artifacts(parent.info.run_id, "front/trials.csv", str(workdir))
+    table = pd.read_csv(trials_csv)
+    assert len(table) == 2 and table["pareto_front"].any()
+    assert parent.data.metrics["front/size"] == table["pareto_front"].sum()
+
+
+def test_interrupted_sweep_resumes_without_duplicates(workdir: Path) -> None:
+    cmd = [sys.executable, "-m", "platform.sweep", "amnist", "--profile", "smoke", "--set", "lam=0,1,2,3",
+           "--set", "epochs=2", "--max-concurrent", "1",
+           "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}", "--storage", str(workdir / "runs")]
+    proc = subprocess.Popen(cmd, cwd=REPO, env=sweep_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    log = io.StringIO()
+    for line in proc.stdout:
+        log.write(line)
+        if "finished in" in line:  # the first trial is done: interrupt like a user's Ctrl+C
+            proc.send_signal(signal.SIGINT)
+            break
+    log.write(proc.stdout.read())
+    assert proc.wait(timeout=120) == 130, log.getvalue()[-3000:]
+    assert "--resume" in log.getvalue()
+    parent, children = runs_by_role(workdir)
+    assert parent.info.status == "KILLED"
+    assert sum(c.info.status == "FINISHED" for c in children) < 4
+
+    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--resume")
+    assert out.returncode == 0, out.stderr[-3000:]
+    parent, children = runs_by_role(workdir)
+    assert parent.info.status == "FINISHED"
+    assert len(children) == 4
+    assert len({c.data.tags["putlab.trial_id"] for c in children}) == 4
+    assert sorted(c.data.params["lam"] for c in children) == ["0.0", "1.0", "2.0", "3.0"]
+    client = store(workdir)
+    for child in children:
+        assert child.info.status == "FINISHED"
+        assert [m.step for m in client.get_metric_history(child.info.run_id, "epoch")] == [1, 2]
+
+
+def test_killed_worker_is_retried_from_its_checkpoint(workdir: Path) -> None:
+    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--set", "lam=0", "--set", "epochs=3",
+                    "--set", "kill_worker_after_epoch=1")
+    assert out.returncode == 0, out.stderr[-3000:]
+    _, (child,) = runs_by_role(workdir)
+    client = store(workdir)
+    assert child.info.status == "FINISHED"
+    resumed = client.get_metric_history(child.info.run_id, "train/resumed_from_epoch")
+    assert sorted((m.step, m.value) for m in resumed) == [(1, 0.0), (2, 1.0), (3, 1.0)]
+    assert [m.step for m in client.get_metric_history(child.info.run_id, "epoch")] == [1, 2, 3]
+
+
+@pytest.mark.parametrize("search", ["optuna"])
+def test_optuna_search_runs_and_builds_the_same_front(workdir: Path, search: str) -> None:
+    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--search", search, "--samples", "2")
+    assert out.returncode == 0, out.stderr[-3000:]
+    parent, children = runs_by_role(workdir)
+    assert len(children) == 2 and "front/hypervolume" in parent.data.metrics
+    for child in children:
+        assert 0.3 <= float(child.data.params["alpha"]) <= 50 and 0 <= float(child.data.params["lam"]) <= 10
