@@ -7,7 +7,6 @@ and the sweep's Pareto front with its hypervolume on the parent run.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path

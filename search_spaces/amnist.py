@@ -22,7 +22,7 @@ PRESET = Preset(
         "quick": Profile(
             description="minutes on 2 CPUs: 5,000 training images, 4 epochs, 15 trials",
             config={"n_train": 5000, "n_test": 1500, "epochs": 4, "attack_epochs": 3},
-            grid={"alpha": [0.5, 1.0, 2.0, 5.0, math.inf], "lam": [0.0, 0.5, 2.0], "adv_steps": [1]},
+            grid={"alpha": [0.5, 1.0, 2.0, 10.0, math.inf], "lam": [0.0, 1.0, 3.0], "adv_steps": [1]},
             optuna_samples=15,
         ),
         "paper": Profile(

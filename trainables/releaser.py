@@ -11,6 +11,7 @@ import os
 import signal
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from trainables.data import AmnistSplit, default_data_root, load_amnist
 from trainables.figures import save_release_grid
 from trainables.nets import ConvReleaser, SmallCNN
 from trainables.releaser_config import ReleaserConfig
-from trainables.training import batches, evaluate, fit_classifier, inverse_frequency_weights
+from trainables.training import batches, evaluate, fit_classifier
 
 STATE_FILE = "state.pt"
 FIGURE_FILE = "released.png"
@@ -109,7 +110,7 @@ def train_epoch(cfg: ReleaserConfig, m: Models, train: AmnistSplit, prior: torch
             loss_a.backward()
             m.opt_a.step()
 
-        x, s, u = train.x[idx], train.thick[idx], train.digit[idx]
+        x, u = train.x[idx], train.digit[idx]
         y = m.releaser(x, gen)
         loss_u = F.cross_entropy(m.utility(y.detach()), u)
         m.opt_u.zero_grad(set_to_none=True)
@@ -172,41 +173,75 @@ def evaluate_release(cfg: ReleaserConfig, m: Models, train: AmnistSplit, test: A
     return metrics, released_test
 
 
-def train_releaser(config: dict) -> None:
-    """Ray Tune function trainable: reports metrics and a checkpoint every epoch, resumes from the last."""
-    cfg = ReleaserConfig.from_dict(config)
-    torch.set_num_threads(cfg.threads)
-    device = pick_device()
-    root = cfg.data_root or str(default_data_root())
-    train, test, _ = load_amnist(root, n_train=cfg.n_train, n_test=cfg.n_test, seed=cfg.seed, download=cfg.download)
-    train, test = (AmnistSplit(s.x.to(device), s.digit.to(device), s.thick.to(device)) for s in (train, test))
-    prior = torch.bincount(train.thick, minlength=2).float() / len(train)
+def load_data(cfg: ReleaserConfig, device: torch.device) -> tuple[AmnistSplit, AmnistSplit]:
+    """The trial's AMNIST train/test subsets, moved to ``device`` once for the whole trial."""
+    train, test, _ = load_amnist(cfg.data_root or str(default_data_root()), n_train=cfg.n_train, n_test=cfg.n_test,
+                                 seed=cfg.seed, download=cfg.download)
+    return tuple(AmnistSplit(s.x.to(device), s.digit.to(device), s.thick.to(device)) for s in (train, test))
 
+
+@dataclass
+class EpochOutcome:
+    """What one epoch of the game produced: its metrics, the models after it, and the released test images."""
+
+    epoch: int
+    metrics: dict[str, float]
+    models: Models
+    test: AmnistSplit
+    released_test: torch.Tensor
+
+
+def run_game(cfg: ReleaserConfig, device: torch.device, restore: Callable[[Models], int] | None = None) -> Iterator[EpochOutcome]:
+    """Algorithm 1 epoch by epoch: fresh (pre-trained) players, or those ``restore`` loads, which returns epochs done."""
+    t0 = time.perf_counter()
+    train, test = load_data(cfg, device)
+    prior = torch.bincount(train.thick, minlength=2).float() / len(train)
     models = Models.build(cfg, device)
     gen = torch.Generator(device=device).manual_seed(cfg.seed)
-    checkpoint = tune.get_checkpoint()
-    if checkpoint is None:
+    if restore is None:
         start = 0
         pretrain(cfg, models, train, gen)
     else:
-        with checkpoint.as_directory() as directory:
-            start = load_checkpoint(directory, models)
+        start = restore(models)
         gen.manual_seed(cfg.seed + start)
+    setup = time.perf_counter() - t0
 
     for epoch in range(start, cfg.epochs):
         t0 = time.perf_counter()
         metrics = train_epoch(cfg, models, train, prior, gen)
-        metrics["time/train_s"] = time.perf_counter() - t0
+        t1 = time.perf_counter()
         eval_metrics, released_test = evaluate_release(cfg, models, train, test, prior, gen)
         metrics.update(eval_metrics)
-        metrics.update({"epoch": epoch + 1, "train/resumed_from_epoch": start})
+        metrics.update({
+            "epoch": epoch + 1, "train/resumed_from_epoch": start, "time/train_s": t1 - t0,
+            "time/eval_s": time.perf_counter() - t1, "time/setup_s": setup if epoch == start else 0.0,
+        })
+        yield EpochOutcome(epoch + 1, metrics, models, test, released_test)
+
+
+def write_checkpoint(cfg: ReleaserConfig, outcome: EpochOutcome, directory: Path) -> None:
+    """Everything needed to resume, plus the original-vs-released figure, into ``directory``."""
+    torch.save({"models": outcome.models.state(), "epoch": outcome.epoch, "config": cfg.as_dict()}, directory / STATE_FILE)
+    k = cfg.samples_in_figure
+    save_release_grid(outcome.test.x[:k], outcome.released_test[:k], directory / FIGURE_FILE,
+                      f"α={cfg.alpha} λ={cfg.lam} k={cfg.adv_steps} epoch {outcome.epoch}")
+
+
+def train_releaser(config: dict) -> None:
+    """Ray Tune function trainable: reports metrics and a checkpoint every epoch, resumes from the last."""
+    cfg = ReleaserConfig.from_dict(config)
+    torch.set_num_threads(cfg.threads)
+    checkpoint = tune.get_checkpoint()
+
+    def restore(models: Models) -> int:
+        with checkpoint.as_directory() as directory:
+            return load_checkpoint(directory, models)
+
+    for outcome in run_game(cfg, pick_device(), restore if checkpoint is not None else None):
         with tempfile.TemporaryDirectory() as directory:
-            torch.save({"models": models.state(), "epoch": epoch + 1, "config": cfg.as_dict()}, Path(directory) / STATE_FILE)
-            k = cfg.samples_in_figure
-            save_release_grid(test.x[:k], released_test[:k], Path(directory) / FIGURE_FILE,
-                              f"α={cfg.alpha} λ={cfg.lam} k={cfg.adv_steps} epoch {epoch + 1}")
-            tune.report(metrics, checkpoint=tune.Checkpoint.from_directory(directory))
-        if epoch + 1 == cfg.kill_worker_after_epoch and checkpoint is None:
+            write_checkpoint(cfg, outcome, Path(directory))
+            tune.report(outcome.metrics, checkpoint=tune.Checkpoint.from_directory(directory))
+        if outcome.epoch == cfg.kill_worker_after_epoch and checkpoint is None:
             os.kill(os.getpid(), signal.SIGKILL)  # fault injection for resilience tests: dies once, then resumes
 
 
@@ -214,11 +249,9 @@ def raw_baselines(config: dict) -> dict[str, float]:
     """Digit and thickness accuracy of fresh classifiers on unreleased images: the PUT's two ends."""
     cfg = ReleaserConfig.from_dict(config)
     torch.set_num_threads(cfg.threads)
-    device = pick_device()
-    train, test, _ = load_amnist(cfg.data_root or str(default_data_root()), n_train=cfg.n_train, n_test=cfg.n_test,
-                                 seed=cfg.seed, download=cfg.download)
-    train, test = (AmnistSplit(s.x.to(device), s.digit.to(device), s.thick.to(device)) for s in (train, test))
-    attacker = DeepAttacker(epochs=cfg.attack_epochs, batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed)
+    train, test = load_data(cfg, pick_device())
+    # As many epochs as the game's utility net gets (pre-training + game), so the comparison is fair.
+    attacker = DeepAttacker(epochs=cfg.pretrain_epochs + cfg.epochs, batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed)
     digit = attacker.run(AttackInput(train.x, train.digit, test.x, test.digit, num_classes=10))
     thick = attacker.run(AttackInput(train.x, train.thick, test.x, test.thick, num_classes=2))
     return {"baseline/utility/accuracy": digit.metrics["accuracy"], "baseline/attack/deep/accuracy": thick.metrics["accuracy"]}

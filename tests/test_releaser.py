@@ -1,0 +1,67 @@
+"""The releaser game and the deep attacker on real AMNIST, run in-process (Tune is tested elsewhere)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from attacks.deep import AttackInput, DeepAttacker
+from trainables.data import load_amnist
+from trainables.releaser import STATE_FILE, CheckpointError, Models, load_checkpoint, run_game
+from trainables.releaser_config import ReleaserConfig
+
+N_TRAIN, N_TEST = 3000, 1000
+
+
+@pytest.fixture(scope="module")
+def amnist():
+    torch.set_num_threads(2)
+    train, test, _ = load_amnist(n_train=N_TRAIN, n_test=N_TEST, seed=0)
+    return train, test
+
+
+def play(lam: float, alpha: float = 2.0, epochs: int = 3) -> dict[str, float]:
+    """The trial's own loop (pre-training, the game, evaluation with a fresh deep attacker), last epoch's metrics."""
+    cfg = ReleaserConfig(alpha=alpha, lam=lam, epochs=epochs, pretrain_epochs=2, n_train=N_TRAIN, n_test=N_TEST, threads=2)
+    outcomes = list(run_game(cfg, torch.device("cpu")))
+    assert [o.epoch for o in outcomes] == list(range(1, epochs + 1))
+    return outcomes[-1].metrics
+
+
+def test_deep_attacker_beats_chance_on_raw_and_not_on_noise(amnist) -> None:
+    train, test = amnist
+    raw = DeepAttacker(epochs=3).run(AttackInput(train.x, train.thick, test.x, test.thick, 2))
+    assert raw.metrics["accuracy"] > 0.85
+    noise = torch.rand_like
+    blind = DeepAttacker(epochs=3).run(AttackInput(noise(train.x), train.thick, noise(test.x), test.thick, 2))
+    assert abs(blind.metrics["accuracy"] - 0.5) < 0.06
+    assert raw.logged() == {"attack/deep/accuracy": raw.metrics["accuracy"]}
+
+
+def test_lambda_zero_keeps_digits_and_large_lambda_hides_thickness(amnist) -> None:
+    train, test = amnist
+    raw_digits = DeepAttacker(epochs=3).run(AttackInput(train.x, train.digit, test.x, test.digit, 10)).metrics["accuracy"]
+    open_release = play(lam=0.0)
+    private_release = play(lam=30.0)
+    assert open_release["utility/accuracy"] > raw_digits - 0.12, (raw_digits, open_release)
+    assert open_release["attack/deep/accuracy"] > 0.7  # nothing hidden at λ = 0
+    assert private_release["attack/deep/accuracy"] < 0.6  # toward chance (0.5) at large λ
+    assert open_release["utility/mse"] < private_release["utility/mse"]
+
+
+def test_checkpoint_round_trip_and_corrupt_checkpoint(amnist, tmp_path: Path) -> None:
+    cfg = ReleaserConfig(width=8)
+    models = Models.build(cfg, torch.device("cpu"))
+    torch.save({"models": models.state(), "epoch": 3, "config": cfg.as_dict()}, tmp_path / STATE_FILE)
+    fresh = Models.build(ReleaserConfig(width=8, seed=1), torch.device("cpu"))
+    assert load_checkpoint(str(tmp_path), fresh) == 3
+    for a, b in zip(models.releaser.parameters(), fresh.releaser.parameters()):
+        assert torch.equal(a, b)
+
+    (tmp_path / STATE_FILE).write_bytes(b"\x00truncated")
+    with pytest.raises(CheckpointError, match=r"cannot restore checkpoint .*state\.pt") as info:
+        load_checkpoint(str(tmp_path), fresh)
+    assert "\n" not in str(info.value)
+    with pytest.raises(CheckpointError):
+        load_checkpoint(str(tmp_path / "missing"), fresh)
