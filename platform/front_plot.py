@@ -60,10 +60,14 @@ def plot_front(
     ax.step(fx, fy, where="post", color="tab:blue", linewidth=1.5, zorder=2)
     ax.scatter(fx, fy, s=36, color="tab:blue", edgecolor="black", label="Pareto front", zorder=3)
     if label_col is not None:
+        # Trials landing on the same point (e.g. every α at λ = 0) share one label.
+        at_point: dict[tuple[float, float], list[str]] = {}
         for text, px, py in zip(df[label_col].to_numpy()[mask][order], fx, fy):
             if pd.notna(text):
-                ax.annotate(str(text), (px, py), xytext=(4, 4), textcoords="offset points",
-                            fontsize=7)
+                at_point.setdefault((float(px), float(py)), []).append(str(text))
+        for (px, py), texts in at_point.items():
+            text = texts[0] if len(texts) == 1 else f"{texts[0]} (+{len(texts) - 1} identical)"
+            ax.annotate(text, (px, py), xytext=(4, 4), textcoords="offset points", fontsize=7)
 
     if ax_x.ideal == CHANCE:
         ax.axvline(CHANCE, color="tab:red", linestyle="--", linewidth=1, label="chance (0.5)")
