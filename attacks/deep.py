@@ -1,35 +1,13 @@
 """Deep attacker: the adversary's architecture retrained from scratch on released data (DESIGN.md §4)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
+from attacks.base import AttackInput, AttackResult
 from trainables.nets import SmallCNN
 from trainables.training import evaluate, fit_classifier, inverse_frequency_weights
-
-
-@dataclass(frozen=True)
-class AttackInput:
-    """Released training and test splits with the attribute the attacker wants to infer."""
-
-    train_x: torch.Tensor
-    train_s: torch.Tensor
-    test_x: torch.Tensor
-    test_s: torch.Tensor
-    num_classes: int
-
-
-@dataclass(frozen=True)
-class AttackResult:
-    """An attacker's metrics, named as logged (``attack/<name>/<metric>``)."""
-
-    name: str
-    metrics: dict[str, float] = field(default_factory=dict)
-
-    def logged(self) -> dict[str, float]:
-        """Metrics under their shared MLflow names."""
-        return {f"attack/{self.name}/{k}": v for k, v in self.metrics.items()}
 
 
 @dataclass(frozen=True)
@@ -52,4 +30,42 @@ class DeepAttacker:
             epochs=self.epochs, batch_size=self.batch_size, lr=self.lr, generator=gen,
             class_weights=inverse_frequency_weights(data.train_s, data.num_classes),
         )
+        return AttackResult(self.name, {"accuracy": evaluate(model, data.test_x, data.test_s, data.num_classes)})
+
+
+_RAW_MODELS: dict[tuple, SmallCNN] = {}
+
+
+@dataclass(frozen=True)
+class RawTrainedDeepAttacker:
+    """Non-retrained attacker: a SmallCNN trained on raw (unreleased) images, applied unchanged to the release.
+
+    Every checkpoint of a sweep shares the same raw training data, so the fitted model is cached
+    per worker process, keyed by a fingerprint of the data and the training settings.
+    """
+
+    epochs: int = 3
+    batch_size: int = 128
+    lr: float = 1e-3
+    seed: int = 0
+    name: str = "deep_raw"
+
+    def _model(self, x: torch.Tensor, s: torch.Tensor, num_classes: int) -> SmallCNN:
+        key = (tuple(x.shape), float(x.sum()), float(s.sum()), str(x.device), num_classes,
+               self.epochs, self.batch_size, self.lr, self.seed)
+        if key not in _RAW_MODELS:
+            gen = torch.Generator(device=x.device).manual_seed(self.seed)
+            torch.manual_seed(self.seed)
+            model = SmallCNN(num_classes).to(x.device)
+            fit_classifier(model, x, s, epochs=self.epochs, batch_size=self.batch_size, lr=self.lr, generator=gen,
+                           class_weights=inverse_frequency_weights(s, num_classes))
+            _RAW_MODELS.clear()  # one data set per sweep: keep memory flat
+            _RAW_MODELS[key] = model
+        return _RAW_MODELS[key]
+
+    def run(self, data: AttackInput) -> AttackResult:
+        """Fit (or reuse) on raw training images, score on the released test split."""
+        if data.raw_train_x is None:
+            raise ValueError("deep_raw attacker needs the raw training inputs (AttackInput.raw_train_x)")
+        model = self._model(data.raw_train_x, data.train_s, data.num_classes)
         return AttackResult(self.name, {"accuracy": evaluate(model, data.test_x, data.test_s, data.num_classes)})

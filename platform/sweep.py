@@ -13,8 +13,11 @@ from pathlib import Path
 
 import ray
 
+from attacks.farm import check_names
 from platform import tracking
+from platform.attack import attack_missing
 from platform.errors import UsageError
+from platform.farm_scheduler import FarmPlan
 from platform.pareto import Axis
 from platform.sweep_config import SweepSpec, resolve
 from platform.sweep_report import format_summary, log_summary, summarise, trials_table
@@ -39,6 +42,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--search", choices=("grid", "optuna"), default="grid",
                    help="grid (default) or Optuna multi-objective search over the axes' continuous ranges")
     p.add_argument("--samples", type=int, help="number of Optuna trials (default: the profile's)")
+    p.add_argument("--attackers", help="comma-separated attack farm for every checkpoint, or 'none' (default: the preset's)")
     p.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite:///<cwd>/mlflow.db)")
     p.add_argument("--experiment", help="MLflow experiment name (default: putlab-<preset>)")
     p.add_argument("--storage", default="putlab_runs", help="Tune storage path for trials and checkpoints (default: ./putlab_runs)")
@@ -63,6 +67,18 @@ def check_args(args: argparse.Namespace) -> None:
         raise UsageError(f"--max-failures must be >= 0 (got {args.max_failures})")
 
 
+def farm_attackers(args: argparse.Namespace, spec: SweepSpec) -> tuple[str, ...]:
+    """The attackers run on every checkpoint: ``--attackers`` (validated) or the preset's farm."""
+    if args.attackers is None:
+        return spec.preset.farm_attackers
+    names = () if args.attackers.strip() == "none" else tuple(a.strip() for a in args.attackers.split(","))
+    try:
+        check_names(names)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return names
+
+
 def check_data(spec: SweepSpec) -> dict[str, int]:
     """Load the preset's data once on the driver, so missing data fails before any trial is scheduled."""
     point = spec.grid_points()[0]
@@ -77,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
     check_args(args)
     spec = resolve(args.preset, args.profile, args.overrides)
     axes = [Axis(**a) for a in spec.preset.pareto_axes]
+    attackers = farm_attackers(args, spec)
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
     client = tracking.connect(tracking_uri)
     exp_id = tracking.experiment_id(client, args.experiment or f"putlab-{spec.preset.name}")
@@ -102,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     parent_id, reopened = tracking.start_parent(client, exp_id, name, {
         "preset": spec.preset.name, "profile": spec.profile, "mechanism": spec.preset.mechanism,
         "dataset": spec.preset.dataset, "search": args.search, "storage": str(storage / name),
-        "grid": spec.grid, "config": spec.config, "planned_trials": planned,
+        "grid": spec.grid, "config": spec.config, "planned_trials": planned, "attackers": attackers,
     })
     planned = int(client.get_run(parent_id).data.params["planned_trials"])  # a resumed sweep keeps its own plan
     if not reopened:
@@ -110,15 +127,19 @@ def run(args: argparse.Namespace) -> int:
     has_baselines = "baseline/utility/accuracy" in client.get_run(parent_id).data.metrics
     baselines = None if has_baselines else ray.remote(spec.preset.baselines).options(num_cpus=cpus, num_gpus=gpus).remote(spec.grid_points()[0])
 
+    plan = FarmPlan(spec.preset.checkpoint_inputs, attackers, spec.preset.privacy_attackers, resources)
     if args.resume is not None:
         tuner = restore_tuner(spec, resources, storage, name)
     else:
         logger = MlflowTrialLogger(tracking_uri, exp_id, parent_id, spec.preset.label_keys,
-                                   spec.preset.checkpoint_figures, total_epochs=spec.config.get("epochs"))
-        tuner = build_tuner(spec, search=args.search, samples=args.samples, axes=axes, resources=resources,
+                                   spec.preset.checkpoint_figures, total_epochs=spec.config.get("epochs"), farm=plan)
+        tuner = build_tuner(spec, search=args.search, samples=args.samples, resources=resources,
                             storage=storage, name=name, callbacks=[logger],
                             max_concurrent=args.max_concurrent, max_failures=args.max_failures)
     results = tuner.fit()
+    caught_up = attack_missing(client, exp_id, parent_id, plan)  # checkpoints whose attacks an interruption lost
+    if caught_up:
+        print(f"attack farm: caught up on {caught_up} checkpoint(s)", flush=True)
 
     if baselines is not None:
         tracking.log_metrics(client, parent_id, ray.get(baselines))

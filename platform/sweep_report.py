@@ -69,7 +69,8 @@ def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, axe
     metrics = {"front/size": float(summary.front.sum()), "front/trials": float(len(table))}
     if summary.front.any():
         metrics |= {"front/hypervolume": summary.hypervolume, "front/hypervolume_normalised": summary.hypervolume_normalised}
-    tracking.log_metrics(client, parent_id, metrics)
+    step = len(client.get_metric_history(parent_id, "front/trials"))  # each recomputation is a new step
+    tracking.log_metrics(client, parent_id, metrics, step=step)
     for run_id, on_front in zip(table["run_id"], table["pareto_front"]):
         client.set_tag(run_id, tracking.TAG_FRONT, "true" if on_front else "false")
 

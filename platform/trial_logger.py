@@ -14,6 +14,7 @@ from mlflow.tracking import MlflowClient
 from ray import tune
 
 from platform import tracking
+from platform.farm_scheduler import FarmPlan, FarmScheduler
 
 
 def trial_label(config: dict[str, Any], keys: tuple[str, ...]) -> str:
@@ -25,29 +26,37 @@ class MlflowTrialLogger(tune.Callback):
     """Child run per trial: params at start, metrics per result, figures per checkpoint, status at end."""
 
     def __init__(self, tracking_uri: str, experiment_id: str, parent_run_id: str, label_keys: tuple[str, ...],
-                 figures: tuple[str, ...], total_epochs: int | None = None) -> None:
+                 figures: tuple[str, ...], total_epochs: int | None = None, farm: FarmPlan | None = None) -> None:
         self.tracking_uri = tracking_uri
+        self.farm = farm
         self.experiment_id = experiment_id
         self.parent_run_id = parent_run_id
         self.label_keys = label_keys
         self.figures = figures
         self.total_epochs = total_epochs
         self._client: MlflowClient | None = None
+        self._scheduler: FarmScheduler | None = None
         self._runs: dict[str, tuple[str, int]] = {}  # trial id -> (run id, last logged step)
         self._started: dict[str, float] = {}
 
     def __getstate__(self) -> dict:
         """Tune pickles callbacks with the experiment state: keep only the configuration."""
-        return {k: v for k, v in self.__dict__.items() if k not in ("_client", "_runs", "_started")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_client", "_scheduler", "_runs", "_started")}
 
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state, _client=None, _runs={}, _started={})
+        self.__dict__.update(state, _client=None, _scheduler=None, _runs={}, _started={})
 
     @property
     def client(self) -> MlflowClient:
         if self._client is None:
             self._client = MlflowClient(self.tracking_uri)
         return self._client
+
+    @property
+    def scheduler(self) -> FarmScheduler | None:
+        if self._scheduler is None and self.farm is not None:
+            self._scheduler = FarmScheduler(self.client, self.farm)
+        return self._scheduler
 
     def _run(self, trial: Any) -> tuple[str, int]:
         """(run id, last logged step) of the trial's child run, creating the run the first time."""
@@ -104,6 +113,16 @@ class MlflowTrialLogger(tune.Callback):
                         dst = Path(tmp) / f"epoch{step:03d}_{name}"
                         dst.write_bytes(src.read_bytes())
                         self.client.log_artifact(run_id, str(dst), artifact_path="figures")
+        if self.scheduler is not None:
+            self.scheduler.submit(run_id, step, trial.config, checkpoint)
+
+    def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
+        if self._scheduler is not None:
+            self._scheduler.poll(timeout=0)
+
+    def on_experiment_end(self, trials: list, **info: Any) -> None:
+        if self._scheduler is not None:
+            self._scheduler.drain()
 
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         run_id, _ = self._run(trial)

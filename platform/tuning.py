@@ -10,7 +10,6 @@ from ray import tune
 from ray.tune.search.optuna import OptunaSearch
 
 from platform.errors import UsageError
-from platform.pareto import Axis
 from platform.sweep_config import SweepSpec
 
 TUNER_STATE = "tuner.pkl"
@@ -50,7 +49,7 @@ def _optuna_param(spec: SweepSpec, key: str) -> Any:
     return tune.loguniform(r.low, r.high) if r.log else tune.uniform(r.low, r.high)
 
 
-def build_tuner(spec: SweepSpec, *, search: str, samples: int | None, axes: list[Axis], resources: dict[str, float],
+def build_tuner(spec: SweepSpec, *, search: str, samples: int | None, resources: dict[str, float],
                 storage: Path, name: str, callbacks: list, max_concurrent: int | None, max_failures: int) -> tune.Tuner:
     """A fresh Tuner: one trial per grid point, or ``samples`` Optuna multi-objective suggestions."""
     trainable = tune.with_resources(spec.preset.trainable, resources)
@@ -59,8 +58,9 @@ def build_tuner(spec: SweepSpec, *, search: str, samples: int | None, axes: list
         tune_config = tune.TuneConfig(num_samples=1, max_concurrent_trials=max_concurrent)
     else:
         param_space = {**spec.config, **{k: _optuna_param(spec, k) for k in spec.grid}}
+        objectives = spec.preset.optuna_objectives  # metrics the trial reports itself (the farm's come later)
         searcher = OptunaSearch(
-            metric=[a.metric for a in axes], mode=["max" if a.higher_is_better else "min" for a in axes],
+            metric=[m for m, _ in objectives], mode=[mode for _, mode in objectives],
             seed=int(spec.config.get("seed", 0)),
         )
         tune_config = tune.TuneConfig(search_alg=searcher, max_concurrent_trials=max_concurrent,

@@ -46,6 +46,10 @@ class Preset:
     pareto_axes: tuple[dict[str, Any], ...]
     baselines: Callable[[dict], dict[str, float]]
     data_counts: Callable[[dict], dict[str, int]]
+    checkpoint_inputs: Callable[[dict, str], Any]  # (config, checkpoint dir) -> attacks.base.CheckpointInputs
+    farm_attackers: tuple[str, ...]  # run by the attack farm on every checkpoint
+    privacy_attackers: tuple[str, ...]  # whose accuracy counts for attack/max/accuracy
+    optuna_objectives: tuple[tuple[str, str], ...]  # (metric reported by the trial itself, "max" | "min")
     label_keys: tuple[str, ...] = ("alpha", "lam", "adv_steps")
     checkpoint_figures: tuple[str, ...] = field(default=())
 

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from attacks.deep import AttackInput, DeepAttacker
+from attacks.base import AttackInput
+from attacks.deep import DeepAttacker
 from trainables.data import load_amnist
 from trainables.releaser import STATE_FILE, CheckpointError, Models, load_checkpoint, run_game
 from trainables.releaser_config import ReleaserConfig

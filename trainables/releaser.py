@@ -19,7 +19,8 @@ import torch
 from ray import tune
 from torch.nn import functional as F
 
-from attacks.deep import AttackInput, DeepAttacker
+from attacks.base import AttackInput, CheckpointInputs, MembershipTarget
+from attacks.deep import DeepAttacker
 from trainables.alpha_mi import normalised_alpha_mi
 from trainables.data import AmnistSplit, default_data_root, load_amnist
 from trainables.figures import save_release_grid
@@ -243,6 +244,25 @@ def train_releaser(config: dict) -> None:
             tune.report(outcome.metrics, checkpoint=tune.Checkpoint.from_directory(directory))
         if outcome.epoch == cfg.kill_worker_after_epoch and checkpoint is None:
             os.kill(os.getpid(), signal.SIGKILL)  # fault injection for resilience tests: dies once, then resumes
+
+
+def checkpoint_inputs(config: dict, checkpoint_dir: str) -> CheckpointInputs:
+    """What the attack farm needs from one checkpoint: released splits (with digits and raw inputs) and the nets."""
+    cfg = ReleaserConfig.from_dict(config)
+    torch.set_num_threads(cfg.threads)
+    device = pick_device()
+    models = Models.build(cfg, device)
+    epoch = load_checkpoint(checkpoint_dir, models)
+    train, test = load_data(cfg, device)
+    gen = torch.Generator(device=device).manual_seed(cfg.seed + 1000 + epoch)
+    released_train, released_test = release(models.releaser, train.x, gen), release(models.releaser, test.x, gen)
+    data = AttackInput(released_train, train.thick, released_test, test.thick, num_classes=2,
+                       train_u=train.digit, test_u=test.digit, raw_train_x=train.x)
+    targets = (
+        MembershipTarget("utility", models.utility, released_train, train.digit, released_test, test.digit),
+        MembershipTarget("adversary", models.adversary, released_train, train.thick, released_test, test.thick),
+    )
+    return CheckpointInputs(data, targets)
 
 
 def raw_baselines(config: dict) -> dict[str, float]:

@@ -1,0 +1,115 @@
+"""Membership inference: Yeom's loss-threshold adversary and exact ROC tools (DESIGN.md §4).
+
+Scores follow one convention throughout: a higher score means "member". For a loss attack the
+score is ``-loss``. Worker-side code: never imports ``platform.*``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from attacks.base import AttackResult
+from trainables.training import predict_logits
+
+
+def per_sample_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int = 1024) -> torch.Tensor:
+    """Cross-entropy of each sample under ``model`` (eval mode, no grad, batched): the attack's signal."""
+    logits = predict_logits(model, x, batch_size)
+    return F.cross_entropy(logits, y.to(logits.device), reduction="none")
+
+
+def roc_curve(member_scores: np.ndarray | torch.Tensor,
+              nonmember_scores: np.ndarray | torch.Tensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Exact ROC (fpr, tpr, thresholds) of "member iff score >= threshold" over every distinct score.
+
+    Thresholds run from +inf (nothing flagged, the point (0, 0)) down to the smallest score (all
+    flagged, (1, 1)); tied scores move together, so ties give one diagonal step, not a staircase.
+    """
+    members = np.asarray(member_scores, dtype=float).ravel()
+    nonmembers = np.asarray(nonmember_scores, dtype=float).ravel()
+    scores = np.concatenate([members, nonmembers])
+    is_member = np.concatenate([np.ones(members.size), np.zeros(nonmembers.size)])
+    order = np.argsort(-scores, kind="stable")
+    scores, is_member = scores[order], is_member[order]
+    # Last index of each run of equal scores: the cumulative counts there are the counts at that threshold.
+    last = np.flatnonzero(np.r_[np.diff(scores) != 0, True])
+    tp = np.cumsum(is_member)[last]
+    fp = (last + 1) - tp
+    tpr = np.r_[0.0, tp / members.size]
+    fpr = np.r_[0.0, fp / nonmembers.size]
+    thresholds = np.r_[np.inf, scores[last]]
+    return fpr, tpr, thresholds
+
+
+def auc(fpr: np.ndarray, tpr: np.ndarray) -> float:
+    """Area under the ROC curve by the trapezoid rule (ties count one half, as Mann-Whitney's U)."""
+    fpr = np.asarray(fpr, dtype=float)
+    tpr = np.asarray(tpr, dtype=float)
+    return float(np.sum(np.diff(fpr) * (tpr[1:] + tpr[:-1]) / 2))
+
+
+def tpr_at_fpr(fpr: np.ndarray, tpr: np.ndarray, target: float) -> float:
+    """Largest TPR among ROC points with FPR <= target: the low-FPR figure of merit (Carlini et al.)."""
+    ok = np.asarray(fpr) <= target
+    return float(np.asarray(tpr)[ok].max()) if ok.any() else 0.0
+
+
+@dataclass(frozen=True)
+class YeomAttacker:
+    """Yeom et al.'s threshold adversary: "member" when the per-sample loss is below τ.
+
+    ``advantage`` is TPR − FPR at τ on a balanced member / non-member draw. DESIGN §4 writes
+    |2·P(correct) − 1|; on a balanced draw 2·P(correct) − 1 = TPR − FPR exactly, and the sign is
+    kept on purpose: a negative value means τ sits on the wrong side (members look *worse* than
+    non-members), which an absolute value would hide as leakage. ``advantage_max`` is the best
+    TPR − FPR over all thresholds (never below 0, since the ROC contains (0, 0)).
+    """
+
+    name: str = "yeom"
+    seed: int = 0
+    max_samples: int | None = None
+
+    def run_on_losses(self, member_losses: torch.Tensor, nonmember_losses: torch.Tensor,
+                      threshold: float | None = None) -> AttackResult:
+        """Attack given per-sample losses; τ = ``threshold`` or the mean member (training) loss."""
+        member_losses = torch.as_tensor(member_losses).detach().double().cpu().ravel()
+        nonmember_losses = torch.as_tensor(nonmember_losses).detach().double().cpu().ravel()
+        # τ from all members: the adversary is assumed to know the model's average training loss.
+        tau = float(member_losses.mean()) if threshold is None else float(threshold)
+        n = min(len(member_losses), len(nonmember_losses))
+        if self.max_samples is not None:
+            n = min(n, self.max_samples)
+        if n == 0:
+            raise ValueError("membership attack needs at least one member and one non-member")
+        gen = torch.Generator().manual_seed(self.seed)
+        members = member_losses[torch.randperm(len(member_losses), generator=gen)[:n]].numpy()
+        nonmembers = nonmember_losses[torch.randperm(len(nonmember_losses), generator=gen)[:n]].numpy()
+
+        tpr_tau = float(np.mean(members < tau))
+        fpr_tau = float(np.mean(nonmembers < tau))
+        fpr, tpr, _ = roc_curve(-members, -nonmembers)
+        metrics = {
+            "advantage": tpr_tau - fpr_tau,
+            "accuracy": (tpr_tau + 1.0 - fpr_tau) / 2,
+            "advantage_max": float(np.max(tpr - fpr)),
+            "auc": auc(fpr, tpr),
+            "tpr_at_1pct_fpr": tpr_at_fpr(fpr, tpr, 0.01),
+            "tpr_at_0.1pct_fpr": tpr_at_fpr(fpr, tpr, 0.001),
+            "threshold": tau,
+            "n_per_class": float(n),
+        }
+        # Imported here because roc_plot uses this module's ``auc``.
+        from attacks.roc_plot import roc_png
+
+        title = f"{self.name}: loss-threshold membership ROC (n = {n} per class)"
+        return AttackResult(self.name, metrics, {f"roc_{self.name}.png": roc_png(fpr, tpr, title)})
+
+    def run_on_model(self, model: nn.Module, member_x: torch.Tensor, member_y: torch.Tensor,
+                     nonmember_x: torch.Tensor, nonmember_y: torch.Tensor) -> AttackResult:
+        """Attack a trained network: its per-sample losses on members (training data) vs non-members."""
+        return self.run_on_losses(per_sample_loss(model, member_x, member_y),
+                                  per_sample_loss(model, nonmember_x, nonmember_y))

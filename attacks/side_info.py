@@ -1,0 +1,131 @@
+"""Side-information attackers (DESIGN.md §4): released data + SI, and SI alone as the floor.
+
+SI is any float [N, d] (e.g. one-hot weekday and month for ECO). The SI-only floor is exact when
+SI takes few distinct values: the plug-in Bayes rule for balanced accuracy, read off a count table.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from attacks.base import AttackInput, AttackResult
+from trainables.metrics import balanced_accuracy
+from trainables.training import evaluate, fit_classifier, inverse_frequency_weights
+
+
+def require_si(data: AttackInput, name: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """Both splits' SI as float tensors, or a one-line ValueError: these attackers mean nothing without it."""
+    if data.train_si is None or data.test_si is None:
+        raise ValueError(f"{name} attacker needs side information: set train_si and test_si")
+    return data.train_si.float(), data.test_si.float()
+
+
+def standardise(train: torch.Tensor, test: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Both splits scaled by the training mean and std (constant features only centred), for a well-posed MLP fit."""
+    mean, std = train.mean(0), train.std(0)
+    std = torch.where(std > 1e-6, std, torch.ones_like(std))
+    return (train - mean) / std, (test - mean) / std
+
+
+def mlp_accuracy(
+    train_f: torch.Tensor,
+    train_s: torch.Tensor,
+    test_f: torch.Tensor,
+    test_s: torch.Tensor,
+    num_classes: int,
+    *,
+    hidden: int,
+    epochs: int,
+    batch_size: int,
+    lr: float,
+    seed: int,
+) -> float:
+    """Test balanced accuracy of a two-hidden-layer MLP fitted with class-weighted cross-entropy on features [N, d]."""
+    train_f, test_f = standardise(train_f, test_f)
+    gen = torch.Generator(device=train_f.device).manual_seed(seed)
+    torch.manual_seed(seed)
+    model = nn.Sequential(
+        nn.Linear(train_f.shape[1], hidden), nn.ReLU(),
+        nn.Linear(hidden, hidden), nn.ReLU(),
+        nn.Linear(hidden, num_classes),
+    ).to(train_f.device)
+    fit_classifier(
+        model, train_f, train_s,
+        epochs=epochs, batch_size=batch_size, lr=lr, generator=gen,
+        class_weights=inverse_frequency_weights(train_s, num_classes),
+    )
+    return evaluate(model, test_f, test_s, num_classes)
+
+
+def plug_in_bayes(
+    train_si: torch.Tensor, train_s: torch.Tensor, test_si: torch.Tensor, num_classes: int
+) -> torch.Tensor:
+    """Test predictions of the balanced-accuracy Bayes rule argmax_s P̂(si | s) = P̂(s | si) / P̂(s), from training counts.
+
+    Classes absent from training are never predicted; ties go to the lowest class index. A test row
+    never seen in training has P̂(si | s) = 0 for every s; it goes to the rarest training class,
+    which is what add-one smoothing of the counts gives such a row (1 / (n_s + R) is largest for the
+    smallest n_s): with fewer samples, a class is the likelier to have left a value unobserved.
+    """
+    rows_all, inverse = torch.unique(torch.cat([train_si, test_si]), dim=0, return_inverse=True)
+    train_id, test_id = inverse[: len(train_si)], inverse[len(train_si):]
+    counts = torch.bincount(train_id * num_classes + train_s, minlength=len(rows_all) * num_classes)
+    counts = counts.view(len(rows_all), num_classes).double()
+    class_n = counts.sum(0)
+    present = class_n > 0
+    likelihood = torch.where(present, counts / class_n.clamp_min(1), torch.full_like(counts, -1.0))
+    pred = likelihood.argmax(1)
+    rarest = torch.where(present, class_n, torch.full_like(class_n, float("inf"))).argmin()
+    pred[counts.sum(1) == 0] = rarest
+    return pred[test_id]
+
+
+@dataclass(frozen=True)
+class SideInfoAttacker:
+    """MLP on [flattened released x ; SI], fitted on the released training split, scored on the test split."""
+
+    name: str = "side_info"
+    epochs: int = 30
+    batch_size: int = 128
+    lr: float = 1e-3
+    seed: int = 0
+    hidden: int = 64
+
+    def run(self, data: AttackInput) -> AttackResult:
+        """Train from scratch on released data joined with SI; balanced accuracy on the test split."""
+        train_si, test_si = require_si(data, self.name)
+        train_f = torch.cat([data.train_x.flatten(1).float(), train_si], dim=1)
+        test_f = torch.cat([data.test_x.flatten(1).float(), test_si], dim=1)
+        accuracy = mlp_accuracy(
+            train_f, data.train_s, test_f, data.test_s, data.num_classes,
+            hidden=self.hidden, epochs=self.epochs, batch_size=self.batch_size, lr=self.lr, seed=self.seed,
+        )
+        return AttackResult(self.name, {"accuracy": accuracy})
+
+
+@dataclass(frozen=True)
+class SiOnlyAttacker:
+    """The floor: S predicted from SI alone (exact count table for few distinct SI rows, else an MLP)."""
+
+    name: str = "si_only"
+    epochs: int = 30
+    batch_size: int = 128
+    lr: float = 1e-3
+    seed: int = 0
+    hidden: int = 64
+    max_table_rows: int = 4096
+
+    def run(self, data: AttackInput) -> AttackResult:
+        """Plug-in Bayes rule when train+test SI has at most ``max_table_rows`` distinct rows, else the MLP; test balanced accuracy."""
+        train_si, test_si = require_si(data, self.name)
+        if len(torch.unique(torch.cat([train_si, test_si]), dim=0)) <= self.max_table_rows:
+            pred = plug_in_bayes(train_si, data.train_s, test_si, data.num_classes)
+            accuracy = balanced_accuracy(pred, data.test_s, data.num_classes)
+        else:
+            accuracy = mlp_accuracy(
+                train_si, data.train_s, test_si, data.test_s, data.num_classes,
+                hidden=self.hidden, epochs=self.epochs, batch_size=self.batch_size, lr=self.lr, seed=self.seed,
+            )
+        return AttackResult(self.name, {"accuracy": accuracy})

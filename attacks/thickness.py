@@ -1,0 +1,79 @@
+"""Arithmetic (thickness-computing) attacker for AMNIST (DESIGN.md §4, §5).
+
+It recomputes the thickness label from the released image with the labeler that made the labels,
+using the public digit. Released images are sigmoid outputs, so almost no pixel is exactly zero:
+the binarisation threshold is the one free parameter, chosen on the released training split.
+The labeler's "normal" (neither thin nor thick) has no AMNIST counterpart; it is mapped to a random
+thin/thick, to thin and to thick, and all three balanced accuracies are reported with their maximum.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from attacks.base import AttackInput, AttackResult
+from trainables.data.amnist import DEFAULT_NONZERO_THRESHOLD, NORMAL, THICK, THIN, thickness_labels
+from trainables.metrics import balanced_accuracy
+
+# Half a grey level (what the labeler uses on raw images), then a grid over the [0, 1] pixel scale.
+DEFAULT_THRESHOLDS: tuple[float, ...] = (DEFAULT_NONZERO_THRESHOLD, *(round(0.05 * k, 2) for k in range(1, 19)))
+
+
+def map_normal(labels: torch.Tensor, generator: torch.Generator) -> dict[str, torch.Tensor]:
+    """Binary thin(0)/thick(1) predictions from THIN/NORMAL/THICK labels, "normal" sent three ways."""
+    coin = torch.randint(0, 2, labels.shape, generator=generator, device=labels.device)
+    return {
+        "random": torch.where(labels == THIN, 0, torch.where(labels == THICK, 1, coin)),
+        "thin": (labels == THICK).long(),
+        "thick": (labels != THIN).long(),
+    }
+
+
+@dataclass(frozen=True)
+class ThicknessAttacker:
+    """Labeler-based attacker: threshold fitted on released train images, scored on released test images."""
+
+    name: str = "thickness"
+    seed: int = 0
+    thresholds: tuple[float, ...] = DEFAULT_THRESHOLDS
+
+    def __post_init__(self) -> None:
+        """Reject an empty threshold grid, which would leave nothing to fit."""
+        if not self.thresholds:
+            raise ValueError("ThicknessAttacker needs at least one candidate threshold")
+
+    def fit_threshold(self, data: AttackInput) -> float:
+        """The threshold maximising training balanced accuracy (best of normal→thin / →thick; ties → smallest).
+
+        The random mapping's expected score is the mean of the other two, so it never wins in
+        expectation and is left out of the fit to keep the choice deterministic.
+        """
+        best_tau, best_score = None, -1.0
+        for tau in sorted(self.thresholds):
+            labels = thickness_labels(data.train_x, data.train_u, nonzero_threshold=tau)
+            score = max(
+                balanced_accuracy((labels == THICK).long(), data.train_s, 2),
+                balanced_accuracy((labels != THIN).long(), data.train_s, 2),
+            )
+            if score > best_score:
+                best_tau, best_score = tau, score
+        return float(best_tau)
+
+    def run(self, data: AttackInput) -> AttackResult:
+        """Fit the threshold on the training split, relabel the test split, score each normal mapping."""
+        if data.train_u is None or data.test_u is None:
+            raise ValueError("thickness attacker needs the digits: set train_u and test_u")
+        if data.num_classes != 2:
+            raise ValueError(f"thickness attacker predicts thin/thick, so num_classes must be 2, got {data.num_classes}")
+        tau = self.fit_threshold(data)
+        labels = thickness_labels(data.test_x, data.test_u, nonzero_threshold=tau)
+        generator = torch.Generator(device=labels.device).manual_seed(self.seed)
+        metrics = {
+            f"accuracy_{way}": balanced_accuracy(pred, data.test_s, 2)
+            for way, pred in map_normal(labels, generator).items()
+        }
+        metrics["accuracy"] = max(metrics.values())
+        metrics["threshold"] = tau
+        metrics["normal_share"] = float((labels == NORMAL).float().mean())
+        return AttackResult(self.name, metrics)

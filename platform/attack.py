@@ -1,0 +1,131 @@
+"""``python -m platform.attack <sweep>``: attack the stored checkpoints of an existing sweep again.
+
+Adds the metrics of the named attackers to the same MLflow child runs, only where a checkpoint
+lacks them (running it twice adds nothing), refreshes ``attack/max/accuracy``, and recomputes the
+sweep's front. The sweep itself calls :func:`attack_missing` too, to catch up after a resume.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+import ray
+from mlflow.tracking import MlflowClient
+from ray import tune
+
+from attacks.farm import MEMBERSHIP, check_names
+from platform import tracking
+from platform.errors import UsageError
+from platform.farm_scheduler import FarmPlan, FarmScheduler, metric_at
+from platform.pareto import Axis
+from platform.sweep_config import get_preset
+from platform.sweep_report import format_summary, log_summary, summarise, trials_table
+from platform.tuning import init_ray
+
+EXIT_USAGE = 2
+
+
+def primary_metric(attacker: str) -> str:
+    """The metric whose presence at a step means ``attacker`` already ran on that checkpoint."""
+    return f"attack/{MEMBERSHIP}/advantage" if attacker == MEMBERSHIP else f"attack/{attacker}/accuracy"
+
+
+def checkpoints_of(run) -> list[tuple[int, Path]]:
+    """(step, directory) of every checkpoint of a trial; Tune's checkpoint i is the report at step i + 1."""
+    last = run.data.tags.get(tracking.TAG_CHECKPOINT)
+    if not last or not Path(last).exists():
+        return []
+    dirs = sorted(Path(last).parent.glob("checkpoint_*"))
+    return [(int(d.name.rsplit("_", 1)[-1]) + 1, d) for d in dirs]
+
+
+def trial_config(checkpoint_dir: Path) -> dict:
+    """The typed config Tune stored for the trial (``params.json`` beside its checkpoints)."""
+    return json.loads((checkpoint_dir.parent / "params.json").read_text())
+
+
+def attack_missing(client: MlflowClient, exp_id: str, parent_id: str, plan: FarmPlan,
+                   attackers: tuple[str, ...] | None = None) -> int:
+    """Submit every (checkpoint, attacker) pair not yet in MLflow, wait, log; returns the checkpoints attacked."""
+    scheduler = FarmScheduler(client, plan)
+    names = attackers or plan.attackers
+    for run in tracking.child_runs(client, exp_id, parent_id):
+        for step, directory in checkpoints_of(run):
+            missing = [a for a in names if metric_at(client, run.info.run_id, primary_metric(a), step) is None]
+            if missing:
+                scheduler.submit(run.info.run_id, step, trial_config(directory), tune.Checkpoint.from_directory(str(directory)), missing)
+    submitted = len(scheduler.pending)
+    scheduler.drain()
+    return submitted
+
+
+def find_sweep_parent(client: MlflowClient, target: str) -> tuple[str, str]:
+    """(experiment id, parent run id) for a parent run id, a sweep name, or an experiment name (its newest sweep)."""
+    if re.fullmatch(r"[0-9a-f]{32}", target):
+        try:
+            run = client.get_run(target)
+        except Exception:
+            raise UsageError(f"no MLflow run with id {target}") from None
+        if run.data.tags.get(tracking.TAG_ROLE) != "sweep":
+            raise UsageError(f"run {target} is not a sweep's parent run")
+        return run.info.experiment_id, target
+    for exp in client.search_experiments():
+        parent = tracking.find_parent(client, exp.experiment_id, target)
+        if parent:
+            return exp.experiment_id, parent
+    exp = client.get_experiment_by_name(target)
+    if exp is None:
+        raise UsageError(f"{target!r} is neither a sweep run id, a sweep name nor an experiment name")
+    runs = client.search_runs([exp.experiment_id], filter_string=f"tags.`{tracking.TAG_ROLE}` = 'sweep'",
+                              order_by=["attributes.start_time DESC"], max_results=1)
+    if not runs:
+        raise UsageError(f"experiment {target!r} has no sweep")
+    return exp.experiment_id, runs[0].info.run_id
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Re-attack a sweep; returns the exit code."""
+    p = argparse.ArgumentParser(prog="python -m platform.attack", description=__doc__.splitlines()[0])
+    p.add_argument("target", help="a sweep's parent run id, a sweep name, or an experiment name (its newest sweep)")
+    p.add_argument("--attackers", help="comma-separated attackers (default: the preset's farm)")
+    p.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite:///<cwd>/mlflow.db)")
+    p.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
+    args = p.parse_args(argv)
+
+    tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
+    client = tracking.connect(tracking_uri)
+    exp_id, parent_id = find_sweep_parent(client, args.target)
+    preset = get_preset(client.get_run(parent_id).data.params["preset"])
+    attackers = tuple(a.strip() for a in args.attackers.split(",")) if args.attackers else None
+    try:
+        check_names(attackers or ())
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    init_ray(args.address)
+    plan = FarmPlan(preset.checkpoint_inputs, preset.farm_attackers, preset.privacy_attackers, {"cpu": 1, "gpu": 0})
+    done = attack_missing(client, exp_id, parent_id, plan, attackers)
+    print(f"attacked {done} checkpoint(s) of sweep run {parent_id}", flush=True)
+    axes = [Axis(**a) for a in preset.pareto_axes]
+    summary = summarise(trials_table(client, exp_id, parent_id, preset.label_keys), axes)
+    log_summary(client, parent_id, summary, axes)
+    print(format_summary(summary, axes, preset.label_keys))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: user errors become one line on stderr and exit code 2."""
+    try:
+        return run(argv)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

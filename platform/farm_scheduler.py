@@ -1,0 +1,102 @@
+"""Driver side of the attack farm: one Ray task per checkpoint, results logged into the trial's run.
+
+Tasks are submitted as checkpoints arrive and collected whenever Tune's loop comes round, so attacks
+of earlier checkpoints overlap with training of later ones where the cluster has room. After each
+report the privacy axis ``attack/max/accuracy`` (the strongest attacker at that step) is refreshed.
+"""
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import ray
+from mlflow.tracking import MlflowClient
+from ray import tune
+
+from attacks.farm import FarmReport, run_farm
+from platform import tracking
+
+MAX_METRIC = "attack/max/accuracy"
+TAG_STRONGEST = "putlab.strongest_attacker"
+
+
+@dataclass(frozen=True)
+class FarmPlan:
+    """What to run per checkpoint: the mechanism's loader, the attackers, which ones count for privacy, resources."""
+
+    load: Callable
+    attackers: tuple[str, ...]
+    privacy_attackers: tuple[str, ...]
+    resources: dict[str, float]
+
+
+def metric_at(client: MlflowClient, run_id: str, key: str, step: int) -> float | None:
+    """The last value of ``key`` logged at ``step`` in the run, if any."""
+    values = [m.value for m in client.get_metric_history(run_id, key) if m.step == step]
+    return values[-1] if values else None
+
+
+def update_strongest(client: MlflowClient, run_id: str, step: int, privacy_attackers: Sequence[str]) -> None:
+    """Log ``attack/max/accuracy`` at ``step`` (once per value) and tag the winning attacker."""
+    scores = {a: metric_at(client, run_id, f"attack/{a}/accuracy", step) for a in privacy_attackers}
+    scores = {a: v for a, v in scores.items() if v is not None}
+    if not scores:
+        return
+    winner = max(scores, key=scores.get)
+    if metric_at(client, run_id, MAX_METRIC, step) != scores[winner]:
+        tracking.log_metrics(client, run_id, {MAX_METRIC: scores[winner]}, step=step)
+    client.set_tag(run_id, TAG_STRONGEST, winner)
+
+
+class FarmScheduler:
+    """Submits ``run_farm`` tasks and logs their reports; never lets a failed attack stop the sweep."""
+
+    def __init__(self, client: MlflowClient, plan: FarmPlan) -> None:
+        self.client = client
+        self.plan = plan
+        self.pending: dict[ray.ObjectRef, tuple[str, int, tuple[str, ...]]] = {}
+        self._task = ray.remote(run_farm)
+
+    def submit(self, run_id: str, step: int, config: dict, checkpoint: tune.Checkpoint,
+               attackers: Sequence[str] | None = None) -> None:
+        """Attack one checkpoint (all of the plan's attackers, or the ones given)."""
+        names = tuple(attackers or self.plan.attackers)
+        options = {"num_cpus": self.plan.resources.get("cpu", 1), "num_gpus": self.plan.resources.get("gpu", 0)}
+        ref = self._task.options(**options).remote(self.plan.load, config, checkpoint, names)
+        self.pending[ref] = (run_id, step, names)
+
+    def poll(self, timeout: float | None = 0) -> int:
+        """Log every report that is ready (waiting up to ``timeout`` for the first); returns how many."""
+        if not self.pending:
+            return 0
+        ready, _ = ray.wait(list(self.pending), num_returns=1, timeout=timeout)
+        if ready:
+            ready, _ = ray.wait(list(self.pending), num_returns=len(self.pending), timeout=0)
+        for ref in ready:
+            run_id, step, names = self.pending.pop(ref)
+            try:
+                self._log(run_id, step, ray.get(ref))
+            except Exception as exc:  # an attacker's failure is reported, the sweep goes on
+                message = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
+                self.client.set_tag(run_id, "putlab.farm_error", message)
+                print(f"attack farm failed on run {run_id} step {step} ({', '.join(names)}): {message}", flush=True)
+        return len(ready)
+
+    def drain(self) -> None:
+        """Wait for every submitted attack and log it."""
+        if self.pending:
+            print(f"attack farm: waiting for {len(self.pending)} checkpoint attack(s)", flush=True)
+        while self.pending:
+            self.poll(timeout=None)
+
+    def _log(self, run_id: str, step: int, report: FarmReport) -> None:
+        tracking.log_metrics(self.client, run_id, report.metrics, step=step)
+        tracking.log_metrics(self.client, run_id, {f"time/farm/{k}_s": v for k, v in report.seconds.items()}, step=step)
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, png in report.figures.items():
+                path = Path(tmp) / f"epoch{step:03d}_{name}"
+                path.write_bytes(png)
+                self.client.log_artifact(run_id, str(path), artifact_path="attacks")
+        update_strongest(self.client, run_id, step, self.plan.privacy_attackers)

@@ -1,0 +1,71 @@
+"""The attack farm through real Ray and MLflow: per-checkpoint attacks, the strongest attacker, re-attacks."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import REPO, run_sweep, store, sweep_env
+
+
+def run_attack(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "platform.attack", *args, "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}"]
+    return subprocess.run(cmd, cwd=REPO, env=sweep_env(), capture_output=True, text=True, timeout=300)
+
+
+def history(client, run_id: str, key: str) -> list[tuple[int, float]]:
+    return sorted((m.step, m.value) for m in client.get_metric_history(run_id, key))
+
+
+def trials(workdir: Path) -> list:
+    client = store(workdir)
+    exp = client.get_experiment_by_name("putlab-amnist")
+    return client.search_runs([exp.experiment_id], filter_string="tags.`putlab.role` = 'trial'")
+
+
+def test_farm_attacks_every_checkpoint_and_max_is_the_strongest(workdir: Path) -> None:
+    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--set", "lam=0", "--set", "epochs=2")
+    assert out.returncode == 0, out.stderr[-3000:]
+    client = store(workdir)
+    (child,) = trials(workdir)
+    run_id = child.info.run_id
+    for key in ("attack/deep_raw/accuracy", "attack/thickness/accuracy", "attack/thickness/accuracy_thin",
+                "attack/yeom/advantage", "attack/yeom/utility/auc", "attack/yeom/adversary/tpr_at_1pct_fpr",
+                "attack/max/accuracy"):
+        assert [step for step, _ in history(client, run_id, key)] == [1, 2], key
+    for step in (1, 2):
+        scores = [dict(history(client, run_id, f"attack/{a}/accuracy"))[step] for a in ("deep", "deep_raw", "thickness")]
+        assert dict(history(client, run_id, "attack/max/accuracy"))[step] == max(scores)
+    assert child.data.tags["putlab.strongest_attacker"] in ("deep", "deep_raw", "thickness")
+    artifacts = {a.path for a in client.list_artifacts(run_id, "attacks")}
+    assert "attacks/epoch002_roc_yeom_utility.png" in artifacts, artifacts
+
+
+def test_platform_attack_adds_missing_metrics_once(workdir: Path) -> None:
+    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--attackers", "yeom")
+    assert out.returncode == 0, out.stderr[-3000:]
+    client = store(workdir)
+    before = {c.info.run_id: c for c in trials(workdir)}
+    assert all("attack/thickness/accuracy" not in c.data.metrics for c in before.values())
+    max_before = {rid: history(client, rid, "attack/max/accuracy") for rid in before}
+
+    first = run_attack(workdir, "putlab-amnist", "--attackers", "thickness,deep_raw")
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "attacked 2 checkpoint(s)" in first.stdout
+    second = run_attack(workdir, "putlab-amnist", "--attackers", "thickness,deep_raw,yeom")
+    assert second.returncode == 0 and "attacked 0 checkpoint(s)" in second.stdout
+
+    for run_id in before:
+        assert [s for s, _ in history(client, run_id, "attack/thickness/accuracy")] == [1]
+        assert [s for s, _ in history(client, run_id, "attack/deep_raw/accuracy")] == [1]
+        assert [s for s, _ in history(client, run_id, "attack/yeom/advantage")] == [1]
+        after = history(client, run_id, "attack/max/accuracy")
+        best = max(history(client, run_id, f"attack/{a}/accuracy")[0][1] for a in ("deep", "deep_raw", "thickness"))
+        assert after[-1] == (1, best) and len(after) <= len(max_before[run_id]) + 1
+
+
+def test_platform_attack_rejects_unknown_target_and_attacker(workdir: Path) -> None:
+    out = run_attack(workdir, "no-such-sweep")
+    assert out.returncode == 2 and out.stderr.strip().splitlines()[-1].startswith("error: 'no-such-sweep' is neither")
+    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--attackers", "laser")
+    assert out.returncode == 2 and "unknown attacker(s) laser" in out.stderr

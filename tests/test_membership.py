@@ -1,0 +1,214 @@
+"""Membership attacks: exact ROC maths, Yeom's adversary on real (over-)fitted nets, KL leakage."""
+from __future__ import annotations
+
+import io
+import math
+
+import matplotlib.image
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from attacks.kl_leakage import KlLeakage, fit_logistic, gaussian_kl, monte_carlo_kl_leakage, symmetric_kl
+from attacks.membership import YeomAttacker, auc, per_sample_loss, roc_curve, tpr_at_fpr
+from attacks.roc_plot import roc_png
+from trainables.training import fit_classifier
+
+DIM = 20
+
+
+def _phi(z: float) -> float:
+    return 0.5 * (1 + math.erf(z / math.sqrt(2)))
+
+
+# ---------------------------------------------------------------- ROC maths
+
+
+@pytest.mark.parametrize("delta", [0.5, 1.0, 2.0])
+def test_auc_matches_binormal_closed_form(delta: float) -> None:
+    rng = np.random.default_rng(1)
+    members, nonmembers = rng.normal(delta, 1, 20_000), rng.normal(0, 1, 20_000)
+    fpr, tpr, thresholds = roc_curve(members, nonmembers)
+    assert auc(fpr, tpr) == pytest.approx(_phi(delta / math.sqrt(2)), abs=0.01)
+    assert fpr[0] == tpr[0] == 0 and fpr[-1] == tpr[-1] == 1
+    assert np.all(np.diff(fpr) >= 0) and np.all(np.diff(tpr) >= 0) and np.all(np.diff(thresholds) < 0)
+
+
+def test_roc_curve_hand_case_with_ties() -> None:
+    # members 3,2,2,1 / non-members 2,1,0; "member" iff score >= t:
+    # t=inf: 0/4, 0/3 | t=3: 1/4, 0/3 | t=2: 3/4, 1/3 | t=1: 4/4, 2/3 | t=0: 4/4, 3/3
+    fpr, tpr, thresholds = roc_curve(torch.tensor([3.0, 2.0, 2.0, 1.0]), np.array([2.0, 1.0, 0.0]))
+    np.testing.assert_allclose(fpr, [0, 0, 1 / 3, 2 / 3, 1])
+    np.testing.assert_allclose(tpr, [0, 0.25, 0.75, 1, 1])
+    np.testing.assert_array_equal(thresholds, [np.inf, 3, 2, 1, 0])
+    # Mann-Whitney with ties at one half: (3 + 2.5 + 2.5 + 1.5) / 12 = 19/24.
+    assert auc(fpr, tpr) == pytest.approx(19 / 24)
+
+
+def test_tpr_at_fpr_hand_case() -> None:
+    fpr = np.array([0, 0, 0.1, 0.5, 1])
+    tpr = np.array([0, 0.3, 0.6, 0.9, 1])
+    assert tpr_at_fpr(fpr, tpr, 0.1) == pytest.approx(0.6)
+    assert tpr_at_fpr(fpr, tpr, 0.05) == pytest.approx(0.3)
+    assert tpr_at_fpr(fpr, tpr, 0.0) == pytest.approx(0.3)
+    assert tpr_at_fpr(fpr, tpr, 1.0) == pytest.approx(1.0)
+
+
+def test_roc_png_is_a_readable_png() -> None:
+    fpr, tpr, _ = roc_curve(np.random.default_rng(0).normal(1, 1, 500), np.random.default_rng(1).normal(0, 1, 500))
+    png = roc_png(fpr, tpr, "test")
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    image = matplotlib.image.imread(io.BytesIO(png), format="png")
+    assert image.ndim == 3 and image.shape[0] > 100 and image.shape[1] > 100
+
+
+# ---------------------------------------------------------------- Yeom's adversary
+
+
+def _points(n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Gaussian inputs with random binary labels: only memorisation can fit them."""
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(n, DIM, generator=gen), torch.randint(0, 2, (n,), generator=gen)
+
+
+@pytest.fixture(scope="module")
+def memorised() -> tuple[nn.Module, torch.Tensor, torch.Tensor]:
+    """A small MLP trained to memorise 200 random-label points, with its training set."""
+    torch.manual_seed(0)
+    x, y = _points(200, seed=0)
+    model = nn.Sequential(nn.Linear(DIM, 128), nn.ReLU(), nn.Linear(128, 2))
+    fit_classifier(model, x, y, epochs=150, batch_size=200, lr=1e-2, generator=torch.Generator().manual_seed(0))
+    return model, x, y
+
+
+def test_per_sample_loss_is_batched_cross_entropy_in_eval_mode(memorised) -> None:
+    model, x, y = memorised
+    model.train()
+    losses = per_sample_loss(model, x, y, batch_size=37)
+    assert model.training, "training mode must be restored"
+    expected = nn.functional.cross_entropy(model(x), y, reduction="none")
+    torch.testing.assert_close(losses, expected.detach())
+
+
+def test_yeom_detects_memorisation(memorised) -> None:
+    model, x, y = memorised
+    fresh_x, fresh_y = _points(200, seed=1)
+    result = YeomAttacker().run_on_model(model, x, y, fresh_x, fresh_y)
+    m = result.metrics
+    assert m["advantage"] > 0.2
+    assert m["accuracy"] == pytest.approx((1 + m["advantage"]) / 2)
+    assert m["advantage_max"] >= m["advantage"]
+    assert m["auc"] > 0.75
+    assert m["n_per_class"] == 200
+    assert m["threshold"] == pytest.approx(float(per_sample_loss(model, x, y).mean()))
+    assert set(result.logged()) >= {"attack/yeom/advantage", "attack/yeom/auc", "attack/yeom/tpr_at_1pct_fpr",
+                                    "attack/yeom/tpr_at_0.1pct_fpr"}
+    assert list(result.figures) == ["roc_yeom.png"]
+    assert result.figures["roc_yeom.png"].startswith(b"\x89PNG")
+
+
+def test_yeom_finds_nothing_between_two_unseen_draws(memorised) -> None:
+    model = memorised[0]
+    a, b, c = (per_sample_loss(model, *_points(2000, seed=s)) for s in (2, 3, 4))
+    tau = float(c.median())  # a threshold in the bulk of unseen losses, so TPR and FPR are both ~0.5
+    m = YeomAttacker().run_on_losses(a, b, threshold=tau).metrics
+    assert m["threshold"] == tau
+    assert abs(m["advantage"]) < 0.08
+    assert abs(m["auc"] - 0.5) < 0.06
+    assert 0.3 < m["accuracy"] < 0.7
+
+
+def test_yeom_balanced_draw_is_deterministic_by_seed() -> None:
+    gen = torch.Generator().manual_seed(5)
+    members, nonmembers = torch.rand(1000, generator=gen), torch.rand(300, generator=gen) + 0.2
+    first = YeomAttacker(seed=3).run_on_losses(members, nonmembers)
+    again = YeomAttacker(seed=3).run_on_losses(members, nonmembers)
+    other = YeomAttacker(seed=4).run_on_losses(members, nonmembers)
+    assert first.metrics["n_per_class"] == 300
+    assert first.metrics == again.metrics
+    assert first.metrics["auc"] != other.metrics["auc"]
+    assert YeomAttacker(max_samples=100).run_on_losses(members, nonmembers).metrics["n_per_class"] == 100
+
+
+def test_yeom_advantage_keeps_its_sign() -> None:
+    # Members with *higher* losses: below-τ means non-member here, so TPR − FPR < 0.
+    result = YeomAttacker(name="inverted").run_on_losses(torch.full((50,), 2.0), torch.full((50,), 1.0), threshold=1.5)
+    assert result.metrics["advantage"] == pytest.approx(-1.0)
+    assert result.metrics["auc"] == pytest.approx(0.0)
+    assert list(result.figures) == ["roc_inverted.png"]
+
+
+# ---------------------------------------------------------------- KL leakage
+
+
+def test_gaussian_kl_one_dimensional_by_hand() -> None:
+    # KL(N(0,1) || N(1,4)) = 0.5·(1/4 + 1/4 − 1 + ln 4) = 0.5·(−0.5 + 1.386294) = 0.443147
+    assert gaussian_kl(np.array([0.0]), np.array([[1.0]]), np.array([1.0]), np.array([[4.0]])) == pytest.approx(
+        0.5 * (-0.5 + math.log(4)))
+    assert gaussian_kl(0.0, 1.0, 1.0, 4.0) == pytest.approx(0.443147, abs=1e-6)
+
+
+def test_gaussian_kl_diagonal_is_sum_and_zero_on_identity() -> None:
+    kl_a = gaussian_kl(0.0, 1.0, 1.0, 4.0)
+    kl_b = gaussian_kl(2.0, 0.5, -1.0, 3.0)
+    joint = gaussian_kl(np.array([0.0, 2.0]), np.diag([1.0, 0.5]), np.array([1.0, -1.0]), np.diag([4.0, 3.0]))
+    assert joint == pytest.approx(kl_a + kl_b)
+    mu, cov = np.array([0.3, -1.0, 2.0]), np.array([[2.0, 0.5, 0.1], [0.5, 1.0, 0.2], [0.1, 0.2, 0.7]])
+    assert gaussian_kl(mu, cov, mu, cov) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_symmetric_kl_is_symmetric() -> None:
+    mu1, cov1 = np.array([0.0, 1.0]), np.array([[1.0, 0.3], [0.3, 2.0]])
+    mu0, cov0 = np.array([0.5, -0.2]), np.array([[0.6, -0.1], [-0.1, 1.5]])
+    forward = symmetric_kl(mu1, cov1, mu0, cov0)
+    assert forward == pytest.approx(symmetric_kl(mu0, cov0, mu1, cov1))
+    assert forward == pytest.approx(gaussian_kl(mu1, cov1, mu0, cov0) + gaussian_kl(mu0, cov0, mu1, cov1))
+    assert forward > 0
+
+
+def test_kl_leakage_bounds_and_names() -> None:
+    leak = KlLeakage.from_rho(0.36, n_runs=10)
+    assert leak.mi_bound == pytest.approx(0.09) and leak.success_bound == pytest.approx(0.3)
+    assert KlLeakage.from_rho(9.0, n_runs=10).success_bound == 1.0  # ½·sqrt(9) = 1.5, clipped
+    assert leak.logged() == {"leakage/kl/rho": 0.36, "leakage/kl/mi_bound": pytest.approx(0.09),
+                             "leakage/kl/success_bound": pytest.approx(0.3)}
+
+
+@pytest.fixture(scope="module")
+def logistic_problem() -> tuple[np.ndarray, np.ndarray]:
+    """200 rows, 3 features, labels from a noisy linear rule; row 0 is an outlier with a flipped label."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(200, 3))
+    y = (x @ np.array([1.5, -1.0, 0.5]) + rng.logistic(size=200) > 0).astype(float)
+    x[0], y[0] = [3.0, -3.0, 2.0], 0.0
+    return x, y
+
+
+def _leakage(problem: tuple[np.ndarray, np.ndarray], lam: float, sigma: float) -> KlLeakage:
+    x, y = problem
+    return monte_carlo_kl_leakage(lambda a, b, s: fit_logistic(a, b, s, lam=lam, sigma=sigma, epochs=300),
+                                  x, y, record=0, n_runs=40, seed=0)
+
+
+def test_kl_leakage_falls_with_output_noise(logistic_problem) -> None:
+    quiet, noisy = _leakage(logistic_problem, 1e-2, 0.05), _leakage(logistic_problem, 1e-2, 0.5)
+    assert quiet.rho_kl > 10 * noisy.rho_kl > 0
+    assert noisy.mi_bound == pytest.approx(noisy.rho_kl / 4)
+    assert noisy.success_bound == pytest.approx(min(1.0, 0.5 * math.sqrt(noisy.rho_kl)))
+    assert noisy.n_runs == 40
+
+
+def test_kl_leakage_falls_with_regularisation(logistic_problem) -> None:
+    loose, tight = _leakage(logistic_problem, 1e-3, 0.1), _leakage(logistic_problem, 1.0, 0.1)
+    assert loose.rho_kl > 3 * tight.rho_kl > 0
+
+
+def test_fit_logistic_reaches_the_regularised_optimum(logistic_problem) -> None:
+    x, y = logistic_problem
+    theta = fit_logistic(x, y, seed=0, lam=0.1, sigma=0.0, epochs=2000)
+    z = x @ theta[:-1] + theta[-1]
+    grad_w = x.T @ (1 / (1 + np.exp(-z)) - y) / len(x) + 0.1 * theta[:-1]
+    grad_b = np.mean(1 / (1 + np.exp(-z)) - y)
+    assert np.abs(grad_w).max() < 1e-6 and abs(grad_b) < 1e-6
+    assert np.array_equal(fit_logistic(x, y, 7, 0.1, 0.3, 50), fit_logistic(x, y, 7, 0.1, 0.3, 50))
