@@ -64,25 +64,28 @@ def check_names(names: Sequence[str]) -> None:
         raise ValueError(f"unknown attacker(s) {', '.join(unknown)}; known: {', '.join(KNOWN)}")
 
 
-def membership(inputs: CheckpointInputs, seed: int) -> tuple[dict[str, float], dict[str, bytes]]:
+def membership(inputs: CheckpointInputs, seed: int, figures: bool) -> tuple[dict[str, float], dict[str, bytes]]:
     """Yeom's adversary against every network of the checkpoint; ``attack/yeom/*`` is the worst case."""
     metrics: dict[str, float] = {}
-    figures: dict[str, bytes] = {}
+    pngs: dict[str, bytes] = {}
     for target in inputs.targets:
-        result = YeomAttacker(name=f"{MEMBERSHIP}/{target.name}", seed=seed).run_on_model(
+        result = YeomAttacker(name=f"{MEMBERSHIP}/{target.name}", seed=seed, figure=figures).run_on_model(
             target.model, target.member_x, target.member_y, target.nonmember_x, target.nonmember_y)
         metrics.update(result.logged())
-        figures.update({name.replace("/", "_"): png for name, png in result.figures.items()})
+        pngs.update({name.replace("/", "_"): png for name, png in result.figures.items()})
     for metric in ("advantage", "auc", "tpr_at_1pct_fpr"):
         values = [metrics[f"attack/{MEMBERSHIP}/{t.name}/{metric}"] for t in inputs.targets]
         if values:
             metrics[f"attack/{MEMBERSHIP}/{metric}"] = max(values)
-    return metrics, figures
+    return metrics, pngs
 
 
 def run_farm(load: Callable[[dict, str], CheckpointInputs], config: dict, checkpoint: tune.Checkpoint,
-             attackers: Sequence[str]) -> FarmReport:
-    """Load the checkpoint's release once (local or cloud storage), then run each named attacker on it."""
+             attackers: Sequence[str], figures: bool = True) -> FarmReport:
+    """Load the checkpoint's release once (local or cloud storage), then run each named attacker on it.
+
+    ``figures``: also draw the attackers' pictures (ROC curves), which cost more than some attacks.
+    """
     check_names(attackers)
     torch.set_num_threads(int(config.get("threads", 1)))
     settings = FarmSettings.from_config(config)
@@ -92,9 +95,9 @@ def run_farm(load: Callable[[dict, str], CheckpointInputs], config: dict, checkp
     for name in attackers:
         t0 = time.perf_counter()
         if name == MEMBERSHIP:
-            metrics, figures = membership(inputs, settings.seed)
+            metrics, pngs = membership(inputs, settings.seed, figures)
             report.metrics.update(metrics)
-            report.figures.update(figures)
+            report.figures.update(pngs)
         else:
             result = ATTACKERS[name](settings).run(inputs.data)
             report.metrics.update(result.logged())

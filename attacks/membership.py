@@ -13,6 +13,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from attacks.base import AttackResult
+from attacks.roc_plot import roc_png
 from trainables.training import predict_logits
 
 
@@ -72,6 +73,7 @@ class YeomAttacker:
     name: str = "yeom"
     seed: int = 0
     max_samples: int | None = None
+    figure: bool = True  # the ROC PNG costs more than the attack itself; the farm draws it once per trial
 
     def run_on_losses(self, member_losses: torch.Tensor, nonmember_losses: torch.Tensor,
                       threshold: float | None = None) -> AttackResult:
@@ -102,11 +104,10 @@ class YeomAttacker:
             "threshold": tau,
             "n_per_class": float(n),
         }
-        # Imported here because roc_plot uses this module's ``auc``.
-        from attacks.roc_plot import roc_png
-
+        if not self.figure:
+            return AttackResult(self.name, metrics)
         title = f"{self.name}: loss-threshold membership ROC (n = {n} per class)"
-        return AttackResult(self.name, metrics, {f"roc_{self.name}.png": roc_png(fpr, tpr, title)})
+        return AttackResult(self.name, metrics, {f"roc_{self.name}.png": roc_png(fpr, tpr, metrics["auc"], title)})
 
     def run_on_model(self, model: nn.Module, member_x: torch.Tensor, member_y: torch.Tensor,
                      nonmember_x: torch.Tensor, nonmember_y: torch.Tensor) -> AttackResult:

@@ -34,12 +34,18 @@ def primary_metric(attacker: str) -> str:
 
 
 def checkpoints_of(run) -> list[tuple[int, Path]]:
-    """(step, directory) of every checkpoint of a trial; Tune's checkpoint i is the report at step i + 1."""
+    """(step, directory) of every checkpoint of a trial, from the results Tune recorded beside them."""
     last = run.data.tags.get(tracking.TAG_CHECKPOINT)
-    if not last or not Path(last).exists():
+    if not last or not (Path(last).parent / "result.json").exists():
         return []
-    dirs = sorted(Path(last).parent.glob("checkpoint_*"))
-    return [(int(d.name.rsplit("_", 1)[-1]) + 1, d) for d in dirs]
+    trial_dir = Path(last).parent
+    found = []
+    for line in (trial_dir / "result.json").read_text().splitlines():
+        result = json.loads(line) if line.strip() else {}
+        name = result.get("checkpoint_dir_name")
+        if name and (trial_dir / name).is_dir():
+            found.append((int(result["training_iteration"]), trial_dir / name))
+    return sorted(found)
 
 
 def trial_config(checkpoint_dir: Path) -> dict:
@@ -53,10 +59,12 @@ def attack_missing(client: MlflowClient, exp_id: str, parent_id: str, plan: Farm
     scheduler = FarmScheduler(client, plan)
     names = attackers or plan.attackers
     for run in tracking.child_runs(client, exp_id, parent_id):
-        for step, directory in checkpoints_of(run):
+        checkpoints = checkpoints_of(run)
+        for step, directory in checkpoints:
             missing = [a for a in names if metric_at(client, run.info.run_id, primary_metric(a), step) is None]
             if missing:
-                scheduler.submit(run.info.run_id, step, trial_config(directory), tune.Checkpoint.from_directory(str(directory)), missing)
+                scheduler.submit(run.info.run_id, step, trial_config(directory), tune.Checkpoint.from_directory(str(directory)),
+                                 missing, figures=step == checkpoints[-1][0])
     submitted = len(scheduler.pending)
     scheduler.drain()
     return submitted
@@ -104,13 +112,15 @@ def run(argv: list[str] | None = None) -> int:
         check_names(attackers or ())
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if preset.checkpoint_inputs is None:
+        raise UsageError(f"preset {preset.name!r} has no checkpoints for the attack farm")
     init_ray(args.address)
     plan = FarmPlan(preset.checkpoint_inputs, preset.farm_attackers, preset.privacy_attackers, {"cpu": 1, "gpu": 0})
     done = attack_missing(client, exp_id, parent_id, plan, attackers)
     print(f"attacked {done} checkpoint(s) of sweep run {parent_id}", flush=True)
     axes = [Axis(**a) for a in preset.pareto_axes]
     summary = summarise(trials_table(client, exp_id, parent_id, preset.label_keys), axes)
-    log_summary(client, parent_id, summary, axes)
+    log_summary(client, parent_id, summary, axes, preset.label_keys, preset.trend_metrics)
     print(format_summary(summary, axes, preset.label_keys))
     return 0
 

@@ -60,11 +60,11 @@ class FarmScheduler:
         self._task = ray.remote(run_farm)
 
     def submit(self, run_id: str, step: int, config: dict, checkpoint: tune.Checkpoint,
-               attackers: Sequence[str] | None = None) -> None:
-        """Attack one checkpoint (all of the plan's attackers, or the ones given)."""
+               attackers: Sequence[str] | None = None, figures: bool = True) -> None:
+        """Attack one checkpoint (all of the plan's attackers, or the ones given), with pictures or not."""
         names = tuple(attackers or self.plan.attackers)
         options = {"num_cpus": self.plan.resources.get("cpu", 1), "num_gpus": self.plan.resources.get("gpu", 0)}
-        ref = self._task.options(**options).remote(self.plan.load, config, checkpoint, names)
+        ref = self._task.options(**options).remote(self.plan.load, config, checkpoint, names, figures)
         self.pending[ref] = (run_id, step, names)
 
     def poll(self, timeout: float | None = 0) -> int:

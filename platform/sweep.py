@@ -124,10 +124,14 @@ def run(args: argparse.Namespace) -> int:
     planned = int(client.get_run(parent_id).data.params["planned_trials"])  # a resumed sweep keeps its own plan
     if not reopened:
         tracking.log_metrics(client, parent_id, {f"data/{k}": float(v) for k, v in counts.items()})
-    has_baselines = "baseline/utility/accuracy" in client.get_run(parent_id).data.metrics
-    baselines = None if has_baselines else ray.remote(spec.preset.baselines).options(num_cpus=cpus, num_gpus=gpus).remote(spec.grid_points()[0])
+    has_baselines = any(k.startswith("baseline/") for k in client.get_run(parent_id).data.metrics)
+    baselines = None
+    if spec.preset.baselines is not None and not has_baselines:
+        baselines = ray.remote(spec.preset.baselines).options(num_cpus=cpus, num_gpus=gpus).remote(spec.grid_points()[0])
 
-    plan = FarmPlan(spec.preset.checkpoint_inputs, attackers, spec.preset.privacy_attackers, resources)
+    plan = None
+    if attackers and spec.preset.checkpoint_inputs is not None:
+        plan = FarmPlan(spec.preset.checkpoint_inputs, attackers, spec.preset.privacy_attackers, resources)
     if args.resume is not None:
         tuner = restore_tuner(spec, resources, storage, name)
     else:
@@ -137,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
                             storage=storage, name=name, callbacks=[logger],
                             max_concurrent=args.max_concurrent, max_failures=args.max_failures)
     results = tuner.fit()
-    caught_up = attack_missing(client, exp_id, parent_id, plan)  # checkpoints whose attacks an interruption lost
+    caught_up = attack_missing(client, exp_id, parent_id, plan) if plan else 0  # attacks an interruption lost
     if caught_up:
         print(f"attack farm: caught up on {caught_up} checkpoint(s)", flush=True)
 
@@ -145,9 +149,10 @@ def run(args: argparse.Namespace) -> int:
         tracking.log_metrics(client, parent_id, ray.get(baselines))
     parent_metrics = client.get_run(parent_id).data.metrics
     summary = summarise(trials_table(client, exp_id, parent_id, spec.preset.label_keys), axes)
-    log_summary(client, parent_id, summary, axes)
+    log_summary(client, parent_id, summary, axes, spec.preset.label_keys, spec.preset.trend_metrics)
     print(format_summary(summary, axes, spec.preset.label_keys))
-    print("raw-data baselines: " + ", ".join(f"{k} {v:.4f}" for k, v in sorted(parent_metrics.items()) if k.startswith("baseline/")))
+    if spec.preset.baselines is not None:
+        print("raw-data baselines: " + ", ".join(f"{k} {v:.4f}" for k, v in sorted(parent_metrics.items()) if k.startswith("baseline/")))
     incomplete = results.num_errors > 0 or results.num_terminated < planned
     print(f"MLflow: mlflow ui --backend-store-uri {tracking_uri}  (experiment {client.get_experiment(exp_id).name}, run {name})")
     if incomplete:

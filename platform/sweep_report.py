@@ -15,6 +15,7 @@ from mlflow.tracking import MlflowClient
 from platform import tracking
 from platform.front_plot import plot_front
 from platform.pareto import Axis, hypervolume, pareto_mask
+from platform.trend_plot import plot_trends
 
 
 @dataclass(frozen=True)
@@ -55,15 +56,17 @@ def summarise(table: pd.DataFrame, axes: list[Axis]) -> SweepSummary:
     return SweepSummary(table, mask, hypervolume(usable, axes), hypervolume(usable, axes, normalised=True))
 
 
-def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, axes: list[Axis]) -> None:
-    """Trials CSV, front CSV and PNG and hypervolume on the parent; front members tagged on their runs."""
+def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, axes: list[Axis],
+                trend_keys: tuple[str, ...], trend_metrics: tuple[str, ...]) -> None:
+    """Trials CSV, front CSV and PNG, trend PNG and hypervolume on the parent; front members tagged on their runs."""
     table = summary.trials.assign(pareto_front=summary.front)
     with tempfile.TemporaryDirectory() as tmp:
         table.to_csv(Path(tmp) / "trials.csv", index=False)
         table[summary.front].to_csv(Path(tmp) / "front.csv", index=False)
         if summary.front.any():
             plot_front(table, axes, summary.front.to_numpy(), "name", Path(tmp) / "front.png")
-        for name in ("trials.csv", "front.csv", "front.png"):
+        plot_trends(table, trend_keys, trend_metrics or tuple(a.metric for a in axes), Path(tmp) / "trends.png")
+        for name in ("trials.csv", "front.csv", "front.png", "trends.png"):
             if (Path(tmp) / name).exists():
                 client.log_artifact(parent_id, str(Path(tmp) / name), artifact_path="front")
     metrics = {"front/size": float(summary.front.sum()), "front/trials": float(len(table))}

@@ -114,7 +114,8 @@ class MlflowTrialLogger(tune.Callback):
                         dst.write_bytes(src.read_bytes())
                         self.client.log_artifact(run_id, str(dst), artifact_path="figures")
         if self.scheduler is not None:
-            self.scheduler.submit(run_id, step, trial.config, checkpoint)
+            last = self.total_epochs is None or step >= self.total_epochs
+            self.scheduler.submit(run_id, step, trial.config, checkpoint, figures=last)
 
     def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
         if self._scheduler is not None:

@@ -5,7 +5,7 @@ A preset is plain configuration (one module per preset); the driver in ``platfor
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -44,14 +44,15 @@ class Preset:
     default_profile: str
     optuna: dict[str, OptunaRange]
     pareto_axes: tuple[dict[str, Any], ...]
-    baselines: Callable[[dict], dict[str, float]]
     data_counts: Callable[[dict], dict[str, int]]
-    checkpoint_inputs: Callable[[dict, str], Any]  # (config, checkpoint dir) -> attacks.base.CheckpointInputs
-    farm_attackers: tuple[str, ...]  # run by the attack farm on every checkpoint
-    privacy_attackers: tuple[str, ...]  # whose accuracy counts for attack/max/accuracy
     optuna_objectives: tuple[tuple[str, str], ...]  # (metric reported by the trial itself, "max" | "min")
-    label_keys: tuple[str, ...] = ("alpha", "lam", "adv_steps")
-    checkpoint_figures: tuple[str, ...] = field(default=())
+    label_keys: tuple[str, ...]  # the grid axes, in the order used to name trials
+    baselines: Callable[[dict], dict[str, float]] | None = None  # raw-data reference points, logged on the parent
+    checkpoint_inputs: Callable[[dict, str], Any] | None = None  # (config, dir) -> attacks.base.CheckpointInputs
+    farm_attackers: tuple[str, ...] = ()  # run by the attack farm on every checkpoint
+    privacy_attackers: tuple[str, ...] = ()  # whose accuracy counts for attack/max/accuracy
+    checkpoint_figures: tuple[str, ...] = ()  # PNGs a trial writes into its checkpoints
+    trend_metrics: tuple[str, ...] = ()  # plotted against every axis (default: the Pareto axes)
 
 
 def presets() -> dict[str, Preset]:

@@ -20,14 +20,15 @@ PRESET = Preset(
             optuna_samples=2,
         ),
         "quick": Profile(
-            description="minutes on 2 CPUs: 5,000 training images, 4 epochs, 15 trials",
-            config={"n_train": 5000, "n_test": 1500, "epochs": 4, "attack_epochs": 3},
+            description="minutes on 2 CPUs: 5,000 training images, 4 epochs (checkpoints at 2 and 4), 15 trials",
+            config={"n_train": 5000, "n_test": 1500, "epochs": 4, "attack_epochs": 3, "checkpoint_every": 2},
             grid={"alpha": [0.5, 1.0, 2.0, 10.0, math.inf], "lam": [0.0, 1.0, 3.0], "adv_steps": [1]},
             optuna_samples=15,
         ),
         "paper": Profile(
             description="full AMNIST (28,476 / 4,681 images) at the paper's scale, for a GPU cluster",
-            config={"n_train": None, "n_test": None, "epochs": 30, "attack_epochs": 10, "width": 32, "pretrain_epochs": 3},
+            config={"n_train": None, "n_test": None, "epochs": 30, "attack_epochs": 10, "width": 32, "pretrain_epochs": 3,
+                    "checkpoint_every": 5},
             grid={
                 "alpha": [0.5, 1.0, 1.5, 2.0, 5.0, 10.0, math.inf],
                 "lam": [0.0, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0],
@@ -52,5 +53,7 @@ PRESET = Preset(
     farm_attackers=("deep_raw", "thickness", "yeom"),
     privacy_attackers=("deep", "deep_raw", "thickness"),
     optuna_objectives=(("utility/accuracy", "max"), ("attack/deep/accuracy", "min")),
+    label_keys=("alpha", "lam", "adv_steps"),
+    trend_metrics=("utility/accuracy", "attack/max/accuracy", "leakage/normalised_alpha_mi"),
     checkpoint_figures=(FIGURE_FILE,),
 )

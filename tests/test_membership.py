@@ -57,7 +57,7 @@ def test_tpr_at_fpr_hand_case() -> None:
 
 def test_roc_png_is_a_readable_png() -> None:
     fpr, tpr, _ = roc_curve(np.random.default_rng(0).normal(1, 1, 500), np.random.default_rng(1).normal(0, 1, 500))
-    png = roc_png(fpr, tpr, "test")
+    png = roc_png(fpr, tpr, auc(fpr, tpr), "test")
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
     image = matplotlib.image.imread(io.BytesIO(png), format="png")
     assert image.ndim == 3 and image.shape[0] > 100 and image.shape[1] > 100

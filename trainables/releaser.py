@@ -7,6 +7,7 @@ a restarted trial resumes from its last checkpoint.
 """
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import tempfile
@@ -152,9 +153,9 @@ def pretrain(cfg: ReleaserConfig, m: Models, train: AmnistSplit, gen: torch.Gene
         fit_classifier(m.adversary, train.x, train.thick, **common)
 
 
-def evaluate_release(cfg: ReleaserConfig, m: Models, train: AmnistSplit, test: AmnistSplit, prior: torch.Tensor, gen: torch.Generator) -> tuple[dict[str, float], torch.Tensor]:
-    """Utility, in-game adversary, α-MI estimate and the fresh deep attacker on the released splits."""
-    released_train = release(m.releaser, train.x, gen)
+def evaluate_release(cfg: ReleaserConfig, m: Models, train: AmnistSplit, test: AmnistSplit, prior: torch.Tensor,
+                     gen: torch.Generator, attack: bool = True) -> tuple[dict[str, float], torch.Tensor]:
+    """Utility, in-game adversary, α-MI estimate, and (``attack``) a fresh deep attacker on the released splits."""
     released_test = release(m.releaser, test.x, gen)
     with torch.no_grad():
         posteriors = torch.cat([m.adversary(c).softmax(1) for c in released_test.split(1024)])
@@ -165,12 +166,14 @@ def evaluate_release(cfg: ReleaserConfig, m: Models, train: AmnistSplit, test: A
         "train/adversary_accuracy": evaluate(m.adversary, released_test, test.thick, 2),
         "leakage/normalised_alpha_mi": leakage,
     }
-    t0 = time.perf_counter()
-    attack = DeepAttacker(epochs=cfg.attack_epochs, batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed).run(
-        AttackInput(released_train, train.thick, released_test, test.thick, num_classes=2)
-    )
-    metrics.update(attack.logged())
-    metrics["time/attack_s"] = time.perf_counter() - t0
+    if attack:
+        t0 = time.perf_counter()
+        released_train = release(m.releaser, train.x, gen)
+        result = DeepAttacker(epochs=cfg.attack_epochs, batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed).run(
+            AttackInput(released_train, train.thick, released_test, test.thick, num_classes=2)
+        )
+        metrics.update(result.logged())
+        metrics["time/attack_s"] = time.perf_counter() - t0
     return metrics, released_test
 
 
@@ -186,6 +189,7 @@ class EpochOutcome:
     """What one epoch of the game produced: its metrics, the models after it, and the released test images."""
 
     epoch: int
+    checkpoint: bool
     metrics: dict[str, float]
     models: Models
     test: AmnistSplit
@@ -193,7 +197,11 @@ class EpochOutcome:
 
 
 def run_game(cfg: ReleaserConfig, device: torch.device, restore: Callable[[Models], int] | None = None) -> Iterator[EpochOutcome]:
-    """Algorithm 1 epoch by epoch: fresh (pre-trained) players, or those ``restore`` loads, which returns epochs done."""
+    """Algorithm 1 epoch by epoch: fresh (pre-trained) players, or those ``restore`` loads, which returns epochs done.
+
+    Every ``checkpoint_every``-th epoch and the last are checkpoint epochs: the deep attacker runs
+    there (and the farm attacks their checkpoints), other epochs report training and utility only.
+    """
     t0 = time.perf_counter()
     train, test = load_data(cfg, device)
     prior = torch.bincount(train.thick, minlength=2).float() / len(train)
@@ -208,16 +216,17 @@ def run_game(cfg: ReleaserConfig, device: torch.device, restore: Callable[[Model
     setup = time.perf_counter() - t0
 
     for epoch in range(start, cfg.epochs):
+        checkpoint = (epoch + 1) % cfg.checkpoint_every == 0 or epoch + 1 == cfg.epochs
         t0 = time.perf_counter()
         metrics = train_epoch(cfg, models, train, prior, gen)
         t1 = time.perf_counter()
-        eval_metrics, released_test = evaluate_release(cfg, models, train, test, prior, gen)
+        eval_metrics, released_test = evaluate_release(cfg, models, train, test, prior, gen, attack=checkpoint)
         metrics.update(eval_metrics)
         metrics.update({
             "epoch": epoch + 1, "train/resumed_from_epoch": start, "time/train_s": t1 - t0,
             "time/eval_s": time.perf_counter() - t1, "time/setup_s": setup if epoch == start else 0.0,
         })
-        yield EpochOutcome(epoch + 1, metrics, models, test, released_test)
+        yield EpochOutcome(epoch + 1, checkpoint, metrics, models, test, released_test)
 
 
 def write_checkpoint(cfg: ReleaserConfig, outcome: EpochOutcome, directory: Path) -> None:
@@ -232,6 +241,8 @@ def train_releaser(config: dict) -> None:
     """Ray Tune function trainable: reports metrics and a checkpoint every epoch, resumes from the last."""
     cfg = ReleaserConfig.from_dict(config)
     torch.set_num_threads(cfg.threads)
+    # Ray logs every persisted checkpoint at INFO; the driver already prints one line per epoch.
+    logging.getLogger("ray.train._internal.storage").setLevel(logging.WARNING)
     checkpoint = tune.get_checkpoint()
 
     def restore(models: Models) -> int:
@@ -239,6 +250,9 @@ def train_releaser(config: dict) -> None:
             return load_checkpoint(directory, models)
 
     for outcome in run_game(cfg, pick_device(), restore if checkpoint is not None else None):
+        if not outcome.checkpoint:
+            tune.report(outcome.metrics)
+            continue
         with tempfile.TemporaryDirectory() as directory:
             write_checkpoint(cfg, outcome, Path(directory))
             tune.report(outcome.metrics, checkpoint=tune.Checkpoint.from_directory(directory))

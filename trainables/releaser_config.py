@@ -43,6 +43,7 @@ class ReleaserConfig:
     data_root: str = ""
     download: bool = False
     attack_epochs: int = 3
+    checkpoint_every: int = 1
     threads: int = 1
     samples_in_figure: int = 8
     kill_worker_after_epoch: int = -1
@@ -69,6 +70,7 @@ class ReleaserConfig:
             (self.lr > 0, f"lr must be > 0 (got {self.lr})"),
             (self.pretrain_epochs >= 0, f"pretrain_epochs must be >= 0 (got {self.pretrain_epochs})"),
             (self.attack_epochs >= 1, f"attack_epochs must be >= 1 (got {self.attack_epochs})"),
+            (self.checkpoint_every >= 1, f"checkpoint_every must be >= 1 (got {self.checkpoint_every})"),
             (self.n_train is None or self.n_train >= 1, f"n_train must be >= 1 (got {self.n_train})"),
             (self.n_test is None or self.n_test >= 1, f"n_test must be >= 1 (got {self.n_test})"),
             (self.threads >= 1, f"threads must be >= 1 (got {self.threads})"),
