@@ -12,12 +12,12 @@ import re
 import sys
 from pathlib import Path
 
-import ray
 from mlflow.tracking import MlflowClient
 from ray import tune
 
 from attacks.farm import MEMBERSHIP, check_names
 from platform import tracking
+from platform.cli import guarded
 from platform.errors import UsageError
 from platform.farm_scheduler import FarmPlan, FarmScheduler, metric_at
 from platform.pareto import Axis
@@ -25,7 +25,6 @@ from platform.sweep_config import get_preset
 from platform.sweep_report import format_summary, log_summary, summarise, trials_table
 from platform.tuning import init_ray
 
-EXIT_USAGE = 2
 
 
 def primary_metric(attacker: str) -> str:
@@ -127,14 +126,7 @@ def run(argv: list[str] | None = None) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: user errors become one line on stderr and exit code 2."""
-    try:
-        return run(argv)
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    finally:
-        if ray.is_initialized():
-            ray.shutdown()
+    return guarded(lambda: run(argv))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import ray
 from attacks.farm import check_names
 from platform import tracking
 from platform.attack import attack_missing
+from platform.cli import guarded
 from platform.errors import UsageError
 from platform.farm_scheduler import FarmPlan
 from platform.pareto import Axis
@@ -24,7 +25,6 @@ from platform.sweep_report import format_summary, log_summary, summarise, trials
 from platform.trial_logger import MlflowTrialLogger
 from platform.tuning import build_tuner, default_gpus_per_trial, find_sweep, init_ray, restore_tuner
 
-EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 
@@ -135,8 +135,9 @@ def run(args: argparse.Namespace) -> int:
     if args.resume is not None:
         tuner = restore_tuner(spec, resources, storage, name)
     else:
-        logger = MlflowTrialLogger(tracking_uri, exp_id, parent_id, spec.preset.label_keys,
-                                   spec.preset.checkpoint_figures, total_epochs=spec.config.get("epochs"), farm=plan)
+        logger = MlflowTrialLogger(tracking_uri, exp_id, parent_id, spec.preset.label_keys, spec.preset.checkpoint_figures,
+                                   shown=tuple(m for m, _ in spec.preset.optuna_objectives),
+                                   total_epochs=spec.config.get("epochs"), farm=plan)
         tuner = build_tuner(spec, search=args.search, samples=args.samples, resources=resources,
                             storage=storage, name=name, callbacks=[logger],
                             max_concurrent=args.max_concurrent, max_failures=args.max_failures)
@@ -166,14 +167,7 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: user errors become one line on stderr and exit code 2."""
     args = parse_args(argv)
-    try:
-        return run(args)
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    finally:
-        if ray.is_initialized():
-            ray.shutdown()
+    return guarded(lambda: run(args))
 
 
 if __name__ == "__main__":

@@ -41,6 +41,8 @@ def plot_trends(table: pd.DataFrame, keys: Sequence[str], metrics: Sequence[str]
             ax.plot(positions, trend["mean"], marker="o", color="tab:blue", label="mean over other axes")
             ax.fill_between(positions, trend["min"], trend["max"], color="tab:blue", alpha=0.15, label="min–max")
             ax.set_xticks(list(positions), [_tick(v) for v in trend.index])
+            if (trend["min"] > 0).all() and trend["max"].max() > 100 * trend["min"].min():
+                ax.set_yscale("log")  # e.g. KL leakage spans orders of magnitude
             ax.set_xlabel(key)
             ax.grid(alpha=0.3)
             if col == 0:

@@ -26,8 +26,10 @@ class MlflowTrialLogger(tune.Callback):
     """Child run per trial: params at start, metrics per result, figures per checkpoint, status at end."""
 
     def __init__(self, tracking_uri: str, experiment_id: str, parent_run_id: str, label_keys: tuple[str, ...],
-                 figures: tuple[str, ...], total_epochs: int | None = None, farm: FarmPlan | None = None) -> None:
+                 figures: tuple[str, ...], shown: tuple[str, ...], total_epochs: int | None = None,
+                 farm: FarmPlan | None = None) -> None:
         self.tracking_uri = tracking_uri
+        self.shown = shown
         self.farm = farm
         self.experiment_id = experiment_id
         self.parent_run_id = parent_run_id
@@ -98,8 +100,8 @@ class MlflowTrialLogger(tune.Callback):
         tracking.log_metrics(self.client, run_id, metrics, step=step)
         self._runs[trial.trial_id] = (run_id, step)
         of = f"/{self.total_epochs}" if self.total_epochs else ""
-        shown = "  ".join(f"{k} {metrics[k]:.3f}" for k in ("utility/accuracy", "attack/deep/accuracy") if k in metrics)
-        print(f"[{trial_label(trial.config, self.label_keys)}] epoch {step}{of}  {shown}", flush=True)
+        shown = "  ".join(f"{k} {metrics[k]:.3f}" for k in self.shown if k in metrics)
+        print(f"[{trial_label(trial.config, self.label_keys)}] step {step}{of}  {shown}", flush=True)
 
     def on_checkpoint(self, iteration: int, trials: list, trial: Any, checkpoint: tune.Checkpoint, **info: Any) -> None:
         run_id, _ = self._run(trial)

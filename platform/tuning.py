@@ -45,7 +45,7 @@ def find_sweep(storage: Path, preset: str, name: str | None) -> str:
 def _optuna_param(spec: SweepSpec, key: str) -> Any:
     r = spec.preset.optuna[key]
     if r.integer:
-        return tune.randint(int(r.low), int(r.high) + 1)
+        return tune.lograndint(int(r.low), int(r.high) + 1) if r.log else tune.randint(int(r.low), int(r.high) + 1)
     return tune.loguniform(r.low, r.high) if r.log else tune.uniform(r.low, r.high)
 
 

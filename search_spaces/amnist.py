@@ -3,14 +3,14 @@ import math
 
 from search_spaces import OptunaRange, Preset, Profile
 from trainables.releaser import FIGURE_FILE, checkpoint_inputs, data_counts, raw_baselines, train_releaser
-from trainables.releaser_config import ReleaserConfig, normalise
+from trainables.releaser_config import ReleaserConfig
 
 PRESET = Preset(
     name="amnist",
     mechanism="releaser",
     dataset="amnist",
     trainable=train_releaser,
-    validate=normalise,
+    validate=ReleaserConfig.normalise,
     base=ReleaserConfig(alpha=1.0, lam=0.0, adv_steps=1, pretrain_epochs=2).as_dict(),
     profiles={
         "smoke": Profile(

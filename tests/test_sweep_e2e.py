@@ -36,7 +36,8 @@ def test_smoke_sweep_logs_runs_metrics_and_front(workdir: Path) -> None:
     assert {"front/hypervolume", "front/size", "baseline/utility/accuracy", "baseline/attack/deep/accuracy",
             "data/amnist_test"} <= set(parent.data.metrics)
     assert parent.data.metrics["data/amnist_test"] == 4681 and parent.data.metrics["data/amnist_train"] == 28476
-    assert {a.path for a in client.list_artifacts(parent.info.run_id, "front")} == {"front/trials.csv", "front/front.csv", "front/front.png"}
+    assert {a.path for a in client.list_artifacts(parent.info.run_id, "front")} == {
+        "front/trials.csv", "front/front.csv", "front/front.png", "front/trends.png"}
 
     assert len(children) == 2 and {c.data.params["lam"] for c in children} == {"0.0", "10.0"}
     for child in children:

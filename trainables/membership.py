@@ -30,7 +30,7 @@ def _adult_with_axes(data_root: str) -> tuple[AdultData, np.ndarray, np.ndarray]
     return data, mean, components
 
 
-def _split(cfg: MembershipConfig, pool: int) -> tuple[np.ndarray, np.ndarray]:
+def member_split(cfg: MembershipConfig, pool: int) -> tuple[np.ndarray, np.ndarray]:
     """Disjoint member and non-member row indices into the training file, drawn by the config's seed."""
     if 2 * cfg.n > pool:
         raise ValueError(f"n={cfg.n} members plus as many non-members exceed the {pool} Adult training rows")
@@ -57,18 +57,18 @@ def evaluate_point(cfg: MembershipConfig) -> dict[str, float]:
         raise ValueError(f"p_x={cfg.p_x} exceeds the {axes.shape[0]} Adult features")
     components = axes[:cfg.p_x]
     train_x, test_x = project(data.train_x, mean, components), project(data.test_x, mean, components)
-    members, nonmembers = _split(cfg, len(train_x))
+    members, nonmembers = member_split(cfg, len(train_x))
     x, y = train_x[members], data.train_y[members]
 
     def fit(fx: np.ndarray, fy: np.ndarray, seed: int) -> np.ndarray:
-        return fit_logistic(fx, fy, seed, cfg.lam, cfg.sigma, cfg.epochs)
+        return fit_logistic(fx, fy, seed, cfg.lam, cfg.sigma, cfg.gd_steps)
 
     theta = fit(x, y, cfg.seed)
     metrics = {
         "utility/accuracy": balanced_accuracy(_predict(theta, test_x), torch.tensor(data.test_y), 2),
         "train/accuracy": float(np.mean(_predict(theta, x).numpy() == y)),
     }
-    attack = YeomAttacker(seed=cfg.seed).run_on_losses(
+    attack = YeomAttacker(seed=cfg.seed, figure=False).run_on_losses(
         torch.from_numpy(logistic_losses(theta, x, y)),
         torch.from_numpy(logistic_losses(theta, train_x[nonmembers], data.train_y[nonmembers])),
     )
@@ -95,6 +95,6 @@ def data_counts(config: dict) -> dict[str, int]:
     """Adult row counts and the member / non-member sizes of this config (raises early if no data or too large n)."""
     cfg = MembershipConfig.from_dict(config)
     data = load_adult(cfg.data_root or None)
-    _split(cfg, len(data.train_x))
+    member_split(cfg, len(data.train_x))
     return {"adult_train": len(data.train_x), "adult_test": len(data.test_x), "adult_dropped": data.n_dropped,
             "members": cfg.n, "nonmembers": cfg.n}

