@@ -1,0 +1,171 @@
+"""The privatizer's synthetic information-bound check (DESIGN §3.2) as a Ray Tune function trainable.
+
+U, S ~ Bernoulli(0.5) with codependence k, X | U, S ~ N([U, S], σ² I) and the linear stochastic filter
+Q = θX + z, z ~ N(0, I) (no bias: a translation of Q changes no information quantity). The filter and the
+estimators P_η(s|q), P_ψ(u|q), P_φ(u|x) are trained alternately (Algorithm 1: all estimators learned).
+
+The reported information quantities use the exact mixture densities, not the learned estimators:
+Q | U=u, S=s ~ N(θ[u, s], I + σ²θθᵀ), so with Monte-Carlo samples (u, s, x, q)
+  I(S;Q)   = E[log p(q|s) − log p(q)],
+  I(U;X|Q) = H(U|Q) − H(U|X, Q) = H(U|Q) − H(U|X)   (U → X → Q is a Markov chain: z is independent),
+  H(U|Q)   = −E[log p(u|q)],  H(U|X) = −E[log p(u|x)],  both with exact posteriors,
+  K        = I(U;S) − I(U;S|X),  I(U;S|X) = E_x[KL(p(u, s|x) ‖ p(u|x) p(s|x))]  (≈ 0: σ = 0.05 ≪ 1).
+Worker-side code: never imports ``platform.*``.
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+
+import torch
+from ray import tune
+from torch import Tensor, nn
+
+from trainables.metrics import balanced_accuracy
+from trainables.privatizer_gmm_config import PrivatizerGmmConfig, joint_us
+
+Reporter = Callable[[dict[str, float]], None]
+PAIRS = torch.tensor([[0, 0], [0, 1], [1, 0], [1, 1]])  # component index c = 2u + s -> (u, s)
+
+
+def mutual_information_us(k: float) -> float:
+    """Analytic I(U;S) in nats of the codependent Bernoulli(0.5) pair: the information the bound K starts from."""
+    joint = joint_us(k)
+    pu = [sum(row) for row in joint]
+    ps = [joint[0][s] + joint[1][s] for s in range(2)]
+    return sum(p * math.log(p / (pu[u] * ps[s])) for u, row in enumerate(joint) for s, p in enumerate(row) if p > 0)
+
+
+def sample_gmm(k: float, sigma: float, n: int, generator: torch.Generator) -> tuple[Tensor, Tensor, Tensor]:
+    """n draws of (X, U, S): (U, S) from the joint, X ~ N([U, S], σ² I) (float64 X, int64 labels)."""
+    probs = torch.tensor(joint_us(k), dtype=torch.float64).flatten()
+    c = torch.multinomial(probs, n, replacement=True, generator=generator)
+    us = PAIRS[c]
+    x = us.double() + sigma * torch.randn(n, 2, generator=generator, dtype=torch.float64)
+    return x, us[:, 0], us[:, 1]
+
+
+def _log_gauss(points: Tensor, means: Tensor, cov: Tensor) -> Tensor:
+    """log N(points[i]; means[c], cov) for every point i and component c: shape (n, components)."""
+    chol = torch.linalg.cholesky(cov)
+    diff = (points[:, None, :] - means[None, :, :]).reshape(-1, 2)
+    white = torch.linalg.solve_triangular(chol, diff.T, upper=False).T.reshape(len(points), len(means), 2)
+    return -0.5 * (white ** 2).sum(-1) - torch.log(torch.diagonal(chol)).sum() - math.log(2 * math.pi)
+
+
+def _log_joint_posterior(log_comp: Tensor, log_prior: Tensor) -> Tensor:
+    """log p(u, s | observation) as (n, 2, 2) from component log-likelihoods (n, 4) and log P(u, s) (4,)."""
+    logits = log_comp + log_prior
+    return (logits - torch.logsumexp(logits, dim=1, keepdim=True)).reshape(-1, 2, 2)
+
+
+def information_terms(theta: Tensor, k: float, sigma: float, n: int, generator: torch.Generator) -> dict[str, float]:
+    """Monte-Carlo I(S;Q), I(U;X|Q), H(U|Q), H(U|X), I(U;S|X) with exact mixture densities for the filter θ."""
+    theta = theta.detach().double()
+    x, u, s = sample_gmm(k, sigma, n, generator)
+    q = x @ theta.T + torch.randn(n, 2, generator=generator, dtype=torch.float64)
+    log_prior = torch.tensor(joint_us(k), dtype=torch.float64).flatten().log()  # -inf cells drop out below
+    rows = torch.arange(n)
+    post_q = _log_joint_posterior(_log_gauss(q, PAIRS.double() @ theta.T, torch.eye(2, dtype=torch.float64)
+                                             + sigma ** 2 * theta @ theta.T), log_prior)
+    post_x = _log_joint_posterior(_log_gauss(x, PAIRS.double(), sigma ** 2 * torch.eye(2, dtype=torch.float64)),
+                                  log_prior)
+    log_u_q, log_s_q = torch.logsumexp(post_q, dim=2), torch.logsumexp(post_q, dim=1)
+    log_u_x, log_s_x = torch.logsumexp(post_x, dim=2), torch.logsumexp(post_x, dim=1)
+    # I(S;Q) = E[log p(q|s)/p(q)] = E[log p(s|q)/P(s)]; the marginal P(s) is exactly 1/2 for every valid k.
+    i_sq = float((log_s_q[rows, s] - math.log(0.5)).mean())
+    h_u_q = float(-log_u_q[rows, u].mean())
+    h_u_x = float(-log_u_x[rows, u].mean())
+    pointwise = post_x - log_u_x[:, :, None] - log_s_x[:, None, :]
+    i_us_x = float(torch.where(post_x.isfinite(), post_x.exp() * pointwise, 0.0).sum((1, 2)).mean())
+    return {"i_sq": i_sq, "i_uxq": h_u_q - h_u_x, "h_u_q": h_u_q, "h_u_x": h_u_x, "i_us_x": i_us_x}
+
+
+def privatizer_loss(log_p_u_x: Tensor, log_p_u_q: Tensor, log_p_s_q: Tensor, log_prior_s: Tensor,
+                    alpha: float) -> Tensor:
+    """(1−α)·[mean log P_φ(u|x)/P_ψ(u|q)]² + α·[mean log P_η(s|q)/P(s)]²: the seed's privatizer objective."""
+    utility = (log_p_u_x - log_p_u_q).mean()
+    secret = (log_p_s_q - log_prior_s).mean()
+    return (1 - alpha) * utility ** 2 + alpha * secret ** 2
+
+
+def _estimator(hidden: int) -> nn.Module:
+    """A one-hidden-layer classifier R² -> 2 logits."""
+    return nn.Sequential(nn.Linear(2, hidden), nn.Tanh(), nn.Linear(hidden, 2)).double()
+
+
+def _picked(logits: Tensor, labels: Tensor) -> Tensor:
+    """log-softmax probability of each sample's label."""
+    return logits.log_softmax(-1).gather(1, labels[:, None]).squeeze(1)
+
+
+def train_filter(cfg: PrivatizerGmmConfig, on_report: Reporter | None = None) -> tuple[Tensor, dict[str, nn.Module]]:
+    """Algorithm 1: alternate estimator cross-entropy steps and privatizer-loss steps on θ; returns θ and estimators."""
+    torch.manual_seed(cfg.seed)
+    gen = torch.Generator().manual_seed(cfg.seed)
+    x, u, s = sample_gmm(cfg.k, cfg.sigma, cfg.n_samples, gen)
+    theta = nn.Parameter(torch.eye(2, dtype=torch.float64))
+    est = {"eta": _estimator(cfg.hidden), "psi": _estimator(cfg.hidden), "phi": _estimator(cfg.hidden)}
+    est_opt = torch.optim.Adam([p for m in est.values() for p in m.parameters()], lr=cfg.estimator_lr)
+    filt_opt = torch.optim.Adam([theta], lr=cfg.lr)
+    log_prior_s = torch.full((cfg.n_samples,), math.log(0.5), dtype=torch.float64)
+    for step in range(1, cfg.steps + 1):
+        for _ in range(cfg.estimator_steps):
+            q = (x @ theta.T + torch.randn(cfg.n_samples, 2, generator=gen, dtype=torch.float64)).detach()
+            ce = -(_picked(est["eta"](q), s) + _picked(est["psi"](q), u) + _picked(est["phi"](x), u)).mean()
+            est_opt.zero_grad()
+            ce.backward()
+            est_opt.step()
+        q = x @ theta.T + torch.randn(cfg.n_samples, 2, generator=gen, dtype=torch.float64)
+        loss = privatizer_loss(_picked(est["phi"](x), u).detach(), _picked(est["psi"](q), u),
+                               _picked(est["eta"](q), s), log_prior_s, cfg.alpha)
+        filt_opt.zero_grad()
+        loss.backward()
+        filt_opt.step()
+        if on_report is not None and cfg.report_every and step % cfg.report_every == 0 and step < cfg.steps:
+            on_report(evaluate(cfg, theta, est, step))
+    return theta.detach(), est
+
+
+@torch.no_grad()
+def evaluate(cfg: PrivatizerGmmConfig, theta: Tensor, est: dict[str, nn.Module], step: int) -> dict[str, float]:
+    """Exact-density leakage, the bound K and the estimators' balanced accuracies on fresh samples (metric -> value)."""
+    gen = torch.Generator().manual_seed(cfg.seed + 1_000_003 * step + 7)
+    info = information_terms(theta, cfg.k, cfg.sigma, cfg.mc_samples, gen)
+    x, u, s = sample_gmm(cfg.k, cfg.sigma, cfg.eval_samples, gen)
+    q = x @ theta.T + torch.randn(cfg.eval_samples, 2, generator=gen, dtype=torch.float64)
+    i_us = mutual_information_us(cfg.k)
+    bound = i_us - info["i_us_x"]
+    total = info["i_sq"] + info["i_uxq"]
+    return {
+        "leakage/i_sq": info["i_sq"], "leakage/i_uxq": info["i_uxq"], "leakage/sum": total,
+        "leakage/bound_k": bound, "leakage/i_us": i_us, "leakage/i_us_given_x": info["i_us_x"],
+        "leakage/gap": total - bound, "leakage/h_u_q": info["h_u_q"], "leakage/h_u_x": info["h_u_x"],
+        "utility/accuracy": balanced_accuracy(est["psi"](q).argmax(-1), u, 2),
+        "attack/estimator/accuracy": balanced_accuracy(est["eta"](q).argmax(-1), s, 2),
+        "train/theta_norm": float(theta.norm()),
+        "train/step": float(step),
+    }
+
+
+def run_point(cfg: PrivatizerGmmConfig, on_report: Reporter | None = None) -> dict[str, float]:
+    """Train one filter and return its final metrics (intermediate ones go to ``on_report`` every report_every steps)."""
+    t0 = time.perf_counter()
+    theta, est = train_filter(cfg, on_report)
+    metrics = evaluate(cfg, theta, est, cfg.steps)
+    metrics["time/train_s"] = time.perf_counter() - t0
+    return metrics
+
+
+def train_gmm_privatizer(config: dict) -> None:
+    """Ray Tune function trainable: one filter, its information-plane trajectory optionally, the final point once."""
+    cfg = PrivatizerGmmConfig.from_dict(config)
+    torch.set_num_threads(cfg.threads)
+    tune.report(run_point(cfg, tune.report))
+
+
+def data_counts(config: dict) -> dict[str, int]:
+    """Training, Monte-Carlo and evaluation sample counts of this config (validates it before scheduling)."""
+    cfg = PrivatizerGmmConfig.from_dict(config)
+    return {"samples": cfg.n_samples, "mc_samples": cfg.mc_samples, "eval_samples": cfg.eval_samples}
