@@ -155,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
     if spec.preset.baselines is not None:
         print("raw-data baselines: " + ", ".join(f"{k} {v:.4f}" for k, v in sorted(parent_metrics.items()) if k.startswith("baseline/")))
     incomplete = results.num_errors > 0 or results.num_terminated < planned
-    print(f"MLflow: mlflow ui --backend-store-uri {tracking_uri}  (experiment {client.get_experiment(exp_id).name}, run {name})")
+    print(f"MLflow: mlflow ui --backend-store-uri {tracking_uri} --workers 1  (experiment {client.get_experiment(exp_id).name}, run {name})")
     if incomplete:
         client.set_terminated(parent_id, "KILLED")
         print(f"sweep {name} incomplete: continue with  python -m platform.sweep {spec.preset.name} --resume {name}", file=sys.stderr)
