@@ -1,5 +1,7 @@
 """The privatizer's synthetic information-bound check (DESIGN §3.2): a linear stochastic filter on a 2-D Gaussian
-mixture, swept over the codependence k of U and S and the privacy weight α of the privatizer loss."""
+mixture, swept over the codependence k of U and S and the privacy weight α of the privatizer loss. ``algorithm`` (the
+seed's Algorithm 1, 2 or 3: which estimators are pre-trained on raw data and frozen) is a grid axis holding [1] in every
+profile; ``--set algorithm=1,2,3`` sweeps all three. Optuna keeps it at 1 (its range is [1, 1])."""
 from search_spaces import OptunaRange, Preset, Profile
 from trainables.privatizer_gmm import data_counts, train_gmm_privatizer
 from trainables.privatizer_gmm_config import PrivatizerGmmConfig
@@ -15,30 +17,30 @@ PRESET = Preset(
         "smoke": Profile(
             description="seconds: two α at k = 0.4, short training, few Monte-Carlo samples (for tests)",
             config={"steps": 60, "estimator_steps": 3, "n_samples": 500, "mc_samples": 2000, "eval_samples": 1000},
-            grid={"k": [0.4], "alpha": [0.1, 0.9]},
+            grid={"k": [0.4], "alpha": [0.1, 0.9], "algorithm": [1]},
             optuna_samples=2,
         ),
         "quick": Profile(
             description="a few minutes on 2 CPUs: α ∈ {0, 0.25, 0.5, 0.75, 1} × k ∈ {1, 0.4, 0}, trajectory every 50 steps",
             config={"report_every": 50},
-            grid={"k": [1.0, 0.4, 0.0], "alpha": [0.0, 0.25, 0.5, 0.75, 1.0]},
+            grid={"k": [1.0, 0.4, 0.0], "alpha": [0.0, 0.25, 0.5, 0.75, 1.0], "algorithm": [1]},
             optuna_samples=15,
         ),
         "paper": Profile(
             description="α every 0.05 × k ∈ {1, 0.4, 0}, longer training, more samples",
             config={"steps": 1000, "n_samples": 5000, "mc_samples": 100000, "eval_samples": 20000, "report_every": 50},
-            grid={"k": [1.0, 0.4, 0.0], "alpha": [round(0.05 * i, 2) for i in range(21)]},
+            grid={"k": [1.0, 0.4, 0.0], "alpha": [round(0.05 * i, 2) for i in range(21)], "algorithm": [1]},
             optuna_samples=60,
         ),
     },
     default_profile="quick",
-    optuna={"k": OptunaRange(0.0, 1.0), "alpha": OptunaRange(0.0, 1.0)},
+    optuna={"k": OptunaRange(0.0, 1.0), "alpha": OptunaRange(0.0, 1.0), "algorithm": OptunaRange(1, 1, integer=True)},
     pareto_axes=(
         {"metric": "utility/accuracy", "higher_is_better": True, "bound": 0.0, "ideal": 1.0},
         {"metric": "attack/estimator/accuracy", "higher_is_better": False, "bound": 1.0, "ideal": 0.5},
     ),
     data_counts=data_counts,
     optuna_objectives=(("utility/accuracy", "max"), ("attack/estimator/accuracy", "min")),
-    label_keys=("k", "alpha"),
+    label_keys=("k", "alpha", "algorithm"),
     trend_metrics=("leakage/i_sq", "leakage/i_uxq", "leakage/sum", "leakage/gap"),
 )

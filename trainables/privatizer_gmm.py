@@ -1,8 +1,14 @@
 """The privatizer's synthetic information-bound check (DESIGN §3.2) as a Ray Tune function trainable.
 
 U, S ~ Bernoulli(0.5) with codependence k, X | U, S ~ N([U, S], σ² I) and the linear stochastic filter
-Q = θX + z, z ~ N(0, I) (no bias: a translation of Q changes no information quantity). The filter and the
-estimators P_η(s|q), P_ψ(u|q), P_φ(u|x) are trained alternately (Algorithm 1: all estimators learned).
+Q = θX + z, z ~ N(0, I) (no bias: a translation of Q changes no information quantity). ``algorithm`` picks the
+seed's variant:
+  1: the filter and the estimators P_η(s|q), P_ψ(u|q), P_φ(u|x) are trained alternately (all learned);
+  2: the provider's utility classifier P_φ(u|x) is pre-trained on raw (x, u), frozen, and also used on released
+     data, P(u|q) := P_φ(u|q) (no ψ); the filter and P_η(s|q) are trained alternately;
+  3: P_φ(u|x) and the secret classifier P_η(s|x) are both pre-trained on raw data, frozen, and used on q as well
+     (P(u|q) := P_φ(u|q), P(s|q) := P_η(s|q)); only θ is trained.
+Frozen estimators have requires_grad False and sit in no optimizer (the filter's gradient flows through them to q).
 
 The reported information quantities use the exact mixture densities, not the learned estimators:
 Q | U=u, S=s ~ N(θ[u, s], I + σ²θθᵀ), so with Monte-Carlo samples (u, s, x, q)
@@ -100,26 +106,55 @@ def _picked(logits: Tensor, labels: Tensor) -> Tensor:
     return logits.log_softmax(-1).gather(1, labels[:, None]).squeeze(1)
 
 
+def _pretrain(modules: dict[str, nn.Module], x: Tensor, labels: dict[str, Tensor], cfg: PrivatizerGmmConfig) -> None:
+    """Fit each module to its labels on raw x (cross-entropy, Adam, steps × estimator_steps updates); freeze them."""
+    opt = torch.optim.Adam([p for m in modules.values() for p in m.parameters()], lr=cfg.estimator_lr)
+    for _ in range(cfg.steps * cfg.estimator_steps):
+        ce = -sum(_picked(m(x), labels[name]).mean() for name, m in modules.items())
+        opt.zero_grad()
+        ce.backward()
+        opt.step()
+    for m in modules.values():
+        m.requires_grad_(False)
+
+
 def train_filter(cfg: PrivatizerGmmConfig, on_report: Reporter | None = None) -> tuple[Tensor, dict[str, nn.Module]]:
-    """Algorithm 1: alternate estimator cross-entropy steps and privatizer-loss steps on θ; returns θ and estimators."""
+    """Train θ with the privatizer loss by ``cfg.algorithm``; returns θ and the estimators {"eta", "psi", "phi"}.
+
+    Algorithm 1 alternates estimator cross-entropy steps and privatizer-loss steps. Algorithms 2 and 3 first
+    pre-train and freeze φ (and, for 3, η) on raw data; then "psi" is φ itself (the utility estimator on q) and
+    "eta" is trained on q (Algorithm 2) or is the frozen raw-data secret classifier applied to q (Algorithm 3).
+    """
     torch.manual_seed(cfg.seed)
     gen = torch.Generator().manual_seed(cfg.seed)
     x, u, s = sample_gmm(cfg.k, cfg.sigma, cfg.n_samples, gen)
     theta = nn.Parameter(torch.eye(2, dtype=torch.float64))
     est = {"eta": _estimator(cfg.hidden), "psi": _estimator(cfg.hidden), "phi": _estimator(cfg.hidden)}
-    est_opt = torch.optim.Adam([p for m in est.values() for p in m.parameters()], lr=cfg.estimator_lr)
+    if cfg.algorithm == 1:
+        learned = ["eta", "psi", "phi"]
+    else:
+        frozen = {"phi": est["phi"], **({"eta": est["eta"]} if cfg.algorithm == 3 else {})}
+        _pretrain(frozen, x, {"phi": u, "eta": s}, cfg)
+        est["psi"] = est["phi"]  # P(u|q) := P_φ(u|q): the provider keeps its raw-data model
+        learned = ["eta"] if cfg.algorithm == 2 else []
+    trainable = [p for n in learned for p in est[n].parameters()]
+    est_opt = torch.optim.Adam(trainable, lr=cfg.estimator_lr) if trainable else None
     filt_opt = torch.optim.Adam([theta], lr=cfg.lr)
     log_prior_s = torch.full((cfg.n_samples,), math.log(0.5), dtype=torch.float64)
+    log_p_u_x_frozen = _picked(est["phi"](x), u).detach() if cfg.algorithm != 1 else None
     for step in range(1, cfg.steps + 1):
-        for _ in range(cfg.estimator_steps):
+        for _ in range(cfg.estimator_steps if est_opt is not None else 0):
             q = (x @ theta.T + torch.randn(cfg.n_samples, 2, generator=gen, dtype=torch.float64)).detach()
-            ce = -(_picked(est["eta"](q), s) + _picked(est["psi"](q), u) + _picked(est["phi"](x), u)).mean()
+            if cfg.algorithm == 1:
+                ce = -(_picked(est["eta"](q), s) + _picked(est["psi"](q), u) + _picked(est["phi"](x), u)).mean()
+            else:
+                ce = -_picked(est["eta"](q), s).mean()
             est_opt.zero_grad()
             ce.backward()
             est_opt.step()
         q = x @ theta.T + torch.randn(cfg.n_samples, 2, generator=gen, dtype=torch.float64)
-        loss = privatizer_loss(_picked(est["phi"](x), u).detach(), _picked(est["psi"](q), u),
-                               _picked(est["eta"](q), s), log_prior_s, cfg.alpha)
+        log_p_u_x = _picked(est["phi"](x), u).detach() if log_p_u_x_frozen is None else log_p_u_x_frozen
+        loss = privatizer_loss(log_p_u_x, _picked(est["psi"](q), u), _picked(est["eta"](q), s), log_prior_s, cfg.alpha)
         filt_opt.zero_grad()
         loss.backward()
         filt_opt.step()
@@ -145,6 +180,7 @@ def evaluate(cfg: PrivatizerGmmConfig, theta: Tensor, est: dict[str, nn.Module],
         "utility/accuracy": balanced_accuracy(est["psi"](q).argmax(-1), u, 2),
         "attack/estimator/accuracy": balanced_accuracy(est["eta"](q).argmax(-1), s, 2),
         "train/theta_norm": float(theta.norm()),
+        "train/algorithm": float(cfg.algorithm),
         "train/step": float(step),
     }
 

@@ -26,13 +26,16 @@ class PrivatizerGmmConfig(TypedConfig):
     dataset: str = "gmm"
     k: float = 0.4  # codependence of U and S: 1 independent, 0 S = 1 - U
     alpha: float = 0.5  # weight of the secret term in the privatizer loss
+    algorithm: int = 1  # 1: all estimators learned; 2: utility φ pre-trained on raw data and frozen (also P(u|q));
+    # 3: utility φ and secret η both pre-trained on raw data and frozen (also P(u|q), P(s|q)): only θ trains
     sigma: float = 0.05  # std of X | U, S around [U, S]
     seed: int = 0
     n_samples: int = 2000  # training set (X, U, S); the filter noise z is redrawn every step
     steps: int = 300  # privatizer (filter) updates
-    estimator_steps: int = 5  # estimator updates before each privatizer update (Algorithm 1)
+    estimator_steps: int = 5  # estimator updates before each privatizer update; Algorithms 2 and 3 pre-train their
+    # frozen estimators on raw data for steps × estimator_steps updates first (the budget φ gets in Algorithm 1)
     lr: float = 0.05  # Adam step of the filter θ
-    estimator_lr: float = 0.01  # Adam step of the three estimators
+    estimator_lr: float = 0.01  # Adam step of the estimators (learned and pre-trained alike)
     hidden: int = 16  # width of the estimators' one hidden layer
     mc_samples: int = 20000  # Monte-Carlo samples of the exact-density information estimates
     eval_samples: int = 5000  # fresh samples for the estimators' balanced accuracies
@@ -45,6 +48,7 @@ class PrivatizerGmmConfig(TypedConfig):
         return [
             (math.isfinite(self.k) and 0 <= self.k <= 1, f"k must be in [0, 1] (got {self.k})"),
             (math.isfinite(self.alpha) and 0 <= self.alpha <= 1, f"alpha must be in [0, 1] (got {self.alpha})"),
+            (self.algorithm in (1, 2, 3), f"algorithm must be 1, 2 or 3 (got {self.algorithm})"),
             (math.isfinite(self.sigma) and self.sigma > 0, f"sigma must be a finite value > 0 (got {self.sigma})"),
             (self.n_samples >= 2, f"n_samples must be >= 2 (got {self.n_samples})"),
             (self.steps >= 1, f"steps must be >= 1 (got {self.steps})"),
