@@ -19,7 +19,7 @@ from attacks.farm import MEMBERSHIP, check_names
 from platform import tracking
 from platform.cli import guarded
 from platform.errors import UsageError
-from platform.farm_scheduler import FarmPlan, FarmScheduler, metric_at
+from platform.farm_scheduler import FarmPlan, FarmScheduler
 from platform.pareto import Axis
 from platform.sweep_config import get_preset
 from platform.sweep_report import format_summary, log_summary, summarise, trials_table
@@ -59,8 +59,11 @@ def attack_missing(client: MlflowClient, exp_id: str, parent_id: str, plan: Farm
     names = attackers or plan.attackers
     for run in tracking.child_runs(client, exp_id, parent_id):
         checkpoints = checkpoints_of(run)
+        if not checkpoints:
+            continue
+        done = {a: {m.step for m in client.get_metric_history(run.info.run_id, primary_metric(a))} for a in names}
         for step, directory in checkpoints:
-            missing = [a for a in names if metric_at(client, run.info.run_id, primary_metric(a), step) is None]
+            missing = [a for a in names if step not in done[a]]
             if missing:
                 scheduler.submit(run.info.run_id, step, trial_config(directory), tune.Checkpoint.from_directory(str(directory)),
                                  missing, figures=step == checkpoints[-1][0])

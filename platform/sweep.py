@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import ray
@@ -112,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     init_ray(args.address)
     gpus = default_gpus_per_trial() if args.gpus_per_trial is None else args.gpus_per_trial
     cpus = spec.preset.profiles[spec.profile].cpus_per_trial
-    spec.config["threads"] = max(1, int(cpus))
+    spec = replace(spec, config={**spec.config, "threads": max(1, int(cpus))})
     resources = {"cpu": cpus, "gpu": gpus}
     print(f"ray: {ray.cluster_resources()}; per trial {resources}", flush=True)
 
