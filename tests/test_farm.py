@@ -69,3 +69,16 @@ def test_platform_attack_rejects_unknown_target_and_attacker(workdir: Path) -> N
     assert out.returncode == 2 and out.stderr.strip().splitlines()[-1].startswith("error: 'no-such-sweep' is neither")
     out = run_sweep(workdir, "amnist", "--profile", "smoke", "--attackers", "laser")
     assert out.returncode == 2 and "unknown attacker(s) laser" in out.stderr
+
+
+def test_strongest_attacker_is_the_maximum_of_the_privacy_attackers(workdir: Path) -> None:
+    from platform.farm_scheduler import MAX_METRIC, TAG_STRONGEST, update_strongest
+
+    client = store(workdir)
+    run_id = client.create_run(client.create_experiment("strongest")).info.run_id
+    for name, value in (("deep", 0.6), ("deep_raw", 0.8), ("thickness", 0.7), ("si_only", 0.9)):
+        client.log_metric(run_id, f"attack/{name}/accuracy", value, step=1)
+    update_strongest(client, run_id, 1, ("deep", "deep_raw", "thickness"))
+    update_strongest(client, run_id, 1, ("deep", "deep_raw", "thickness"))  # same value: logged once
+    assert history(client, run_id, MAX_METRIC) == [(1, 0.8)]
+    assert client.get_run(run_id).data.tags[TAG_STRONGEST] == "deep_raw"

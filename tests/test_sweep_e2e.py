@@ -107,3 +107,16 @@ def test_optuna_search_runs_and_builds_the_same_front(workdir: Path, search: str
     assert len(children) == 2 and "front/hypervolume" in parent.data.metrics
     for child in children:
         assert 0.3 <= float(child.data.params["alpha"]) <= 50 and 0 <= float(child.data.params["lam"]) <= 10
+
+
+def test_steps_reported_again_after_a_restart_are_logged_once(workdir: Path) -> None:
+    # Checkpoints at epochs 2 and 4; the worker dies after reporting epoch 3, restarts from epoch 2,
+    # and reports epoch 3 again: MLflow must keep one entry per step.
+    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--set", "lam=0", "--set", "epochs=4",
+                    "--set", "checkpoint_every=2", "--set", "kill_worker_after_epoch=3", "--attackers", "none")
+    assert out.returncode == 0, out.stderr[-3000:]
+    _, (child,) = runs_by_role(workdir)
+    client = store(workdir)
+    assert [m.step for m in client.get_metric_history(child.info.run_id, "epoch")] == [1, 2, 3, 4]
+    resumed = sorted((m.step, m.value) for m in client.get_metric_history(child.info.run_id, "train/resumed_from_epoch"))
+    assert resumed == [(1, 0.0), (2, 0.0), (3, 0.0), (4, 2.0)]

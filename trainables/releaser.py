@@ -250,12 +250,12 @@ def train_releaser(config: dict) -> None:
             return load_checkpoint(directory, models)
 
     for outcome in run_game(cfg, pick_device(), restore if checkpoint is not None else None):
-        if not outcome.checkpoint:
+        if outcome.checkpoint:
+            with tempfile.TemporaryDirectory() as directory:
+                write_checkpoint(cfg, outcome, Path(directory))
+                tune.report(outcome.metrics, checkpoint=tune.Checkpoint.from_directory(directory))
+        else:
             tune.report(outcome.metrics)
-            continue
-        with tempfile.TemporaryDirectory() as directory:
-            write_checkpoint(cfg, outcome, Path(directory))
-            tune.report(outcome.metrics, checkpoint=tune.Checkpoint.from_directory(directory))
         if outcome.epoch == cfg.kill_worker_after_epoch and checkpoint is None:
             os.kill(os.getpid(), signal.SIGKILL)  # fault injection for resilience tests: dies once, then resumes
 
