@@ -2,7 +2,7 @@
 import math
 
 from search_spaces import OptunaRange, Preset, Profile
-from trainables.releaser import FIGURE_FILE, checkpoint_inputs, data_counts, raw_baselines, train_releaser
+from trainables.releaser import FIGURE_FILE, checkpoint_inputs, data_counts, load_release, raw_baselines, train_releaser
 from trainables.releaser_config import ReleaserConfig
 
 PRESET = Preset(
@@ -56,4 +56,5 @@ PRESET = Preset(
     label_keys=("alpha", "lam", "adv_steps"),
     trend_metrics=("utility/accuracy", "attack/max/accuracy", "leakage/normalised_alpha_mi"),
     checkpoint_figures=(FIGURE_FILE,),
+    load_release=load_release,
 )

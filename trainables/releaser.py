@@ -26,6 +26,7 @@ from trainables.alpha_mi import normalised_alpha_mi
 from trainables.data import AmnistSplit, default_data_root, load_amnist
 from trainables.figures import save_release_grid
 from trainables.nets import ConvReleaser, SmallCNN
+from trainables.release_map import ReleaseMap
 from trainables.releaser_config import ReleaserConfig
 from trainables.training import batches, evaluate, fit_classifier
 
@@ -90,10 +91,11 @@ def load_checkpoint(directory: str, models: Models) -> int:
 
 def release(releaser: ConvReleaser, x: torch.Tensor, generator: torch.Generator, batch_size: int = 1024) -> torch.Tensor:
     """Y = R(X, Z) for a whole split, batched, without gradients."""
+    was_training = releaser.training
     releaser.eval()
     with torch.no_grad():
         out = torch.cat([releaser(chunk, generator) for chunk in x.split(batch_size)])
-    releaser.train()
+    releaser.train(was_training)
     return out
 
 
@@ -277,6 +279,14 @@ def checkpoint_inputs(config: dict, checkpoint_dir: str) -> CheckpointInputs:
         MembershipTarget("adversary", models.adversary, released_train, train.thick, released_test, test.thick),
     )
     return CheckpointInputs(data, targets)
+
+
+def load_release(config: dict, checkpoint_dir: str) -> ReleaseMap:
+    """The checkpoint's releaser as a served map: 1×28×28 images in [0, 1] to released images."""
+    cfg = ReleaserConfig.from_dict(config)
+    models = Models.build(cfg, torch.device("cpu"))
+    load_checkpoint(checkpoint_dir, models)
+    return ReleaseMap("releaser", (1, 28, 28), (0.0, 1.0), models.releaser.eval(), release)
 
 
 def raw_baselines(config: dict) -> dict[str, float]:

@@ -1,0 +1,39 @@
+"""A trained mechanism's release function restored from a checkpoint: the one transform serving runs.
+
+Training, the attack farm and serving all release through the mechanism's own code; a ``ReleaseMap``
+wraps that code with what a server must know to validate requests (per-sample shape, value range).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class ReleaseMap:
+    """``release(x, seed)`` for a batch ``x`` of shape ``[N, *input_shape]``; same seed, same output."""
+
+    mechanism: str
+    input_shape: tuple[int, ...]
+    value_range: tuple[float, float] | None  # inputs outside it are rejected (None: any finite value)
+    module: torch.nn.Module  # holds every parameter, so .to(device) moves the whole map
+    apply: Callable[[torch.nn.Module, torch.Tensor, torch.Generator], torch.Tensor]
+
+    def to(self, device: torch.device | str) -> "ReleaseMap":
+        """The same map with its parameters on ``device`` (in eval mode)."""
+        self.module.to(device).eval()
+        return self
+
+    @property
+    def device(self) -> torch.device:
+        """Where the parameters live (CPU for a parameter-free map)."""
+        return next(self.module.parameters(), torch.empty(0)).device
+
+    @torch.no_grad()
+    def release(self, x: torch.Tensor, seed: int) -> torch.Tensor:
+        """Release ``x`` with the noise drawn from a generator seeded by ``seed`` on the map's device."""
+        x = x.to(self.device, torch.float32)
+        generator = torch.Generator(device=x.device).manual_seed(int(seed))
+        return self.apply(self.module.eval(), x, generator)
