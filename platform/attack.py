@@ -122,7 +122,7 @@ def run(argv: list[str] | None = None) -> int:
     print(f"attacked {done} checkpoint(s) of sweep run {parent_id}", flush=True)
     axes = [Axis(**a) for a in preset.pareto_axes]
     summary = summarise(trials_table(client, exp_id, parent_id, preset.label_keys), axes)
-    log_summary(client, parent_id, summary, axes, preset.label_keys, preset.trend_metrics)
+    log_summary(client, parent_id, summary, axes, preset)
     print(format_summary(summary, axes, preset.label_keys))
     return 0
 

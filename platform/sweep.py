@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
         tracking.log_metrics(client, parent_id, ray.get(baselines))
     parent_metrics = client.get_run(parent_id).data.metrics
     summary = summarise(trials_table(client, exp_id, parent_id, spec.preset.label_keys), axes)
-    log_summary(client, parent_id, summary, axes, spec.preset.label_keys, spec.preset.trend_metrics)
+    log_summary(client, parent_id, summary, axes, spec.preset)
     print(format_summary(summary, axes, spec.preset.label_keys))
     if spec.preset.baselines is not None:
         print("raw-data baselines: " + ", ".join(f"{k} {v:.4f}" for k, v in sorted(parent_metrics.items()) if k.startswith("baseline/")))

@@ -6,14 +6,18 @@ including those finished before a ``--resume``, and can be rebuilt at any time.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 from mlflow.tracking import MlflowClient
 
+from search_spaces import Preset
+
 from platform import tracking
 from platform.front_plot import plot_front
+from platform.information_plane import log_information_plane
 from platform.pareto import Axis, hypervolume, pareto_mask
 from platform.trend_plot import plot_trends
 
@@ -56,9 +60,15 @@ def summarise(table: pd.DataFrame, axes: list[Axis]) -> SweepSummary:
     return SweepSummary(table, mask, hypervolume(usable, axes), hypervolume(usable, axes, normalised=True))
 
 
-def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, axes: list[Axis],
-                trend_keys: tuple[str, ...], trend_metrics: tuple[str, ...]) -> None:
-    """Trials CSV, front CSV and PNG, trend PNG and hypervolume on the parent; front members tagged on their runs."""
+SWEEP_FIGURES: dict[str, Callable[[MlflowClient, str, pd.DataFrame], None]] = {
+    "information_plane": log_information_plane,
+}
+
+
+def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, axes: list[Axis], preset: Preset) -> None:
+    """Trials CSV, front CSV and PNG, trend PNG, the preset's own sweep figures and the hypervolume on the parent;
+    front members tagged on their runs."""
+    trend_keys, trend_metrics = preset.label_keys, preset.trend_metrics
     table = summary.trials.assign(pareto_front=summary.front)
     with tempfile.TemporaryDirectory() as tmp:
         table.to_csv(Path(tmp) / "trials.csv", index=False)
@@ -69,6 +79,8 @@ def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, axe
         for name in ("trials.csv", "front.csv", "front.png", "trends.png"):
             if (Path(tmp) / name).exists():
                 client.log_artifact(parent_id, str(Path(tmp) / name), artifact_path="front")
+    for figure in preset.sweep_figures:
+        SWEEP_FIGURES[figure](client, parent_id, table)
     metrics = {"front/size": float(summary.front.sum()), "front/trials": float(len(table))}
     if summary.front.any():
         metrics |= {"front/hypervolume": summary.hypervolume, "front/hypervolume_normalised": summary.hypervolume_normalised}

@@ -53,6 +53,7 @@ class Preset:
     privacy_attackers: tuple[str, ...] = ()  # whose accuracy counts for attack/max/accuracy
     checkpoint_figures: tuple[str, ...] = ()  # PNGs a trial writes into its checkpoints
     trend_metrics: tuple[str, ...] = ()  # plotted against every axis (default: the Pareto axes)
+    sweep_figures: tuple[str, ...] = ()  # driver-drawn figures on the parent run (platform.sweep_report.SWEEP_FIGURES)
     load_release: Callable[[dict, str], Any] | None = None  # (config, checkpoint dir) -> trainables.release_map.ReleaseMap
 
 

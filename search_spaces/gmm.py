@@ -43,4 +43,5 @@ PRESET = Preset(
     optuna_objectives=(("utility/accuracy", "max"), ("attack/estimator/accuracy", "min")),
     label_keys=("k", "alpha", "algorithm"),
     trend_metrics=("leakage/i_sq", "leakage/i_uxq", "leakage/sum", "leakage/gap"),
+    sweep_figures=("information_plane",),
 )
