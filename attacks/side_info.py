@@ -2,6 +2,8 @@
 
 SI is any float [N, d] (e.g. one-hot weekday and month for ECO). The SI-only floor is exact when
 SI takes few distinct values: the plug-in Bayes rule for balanced accuracy, read off a count table.
+Per-step labels S [N, T] (e.g. a day's hourly occupancy) are attacked one (sample, step) row at a
+time: the sample's released x and SI, plus the step as a one-hot.
 """
 from __future__ import annotations
 
@@ -11,8 +13,9 @@ import torch
 from torch import nn
 
 from attacks.base import AttackInput, AttackResult
+from attacks.deep import label_accuracies
 from trainables.metrics import balanced_accuracy
-from trainables.training import evaluate, fit_classifier, inverse_frequency_weights
+from trainables.training import fit_classifier, inverse_frequency_weights, predict_logits
 
 
 def require_si(data: AttackInput, name: str) -> tuple[torch.Tensor, torch.Tensor]:
@@ -29,11 +32,19 @@ def standardise(train: torch.Tensor, test: torch.Tensor) -> tuple[torch.Tensor, 
     return (train - mean) / std, (test - mean) / std
 
 
-def mlp_accuracy(
+def per_step(features: torch.Tensor, steps: int, position: bool) -> torch.Tensor:
+    """Each sample's features repeated for its ``steps`` labels [N·T, d], with the step one-hot appended if ``position``."""
+    rows = features.flatten(1).repeat_interleave(steps, 0)
+    if not position:
+        return rows
+    onehot = torch.eye(steps, device=features.device).repeat(len(features), 1)
+    return torch.cat([rows, onehot], 1)
+
+
+def mlp_predictions(
     train_f: torch.Tensor,
     train_s: torch.Tensor,
     test_f: torch.Tensor,
-    test_s: torch.Tensor,
     num_classes: int,
     *,
     hidden: int,
@@ -41,8 +52,8 @@ def mlp_accuracy(
     batch_size: int,
     lr: float,
     seed: int,
-) -> float:
-    """Test balanced accuracy of a two-hidden-layer MLP fitted with class-weighted cross-entropy on features [N, d]."""
+) -> torch.Tensor:
+    """Test predictions of a two-hidden-layer MLP fitted with class-weighted cross-entropy on features [N, d]."""
     train_f, test_f = standardise(train_f, test_f)
     gen = torch.Generator(device=train_f.device).manual_seed(seed)
     torch.manual_seed(seed)
@@ -56,7 +67,7 @@ def mlp_accuracy(
         epochs=epochs, batch_size=batch_size, lr=lr, generator=gen,
         class_weights=inverse_frequency_weights(train_s, num_classes),
     )
-    return evaluate(model, test_f, test_s, num_classes)
+    return predict_logits(model, test_f).argmax(1)
 
 
 def plug_in_bayes(
@@ -94,15 +105,18 @@ class SideInfoAttacker:
     hidden: int = 64
 
     def run(self, data: AttackInput) -> AttackResult:
-        """Train from scratch on released data joined with SI; balanced accuracy on the test split."""
+        """Train from scratch on released data joined with SI (and the step, for per-step labels); test balanced accuracy."""
         train_si, test_si = require_si(data, self.name)
         train_f = torch.cat([data.train_x.flatten(1).float(), train_si], dim=1)
         test_f = torch.cat([data.test_x.flatten(1).float(), test_si], dim=1)
-        accuracy = mlp_accuracy(
-            train_f, data.train_s, test_f, data.test_s, data.num_classes,
+        if data.train_s.dim() == 2:
+            steps = data.train_s.shape[1]
+            train_f, test_f = per_step(train_f, steps, True), per_step(test_f, steps, True)
+        pred = mlp_predictions(
+            train_f, data.train_s.flatten(), test_f, data.num_classes,
             hidden=self.hidden, epochs=self.epochs, batch_size=self.batch_size, lr=self.lr, seed=self.seed,
         )
-        return AttackResult(self.name, {"accuracy": accuracy})
+        return AttackResult(self.name, label_accuracies(pred.view(data.test_s.shape), data.test_s, data.num_classes))
 
 
 @dataclass(frozen=True)
@@ -117,15 +131,22 @@ class SiOnlyAttacker:
     hidden: int = 64
     max_table_rows: int = 4096
 
-    def run(self, data: AttackInput) -> AttackResult:
-        """Plug-in Bayes rule when train+test SI has at most ``max_table_rows`` distinct rows, else the MLP; test balanced accuracy."""
-        train_si, test_si = require_si(data, self.name)
+    def predict(self, train_si: torch.Tensor, train_s: torch.Tensor, test_si: torch.Tensor, num_classes: int) -> torch.Tensor:
+        """Test predictions: plug-in Bayes when train+test SI has at most ``max_table_rows`` distinct rows, else the MLP."""
         if len(torch.unique(torch.cat([train_si, test_si]), dim=0)) <= self.max_table_rows:
-            pred = plug_in_bayes(train_si, data.train_s, test_si, data.num_classes)
-            accuracy = balanced_accuracy(pred, data.test_s, data.num_classes)
-        else:
-            accuracy = mlp_accuracy(
-                train_si, data.train_s, test_si, data.test_s, data.num_classes,
-                hidden=self.hidden, epochs=self.epochs, batch_size=self.batch_size, lr=self.lr, seed=self.seed,
-            )
-        return AttackResult(self.name, {"accuracy": accuracy})
+            return plug_in_bayes(train_si, train_s, test_si, num_classes)
+        return mlp_predictions(train_si, train_s, test_si, num_classes, hidden=self.hidden, epochs=self.epochs,
+                               batch_size=self.batch_size, lr=self.lr, seed=self.seed)
+
+    def run(self, data: AttackInput) -> AttackResult:
+        """Test balanced accuracy from SI alone; per-step labels also get ``accuracy_with_position`` (SI and the step)."""
+        train_si, test_si = require_si(data, self.name)
+        if data.train_s.dim() == 1:
+            pred = self.predict(train_si, data.train_s, test_si, data.num_classes)
+            return AttackResult(self.name, {"accuracy": balanced_accuracy(pred, data.test_s, data.num_classes)})
+        steps, train_s = data.train_s.shape[1], data.train_s.flatten()
+        pred = self.predict(per_step(train_si, steps, False), train_s, per_step(test_si, steps, False), data.num_classes)
+        metrics = label_accuracies(pred.view(data.test_s.shape), data.test_s, data.num_classes)
+        pred = self.predict(per_step(train_si, steps, True), train_s, per_step(test_si, steps, True), data.num_classes)
+        metrics["accuracy_with_position"] = balanced_accuracy(pred, data.test_s.flatten(), data.num_classes)
+        return AttackResult(self.name, metrics)
