@@ -242,11 +242,15 @@ def _read_json(path: Path) -> dict:
     return json.loads(path.read_text())
 
 
-def check_files(files: list[Path], crd_dir: Path = DEFAULT_CRDS, k8s_version: str = DEFAULT_KUBERNETES_VERSION) -> list[Problem]:
-    """Every problem in ``files``: schemas, putlab's rules, references into the repo and between objects."""
+def check_files(files: list[Path], crd_dir: Path = DEFAULT_CRDS, k8s_version: str = DEFAULT_KUBERNETES_VERSION,
+                schemas: SchemaSet | None = None) -> list[Problem]:
+    """Every problem in ``files``: schemas, putlab's rules, references into the repo and between objects.
+
+    ``schemas`` reuses loaded schemas (``crd_dir`` and ``k8s_version`` are then ignored).
+    """
     from platform import manifest_refs, manifest_rules
 
-    schemas = SchemaSet(crd_dir, k8s_version)
+    schemas = schemas or SchemaSet(crd_dir, k8s_version)
     docs = [doc for path in files for doc in load_documents(path)]
     known = docs + [doc for path in default_manifests() if display(path) not in {d.file for d in docs} for doc in load_documents(path)]
     problems: list[Problem] = []

@@ -1,0 +1,161 @@
+"""The KubeRay and MLflow manifests validate offline, and the validator catches what a cluster would
+reject or silently drop: wrong types, unknown and missing fields, GPU workers without GPUs, and
+modules, options, imports and objects that do not exist."""
+from __future__ import annotations
+
+import copy
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from platform.manifests import DEFAULT_CRDS, SchemaSet, check_files, default_manifests
+from conftest import REPO, sweep_env
+
+RAYJOB = REPO / "k8s" / "rayjob-sweep-amnist.yaml"
+RAYCLUSTER = REPO / "k8s" / "raycluster-gpu.yaml"
+MLFLOW = REPO / "k8s" / "mlflow.yaml"
+
+
+@pytest.fixture(scope="module")
+def schemas() -> SchemaSet:
+    return SchemaSet(DEFAULT_CRDS, "1.30.0")
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "platform.manifests", *args], cwd=REPO, env=sweep_env(),
+                          capture_output=True, text=True, timeout=120)
+
+
+def mutated(tmp_path: Path, source: Path, change: Callable[[list[dict]], None]) -> Path:
+    """A copy of ``source`` in tmp_path with ``change`` applied to its documents."""
+    docs = list(yaml.safe_load_all(source.read_text()))
+    change(docs)
+    out = tmp_path / source.name
+    out.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    return out
+
+
+def test_repo_manifests_validate_through_the_cli():
+    result = cli()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "all valid" in result.stdout
+    names = {p.name for p in default_manifests()}
+    assert {"raycluster-gpu.yaml", "rayjob-sweep-amnist.yaml", "rayservice-putlab.yaml", "mlflow.yaml"} <= names
+    assert not any(p.parent.name == "crds" for p in default_manifests())
+
+
+def _worker(docs: list[dict]) -> dict:
+    return docs[0]["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]
+
+
+def _entrypoint(old: str, new: str) -> Callable[[list[dict]], None]:
+    def change(docs: list[dict]) -> None:
+        assert old in docs[0]["spec"]["entrypoint"]
+        docs[0]["spec"]["entrypoint"] = docs[0]["spec"]["entrypoint"].replace(old, new)
+    return change
+
+
+def _drop_gpu(docs: list[dict]) -> None:
+    resources = docs[0]["spec"]["workerGroupSpecs"][0]["template"]["spec"]["containers"][0]["resources"]
+    for kind in ("requests", "limits"):
+        del resources[kind]["nvidia.com/gpu"]
+
+
+def _mlflow_container(docs: list[dict]) -> dict:
+    return next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"]["containers"][0]
+
+
+CASES = {
+    "wrong type": (RAYJOB, lambda d: _worker(d).__setitem__("replicas", "two"),
+                   "$.spec.rayClusterSpec.workerGroupSpecs[0].replicas", "'two' is not of type 'integer'"),
+    "unknown field": (RAYJOB, lambda d: d[0]["spec"].__setitem__("rayClusterSpecs", d[0]["spec"].pop("rayClusterSpec")),
+                      "$.spec.rayClusterSpecs", "unknown field"),
+    "missing required field": (RAYJOB, lambda d: d[0]["spec"]["rayClusterSpec"].pop("headGroupSpec"),
+                               "$.spec.rayClusterSpec", "'headGroupSpec' is a required property"),
+    "rayStartParams must be strings": (RAYJOB, lambda d: _worker(d)["rayStartParams"].__setitem__("num-gpus", 1),
+                                       "$.spec.rayClusterSpec.workerGroupSpecs[0].rayStartParams.num-gpus", "1 is not of type 'string'"),
+    "GPU worker without nvidia.com/gpu": (RAYCLUSTER, _drop_gpu,
+                                          '$.spec.workerGroupSpecs[0].template.spec.containers[0].resources.limits["nvidia.com/gpu"]',
+                                          "GPU worker group 'gpu' has no nvidia.com/gpu limit"),
+    "missing module": (RAYJOB, _entrypoint("-m platform.sweep", "-m platform.sweeps"),
+                       "$.spec.entrypoint", "python -m platform.sweeps: no such module in the repo"),
+    "unknown option": (RAYJOB, _entrypoint("--tracking-uri", "--tracking_uri"),
+                       "$.spec.entrypoint", "python -m platform.sweep has no option --tracking_uri"),
+    "missing import": (RAYJOB, _entrypoint("import load_mnist;", "import load_mnist_cached;"),
+                       "$.spec.entrypoint", "trainables.data.mnist defines no load_mnist_cached"),
+    "unpinned torch": (RAYJOB, lambda d: d[0]["spec"].__setitem__("runtimeEnvYAML", d[0]["spec"]["runtimeEnvYAML"].replace("torch==2.13.0", "torch>=2")),
+                       "$.spec.runtimeEnvYAML.pip.packages[0]", "differs from pyproject.toml's pin 'torch==2.13.0'"),
+    "code not shipped": (RAYJOB, lambda d: d[0]["spec"].__setitem__("runtimeEnvYAML", "pip: [torch==2.13.0]\n"),
+                         "$.spec.runtimeEnvYAML.working_dir", "no working_dir"),
+    "image off rayVersion": (RAYCLUSTER, lambda d: d[0]["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0].__setitem__("image", "rayproject/ray:2.59.0-py311"),
+                             "$.spec.headGroupSpec.template.spec.containers[0].image", "is not Ray 2.60.0"),
+    "core kind unknown field": (MLFLOW, lambda d: _mlflow_container(d).__setitem__("resource", _mlflow_container(d).pop("resources")),
+                                "$.spec.template.spec.containers[0].resource", "unknown field"),
+    "container may escalate": (MLFLOW, lambda d: _mlflow_container(d)["securityContext"].pop("allowPrivilegeEscalation"),
+                               "$.spec.template.spec.containers[0].securityContext.allowPrivilegeEscalation", "allowPrivilegeEscalation: false"),
+    "undefined Secret": (MLFLOW, lambda d: _mlflow_container(d)["env"][0]["valueFrom"]["secretKeyRef"].__setitem__("name", "mlflow-pg"),
+                         "$.spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef", "Secret 'mlflow-pg' is not defined"),
+    "wrong Service port": (RAYCLUSTER, lambda d: d[0]["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["env"][0].__setitem__("value", "http://mlflow.putlab.svc:5001"),
+                           "$.spec.headGroupSpec.template.spec.containers[0].env[0].value", "Service 'mlflow' has no port 5001"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_broken_manifest_is_caught_at_its_path(case: str, tmp_path: Path, schemas: SchemaSet):
+    source, change, path, message = CASES[case]
+    assert check_files([source], schemas=schemas) == []  # the change alone is what breaks it
+    problems = check_files([mutated(tmp_path, source, change)], schemas=schemas)
+    assert any(p.path == path and message in p.message for p in problems), "\n".join(map(str, problems)) or "no problem found"
+
+
+def test_serve_import_path_must_resolve(tmp_path: Path, schemas: SchemaSet):
+    service = REPO / "k8s" / "rayservice-putlab.yaml"
+
+    def point_at(target: str) -> Callable[[list[dict]], None]:
+        def change(docs: list[dict]) -> None:
+            docs[0]["spec"]["serveConfigV2"] = docs[0]["spec"]["serveConfigV2"].replace("serve.app:build_app", target)
+        return change
+
+    resolvable = check_files([mutated(tmp_path, service, point_at("platform.sweep:main"))], schemas=schemas)
+    assert not [p for p in resolvable if "import path" in p.message]
+    for target, why in [("platform.sweep:build_app", "platform.sweep defines no build_app"),
+                        ("serve.no_such_module:build_app", "no module serve.no_such_module in the repo")]:
+        problems = check_files([mutated(tmp_path, service, point_at(target))], schemas=schemas)
+        assert any(p.path == "$.spec.serveConfigV2.applications[0].import_path" and why in p.message for p in problems), problems
+
+
+def test_cli_reports_one_line_per_problem_and_exit_codes(tmp_path: Path):
+    broken = mutated(tmp_path, RAYJOB, CASES["unknown field"][1])
+    result = cli(str(broken))
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == [f"{broken}: RayJob/putlab-sweep-amnist: $.spec.rayClusterSpecs: "
+                                          "unknown field (not in the schema; the API server would reject or drop it)"]
+    missing = cli("--crds", str(tmp_path / "nowhere"), str(RAYJOB))
+    assert missing.returncode == 2 and missing.stderr.strip().count("\n") == 0 and "nowhere" in missing.stderr
+    (tmp_path / "bad.yaml").write_text("spec: [unclosed\n")
+    unreadable = cli(str(tmp_path / "bad.yaml"))
+    assert unreadable.returncode == 2 and unreadable.stderr.startswith("error: cannot read") and unreadable.stdout == ""
+
+
+def test_user_crds_are_used(tmp_path: Path):
+    """--crds takes an operator's own CRDs (kubectl get crd -o yaml, here as a List) instead of the vendored ones."""
+    crd = yaml.load((DEFAULT_CRDS / "ray.io_rayjobs.yaml").read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    older = copy.deepcopy(crd)
+    v1 = next(v for v in older["spec"]["versions"] if v["name"] == "v1")
+    del v1["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["submitterPodTemplate"]  # an operator before that field
+    mine = tmp_path / "my-crds"
+    mine.mkdir()
+    (mine / "crds.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [older]}))
+    result = cli("--crds", str(mine), str(RAYJOB), str(RAYCLUSTER))
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert any(line.startswith("k8s/rayjob-sweep-amnist.yaml: RayJob/putlab-sweep-amnist: $.spec.submitterPodTemplate: unknown field")
+               for line in lines)
+    assert any(line.startswith("k8s/raycluster-gpu.yaml: RayCluster/putlab-cluster: $.kind: no schema for RayCluster ray.io/v1") for line in lines)
+    shutil.copy(DEFAULT_CRDS / "ray.io_rayjobs.yaml", mine / "crds.yaml")
+    assert cli("--crds", str(mine), str(RAYJOB)).returncode == 0
