@@ -19,7 +19,10 @@ from platform.manifests import REPO, Document, Problem, problem
 LAYOUT_PACKAGES = ("platform", "trainables", "attacks", "search_spaces", "serve")  # DESIGN §2
 REPO_DIRS = ("k8s", "serve", "platform", "trainables", "attacks", "search_spaces", "scripts", "benchmarks", "tests")
 _REPO_PATH = re.compile(rf"(?<![\w/.-])((?:{'|'.join(REPO_DIRS)})/[\w./-]*\.\w+)")
-_SERVICE_DNS = re.compile(r"(?<![\w.-])([a-z0-9]([-a-z0-9]*[a-z0-9])?)\.([a-z0-9]([-a-z0-9]*[a-z0-9])?)\.svc(?:\.cluster\.local)?(?::(\d+))?")
+_SERVICE_DNS = re.compile(r"(?<![\w.-])([a-z0-9-]+)\.([a-z0-9-]+)\.svc(?:\.cluster\.local)?(?::(\d+))?")
+# field -> (kind it names, key holding the name)
+_OBJECT_FIELDS = {"secretKeyRef": ("Secret", "name"), "secretRef": ("Secret", "name"), "secret": ("Secret", "secretName"),
+                  "persistentVolumeClaim": ("PersistentVolumeClaim", "claimName")}
 _PYTHON = re.compile(r"^python(3(\.\d+)?)?$")
 _SHELLS = ("sh", "bash")
 _RAY_SPECS = {"RayCluster": ["spec"], "RayJob": ["spec", "rayClusterSpec"], "RayService": ["spec", "rayClusterConfig"]}
@@ -198,7 +201,7 @@ def _runs_repo_code(command: list[str]) -> bool:
     """Whether a simple command is Python running a repo module (``-m``) or inline code (``-c``)."""
     if not command or not _PYTHON.match(Path(command[0]).name):
         return False
-    modules = [arg for flag, arg in zip(command, command[1:]) if flag == "-m"]
+    modules = [arg for flag, arg in zip(command, command[1:], strict=False) if flag == "-m"]
     return "-c" in command or any(m.split(".")[0] in repo_packages() for m in modules)
 
 
@@ -218,10 +221,6 @@ def _ray_service(doc: Document) -> Iterator[Problem]:
         if why:
             yield problem(doc, where + ["applications", i, "import_path"], why)
         yield from _runtime_env(doc, where + ["applications", i, "runtime_env"], app.get("runtime_env"), True)
-        for path, text in _strings(app.get("args") or {}, where + ["applications", i, "args"]):
-            for match in _REPO_PATH.finditer(text):
-                if not (REPO / match[1]).exists():
-                    yield problem(doc, path, f"names {match[1]}, which is not in the repo")
 
 
 def _embedded_yaml(doc: Document, path: list, text: Any):
@@ -241,7 +240,8 @@ def _runtime_env(doc: Document, path: list, env: Any, needs_code: bool) -> Itera
     working_dir = env.get("working_dir")
     if working_dir is None:
         if needs_code:
-            yield problem(doc, path + ["working_dir"], "runs putlab code but the runtime environment has no working_dir: the code would not reach the cluster")
+            yield problem(doc, path + ["working_dir"],
+                          "runs putlab code but the runtime environment has no working_dir: the code would not reach the cluster")
     elif not re.match(r"^(https?|s3|gs)://.+\.zip$", str(working_dir)):
         yield problem(doc, path + ["working_dir"], f"working_dir {working_dir!r} is not a remote .zip URI, which a cluster cannot fetch")
     pip = env.get("pip")
@@ -281,32 +281,39 @@ def _ray_images(doc: Document) -> Iterator[Problem]:
     pinned = pyproject_pins().get("ray", "").partition("==")[2]
     if pinned and version != pinned:
         yield problem(doc, spec_path + ["rayVersion"], f"rayVersion {version!r} is not the Ray pinned in pyproject.toml ({pinned})")
-    groups = [(["headGroupSpec"], spec.get("headGroupSpec"))] + [(["workerGroupSpecs", i], g) for i, g in enumerate(spec.get("workerGroupSpecs") or [])]
+    groups = [(["headGroupSpec"], spec.get("headGroupSpec"))]
+    groups += [(["workerGroupSpecs", i], group) for i, group in enumerate(spec.get("workerGroupSpecs") or [])]
     for where, group in groups:
         containers = (((group or {}).get("template") or {}).get("spec") or {}).get("containers") or []
         for i, container in enumerate(containers):
             image = str((container or {}).get("image", ""))
             if image.startswith("rayproject/ray") and not image.partition(":")[2].startswith(version):
-                yield problem(doc, spec_path + where + ["template", "spec", "containers", i, "image"], f"image {image} is not Ray {version}")
+                where_image = spec_path + where + ["template", "spec", "containers", i, "image"]
+                yield problem(doc, where_image, f"image {image} is not Ray {version}")
 
 
 def _object_refs(doc: Document, known: list[Document]) -> Iterator[Problem]:
     """Secrets, PersistentVolumeClaims and Services a manifest uses must be defined by a manifest."""
-    namespace = (doc.body.get("metadata") or {}).get("namespace", "default")
-    defined = {(d.body.get("kind"), (d.body.get("metadata") or {}).get("namespace", "default"), (d.body.get("metadata") or {}).get("name")): d
-               for d in known}
+    namespace = _identity(doc)[1]
+    defined = {_identity(d): d for d in known}
     for path, key, value in _keyed_values(doc.body, []):
-        kind = {"secretKeyRef": "Secret", "secretRef": "Secret", "secret": "Secret", "persistentVolumeClaim": "PersistentVolumeClaim"}.get(key)
-        name = (value or {}).get("secretName" if key == "secret" else "claimName" if key == "persistentVolumeClaim" else "name") if isinstance(value, dict) else None
-        if kind and name and (kind, namespace, name) not in defined:
+        kind, name_key = _OBJECT_FIELDS.get(key, (None, None))
+        name = value.get(name_key) if kind and isinstance(value, dict) else None
+        if name and (kind, namespace, name) not in defined:
             yield problem(doc, path + [key], f"{kind} {name!r} is not defined by any manifest in namespace {namespace}")
     for path, text in _strings(doc.body, []):
         for match in _SERVICE_DNS.finditer(text):
-            service = defined.get(("Service", match[3], match[1]))
+            service = defined.get(("Service", match[2], match[1]))
             if service is None:
-                yield problem(doc, path, f"Service {match[1]!r} in namespace {match[3]} is not defined by any manifest")
-            elif match[5] and int(match[5]) not in [p.get("port") for p in (service.body.get("spec") or {}).get("ports") or []]:
-                yield problem(doc, path, f"Service {match[1]!r} has no port {match[5]}")
+                yield problem(doc, path, f"Service {match[1]!r} in namespace {match[2]} is not defined by any manifest")
+            elif match[3] and int(match[3]) not in [p.get("port") for p in (service.body.get("spec") or {}).get("ports") or []]:
+                yield problem(doc, path, f"Service {match[1]!r} has no port {match[3]}")
+
+
+def _identity(doc: Document) -> tuple[Any, str, Any]:
+    """``(kind, namespace, name)`` of a manifest's object."""
+    meta = doc.body.get("metadata") if isinstance(doc.body.get("metadata"), dict) else {}
+    return doc.body.get("kind"), meta.get("namespace", "default"), meta.get("name")
 
 
 def _keyed_values(node: Any, path: list) -> Iterator[tuple[list, str, Any]]:

@@ -40,7 +40,8 @@ def pod_specs(node: Any, path: list) -> Iterator[tuple[list, dict]]:
 def _pod_security(doc: Document, path: list, pod: dict) -> Iterator[Problem]:
     pod_ctx = pod.get("securityContext") or {}
     containers = [c for key in ("initContainers", "containers") for c in pod.get(key) or [] if isinstance(c, dict)]
-    if pod_ctx.get("runAsNonRoot") is not True and not all((c.get("securityContext") or {}).get("runAsNonRoot") is True for c in containers):
+    every_container = all((c.get("securityContext") or {}).get("runAsNonRoot") is True for c in containers)
+    if pod_ctx.get("runAsNonRoot") is not True and not every_container:
         yield problem(doc, path + ["securityContext", "runAsNonRoot"], "pod may run as root: set securityContext.runAsNonRoot: true")
     if pod_ctx.get("runAsUser") == 0:
         yield problem(doc, path + ["securityContext", "runAsUser"], "runAsUser 0 is root")

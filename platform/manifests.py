@@ -11,7 +11,6 @@ would drop unknown fields. Then putlab's rules (manifest_rules) and references i
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import re
 import sys
@@ -171,12 +170,17 @@ class SchemaSet:
         self.crd_dir = crd_dir
         self.k8s_dir = _k8s_schema_dir(k8s_version)
         self.registry = Resource.from_contents(_read_json(self.k8s_dir / "_definitions.json")) @ Registry()
+        self._validators: dict[tuple[str, str], jsonschema.Draft202012Validator | None] = {}
 
-    @lru_cache(maxsize=None)
     def validator(self, api_version: str, kind: str) -> jsonschema.Draft202012Validator | None:
         """The strict validator of one kind, or None when neither Kubernetes nor the CRDs define it."""
+        if (api_version, kind) not in self._validators:
+            self._validators[(api_version, kind)] = self._build(api_version, kind)
+        return self._validators[(api_version, kind)]
+
+    def _build(self, api_version: str, kind: str) -> jsonschema.Draft202012Validator | None:
         if (api_version, kind) in self.crds:
-            schema = structural(copy.deepcopy(self.crds[(api_version, kind)]))
+            schema = structural(self.crds[(api_version, kind)])
             schema.setdefault("properties", {})["metadata"] = _OBJECT_META
             for name in ("apiVersion", "kind"):
                 schema["properties"].setdefault(name, {"type": "string"})
@@ -220,19 +224,19 @@ def _k8s_schema_dir(version: str) -> Path:
     """kubernetes-validate's strict schemas for the newest supported release not after ``version``."""
     import kubernetes_validate
 
-    root = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
     wanted = _minor(version.lstrip("v"))
     if wanted is None:
         raise ManifestError(f"--kubernetes-version {version!r} is not a version like 1.30.0")
-    available = sorted((_minor(p.name[1:].split("-")[0]), p) for p in root.glob("v*-local-strict") if _minor(p.name[1:].split("-")[0]))
-    candidates = [p for minor, p in available if minor <= wanted]
-    if not candidates or wanted > available[-1][0]:
-        supported = f"{available[0][1].name.split('-')[0]}..{available[-1][1].name.split('-')[0]}" if available else "none"
-        raise ManifestError(f"Kubernetes {version} is not covered by kubernetes-validate {kubernetes_validate.__version__} ({supported})")
-    return candidates[-1]
+    root = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
+    available = sorted((_minor(p.name[1:]), p) for p in root.glob("v*-local-strict") if _minor(p.name[1:]))
+    if not available or not available[0][0] <= wanted <= available[-1][0]:
+        span = f"{available[0][1].name.split('-')[0]}..{available[-1][1].name.split('-')[0]}" if available else "none"
+        raise ManifestError(f"Kubernetes {version} is not covered by kubernetes-validate {kubernetes_validate.__version__} ({span})")
+    return [p for minor, p in available if minor <= wanted][-1]
 
 
 def _minor(version: str) -> tuple[int, int] | None:
+    """``(major, minor)`` of a version string such as ``1.30.0`` or ``1.30.0-local-strict``."""
     match = re.match(r"(\d+)\.(\d+)", version)
     return (int(match[1]), int(match[2])) if match else None
 

@@ -70,15 +70,29 @@ def _mlflow_container(docs: list[dict]) -> dict:
     return next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"]["containers"][0]
 
 
-CASES = {
-    "wrong type": (RAYJOB, lambda d: _worker(d).__setitem__("replicas", "two"),
-                   "$.spec.rayClusterSpec.workerGroupSpecs[0].replicas", "'two' is not of type 'integer'"),
-    "unknown field": (RAYJOB, lambda d: d[0]["spec"].__setitem__("rayClusterSpecs", d[0]["spec"].pop("rayClusterSpec")),
-                      "$.spec.rayClusterSpecs", "unknown field"),
+def _head(docs: list[dict]) -> dict:
+    return docs[0]["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]
+
+
+def _runtime_env(old: str, new: str) -> Callable[[list[dict]], None]:
+    def change(docs: list[dict]) -> None:
+        docs[0]["spec"]["runtimeEnvYAML"] = docs[0]["spec"]["runtimeEnvYAML"].replace(old, new) if old else new
+    return change
+
+
+def _rename(docs: list[dict]) -> None:
+    docs[0]["spec"]["rayClusterSpecs"] = docs[0]["spec"].pop("rayClusterSpec")
+
+
+WORKER0 = "$.spec.rayClusterSpec.workerGroupSpecs[0]"
+MLFLOW0 = "$.spec.template.spec.containers[0]"
+CASES = {  # name: (manifest, change, JSON path of the problem, words of its message)
+    "wrong type": (RAYJOB, lambda d: _worker(d).update(replicas="two"), f"{WORKER0}.replicas", "'two' is not of type 'integer'"),
+    "unknown field": (RAYJOB, _rename, "$.spec.rayClusterSpecs", "unknown field"),
     "missing required field": (RAYJOB, lambda d: d[0]["spec"]["rayClusterSpec"].pop("headGroupSpec"),
                                "$.spec.rayClusterSpec", "'headGroupSpec' is a required property"),
-    "rayStartParams must be strings": (RAYJOB, lambda d: _worker(d)["rayStartParams"].__setitem__("num-gpus", 1),
-                                       "$.spec.rayClusterSpec.workerGroupSpecs[0].rayStartParams.num-gpus", "1 is not of type 'string'"),
+    "rayStartParams must be strings": (RAYJOB, lambda d: _worker(d)["rayStartParams"].update({"num-gpus": 1}),
+                                       f"{WORKER0}.rayStartParams.num-gpus", "1 is not of type 'string'"),
     "GPU worker without nvidia.com/gpu": (RAYCLUSTER, _drop_gpu,
                                           '$.spec.workerGroupSpecs[0].template.spec.containers[0].resources.limits["nvidia.com/gpu"]',
                                           "GPU worker group 'gpu' has no nvidia.com/gpu limit"),
@@ -88,19 +102,18 @@ CASES = {
                        "$.spec.entrypoint", "python -m platform.sweep has no option --tracking_uri"),
     "missing import": (RAYJOB, _entrypoint("import load_mnist;", "import load_mnist_cached;"),
                        "$.spec.entrypoint", "trainables.data.mnist defines no load_mnist_cached"),
-    "unpinned torch": (RAYJOB, lambda d: d[0]["spec"].__setitem__("runtimeEnvYAML", d[0]["spec"]["runtimeEnvYAML"].replace("torch==2.13.0", "torch>=2")),
+    "unpinned torch": (RAYJOB, _runtime_env("torch==2.13.0", "torch>=2"),
                        "$.spec.runtimeEnvYAML.pip.packages[0]", "differs from pyproject.toml's pin 'torch==2.13.0'"),
-    "code not shipped": (RAYJOB, lambda d: d[0]["spec"].__setitem__("runtimeEnvYAML", "pip: [torch==2.13.0]\n"),
-                         "$.spec.runtimeEnvYAML.working_dir", "no working_dir"),
-    "image off rayVersion": (RAYCLUSTER, lambda d: d[0]["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0].__setitem__("image", "rayproject/ray:2.59.0-py311"),
+    "code not shipped": (RAYJOB, _runtime_env("", "pip: [torch==2.13.0]\n"), "$.spec.runtimeEnvYAML.working_dir", "no working_dir"),
+    "image off rayVersion": (RAYCLUSTER, lambda d: _head(d).update(image="rayproject/ray:2.59.0-py311"),
                              "$.spec.headGroupSpec.template.spec.containers[0].image", "is not Ray 2.60.0"),
-    "core kind unknown field": (MLFLOW, lambda d: _mlflow_container(d).__setitem__("resource", _mlflow_container(d).pop("resources")),
-                                "$.spec.template.spec.containers[0].resource", "unknown field"),
+    "core kind unknown field": (MLFLOW, lambda d: _mlflow_container(d).update(resource=_mlflow_container(d).pop("resources")),
+                                f"{MLFLOW0}.resource", "unknown field"),
     "container may escalate": (MLFLOW, lambda d: _mlflow_container(d)["securityContext"].pop("allowPrivilegeEscalation"),
-                               "$.spec.template.spec.containers[0].securityContext.allowPrivilegeEscalation", "allowPrivilegeEscalation: false"),
-    "undefined Secret": (MLFLOW, lambda d: _mlflow_container(d)["env"][0]["valueFrom"]["secretKeyRef"].__setitem__("name", "mlflow-pg"),
-                         "$.spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef", "Secret 'mlflow-pg' is not defined"),
-    "wrong Service port": (RAYCLUSTER, lambda d: d[0]["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["env"][0].__setitem__("value", "http://mlflow.putlab.svc:5001"),
+                               f"{MLFLOW0}.securityContext.allowPrivilegeEscalation", "allowPrivilegeEscalation: false"),
+    "undefined Secret": (MLFLOW, lambda d: _mlflow_container(d)["env"][0]["valueFrom"]["secretKeyRef"].update(name="mlflow-pg"),
+                         f"{MLFLOW0}.env[0].valueFrom.secretKeyRef", "Secret 'mlflow-pg' is not defined"),
+    "wrong Service port": (RAYCLUSTER, lambda d: _head(d)["env"][0].update(value="http://mlflow.putlab.svc:5001"),
                            "$.spec.headGroupSpec.template.spec.containers[0].env[0].value", "Service 'mlflow' has no port 5001"),
 }
 
@@ -156,6 +169,7 @@ def test_user_crds_are_used(tmp_path: Path):
     lines = result.stdout.splitlines()
     assert any(line.startswith("k8s/rayjob-sweep-amnist.yaml: RayJob/putlab-sweep-amnist: $.spec.submitterPodTemplate: unknown field")
                for line in lines)
-    assert any(line.startswith("k8s/raycluster-gpu.yaml: RayCluster/putlab-cluster: $.kind: no schema for RayCluster ray.io/v1") for line in lines)
+    no_schema = "k8s/raycluster-gpu.yaml: RayCluster/putlab-cluster: $.kind: no schema for RayCluster ray.io/v1"
+    assert any(line.startswith(no_schema) for line in lines)
     shutil.copy(DEFAULT_CRDS / "ray.io_rayjobs.yaml", mine / "crds.yaml")
     assert cli("--crds", str(mine), str(RAYJOB)).returncode == 0
