@@ -59,6 +59,6 @@ class Preset:
 
 def presets() -> dict[str, Preset]:
     """All presets by name (imported lazily: each pulls in its trainable and torch)."""
-    from search_spaces import adult_membership, amnist, gmm
+    from search_spaces import adult_membership, amnist, cloak_mnist, gmm
 
-    return {p.name: p for p in (amnist.PRESET, adult_membership.PRESET, gmm.PRESET)}
+    return {p.name: p for p in (amnist.PRESET, adult_membership.PRESET, gmm.PRESET, cloak_mnist.PRESET)}

@@ -1,0 +1,65 @@
+"""Cloak on MNIST at 32×32 (DESIGN §3.3): learned noise and suppression over a cached LeNet-5 "digit > 5" target.
+
+Grid axes: λ (weight of the target's cross-entropy against the noise term; larger keeps more accuracy), T (σ ≥ T is
+suppressed; T ≥ M suppresses nothing) and M (the largest σ). The privacy attackers read the thickness (thin vs
+thick) of the AMNIST subset, so the front compares with the releaser's ``amnist`` front on the same attackers.
+"""
+from search_spaces import OptunaRange, Preset, Profile
+from trainables.cloak import (
+    NOISE_FIGURE,
+    SIFTED_FIGURE,
+    checkpoint_inputs,
+    data_counts,
+    load_release,
+    raw_baselines,
+    train_cloak,
+)
+from trainables.cloak_config import CloakConfig
+
+PRESET = Preset(
+    name="cloak-mnist",
+    mechanism="cloak",
+    dataset="mnist32",
+    trainable=train_cloak,
+    validate=CloakConfig.normalise,
+    base=CloakConfig().as_dict(),
+    profiles={
+        "smoke": Profile(
+            description="seconds: a tiny subset, two perturbation epochs and one suppression epoch, two trials (for tests)",
+            config={"n_train": 512, "n_test": 256, "epochs": 3, "suppression_epochs": 1, "target_epochs": 1, "cloak_lr": 0.2,
+                    "attack_epochs": 1, "noise_draws": 2},
+            grid={"lam": [1.0, 100.0], "T": [1.0], "M": [1.5]},
+            optuna_samples=2,
+        ),
+        "quick": Profile(
+            description="minutes on 2 CPUs: 5,000 AMNIST training images, 6 perturbation + 2 suppression epochs, λ × T × M = 12 trials",
+            config={"n_train": 5000, "n_test": 1500, "epochs": 8, "suppression_epochs": 2},
+            grid={"lam": [1.0, 10.0, 100.0], "T": [0.5, 1.0], "M": [1.0, 1.5]},
+            optuna_samples=12,
+        ),
+        "paper": Profile(
+            description="full AMNIST (28,476 / 4,681 images), longer training, the seed's M = 1.5, for a GPU cluster",
+            config={"n_train": None, "n_test": None, "epochs": 40, "suppression_epochs": 10, "target_epochs": 20,
+                    "attack_epochs": 10, "noise_draws": 10, "checkpoint_every": 10},
+            grid={"lam": [0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0], "T": [0.25, 0.5, 0.75, 1.0, 1.25], "M": [1.5]},
+            optuna_samples=100,
+        ),
+    },
+    default_profile="quick",
+    optuna={"lam": OptunaRange(0.1, 1000.0, log=True), "T": OptunaRange(0.1, 1.5), "M": OptunaRange(0.5, 2.0)},
+    pareto_axes=(
+        {"metric": "utility/accuracy", "higher_is_better": True, "bound": 0.0, "ideal": 1.0},
+        {"metric": "attack/max/accuracy", "higher_is_better": False, "bound": 1.0, "ideal": 0.5},
+    ),
+    baselines=raw_baselines,
+    data_counts=data_counts,
+    checkpoint_inputs=checkpoint_inputs,
+    farm_attackers=("deep", "deep_raw", "thickness", "yeom"),
+    privacy_attackers=("deep", "deep_raw", "thickness"),
+    optuna_objectives=(("utility/accuracy", "max"), ("leakage/info_removed", "max")),
+    label_keys=("lam", "T", "M"),
+    trend_metrics=("utility/accuracy", "gaussian/accuracy", "leakage/info_removed", "leakage/suppression_ratio",
+                   "attack/max/accuracy"),
+    checkpoint_figures=(NOISE_FIGURE, SIFTED_FIGURE),
+    load_release=load_release,
+)
