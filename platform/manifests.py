@@ -3,8 +3,9 @@
 Core kinds are validated against the Kubernetes schemas of ``kubernetes-validate`` (strict: unknown
 fields are errors), ray.io kinds against the openAPIV3Schema of the KubeRay CRDs (vendored in
 k8s/crds, or a user's own with ``--crds``) made strict the way the API server's structural pruning
-would drop unknown fields. Then putlab's rules (manifest_rules) and references into the repo
-(manifest_refs). One line per problem; exit 1 on problems, 2 on unusable input.
+would drop unknown fields. Then putlab's rules (manifest_rules), references into the repo
+(manifest_refs) and Ray's own checks of the Serve config and runtime environments (manifest_ray).
+One line per problem; exit 1 on problems, 2 on unusable input.
 
     python -m platform.manifests [--crds DIR] [--kubernetes-version 1.30.0] [files...]
 """
@@ -252,7 +253,7 @@ def check_files(files: list[Path], crd_dir: Path = DEFAULT_CRDS, k8s_version: st
 
     ``schemas`` reuses loaded schemas (``crd_dir`` and ``k8s_version`` are then ignored).
     """
-    from platform import manifest_refs, manifest_rules
+    from platform import manifest_ray, manifest_refs, manifest_rules
 
     schemas = schemas or SchemaSet(crd_dir, k8s_version)
     docs = [doc for path in files for doc in load_documents(path)]
@@ -262,6 +263,7 @@ def check_files(files: list[Path], crd_dir: Path = DEFAULT_CRDS, k8s_version: st
         problems += schemas.check(doc)
         problems += manifest_rules.check(doc)
         problems += manifest_refs.check(doc, known)
+        problems += manifest_ray.check(doc)
     return problems
 
 

@@ -104,6 +104,7 @@ CASES = {  # name: (manifest, change, JSON path of the problem, words of its mes
                        "$.spec.entrypoint", "trainables.data.mnist defines no load_mnist_cached"),
     "unpinned torch": (RAYJOB, _runtime_env("torch==2.13.0", "torch>=2"),
                        "$.spec.runtimeEnvYAML.pip.packages[0]", "differs from pyproject.toml's pin 'torch==2.13.0'"),
+    "runtime_env typo": (RAYJOB, _runtime_env("\npip:", "\npipp:"), "$.spec.runtimeEnvYAML.pipp", "unknown runtime_env field"),
     "code not shipped": (RAYJOB, _runtime_env("", "pip: [torch==2.13.0]\n"), "$.spec.runtimeEnvYAML.working_dir", "no working_dir"),
     "image off rayVersion": (RAYCLUSTER, lambda d: _head(d).update(image="rayproject/ray:2.59.0-py311"),
                              "$.spec.headGroupSpec.template.spec.containers[0].image", "is not Ray 2.60.0"),
@@ -126,20 +127,25 @@ def test_broken_manifest_is_caught_at_its_path(case: str, tmp_path: Path, schema
     assert any(p.path == path and message in p.message for p in problems), "\n".join(map(str, problems)) or "no problem found"
 
 
-def test_serve_import_path_must_resolve(tmp_path: Path, schemas: SchemaSet):
+def test_serve_config_import_path_and_fields(tmp_path: Path, schemas: SchemaSet):
     service = REPO / "k8s" / "rayservice-putlab.yaml"
 
-    def point_at(target: str) -> Callable[[list[dict]], None]:
+    def edit(old: str, new: str) -> Callable[[list[dict]], None]:
         def change(docs: list[dict]) -> None:
-            docs[0]["spec"]["serveConfigV2"] = docs[0]["spec"]["serveConfigV2"].replace("serve.app:build_app", target)
+            assert old in docs[0]["spec"]["serveConfigV2"]
+            docs[0]["spec"]["serveConfigV2"] = docs[0]["spec"]["serveConfigV2"].replace(old, new)
         return change
 
-    resolvable = check_files([mutated(tmp_path, service, point_at("platform.sweep:main"))], schemas=schemas)
-    assert not [p for p in resolvable if "import path" in p.message]
-    for target, why in [("platform.sweep:build_app", "platform.sweep defines no build_app"),
-                        ("serve.no_such_module:build_app", "no module serve.no_such_module in the repo")]:
-        problems = check_files([mutated(tmp_path, service, point_at(target))], schemas=schemas)
-        assert any(p.path == "$.spec.serveConfigV2.applications[0].import_path" and why in p.message for p in problems), problems
+    app = "$.spec.serveConfigV2.applications[0]"
+    resolvable = check_files([mutated(tmp_path, service, edit("serve.app:build_app", "platform.sweep:main"))], schemas=schemas)
+    assert resolvable == []
+    for old, new, path, why in [
+        ("serve.app:build_app", "platform.sweep:build_app", f"{app}.import_path", "platform.sweep defines no build_app"),
+        ("serve.app:build_app", "serve.no_such_module:build_app", f"{app}.import_path", "no module serve.no_such_module in the repo"),
+        ("route_prefix: /", "route_prefx: /", f"{app}.route_prefx", "unknown field of ServeApplicationSchema"),
+    ]:
+        problems = check_files([mutated(tmp_path, service, edit(old, new))], schemas=schemas)
+        assert any(p.path == path and why in p.message for p in problems), problems
 
 
 def test_cli_reports_one_line_per_problem_and_exit_codes(tmp_path: Path):
