@@ -23,7 +23,7 @@ TAG_PARENT = "putlab.parent_run_id"
 TAG_TRIAL = "putlab.trial_id"
 TAG_CHECKPOINT = "putlab.checkpoint"
 TAG_FRONT = "putlab.pareto_front"
-METRIC_PREFIXES = ("utility/", "attack/", "train/", "leakage/", "time/", "epoch")
+METRIC_PREFIXES = ("utility/", "attack/", "train/", "leakage/", "fairness/", "time/", "epoch")
 
 
 def connect(tracking_uri: str) -> MlflowClient:

@@ -58,7 +58,7 @@ PRESET = Preset(
     privacy_attackers=("deep", "deep_raw", "thickness"),
     optuna_objectives=(("utility/accuracy", "max"), ("leakage/info_removed", "max")),
     label_keys=("lam", "T", "M"),
-    trend_metrics=("utility/accuracy", "gaussian/accuracy", "leakage/info_removed", "leakage/suppression_ratio",
+    trend_metrics=("utility/accuracy", "utility/gaussian_accuracy", "leakage/info_removed", "leakage/suppression_ratio",
                    "attack/max/accuracy"),
     checkpoint_figures=(NOISE_FIGURE, SIFTED_FIGURE),
     load_release=load_release,

@@ -190,9 +190,9 @@ def test_trial_reports_the_gaussian_baseline_at_equal_information() -> None:
     last, _ = trained()
     m = last.metrics
     v = torch.as_tensor(last.trial.train.x).double().var(0, unbiased=False)
-    assert information_removed(v, m["gaussian/sigma"]) == pytest.approx(m["leakage/info_removed"], abs=1e-4)
-    assert m["gaussian/accuracy_gap"] == pytest.approx(m["utility/accuracy"] - m["gaussian/accuracy"])
-    assert 0.5 <= m["gaussian/accuracy"] <= 1.0
+    assert information_removed(v, m["leakage/gaussian_sigma"]) == pytest.approx(m["leakage/info_removed"], abs=1e-4)
+    assert m["utility/gaussian_gap"] == pytest.approx(m["utility/accuracy"] - m["utility/gaussian_accuracy"])
+    assert 0.5 <= m["utility/gaussian_accuracy"] <= 1.0
 
 
 # ---------------------------------------------------------------- fairness

@@ -231,9 +231,9 @@ def evaluate_cloak(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, test: S
         "leakage/suppression_ratio": float(1 - cloak.keep.mean()),
         "leakage/sigma_mean": float(sigma.mean()),
         "leakage/sigma_polarised": float(polarised),
-        "gaussian/sigma": sigma_g,
-        "gaussian/accuracy": acc_g,
-        "gaussian/accuracy_gap": acc - acc_g,
+        "leakage/gaussian_sigma": sigma_g,
+        "utility/gaussian_accuracy": acc_g,
+        "utility/gaussian_gap": acc - acc_g,
     }
     group = test.thick.repeat(k)
     metrics.update({f"fairness/{key}": v for key, v in fairness_gaps(preds, test.y.repeat(k), group, n).items()})
