@@ -1,0 +1,80 @@
+"""ECO α-MI releaser: hide hourly occupancy in smart-meter days while keeping the consumption (DESIGN §3.1, §5).
+
+``eco``: no side information in the game; ``eco-si`` (search_spaces/eco_si.py): the adversary and the
+deep attacker see weekday and month, and the releaser sees them too in the ``releaser_si`` variant.
+Both run the farm's SI attacker and the SI-only floor (``attack/si_only/accuracy``, not in the max).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from search_spaces import OptunaRange, Preset, Profile
+from trainables.eco_config import EcoConfig
+from trainables.eco_releaser import (FIGURE_FILE, checkpoint_inputs, data_counts, load_release, raw_baselines,
+                                     train_eco_releaser)
+
+SMOKE = {"households": 2, "days": 56, "epochs": 2, "pretrain_epochs": 1, "attack_epochs": 2, "checkpoint_every": 2,
+         "releaser_hidden": 16, "releaser_layers": 2, "adversary_hidden": 8, "adversary_layers": 1}
+QUICK = {"epochs": 15, "pretrain_epochs": 5, "attack_epochs": 15, "checkpoint_every": 5}
+PAPER = {"epochs": 100, "pretrain_epochs": 10, "attack_epochs": 50, "checkpoint_every": 10}
+
+
+def build(name: str, side_info: bool, extra_grid: dict[str, list[Any]]) -> Preset:
+    """The ECO preset with or without side information in the game (``extra_grid`` adds eco-si's releaser_si axis)."""
+    return Preset(
+        name=name,
+        mechanism="eco_releaser",
+        dataset="eco",
+        trainable=train_eco_releaser,
+        validate=EcoConfig.normalise,
+        base=EcoConfig(adv_steps=3, side_info=side_info).as_dict(),
+        profiles={
+            "smoke": Profile(
+                description="seconds: 2 synthetic households × 8 weeks, small LSTMs, 2 epochs, two trials (for tests)",
+                config=SMOKE,
+                grid={"alpha": [1.0], "lam": [0.0, 3.0], "adv_steps": [1], **{k: v[:1] for k, v in extra_grid.items()}},
+                optuna_samples=2,
+            ),
+            "quick": Profile(
+                description="minutes on 2 CPUs: 5 households × 245 days, 15 epochs (checkpoints at 5, 10, 15)",
+                config=QUICK,
+                grid={"alpha": [1.0, 10.0] if extra_grid else [0.5, 1.0, math.inf],
+                      "lam": [0.0, 0.1, 0.3, 1.0] if extra_grid else [0.0, 0.3, 1.0],
+                      "adv_steps": [3], **extra_grid},
+                optuna_samples=9,
+            ),
+            "paper": Profile(
+                description="the paper's scale (real ECO via --set data_root=...), for a GPU cluster",
+                config=PAPER,
+                grid={"alpha": [0.5, 1.0, 2.0, 10.0, math.inf], "lam": [0.0, 0.03, 0.1, 0.3, 1.0, 3.0],
+                      "adv_steps": [1, 5], **extra_grid},
+                optuna_samples=100,
+            ),
+        },
+        default_profile="quick",
+        optuna={
+            "alpha": OptunaRange(0.3, 50.0, log=True),
+            "lam": OptunaRange(0.0, 3.0),
+            "adv_steps": OptunaRange(1, 5, integer=True),
+        },
+        pareto_axes=(
+            # NMSE 1 is the release of all zeros; a constant release of the mean scores 1 − mean²/E[X²] < 1.
+            {"metric": "utility/nmse", "higher_is_better": False, "bound": 1.0, "ideal": 0.0},
+            {"metric": "attack/max/accuracy", "higher_is_better": False, "bound": 1.0, "ideal": 0.5},
+        ),
+        baselines=raw_baselines,
+        data_counts=data_counts,
+        checkpoint_inputs=checkpoint_inputs,
+        farm_attackers=("side_info", "si_only"),
+        privacy_attackers=("deep", "side_info"),
+        optuna_objectives=(("utility/nmse", "min"), ("attack/deep/accuracy", "min")),
+        label_keys=("alpha", "lam", "adv_steps", *extra_grid),
+        trend_metrics=("utility/nmse", "attack/max/accuracy", "attack/deep/accuracy_within_step",
+                       "attack/si_only/accuracy", "leakage/normalised_alpha_mi"),
+        checkpoint_figures=(FIGURE_FILE,),
+        load_release=load_release,
+    )
+
+
+PRESET = build("eco", side_info=False, extra_grid={})

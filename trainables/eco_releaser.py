@@ -1,0 +1,394 @@
+"""The α-MI releaser on ECO smart-meter days as a Ray Tune trainable (DESIGN §3.1, Algorithm 1).
+
+Private S = hourly occupancy (24 binary labels per day), utility = the consumption itself. Each
+iteration trains the LSTM adversary k times on the current release, then the LSTM releaser once on
+L_R = NMSE(X, Y) + λ·Σ_t Î_α(S_t;Y)/Σ_t H_α(S_t), the α-MI of each hour's occupancy S_t
+against its own prior, from the adversary's per-hour posteriors (the hour itself is public). With
+``side_info`` the adversary (and every deep attacker) reads [Y ; SI]; with ``releaser_si`` the
+releaser reads [X ; SI ; Z]. Checkpoint epochs add a fresh deep attacker, a checkpoint and a 7-day
+original-vs-released trace. Consumption is released in normalised units (training mean and std).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import signal
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import torch  # noqa: E402
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from ray import tune  # noqa: E402
+from torch.nn import functional as F  # noqa: E402
+
+from attacks.base import AttackInput, CheckpointInputs  # noqa: E402
+from attacks.deep import DeepAttacker, label_accuracies  # noqa: E402
+from attacks.side_info import SideInfoAttacker, SiOnlyAttacker  # noqa: E402
+from trainables.alpha_mi import alpha_mutual_information, renyi_entropy  # noqa: E402
+from trainables.data.eco import EPOCH, SI_FEATURES, EcoDays, load_eco  # noqa: E402
+from trainables.data.eco_synthetic import synthetic_eco  # noqa: E402
+from trainables.eco_config import EcoConfig  # noqa: E402
+from trainables.eco_nets import LstmClassifier, LstmReleaser  # noqa: E402
+from trainables.release_map import ReleaseMap  # noqa: E402
+from trainables.releaser import STATE_FILE, load_checkpoint, pick_device, release  # noqa: E402
+from trainables.training import batches, fit_classifier, predict_logits  # noqa: E402
+
+FIGURE_FILE = "trace_7days.png"
+
+
+@dataclass(frozen=True)
+class EcoSplit:
+    """One split on the trial's device: normalised consumption [N, 24, 1], watts [N, 24], occupancy [N, 24], SI [N, 19]."""
+
+    x: torch.Tensor
+    watts: torch.Tensor
+    occupancy: torch.Tensor
+    si: torch.Tensor
+    days: EcoDays  # the calendar of these rows (CPU), for the figure
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+
+def load_days(cfg: EcoConfig) -> EcoDays:
+    """The real ECO files under ``data_root``, or the synthetic generator when it is empty."""
+    if cfg.data_root:
+        return load_eco(cfg.data_root, cfg.max_missing_hours)
+    return synthetic_eco(cfg.households, cfg.days, cfg.data_seed)
+
+
+def split_index(days: EcoDays, test_fraction: float, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Train/test day indices by whole (household, week) blocks, so test weeks are unseen and contiguous."""
+    block = days.household * 100_000 + torch.div(days.day, 7, rounding_mode="floor")
+    blocks, inverse = torch.unique(block, return_inverse=True)
+    gen = torch.Generator().manual_seed(seed)
+    n_test = max(1, round(test_fraction * len(blocks)))
+    is_test = torch.zeros(len(blocks), dtype=torch.bool)
+    is_test[torch.randperm(len(blocks), generator=gen)[:n_test]] = True
+    test = is_test[inverse]
+    return torch.nonzero(~test).flatten(), torch.nonzero(test).flatten()
+
+
+def load_data(cfg: EcoConfig, device: torch.device) -> tuple[EcoSplit, EcoSplit, tuple[float, float]]:
+    """Train and test splits on ``device`` and the (mean, std) in W that normalise consumption."""
+    days = load_days(cfg)
+    train_idx, test_idx = split_index(days, cfg.test_fraction, cfg.data_seed)
+    mean, std = float(days.consumption[train_idx].mean()), float(days.consumption[train_idx].std())
+
+    def make(index: torch.Tensor) -> EcoSplit:
+        part = days.subset(index)
+        watts = part.consumption.to(device)
+        return EcoSplit(((watts - mean) / std).unsqueeze(2), watts, part.occupancy.to(device),
+                        part.side_information().to(device), part)
+
+    return make(train_idx), make(test_idx), (mean, std)
+
+
+def with_si(x: torch.Tensor, si: torch.Tensor) -> torch.Tensor:
+    """[N, 24, f] sequence with the day's SI appended to every hour: [N, 24, f + 19]."""
+    return torch.cat([x, si.unsqueeze(1).expand(-1, x.shape[1], -1)], dim=2)
+
+
+def releaser_input(cfg: EcoConfig, split: EcoSplit) -> torch.Tensor:
+    """What the releaser reads per hour: normalised consumption, then SI when ``releaser_si``."""
+    return with_si(split.x, split.si) if cfg.releaser_si else split.x
+
+
+def adversary_input(cfg: EcoConfig, y: torch.Tensor, si: torch.Tensor) -> torch.Tensor:
+    """What the adversary and deep attackers read per hour: the release, then SI when ``side_info``."""
+    return with_si(y, si) if cfg.side_info else y
+
+
+def nmse(y: torch.Tensor, x: torch.Tensor, norm: tuple[float, float]) -> torch.Tensor:
+    """Σ(X − Y)² / ΣX² in watts over the whole batch, from normalised sequences."""
+    mean, std = norm
+    xw, yw = x * std + mean, y * std + mean
+    return ((yw - xw) ** 2).sum() / (xw ** 2).sum()
+
+
+@dataclass
+class Models:
+    """The releaser, the adversary and their optimisers."""
+
+    releaser: LstmReleaser
+    adversary: LstmClassifier
+    opt_r: torch.optim.Optimizer
+    opt_a: torch.optim.Optimizer
+
+    @classmethod
+    def build(cls, cfg: EcoConfig, device: torch.device) -> "Models":
+        """Fresh networks on ``device``, seeded by the config."""
+        torch.manual_seed(cfg.seed)
+        releaser = LstmReleaser(1 + SI_FEATURES * cfg.releaser_si, cfg.noise_dim, cfg.releaser_hidden, cfg.releaser_layers).to(device)
+        adversary = adversary_net(cfg)(2).to(device)
+        return cls(releaser, adversary, torch.optim.Adam(releaser.parameters(), lr=cfg.releaser_lr),
+                   torch.optim.Adam(adversary.parameters(), lr=cfg.lr))
+
+    def state(self) -> dict:
+        """Everything needed to resume training."""
+        return {name: getattr(self, name).state_dict() for name in ("releaser", "adversary", "opt_r", "opt_a")}
+
+    def load(self, state: dict) -> None:
+        """Restore from :meth:`state`."""
+        for name, value in state.items():
+            getattr(self, name).load_state_dict(value)
+
+
+def adversary_net(cfg: EcoConfig) -> Callable[[int], LstmClassifier]:
+    """The adversary's architecture as a factory of the number of classes (the deep attacker retrains it)."""
+    return partial(LstmClassifier, 1 + SI_FEATURES * cfg.side_info, hidden=cfg.adversary_hidden, layers=cfg.adversary_layers)
+
+
+def hourly_alpha_mi(logits: torch.Tensor, prior: torch.Tensor, alpha: float) -> torch.Tensor:
+    """Σ_t Î_α(S_t;Y) / Σ_t H_α(S_t) from the adversary's logits [N, 2, 24] and the per-hour prior [24, 2].
+
+    The hour of a label is public (its position in the day), so leakage is measured against each
+    hour's own prior: a release that reveals only the hour scores 0. Each hour's estimate is clamped
+    at 0 (true α-MI is never negative): a releaser is rewarded for leaving the adversary uninformed,
+    not for making it confidently wrong, which would only last until the adversary's next step.
+    """
+    post = logits.softmax(1)
+    mi = sum(alpha_mutual_information(post[:, :, t], prior[t], alpha).clamp_min(0) for t in range(prior.shape[0]))
+    entropy = sum(renyi_entropy(prior[t], alpha) for t in range(prior.shape[0]))
+    return mi / entropy.clamp_min(1e-12)
+
+
+def train_epoch(cfg: EcoConfig, m: Models, train: EcoSplit, prior: torch.Tensor, norm: tuple[float, float],
+                gen: torch.Generator) -> dict[str, float]:
+    """One pass of Algorithm 1 over the training days; returns mean training losses."""
+    n, device = len(train), train.x.device
+    r_in = releaser_input(cfg, train)
+    sums = {"loss_releaser": 0.0, "loss_adversary": 0.0, "nmse": 0.0, "privacy_term": 0.0}
+    steps = 0
+    for idx in batches(n, cfg.batch_size, gen, device):
+        for _ in range(cfg.adv_steps):
+            adv_idx = torch.randint(n, (cfg.batch_size,), generator=gen, device=gen.device).to(device)
+            with torch.no_grad():
+                y_adv = m.releaser(r_in[adv_idx], gen)
+            loss_a = F.cross_entropy(m.adversary(adversary_input(cfg, y_adv, train.si[adv_idx])), train.occupancy[adv_idx])
+            m.opt_a.zero_grad(set_to_none=True)
+            loss_a.backward()
+            m.opt_a.step()
+
+        y = m.releaser(r_in[idx], gen)
+        distortion = nmse(y, train.x[idx], norm)
+        privacy = hourly_alpha_mi(m.adversary(adversary_input(cfg, y, train.si[idx])), prior, cfg.alpha)
+        loss_r = distortion + cfg.lam * privacy
+        m.opt_r.zero_grad(set_to_none=True)
+        loss_r.backward()
+        torch.nn.utils.clip_grad_norm_(m.releaser.parameters(), cfg.clip_norm)
+        m.opt_r.step()
+
+        steps += 1
+        for key, value in (("loss_releaser", loss_r), ("loss_adversary", loss_a), ("nmse", distortion), ("privacy_term", privacy)):
+            sums[key] += value.item()
+    return {f"train/{k}": v / steps for k, v in sums.items()}
+
+
+def pretrain(cfg: EcoConfig, m: Models, train: EcoSplit, gen: torch.Generator) -> None:
+    """Warm start at the full-utility end: the releaser as an identity map (Y ≈ X), the adversary on raw days."""
+    r_in = releaser_input(cfg, train)
+    for _ in range(cfg.pretrain_epochs):
+        for idx in batches(len(train), cfg.batch_size, gen, train.x.device):
+            loss = F.mse_loss(m.releaser(r_in[idx], gen), train.x[idx])
+            m.opt_r.zero_grad(set_to_none=True)
+            loss.backward()
+            m.opt_r.step()
+    if cfg.pretrain_epochs:
+        fit_classifier(m.adversary, adversary_input(cfg, train.x, train.si), train.occupancy, epochs=cfg.pretrain_epochs,
+                       batch_size=cfg.batch_size, lr=cfg.lr, generator=gen)
+
+
+def deep_attacker(cfg: EcoConfig, epochs: int | None = None) -> DeepAttacker:
+    """The adversary's LSTM retrained from scratch (class-weighted, so it targets balanced accuracy)."""
+    return DeepAttacker(epochs=epochs or cfg.attack_epochs, batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed,
+                        model=adversary_net(cfg))
+
+
+def evaluate_release(cfg: EcoConfig, m: Models, train: EcoSplit, test: EcoSplit, prior: torch.Tensor,
+                     norm: tuple[float, float], gen: torch.Generator, attack: bool = True) -> tuple[dict[str, float], torch.Tensor]:
+    """NMSE, the in-game adversary, the α-MI estimate and (``attack``) a fresh deep attacker on the released splits."""
+    released_test = release(m.releaser, releaser_input(cfg, test), gen)
+    adv_test = adversary_input(cfg, released_test, test.si)
+    logits = predict_logits(m.adversary, adv_test)
+    with torch.no_grad():
+        leakage = hourly_alpha_mi(logits, prior, cfg.alpha).item()
+    in_game = label_accuracies(logits.argmax(1), test.occupancy, 2)
+    metrics = {
+        "utility/nmse": nmse(released_test, test.x, norm).item(),
+        "train/adversary_accuracy": in_game["accuracy"],
+        "leakage/normalised_alpha_mi": leakage,
+    }
+    if attack:
+        t0 = time.perf_counter()
+        released_train = release(m.releaser, releaser_input(cfg, train), gen)
+        result = deep_attacker(cfg).run(AttackInput(adversary_input(cfg, released_train, train.si), train.occupancy,
+                                                    adv_test, test.occupancy, num_classes=2))
+        metrics.update(result.logged())
+        metrics["time/attack_s"] = time.perf_counter() - t0
+    return metrics, released_test
+
+
+def figure_rows(test: EcoSplit, days: int) -> torch.Tensor:
+    """Test rows of the first household from its first test day on, at most ``days`` calendar days (its first test week)."""
+    house = torch.nonzero(test.days.household == test.days.household.min()).flatten()
+    order = house[torch.argsort(test.days.day[house])]
+    return order[test.days.day[order] < test.days.day[order[0]] + days]
+
+
+def save_trace_figure(test: EcoSplit, released: torch.Tensor, norm: tuple[float, float], path: Path, title: str,
+                      days: int = 7) -> Path:
+    """Original vs released hourly power (W) over ``days`` consecutive test days, occupied hours shaded, as a PNG."""
+    rows = figure_rows(test, days)
+    mean, std = norm
+    original = test.watts[rows].flatten().cpu()
+    out = (released[rows].squeeze(2) * std + mean).flatten().cpu()
+    occupied = test.occupancy[rows].flatten().cpu()
+    fig = Figure(figsize=(11, 3.2))
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    hours = torch.arange(len(original))
+    ax.fill_between(hours, 0, float(max(original.max(), out.max())), where=occupied.bool(), step="post",
+                    color="tab:green", alpha=0.12, label="occupied")
+    ax.step(hours, original, where="post", color="black", lw=1.0, label="original")
+    ax.step(hours, out, where="post", color="tab:red", lw=1.0, label="released")
+    dates = [EPOCH + dt.timedelta(days=int(d)) for d in test.days.day[rows]]
+    ax.set_xticks(range(0, len(original), 24), [d.strftime("%a %d %b") for d in dates], fontsize=7)
+    ax.set_ylabel("power (W)")
+    ax.legend(fontsize=7, loc="upper right")
+    ax.set_title(f"{title}, household {int(test.days.household[rows[0]])}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    return path
+
+
+@dataclass
+class EpochOutcome:
+    """What one epoch of the game produced: metrics, the models after it, and the released test days."""
+
+    epoch: int
+    checkpoint: bool
+    metrics: dict[str, float]
+    models: Models
+    test: EcoSplit
+    released_test: torch.Tensor
+    norm: tuple[float, float]
+
+
+def run_game(cfg: EcoConfig, device: torch.device, restore: Callable[[Models], int] | None = None) -> Iterator[EpochOutcome]:
+    """Algorithm 1 epoch by epoch from fresh (pre-trained) players, or those ``restore`` loads (returns epochs done)."""
+    t0 = time.perf_counter()
+    train, test, norm = load_data(cfg, device)
+    occupied = train.occupancy.float().mean(0)
+    prior = torch.stack([1 - occupied, occupied], 1)  # P(S_t = s) per hour, [24, 2]
+    models = Models.build(cfg, device)
+    gen = torch.Generator(device=device).manual_seed(cfg.seed)
+    if restore is None:
+        start = 0
+        pretrain(cfg, models, train, gen)
+    else:
+        start = restore(models)
+        gen.manual_seed(cfg.seed + start)
+    setup = time.perf_counter() - t0
+    for epoch in range(start, cfg.epochs):
+        checkpoint = (epoch + 1) % cfg.checkpoint_every == 0 or epoch + 1 == cfg.epochs
+        t0 = time.perf_counter()
+        metrics = train_epoch(cfg, models, train, prior, norm, gen)
+        t1 = time.perf_counter()
+        eval_metrics, released_test = evaluate_release(cfg, models, train, test, prior, norm, gen, attack=checkpoint)
+        metrics.update(eval_metrics)
+        metrics.update({
+            "epoch": epoch + 1, "train/resumed_from_epoch": start, "time/train_s": t1 - t0,
+            "time/eval_s": time.perf_counter() - t1, "time/setup_s": setup if epoch == start else 0.0,
+        })
+        yield EpochOutcome(epoch + 1, checkpoint, metrics, models, test, released_test, norm)
+
+
+def write_checkpoint(cfg: EcoConfig, outcome: EpochOutcome, directory: Path) -> None:
+    """Everything needed to resume (and the normalisation a served release needs), plus the 7-day trace."""
+    torch.save({"models": outcome.models.state(), "epoch": outcome.epoch, "config": cfg.as_dict(),
+                "normalisation": {"mean_w": outcome.norm[0], "std_w": outcome.norm[1]}}, directory / STATE_FILE)
+    save_trace_figure(outcome.test, outcome.released_test, outcome.norm, directory / FIGURE_FILE,
+                      f"α={cfg.alpha} λ={cfg.lam} k={cfg.adv_steps} epoch {outcome.epoch}", cfg.figure_days)
+
+
+def train_eco_releaser(config: dict) -> None:
+    """Ray Tune function trainable: metrics every epoch, a checkpoint every ``checkpoint_every``, resumes from the last."""
+    cfg = EcoConfig.from_dict(config)
+    torch.set_num_threads(cfg.threads)
+    logging.getLogger("ray.train._internal.storage").setLevel(logging.WARNING)
+    checkpoint = tune.get_checkpoint()
+
+    def restore(models: Models) -> int:
+        with checkpoint.as_directory() as directory:
+            return load_checkpoint(directory, models)
+
+    for outcome in run_game(cfg, pick_device(), restore if checkpoint is not None else None):
+        if outcome.checkpoint:
+            with tempfile.TemporaryDirectory() as directory:
+                write_checkpoint(cfg, outcome, Path(directory))
+                tune.report(outcome.metrics, checkpoint=tune.Checkpoint.from_directory(directory))
+        else:
+            tune.report(outcome.metrics)
+        if outcome.epoch == cfg.kill_worker_after_epoch and checkpoint is None:
+            os.kill(os.getpid(), signal.SIGKILL)  # fault injection for resilience tests: dies once, then resumes
+
+
+def checkpoint_inputs(config: dict, checkpoint_dir: str) -> CheckpointInputs:
+    """What the attack farm needs from one checkpoint: released days [N, 24, 1], hourly occupancy [N, 24], SI, raw days."""
+    cfg = EcoConfig.from_dict(config)
+    torch.set_num_threads(cfg.threads)
+    device = pick_device()
+    models = Models.build(cfg, device)
+    epoch = load_checkpoint(checkpoint_dir, models)
+    train, test, _ = load_data(cfg, device)
+    gen = torch.Generator(device=device).manual_seed(cfg.seed + 1000 + epoch)
+    released_train = release(models.releaser, releaser_input(cfg, train), gen)
+    released_test = release(models.releaser, releaser_input(cfg, test), gen)
+    return CheckpointInputs(AttackInput(released_train, train.occupancy, released_test, test.occupancy, num_classes=2,
+                                        raw_train_x=train.x, train_si=train.si, test_si=test.si))
+
+
+def load_release(config: dict, checkpoint_dir: str) -> ReleaseMap:
+    """The checkpoint's releaser as a served map: [N, 24, 1 (+19 SI if releaser_si)] normalised days -> [N, 24, 1].
+
+    Inputs are (W − mean_w) / std_w with the training statistics saved as ``normalisation`` in state.pt,
+    followed by the weekday and month one-hot columns when the releaser reads SI.
+    """
+    cfg = EcoConfig.from_dict(config)
+    models = Models.build(cfg, torch.device("cpu"))
+    load_checkpoint(checkpoint_dir, models)
+    return ReleaseMap("eco_releaser", (24, 1 + SI_FEATURES * cfg.releaser_si), None, models.releaser.eval(), release)
+
+
+def raw_baselines(config: dict) -> dict[str, float]:
+    """Attackers on unreleased days (the PUT's no-privacy end) and the SI-only floor."""
+    cfg = EcoConfig.from_dict(config)
+    torch.set_num_threads(cfg.threads)
+    train, test, _ = load_data(cfg, pick_device())
+    raw = AttackInput(train.x, train.occupancy, test.x, test.occupancy, num_classes=2, train_si=train.si, test_si=test.si)
+    deep = deep_attacker(cfg).run(AttackInput(adversary_input(cfg, train.x, train.si), train.occupancy,
+                                              adversary_input(cfg, test.x, test.si), test.occupancy, num_classes=2))
+    metrics = {}
+    for result in (deep, SideInfoAttacker(epochs=cfg.attack_epochs, batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed).run(raw),
+                   SiOnlyAttacker(seed=cfg.seed).run(raw)):
+        metrics.update({f"baseline/{k}": v for k, v in result.logged().items()})
+    return metrics
+
+
+def data_counts(config: dict) -> dict[str, int]:
+    """Days per split and what the data source counted (missing hours interpolated, days dropped); fails early if no data."""
+    cfg = EcoConfig.from_dict(config)
+    days = load_days(cfg)
+    train_idx, test_idx = split_index(days, cfg.test_fraction, cfg.data_seed)
+    return {**days.counts, "eco_train_days": len(train_idx), "eco_test_days": len(test_idx),
+            "occupied_hours": int(days.occupancy.sum())}
