@@ -13,7 +13,7 @@ class EcoConfig(TypedConfig):
     """Every knob of an ECO releaser trial; grid axes are alpha, lam, adv_steps (and releaser_si in ``eco-si``).
 
     ``side_info``: the in-game adversary and the deep attacker see SI (weekday, month) next to the release.
-    ``releaser_si``: the releaser sees SI too. ``data_root``: the real ECO folder; empty = the synthetic generator.
+    ``releaser_si`` = 1: the releaser sees SI too. ``data_root``: the real ECO folder; empty = the synthetic generator.
     """
 
     kind = "eco"
@@ -24,7 +24,7 @@ class EcoConfig(TypedConfig):
     lam: float = 0.0
     adv_steps: int = 1
     side_info: bool = False
-    releaser_si: bool = False
+    releaser_si: int = 0  # 0 / 1 (a number, so it can be a grid axis of the trials table)
     seed: int = 0
     data_seed: int = 0
     data_root: str = ""
@@ -37,6 +37,7 @@ class EcoConfig(TypedConfig):
     batch_size: int = 64
     lr: float = 1e-3
     releaser_lr: float = 3e-4
+    pretrain_lr: float = 3e-3
     clip_norm: float = 1.0
     noise_dim: int = 8
     releaser_hidden: int = 64
@@ -57,6 +58,7 @@ class EcoConfig(TypedConfig):
             (self.adv_steps >= 1, f"adv_steps (k) must be >= 1 (got {self.adv_steps})"),
             (not self.data_root or Path(self.data_root).expanduser().is_dir(),
              f"data_root {self.data_root} is not a directory (leave it empty for synthetic ECO data)"),
+            (self.releaser_si in (0, 1), f"releaser_si must be 0 or 1 (got {self.releaser_si})"),
             (1 <= self.households <= 5, f"households must be in 1..5 (got {self.households})"),
             (self.days >= 14, f"days must be >= 14 (got {self.days})"),
             (self.max_missing_hours >= 0, f"max_missing_hours must be >= 0 (got {self.max_missing_hours})"),
@@ -66,6 +68,7 @@ class EcoConfig(TypedConfig):
             (self.batch_size >= 1, f"batch_size must be >= 1 (got {self.batch_size})"),
             (self.lr > 0, f"lr must be > 0 (got {self.lr})"),
             (self.releaser_lr > 0, f"releaser_lr must be > 0 (got {self.releaser_lr})"),
+            (self.pretrain_lr > 0, f"pretrain_lr must be > 0 (got {self.pretrain_lr})"),
             (self.clip_norm > 0, f"clip_norm must be > 0 (got {self.clip_norm})"),
             (self.noise_dim >= 0, f"noise_dim must be >= 0 (got {self.noise_dim})"),
             (min(self.releaser_hidden, self.releaser_layers, self.adversary_hidden, self.adversary_layers) >= 1,

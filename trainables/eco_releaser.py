@@ -195,14 +195,19 @@ def train_epoch(cfg: EcoConfig, m: Models, train: EcoSplit, prior: torch.Tensor,
 
 
 def pretrain(cfg: EcoConfig, m: Models, train: EcoSplit, gen: torch.Generator) -> None:
-    """Warm start at the full-utility end: the releaser as an identity map (Y ≈ X), the adversary on raw days."""
+    """Warm start at the full-utility end: the releaser as an identity map (Y ≈ X), the adversary on raw days.
+
+    The identity is fitted fast (``pretrain_lr``, its own optimiser); the game's slower, clipped
+    releaser steps (``releaser_lr``) then start from it.
+    """
     r_in = releaser_input(cfg, train)
+    opt = torch.optim.Adam(m.releaser.parameters(), lr=cfg.pretrain_lr)
     for _ in range(cfg.pretrain_epochs):
         for idx in batches(len(train), cfg.batch_size, gen, train.x.device):
             loss = F.mse_loss(m.releaser(r_in[idx], gen), train.x[idx])
-            m.opt_r.zero_grad(set_to_none=True)
+            opt.zero_grad(set_to_none=True)
             loss.backward()
-            m.opt_r.step()
+            opt.step()
     if cfg.pretrain_epochs:
         fit_classifier(m.adversary, adversary_input(cfg, train.x, train.si), train.occupancy, epochs=cfg.pretrain_epochs,
                        batch_size=cfg.batch_size, lr=cfg.lr, generator=gen)
