@@ -59,7 +59,7 @@ class Preset:
 
 def presets() -> dict[str, Preset]:
     """All presets by name (imported lazily: each pulls in its trainable and torch)."""
-    from search_spaces import adult_membership, amnist, cloak_mnist, eco, eco_si, gmm
+    from search_spaces import adult_membership, amnist, amnist_privatizer, cloak_mnist, eco, eco_si, gmm
 
-    return {p.name: p for p in (amnist.PRESET, adult_membership.PRESET, gmm.PRESET, cloak_mnist.PRESET, eco.PRESET,
-                                eco_si.PRESET)}
+    return {p.name: p for p in (amnist.PRESET, amnist_privatizer.PRESET, adult_membership.PRESET, gmm.PRESET,
+                                cloak_mnist.PRESET, eco.PRESET, eco_si.PRESET)}

@@ -47,3 +47,30 @@ class ConvReleaser(nn.Module):
             z = torch.rand(shape, device=h.device, dtype=h.dtype, generator=generator)
             h = torch.cat([h, z], dim=1)
         return torch.sigmoid(self.decoder(h))
+
+
+class StochasticUNet(nn.Module):
+    """Space-preserving stochastic map Q = U(X, Z): a two-level U-Net, uniform noise channels joined at the 7×7 bottleneck.
+
+    Skip connections let it keep what utility needs at full resolution; the noise gives a stochastic release.
+    """
+
+    def __init__(self, width: int = 16, noise_channels: int = 4) -> None:
+        super().__init__()
+        self.noise_channels = noise_channels
+        self.down1 = nn.Sequential(nn.Conv2d(1, width, 3, padding=1), nn.ReLU())
+        self.down2 = nn.Sequential(nn.Conv2d(width, 2 * width, 3, stride=2, padding=1), nn.ReLU())
+        self.bottom = nn.Sequential(nn.Conv2d(2 * width, 2 * width, 3, stride=2, padding=1), nn.ReLU())
+        self.up2 = nn.Sequential(nn.ConvTranspose2d(2 * width + noise_channels, 2 * width, 4, stride=2, padding=1), nn.ReLU())
+        self.up1 = nn.Sequential(nn.ConvTranspose2d(4 * width, width, 4, stride=2, padding=1), nn.ReLU())
+        self.out = nn.Conv2d(2 * width, 1, 3, padding=1)
+
+    def forward(self, x: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+        h1 = self.down1(x)  # 28×28
+        h2 = self.down2(h1)  # 14×14
+        h = self.bottom(h2)  # 7×7
+        if self.noise_channels:
+            z = torch.rand((h.shape[0], self.noise_channels, *h.shape[2:]), device=h.device, dtype=h.dtype, generator=generator)
+            h = torch.cat([h, z], dim=1)
+        h = self.up1(torch.cat([self.up2(h), h2], dim=1))
+        return torch.sigmoid(self.out(torch.cat([h, h1], dim=1)))

@@ -7,17 +7,13 @@ a restarted trial resumes from its last checkpoint.
 """
 from __future__ import annotations
 
-import logging
-import os
-import signal
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
-from ray import tune
 from torch.nn import functional as F
 
 from attacks.base import AttackInput, CheckpointInputs, MembershipTarget
@@ -26,9 +22,13 @@ from trainables.alpha_mi import normalised_alpha_mi
 from trainables.data import AmnistSplit, default_data_root, load_amnist
 from trainables.figures import save_release_grid
 from trainables.nets import ConvReleaser, SmallCNN
+from trainables.privatizer_config import PrivatizerConfig
 from trainables.release_map import ReleaseMap
 from trainables.releaser_config import ReleaserConfig
 from trainables.training import batches, evaluate, fit_classifier
+from trainables.tune_loop import report_game
+
+AmnistTrialConfig = ReleaserConfig | PrivatizerConfig  # the AMNIST mechanisms share data, baselines and counts
 
 STATE_FILE = "state.pt"
 FIGURE_FILE = "released.png"
@@ -179,7 +179,7 @@ def evaluate_release(cfg: ReleaserConfig, m: Models, train: AmnistSplit, test: A
     return metrics, released_test
 
 
-def load_data(cfg: ReleaserConfig, device: torch.device) -> tuple[AmnistSplit, AmnistSplit]:
+def load_data(cfg: AmnistTrialConfig, device: torch.device) -> tuple[AmnistSplit, AmnistSplit]:
     """The trial's AMNIST train/test subsets, moved to ``device`` once for the whole trial."""
     train, test, _ = load_amnist(cfg.data_root or str(default_data_root()), n_train=cfg.n_train, n_test=cfg.n_test,
                                  seed=cfg.seed, download=cfg.download)
@@ -193,7 +193,7 @@ class EpochOutcome:
     epoch: int
     checkpoint: bool
     metrics: dict[str, float]
-    models: Models
+    models: Any  # the mechanism's networks (releaser: Models)
     test: AmnistSplit
     released_test: torch.Tensor
 
@@ -240,26 +240,11 @@ def write_checkpoint(cfg: ReleaserConfig, outcome: EpochOutcome, directory: Path
 
 
 def train_releaser(config: dict) -> None:
-    """Ray Tune function trainable: reports metrics and a checkpoint every epoch, resumes from the last."""
+    """Ray Tune function trainable: reports metrics every epoch and checkpoints, resumes from the last checkpoint."""
     cfg = ReleaserConfig.from_dict(config)
     torch.set_num_threads(cfg.threads)
-    # Ray logs every persisted checkpoint at INFO; the driver already prints one line per epoch.
-    logging.getLogger("ray.train._internal.storage").setLevel(logging.WARNING)
-    checkpoint = tune.get_checkpoint()
-
-    def restore(models: Models) -> int:
-        with checkpoint.as_directory() as directory:
-            return load_checkpoint(directory, models)
-
-    for outcome in run_game(cfg, pick_device(), restore if checkpoint is not None else None):
-        if outcome.checkpoint:
-            with tempfile.TemporaryDirectory() as directory:
-                write_checkpoint(cfg, outcome, Path(directory))
-                tune.report(outcome.metrics, checkpoint=tune.Checkpoint.from_directory(directory))
-        else:
-            tune.report(outcome.metrics)
-        if outcome.epoch == cfg.kill_worker_after_epoch and checkpoint is None:
-            os.kill(os.getpid(), signal.SIGKILL)  # fault injection for resilience tests: dies once, then resumes
+    report_game(lambda restore: run_game(cfg, pick_device(), restore), load_checkpoint,
+                lambda outcome, directory: write_checkpoint(cfg, outcome, directory), cfg.kill_worker_after_epoch)
 
 
 def checkpoint_inputs(config: dict, checkpoint_dir: str) -> CheckpointInputs:
@@ -291,7 +276,11 @@ def load_release(config: dict, checkpoint_dir: str) -> ReleaseMap:
 
 def raw_baselines(config: dict) -> dict[str, float]:
     """Digit and thickness accuracy of fresh classifiers on unreleased images: the PUT's two ends."""
-    cfg = ReleaserConfig.from_dict(config)
+    return baselines_for(ReleaserConfig.from_dict(config))
+
+
+def baselines_for(cfg: AmnistTrialConfig) -> dict[str, float]:
+    """:func:`raw_baselines` for any AMNIST mechanism's typed config."""
     torch.set_num_threads(cfg.threads)
     train, test = load_data(cfg, pick_device())
     # As many epochs as the game's utility net gets (pre-training + game), so the comparison is fair.
@@ -303,7 +292,11 @@ def raw_baselines(config: dict) -> dict[str, float]:
 
 def data_counts(config: dict) -> dict[str, int]:
     """Image counts of the data a trial with this config trains and tests on (fails early if no data)."""
-    cfg = ReleaserConfig.from_dict(config)
+    return counts_for(ReleaserConfig.from_dict(config))
+
+
+def counts_for(cfg: AmnistTrialConfig) -> dict[str, int]:
+    """:func:`data_counts` for any AMNIST mechanism's typed config."""
     _, _, counts = load_amnist(cfg.data_root or str(default_data_root()), n_train=cfg.n_train, n_test=cfg.n_test,
                                seed=cfg.seed, download=cfg.download)
     return counts

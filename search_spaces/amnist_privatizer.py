@@ -1,0 +1,53 @@
+"""AMNIST privatizer: a stochastic U-Net hiding stroke thickness while keeping the digit (DESIGN §3.2).
+
+Same data, attackers and Pareto axes as the ``amnist`` releaser preset, so the two fronts compare in MLflow.
+``algorithm`` is a grid axis: 1 (every estimator learned) and 2 (the provider keeps its raw-data digit classifier).
+"""
+from search_spaces import OptunaRange, Preset, Profile
+from search_spaces.amnist import PRESET as RELEASER
+from trainables.privatizer import (FIGURE_FILE, checkpoint_inputs, data_counts, load_release, raw_baselines,
+                                   train_privatizer)
+from trainables.privatizer_config import PrivatizerConfig
+
+PRESET = Preset(
+    name="amnist-privatizer",
+    mechanism="privatizer",
+    dataset="amnist",
+    trainable=train_privatizer,
+    validate=PrivatizerConfig.normalise,
+    base=PrivatizerConfig(pretrain_epochs=2).as_dict(),
+    profiles={
+        "smoke": Profile(
+            description="seconds: a tiny subset, one epoch, two trials (for tests)",
+            config={"n_train": 512, "n_test": 256, "epochs": 1, "pretrain_epochs": 1, "attack_epochs": 1, "width": 8},
+            grid={"alpha": [0.0, 1.0], "algorithm": [2]},
+            optuna_samples=2,
+        ),
+        "quick": Profile(
+            description="minutes on 2 CPUs: the releaser's quick data (5,000 / 1,500 images), 4 epochs, 10 trials",
+            config={"n_train": 5000, "n_test": 1500, "epochs": 4, "attack_epochs": 3, "checkpoint_every": 2},
+            grid={"alpha": [0.0, 0.9, 0.95, 0.98, 1.0], "algorithm": [1, 2]},
+            optuna_samples=10,
+        ),
+        "paper": Profile(
+            description="full AMNIST (28,476 / 4,681 images), α every 0.1 and near 1, all three algorithms, for a GPU cluster",
+            config={"n_train": None, "n_test": None, "epochs": 30, "attack_epochs": 10, "width": 32, "pretrain_epochs": 3,
+                    "checkpoint_every": 5},
+            grid={"alpha": [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 0.95, 0.99, 1.0], "algorithm": [1, 2, 3]},
+            optuna_samples=100,
+        ),
+    },
+    default_profile="quick",
+    optuna={"alpha": OptunaRange(0.0, 1.0), "algorithm": OptunaRange(1, 2, integer=True)},
+    pareto_axes=RELEASER.pareto_axes,
+    baselines=raw_baselines,
+    data_counts=data_counts,
+    checkpoint_inputs=checkpoint_inputs,
+    farm_attackers=RELEASER.farm_attackers,
+    privacy_attackers=RELEASER.privacy_attackers,
+    optuna_objectives=RELEASER.optuna_objectives,
+    label_keys=("alpha", "algorithm"),
+    trend_metrics=("utility/accuracy", "attack/max/accuracy", "leakage/secret_term", "leakage/utility_term"),
+    checkpoint_figures=(FIGURE_FILE,),
+    load_release=load_release,
+)

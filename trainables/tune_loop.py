@@ -1,0 +1,50 @@
+"""The Ray Tune side of an epoch-by-epoch mechanism game: report, checkpoint, resume, and inject faults.
+
+Shared by every AMNIST mechanism: the game yields one outcome per epoch; this loop reports its metrics, writes a
+checkpoint on checkpoint epochs, restores from Tune's checkpoint after a restart, and (for resilience tests) kills
+its own worker once after a chosen epoch.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+from ray import tune
+
+
+class Outcome(Protocol):
+    """What a game yields per epoch."""
+
+    epoch: int
+    checkpoint: bool
+    metrics: dict[str, float]
+
+
+Restore = Callable[[Any], int]  # loads a checkpoint into the game's models, returns the epochs already done
+
+
+def report_game(game: Callable[[Restore | None], Iterator[Outcome]], load: Callable[[str, Any], int],
+                write: Callable[[Any, Path], None], kill_worker_after_epoch: int = -1) -> None:
+    """Run ``game`` inside a Tune trial: resume from Tune's checkpoint if any, report every epoch."""
+    # Ray logs every persisted checkpoint at INFO; the driver already prints one line per epoch.
+    logging.getLogger("ray.train._internal.storage").setLevel(logging.WARNING)
+    checkpoint = tune.get_checkpoint()
+
+    def restore(models: Any) -> int:
+        with checkpoint.as_directory() as directory:
+            return load(directory, models)
+
+    for outcome in game(restore if checkpoint is not None else None):
+        if outcome.checkpoint:
+            with tempfile.TemporaryDirectory() as directory:
+                write(outcome, Path(directory))
+                tune.report(outcome.metrics, checkpoint=tune.Checkpoint.from_directory(directory))
+        else:
+            tune.report(outcome.metrics)
+        if outcome.epoch == kill_worker_after_epoch and checkpoint is None:
+            os.kill(os.getpid(), signal.SIGKILL)  # fault injection for resilience tests: dies once, then resumes
