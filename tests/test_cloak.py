@@ -170,6 +170,10 @@ def test_information_removed_end_points_and_a_mixture() -> None:
     i5 = 0.5 * math.log(1 + 0.25 / (0.25 + QUANTISATION_SIGMA ** 2))
     got = information_removed(v, torch.tensor([0.5, 0.0, 0.0]), keep=torch.tensor([1.0, 0.0, 1.0]))
     assert got == pytest.approx(1 - i5 / (2 * i0))
+    # A coarser floor credits the same noise with less: I(σ) = ½·log(1 + v/(σ² + floor²)).
+    coarse = information_removed(v, 0.1, floor=0.1)
+    assert coarse == pytest.approx(1 - math.log(1 + 0.25 / 0.02) / math.log(1 + 0.25 / 0.01))
+    assert coarse < information_removed(v, 0.1)
 
 
 def test_matching_gaussian_sigma_inverts_information_removed() -> None:

@@ -217,8 +217,8 @@ def evaluate_cloak(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, test: S
     raw_acc = balanced_accuracy(raw_pred, test.y, n)
 
     sigma = cloak.sigma()
-    removed = information_removed(variance, sigma, cloak.keep)
-    sigma_g = matching_gaussian_sigma(variance, min(removed, 1 - 1e-9))
+    removed = information_removed(variance, sigma, cloak.keep, cfg.info_floor)
+    sigma_g = matching_gaussian_sigma(variance, min(removed, 1 - 1e-9), cfg.info_floor)
     acc_g, _ = _accuracy_over_draws(
         target, lambda x: x + sigma_g * torch.randn(x.shape, generator=gen, device=device), test, n, k)
     polarised = ((sigma < POLARISED * cfg.M) | (sigma > (1 - POLARISED) * cfg.M)).float().mean()

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from trainables.cloak_info import QUANTISATION_SIGMA
 from trainables.typed_config import TypedConfig
 
 TASKS = {"gt5": 2, "digit": 10}  # target task -> number of classes ("gt5": digit > 5)
@@ -15,7 +16,8 @@ class CloakConfig(TypedConfig):
 
     ``lam`` weighs the target's cross-entropy against the noise term (loss = −log mean σ² + λ·CE), so a larger
     λ keeps more utility and adds less noise. ``T`` is an absolute threshold on σ (σ ≥ T: suppressed), so T ≥ M
-    suppresses nothing. ``lr`` trains the target and the farm's attackers; ``cloak_lr`` trains μ, ρ and μ_s.
+    suppresses nothing. ``info_floor`` is the noise σ below which the information estimator
+(:mod:`trainables.cloak_info`) counts a pixel as intact (default: 8-bit quantisation noise). ``lr`` trains the target and the farm's attackers; ``cloak_lr`` trains μ, ρ and μ_s.
     """
 
     kind = "cloak"
@@ -35,6 +37,7 @@ class CloakConfig(TypedConfig):
     lr: float = 1e-3
     target_epochs: int = 8
     noise_draws: int = 3
+    info_floor: float = QUANTISATION_SIGMA
     n_train: int | None = None
     n_test: int | None = None
     data_root: str = ""
@@ -71,6 +74,7 @@ class CloakConfig(TypedConfig):
             (self.lr > 0, f"lr must be > 0 (got {self.lr})"),
             (self.target_epochs >= 1, f"target_epochs must be >= 1 (got {self.target_epochs})"),
             (self.noise_draws >= 1, f"noise_draws must be >= 1 (got {self.noise_draws})"),
+            (self.info_floor > 0, f"info_floor must be > 0 (got {self.info_floor})"),
             (self.n_train is None or self.n_train >= 1, f"n_train must be >= 1 (got {self.n_train})"),
             (self.n_test is None or self.n_test >= 1, f"n_test must be >= 1 (got {self.n_test})"),
             (self.attack_epochs >= 1, f"attack_epochs must be >= 1 (got {self.attack_epochs})"),

@@ -9,7 +9,8 @@ keeps the raw input's information finite: the normaliser is Σ_i I_i(0), so
 
     information removed = 1 − Σ_{i kept} I_i(σ_i) / Σ_i I_i(0)   ∈ [0, 1].
 
-Shifts (μ, the suppression values μ_s) carry no information about x and do not enter. The Gaussian baseline adds one σ
+The floor is a parameter (``info_floor`` in the trial config, default σ_q): the larger it is, the less the first, finest
+grey levels count, and the less a small uniform noise is credited with removing. Shifts (μ, the suppression values μ_s) carry no information about x and do not enter. The Gaussian baseline adds one σ
 to every pixel, chosen by bisection so that it removes the same share of information as the Cloak it is compared with.
 """
 from __future__ import annotations
@@ -26,21 +27,24 @@ def feature_variance(x: torch.Tensor) -> torch.Tensor:
     return x.double().var(dim=0, unbiased=False)
 
 
-def feature_information(variance: torch.Tensor, sigma: torch.Tensor | float) -> torch.Tensor:
-    """I_i(σ_i) = ½·log(1 + v_i / (σ_i² + σ_q²)) nats per feature."""
+def feature_information(variance: torch.Tensor, sigma: torch.Tensor | float, floor: float = QUANTISATION_SIGMA,
+                        ) -> torch.Tensor:
+    """I_i(σ_i) = ½·log(1 + v_i / (σ_i² + floor²)) nats per feature."""
     sigma = torch.as_tensor(sigma, dtype=torch.float64, device=variance.device)
-    return 0.5 * torch.log1p(variance.double() / (sigma.double() ** 2 + QUANTISATION_SIGMA ** 2))
+    return 0.5 * torch.log1p(variance.double() / (sigma.double() ** 2 + floor ** 2))
 
 
-def information_removed(variance: torch.Tensor, sigma: torch.Tensor | float, keep: torch.Tensor | None = None) -> float:
+def information_removed(variance: torch.Tensor, sigma: torch.Tensor | float, keep: torch.Tensor | None = None,
+                        floor: float = QUANTISATION_SIGMA) -> float:
     """Share of the input's information removed by noise σ (per feature or one value) and suppression (keep = 0)."""
-    kept = feature_information(variance, sigma)
+    kept = feature_information(variance, sigma, floor)
     if keep is not None:
         kept = kept * keep.double()
-    return float(1.0 - kept.sum() / feature_information(variance, 0.0).sum())
+    return float(1.0 - kept.sum() / feature_information(variance, 0.0, floor).sum())
 
 
-def matching_gaussian_sigma(variance: torch.Tensor, removed: float, tol: float = 1e-6) -> float:
+def matching_gaussian_sigma(variance: torch.Tensor, removed: float, floor: float = QUANTISATION_SIGMA,
+                            tol: float = 1e-6) -> float:
     """The one σ for all features whose information removed equals ``removed`` (bisection on log σ).
 
     Removal grows monotonically with σ from 0 (σ = 0) to 1 (σ → ∞); the search covers σ ∈ [1e-6, 1e6].
@@ -50,7 +54,7 @@ def matching_gaussian_sigma(variance: torch.Tensor, removed: float, tol: float =
     lo, hi = math.log(1e-6), math.log(1e6)
     while hi - lo > tol:
         mid = (lo + hi) / 2
-        if information_removed(variance, math.exp(mid)) < removed:
+        if information_removed(variance, math.exp(mid), floor=floor) < removed:
             lo = mid
         else:
             hi = mid
