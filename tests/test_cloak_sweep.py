@@ -45,3 +45,17 @@ def test_out_of_range_config_is_one_line_and_exit_2(workdir: Path) -> None:
     lines = [line for line in out.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: ") and "M must be a finite value > 0 (got -1.0)" in lines[0], out.stderr
     assert not (workdir / "runs").exists()
+
+
+def test_killed_worker_resumes_from_its_checkpoint(workdir: Path) -> None:
+    out = run_sweep(workdir, "cloak-mnist", "--profile", "smoke", "--set", "lam=1", "--set", "checkpoint_every=1",
+                    "--set", "kill_worker_after_epoch=2", "--attackers", "none")
+    assert out.returncode == 0, out.stderr[-3000:]
+    client = store(workdir)
+    exp = client.get_experiment_by_name("putlab-cloak-mnist")
+    (child,) = [r for r in client.search_runs([exp.experiment_id]) if r.data.tags.get("putlab.role") == "trial"]
+    assert child.info.status == "FINISHED"
+    resumed = client.get_metric_history(child.info.run_id, "train/resumed_from_epoch")
+    assert sorted((m.step, m.value) for m in resumed) == [(1, 0.0), (2, 0.0), (3, 2.0)]
+    phases = client.get_metric_history(child.info.run_id, "train/phase")
+    assert sorted((m.step, m.value) for m in phases) == [(1, 1.0), (2, 1.0), (3, 2.0)]
