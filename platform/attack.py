@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -72,30 +71,6 @@ def attack_missing(client: MlflowClient, exp_id: str, parent_id: str, plan: Farm
     return submitted
 
 
-def find_sweep_parent(client: MlflowClient, target: str) -> tuple[str, str]:
-    """(experiment id, parent run id) for a parent run id, a sweep name, or an experiment name (its newest sweep)."""
-    if re.fullmatch(r"[0-9a-f]{32}", target):
-        try:
-            run = client.get_run(target)
-        except Exception:
-            raise UsageError(f"no MLflow run with id {target}") from None
-        if run.data.tags.get(tracking.TAG_ROLE) != "sweep":
-            raise UsageError(f"run {target} is not a sweep's parent run")
-        return run.info.experiment_id, target
-    for exp in client.search_experiments():
-        parent = tracking.find_parent(client, exp.experiment_id, target)
-        if parent:
-            return exp.experiment_id, parent
-    exp = client.get_experiment_by_name(target)
-    if exp is None:
-        raise UsageError(f"{target!r} is neither a sweep run id, a sweep name nor an experiment name")
-    runs = client.search_runs([exp.experiment_id], filter_string=f"tags.`{tracking.TAG_ROLE}` = 'sweep'",
-                              order_by=["attributes.start_time DESC"], max_results=1)
-    if not runs:
-        raise UsageError(f"experiment {target!r} has no sweep")
-    return exp.experiment_id, runs[0].info.run_id
-
-
 def run(argv: list[str] | None = None) -> int:
     """Re-attack a sweep; returns the exit code."""
     p = argparse.ArgumentParser(prog="python -m platform.attack", description=__doc__.splitlines()[0])
@@ -107,7 +82,7 @@ def run(argv: list[str] | None = None) -> int:
 
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
     client = tracking.connect(tracking_uri)
-    exp_id, parent_id = find_sweep_parent(client, args.target)
+    exp_id, parent_id = tracking.find_sweep_parent(client, args.target)
     preset = get_preset(client.get_run(parent_id).data.params["preset"])
     attackers = tuple(a.strip() for a in args.attackers.split(",")) if args.attackers else None
     try:

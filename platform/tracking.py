@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 import urllib.request
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from mlflow.entities import Metric, Param
@@ -48,7 +50,14 @@ def experiment_id(client: MlflowClient, name: str) -> str:
         if found.lifecycle_stage == "deleted":
             raise UsageError(f"MLflow experiment {name!r} is deleted; restore it or pick another --experiment")
         return found.experiment_id
-    return client.create_experiment(name)
+    return client.create_experiment(name, artifact_location=artifact_root(client.tracking_uri))
+
+
+def artifact_root(tracking_uri: str) -> str | None:
+    """``mlruns/`` beside a sqlite store, whatever the working directory (None: the server's default)."""
+    if not tracking_uri.startswith("sqlite:///"):
+        return None
+    return (Path(tracking_uri.removeprefix("sqlite:///")).resolve().parent / "mlruns").as_uri()
 
 
 def flatten(prefix: str, value: Any) -> dict[str, str]:
@@ -110,3 +119,27 @@ def child_runs(client: MlflowClient, exp_id: str, parent_id: str) -> list:
     return client.search_runs(
         [exp_id], filter_string=f"tags.`{TAG_PARENT}` = '{parent_id}' and tags.`{TAG_ROLE}` = 'trial'", max_results=10000
     )
+
+
+def find_sweep_parent(client: MlflowClient, target: str) -> tuple[str, str]:
+    """(experiment id, parent run id) for a parent run id, a sweep name, or an experiment name (its newest sweep)."""
+    if re.fullmatch(r"[0-9a-f]{32}", target):
+        try:
+            run = client.get_run(target)
+        except Exception:
+            raise UsageError(f"no MLflow run with id {target}") from None
+        if run.data.tags.get(TAG_ROLE) != "sweep":
+            raise UsageError(f"run {target} is not a sweep's parent run")
+        return run.info.experiment_id, target
+    for exp in client.search_experiments():
+        parent = find_parent(client, exp.experiment_id, target)
+        if parent:
+            return exp.experiment_id, parent
+    exp = client.get_experiment_by_name(target)
+    if exp is None:
+        raise UsageError(f"{target!r} is neither a sweep run id, a sweep name nor an experiment name")
+    runs = client.search_runs([exp.experiment_id], filter_string=f"tags.`{TAG_ROLE}` = 'sweep'",
+                              order_by=["attributes.start_time DESC"], max_results=1)
+    if not runs:
+        raise UsageError(f"experiment {target!r} has no sweep")
+    return exp.experiment_id, runs[0].info.run_id

@@ -1,0 +1,131 @@
+"""``python -m platform.select <sweep>``: choose an operating point from a sweep and register it for serving.
+
+Choose by a privacy constraint (``--max-attack 0.6``: the best utility among finished trials whose strongest attacker
+scores at most 0.6) or by ``--trial`` (a trial id or run name). The trial's last checkpoint, its config and metrics are
+logged under ``operating_point/<id>/`` on its MLflow run and registered as a new version of a registered model, tagged with
+what was chosen and why, so the MLflow UI shows what is deployed. ``serve.app`` loads registered versions.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+from mlflow.entities.model_registry import ModelVersion
+from mlflow.exceptions import MlflowException
+from mlflow.tracking import MlflowClient
+
+from platform import tracking
+from platform.cli import guarded
+from platform.errors import UsageError
+from platform.pareto import Axis
+from platform.sweep_config import get_preset
+from platform.sweep_report import trials_table
+from serve.points import POINT_DIR, POINT_FILE, PRESET_TAG
+
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The chosen trial's row of the trials table and a sentence saying why it was chosen."""
+
+    row: pd.Series
+    reason: str
+
+
+def choose(table: pd.DataFrame, axes: list[Axis], max_attack: float | None = None, trial: str | None = None) -> Choice:
+    """The operating point: the named trial, or the best utility among finished trials meeting the privacy bound."""
+    utility, privacy = axes
+    finished = table[table["status"] == "FINISHED"] if not table.empty else table
+    if trial is not None:
+        named = finished[(finished["trial_id"] == trial) | (finished["name"] == trial)]
+        if named.empty:
+            raise UsageError(f"no finished trial {trial!r} in this sweep")
+        return Choice(named.iloc[0], f"chosen by trial id {trial}")
+    missing = [a.metric for a in axes if a.metric not in finished]
+    if finished.empty or missing:
+        raise UsageError(f"the sweep has no finished trial reporting {', '.join(missing or [utility.metric, privacy.metric])}"
+                         " (python -m platform.attack <sweep> adds missing attacks)")
+    finished = finished.dropna(subset=[utility.metric, privacy.metric])
+    ok = finished[finished[privacy.metric] <= max_attack]
+    if ok.empty:
+        raise UsageError(f"no finished trial has {privacy.metric} <= {max_attack:g} "
+                         f"(the lowest is {finished[privacy.metric].min():.4f})")
+    best = ok.sort_values([utility.metric, privacy.metric], ascending=[not utility.higher_is_better, True]).iloc[0]
+    return Choice(best, f"best {utility.metric} among {len(ok)} of {len(finished)} finished trials "
+                        f"with {privacy.metric} <= {max_attack:g}")
+
+
+def point_metrics(row: pd.Series) -> dict[str, float]:
+    """The trial's shared-name metrics (utility, attacks, leakage, fairness) from its table row."""
+    prefixes = ("utility/", "attack/", "leakage/", "fairness/")
+    return {k: float(v) for k, v in row.items() if isinstance(k, str) and k.startswith(prefixes) and pd.notna(v)}
+
+
+def register(client: MlflowClient, model_name: str, preset_name: str, choice: Choice, checkpoint: Path,
+             config: dict) -> ModelVersion:
+    """Log the checkpoint and a point description on the trial's run, then register them as a new model version."""
+    run_id = choice.row["run_id"]
+    preset = get_preset(preset_name)
+    metrics = point_metrics(choice.row)
+    point = {"preset": preset_name, "mechanism": preset.mechanism, "config": config, "metrics": metrics,
+             "trial_id": choice.row["trial_id"], "run_name": choice.row["name"], "reason": choice.reason}
+    artifact_path = f"{POINT_DIR}/{uuid.uuid4().hex[:12]}"  # each version's own copy: later selections never change it
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copytree(checkpoint, tmp, dirs_exist_ok=True)
+        (Path(tmp) / POINT_FILE).write_text(json.dumps(point, indent=2, default=str))
+        client.log_artifacts(run_id, tmp, artifact_path)
+    try:
+        client.get_registered_model(model_name)
+    except MlflowException:
+        client.create_registered_model(model_name, tags={PRESET_TAG: preset_name},
+                                       description=f"putlab operating points of preset {preset_name} ({preset.mechanism})")
+    tags = {PRESET_TAG: preset_name, "putlab.mechanism": preset.mechanism, "putlab.trial_id": str(choice.row["trial_id"]),
+            "putlab.selection": choice.reason} | {f"metric.{k}": f"{v:.6g}" for k, v in metrics.items()}
+    summary = ", ".join(f"{a} {metrics[a]:.4f}" for a in (m for m in metrics if m in (preset.pareto_axes[0]["metric"],
+                                                                                        preset.pareto_axes[1]["metric"])))
+    return client.create_model_version(model_name, source=f"runs:/{run_id}/{artifact_path}", run_id=run_id, tags=tags,
+                                       description=f"trial {choice.row['name']}: {summary}. {choice.reason}.")
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Choose and register; returns the exit code."""
+    p = argparse.ArgumentParser(prog="python -m platform.select", description=__doc__.splitlines()[0])
+    p.add_argument("target", help="a sweep's parent run id, a sweep name, or an experiment name (its newest sweep)")
+    how = p.add_mutually_exclusive_group(required=True)
+    how.add_argument("--max-attack", type=float, help="best utility among trials whose strongest attacker is at most this")
+    how.add_argument("--trial", help="a trial id or run name of the sweep")
+    p.add_argument("--name", help="registered model name (default: putlab-<preset>)")
+    p.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite:///<cwd>/mlflow.db)")
+    args = p.parse_args(argv)
+
+    client = tracking.connect(args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}")
+    exp_id, parent_id = tracking.find_sweep_parent(client, args.target)
+    preset = get_preset(client.get_run(parent_id).data.params["preset"])
+    if preset.load_release is None:
+        raise UsageError(f"preset {preset.name!r} has no release map to serve")
+    axes = [Axis(**a) for a in preset.pareto_axes]
+    choice = choose(trials_table(client, exp_id, parent_id, preset.label_keys), axes, args.max_attack, args.trial)
+    checkpoint = Path(client.get_run(choice.row["run_id"]).data.tags.get(tracking.TAG_CHECKPOINT, ""))
+    if not (checkpoint / "state.pt").is_file() or not (checkpoint.parent / "params.json").is_file():
+        raise UsageError(f"the checkpoint of trial {choice.row['name']} is missing: {checkpoint}")
+    config = json.loads((checkpoint.parent / "params.json").read_text())
+    version = register(client, args.name or f"putlab-{preset.name}", preset.name, choice, checkpoint, config)
+    print(f"registered {version.name} version {version.version}: {version.description}", flush=True)
+    print(f"serve it: python -m serve --tracking-uri {client.tracking_uri} --models {version.name}/{version.version}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: user errors become one line on stderr and exit code 2."""
+    return guarded(lambda: run(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

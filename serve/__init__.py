@@ -1,0 +1,1 @@
+"""Ray Serve application serving registered operating points (see ``serve.app``)."""

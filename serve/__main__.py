@@ -1,0 +1,44 @@
+"""``python -m serve``: the release service on a local Ray, on a chosen port, until Ctrl-C.
+
+For clusters use ``serve deploy serve/serve_config.yaml`` or the RayService in ``k8s/``; this is the local path.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from pathlib import Path
+
+import ray
+from ray import serve
+
+from serve.app import build_app
+from serve.validation import Limits
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Start Ray and Serve locally, deploy the service, block until interrupted."""
+    p = argparse.ArgumentParser(prog="python -m serve", description=__doc__.splitlines()[0])
+    p.add_argument("--tracking-uri", default=f"sqlite:///{Path.cwd() / 'mlflow.db'}", help="MLflow tracking URI")
+    p.add_argument("--models", default="", help="comma-separated registered models (name or name/version); default: all")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--num-cpus", type=int, default=None, help="CPUs for the local Ray (default: all)")
+    p.add_argument("--max-batch", type=int, default=Limits.max_batch, help="most samples per request")
+    p.add_argument("--max-body-bytes", type=int, default=Limits.max_body_bytes, help="largest request body")
+    args = p.parse_args(argv)
+    ray.init(num_cpus=args.num_cpus, include_dashboard=False)
+    serve.start(http_options={"host": args.host, "port": args.port})
+    app = build_app({"tracking_uri": args.tracking_uri, "models": args.models, "max_batch": args.max_batch,
+                     "max_body_bytes": args.max_body_bytes})
+    serve.run(app, name="putlab", route_prefix="/")
+    print(f"serving on http://{args.host}:{args.port}  (GET /points, POST /points/<name>/<version>/release)", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        serve.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+"""The putlab release service: registered operating points on Ray Serve, over HTTP.
+
+  GET  /health                          liveness
+  GET  /points                          servable points (``name/version``) with their metrics and why they were chosen
+  POST /points/{name}/{version}/release ``{"inputs": [...], "seed": 7}`` -> the point's released outputs
+
+Each replica keeps up to ``max_points_per_replica`` points loaded (Serve's model multiplexing, least recently used
+evicted); send the header ``serve_multiplexed_model_id: name/version`` to be routed to a replica that has it.
+Every malformed request gets a 4xx with one line; the replica keeps serving. CUDA when the replica has a GPU.
+
+    serve run serve.app:build_app tracking_uri=sqlite:///$PWD/mlflow.db
+"""
+
+import asyncio
+import secrets
+from typing import Any
+
+import torch
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from mlflow.tracking import MlflowClient
+from ray import serve
+from ray.serve import Application
+
+from serve.points import PointInfo, list_points, load_point
+from serve.validation import Limits, RequestError, parse_release
+from trainables.release_map import ReleaseMap
+
+api = FastAPI(title="putlab release service")
+
+
+@api.exception_handler(RequestError)
+async def _refused(_: Request, exc: RequestError) -> JSONResponse:
+    return JSONResponse({"error": exc.message}, status_code=exc.status)
+
+
+@serve.deployment(max_ongoing_requests=32)
+@serve.ingress(api)
+class ReleaseService:
+    """One replica: the registry view, a multiplexed cache of loaded points, and the HTTP routes."""
+
+    def __init__(self, tracking_uri: str, models: tuple[str, ...] = (), limits: Limits = Limits()) -> None:
+        self.client = MlflowClient(tracking_uri)
+        self.models = models
+        self.limits = limits
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.points = list_points(self.client, models)
+
+    def _info(self, point_id: str) -> PointInfo:
+        """The registry entry of ``point_id`` (the registry is read again once for an id not seen yet)."""
+        if point_id not in self.points:
+            self.points = list_points(self.client, self.models)
+        if point_id not in self.points:
+            raise RequestError(404, f"unknown operating point {point_id!r}; GET /points lists the served ones")
+        return self.points[point_id]
+
+    @serve.multiplexed(max_num_models_per_replica=4)
+    async def point(self, point_id: str) -> ReleaseMap:
+        """Load a point's release map (kept per replica, least recently used evicted)."""
+        info = self.points[point_id]  # release() checked the id
+        try:
+            return await asyncio.to_thread(load_point, self.client, info, self.device)
+        except Exception as exc:  # a corrupt or missing registered checkpoint: refuse, keep serving the others
+            raise RequestError(409, f"operating point {point_id} cannot be loaded: {str(exc).splitlines()[0]}") from None
+
+    @api.get("/health")
+    async def health(self) -> dict[str, Any]:
+        return {"status": "ok", "device": str(self.device)}
+
+    @api.get("/points")
+    async def list_served(self) -> dict[str, Any]:
+        self.points = list_points(self.client, self.models)
+        return {"points": [info.as_dict() for info in self.points.values()]}
+
+    @api.post("/points/{name}/{version}/release")
+    async def release(self, name: str, version: str, request: Request) -> dict[str, Any]:
+        point_id = f"{name}/{version}"
+        length = int(request.headers.get("content-length") or 0)
+        if length > self.limits.max_body_bytes:
+            raise RequestError(413, f"request body of {length} bytes exceeds the limit of {self.limits.max_body_bytes}")
+        self._info(point_id)
+        release_map = await self.point(point_id)
+        x, seed = parse_release(await request.body(), release_map.input_shape, release_map.value_range, self.limits)
+        seed = secrets.randbelow(2 ** 63) if seed is None else seed
+        out = await asyncio.to_thread(release_map.release, x, seed)
+        return {"point": point_id, "mechanism": release_map.mechanism, "seed": seed, "shape": list(out.shape),
+                "outputs": out.cpu().tolist()}
+
+
+def build_app(args: dict[str, str]) -> Application:
+    """Application builder for ``serve run serve.app:build_app tracking_uri=... [models=a/1,b] [num_gpus=0.25]``."""
+    if not args.get("tracking_uri"):
+        raise ValueError("serve.app:build_app needs tracking_uri=<MLflow tracking URI>")
+    models = tuple(m.strip() for m in str(args.get("models", "")).split(",") if m.strip())
+    limits = Limits(max_body_bytes=int(args.get("max_body_bytes", Limits.max_body_bytes)),
+                    max_batch=int(args.get("max_batch", Limits.max_batch)))
+    options = {"num_replicas": int(args.get("num_replicas", 1)),
+               "ray_actor_options": {"num_cpus": float(args.get("num_cpus", 1)), "num_gpus": float(args.get("num_gpus", 0))}}
+    return ReleaseService.options(**options).bind(args["tracking_uri"], models, limits)

@@ -1,0 +1,83 @@
+"""Registered operating points: the format ``platform.select`` writes and the service reads, and loading one.
+
+A point is a version of an MLflow registered model whose source is ``runs:/<trial run>/operating_point/<id>``: the trial's
+checkpoint files plus ``putlab_point.json`` (preset, mechanism, config, metrics, why it was chosen). Loading one
+rebuilds the mechanism's own :class:`~trainables.release_map.ReleaseMap` through its preset, so serving releases
+exactly as training and evaluation do.
+"""
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from mlflow.artifacts import download_artifacts
+from mlflow.exceptions import MlflowException
+from mlflow.tracking import MlflowClient
+
+from search_spaces import presets
+from trainables.release_map import ReleaseMap
+
+POINT_DIR = "operating_point"
+POINT_FILE = "putlab_point.json"
+PRESET_TAG = "putlab.preset"
+
+
+@dataclass(frozen=True)
+class PointInfo:
+    """What the registry says about one servable version (``point_id`` = ``name/version``)."""
+
+    name: str
+    version: str
+    preset: str
+    mechanism: str
+    description: str
+    metrics: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def point_id(self) -> str:
+        return f"{self.name}/{self.version}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready description for ``GET /points``."""
+        return {"id": self.point_id, "name": self.name, "version": self.version, "preset": self.preset,
+                "mechanism": self.mechanism, "description": self.description, "metrics": self.metrics}
+
+
+def _info(version: Any) -> PointInfo | None:
+    """PointInfo of a registry version written by platform.select (None for anything else)."""
+    tags = version.tags or {}
+    if PRESET_TAG not in tags:
+        return None
+    metrics = {k.removeprefix("metric."): float(v) for k, v in tags.items() if k.startswith("metric.")}
+    return PointInfo(version.name, str(version.version), tags[PRESET_TAG], tags.get("putlab.mechanism", ""),
+                     version.description or "", metrics)
+
+
+def list_points(client: MlflowClient, models: tuple[str, ...] = ()) -> dict[str, PointInfo]:
+    """Servable points by id: every version of ``models`` (``name`` or ``name/version``), or of every putlab model."""
+    if models:
+        found = []
+        for entry in models:
+            name, _, version = entry.partition("/")
+            try:
+                found += [client.get_model_version(name, version)] if version else client.search_model_versions(f"name = '{name}'")
+            except MlflowException:
+                continue  # a named model that is not (yet) registered serves nothing until it is
+    else:
+        found = client.search_model_versions(f"tags.`{PRESET_TAG}` != ''")
+    infos = [_info(v) for v in found]
+    return {i.point_id: i for i in infos if i is not None}
+
+
+def load_point(client: MlflowClient, info: PointInfo, device: torch.device) -> ReleaseMap:
+    """Download the version's files and rebuild its release map on ``device`` (raises on a corrupt checkpoint)."""
+    version = client.get_model_version(info.name, info.version)
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = download_artifacts(artifact_uri=version.source, dst_path=tmp, tracking_uri=client.tracking_uri)
+        with open(f"{directory}/{POINT_FILE}") as f:
+            point = json.load(f)
+        release_map = presets()[point["preset"]].load_release(point["config"], directory)
+    return release_map.to(device)

@@ -1,0 +1,197 @@
+"""Choosing operating points and serving them: a real sweep, the real MLflow registry, a real Ray Serve HTTP endpoint."""
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+from mlflow.artifacts import download_artifacts
+
+from conftest import REPO, run_sweep, store, sweep_env
+from platform.errors import UsageError
+from platform.pareto import Axis
+from platform.select import choose
+from search_spaces import presets
+from serve.points import POINT_FILE
+from trainables.data import load_amnist
+
+AXES = [Axis("utility/accuracy", True, 0.0, 1.0), Axis("attack/max/accuracy", False, 1.0, 0.5)]
+LIMITS = {"max_batch": 8, "max_body_bytes": 200_000}
+
+
+def select(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "platform.select", "putlab-amnist", "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}", *args]
+    return subprocess.run(cmd, cwd=REPO, env=sweep_env(), capture_output=True, text=True, timeout=120)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def call(url: str, body: bytes | dict | None = None) -> tuple[int, dict]:
+    """(status, JSON) of a GET (no body) or POST; 4xx answers are returned, not raised."""
+    data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+@pytest.fixture(scope="module")
+def deployment(tmp_path_factory: pytest.TempPathFactory):
+    """A smoke sweep with the farm, two registered points, and the service on a free port (torn down after)."""
+    workdir = tmp_path_factory.mktemp("serve")
+    out = run_sweep(workdir, "amnist", "--profile", "smoke")
+    assert out.returncode == 0, out.stderr[-3000:]
+    trials = sorted(r.info.run_name for r in store(workdir).search_runs(
+        [store(workdir).get_experiment_by_name("putlab-amnist").experiment_id]) if r.data.tags.get("putlab.role") == "trial")
+    for trial in trials:
+        chosen = select(workdir, "--trial", trial)
+        assert chosen.returncode == 0, chosen.stderr
+    port = free_port()
+    log = (workdir / "serve.log").open("w")  # a file, not a pipe nobody reads: a full pipe would stall the server
+    server = subprocess.Popen([sys.executable, "-m", "serve", "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}",
+                               "--port", str(port), "--num-cpus", "2", "--max-batch", str(LIMITS["max_batch"]),
+                               "--max-body-bytes", str(LIMITS["max_body_bytes"])],
+                              cwd=REPO, env=sweep_env(), stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 240
+    while time.time() < deadline:
+        try:
+            if call(f"{base}/health")[0] == 200:
+                break
+        except (urllib.error.URLError, ConnectionError, ValueError):
+            pass
+        time.sleep(2)
+    else:
+        server.kill()
+        pytest.fail(f"service did not come up: {(workdir / 'serve.log').read_text()[-3000:]}")
+    yield workdir, base, trials
+    server.terminate()
+    server.wait(timeout=60)
+    log.close()
+
+
+def test_choose_takes_the_best_utility_under_the_privacy_bound() -> None:
+    table = pd.DataFrame({"trial_id": list("abcd"), "name": list("abcd"), "run_id": list("1234"),
+                          "status": ["FINISHED", "FINISHED", "FINISHED", "ERROR"],
+                          "utility/accuracy": [0.9, 0.8, 0.7, 0.99], "attack/max/accuracy": [0.8, 0.6, 0.55, 0.5]})
+    assert choose(table, AXES, max_attack=0.6).row["trial_id"] == "b"  # a leaks too much, d did not finish
+    assert choose(table, AXES, max_attack=0.9).row["trial_id"] == "a"
+    assert choose(table, AXES, trial="c").row["trial_id"] == "c"
+    with pytest.raises(UsageError, match=r"no finished trial has attack/max/accuracy <= 0.5 \(the lowest is 0.5500\)"):
+        choose(table, AXES, max_attack=0.5)
+    with pytest.raises(UsageError, match="no finished trial 'd'"):
+        choose(table, AXES, trial="d")
+
+
+def test_registered_versions_carry_config_metrics_and_checkpoint(deployment) -> None:
+    workdir, _, trials = deployment
+    client = store(workdir)
+    versions = sorted(client.search_model_versions("name = 'putlab-amnist'"), key=lambda v: int(v.version))
+    assert [str(v.version) for v in versions] == ["1", "2"] and len({v.source for v in versions}) == 2
+    for version, trial in zip(versions, trials):
+        assert version.tags["putlab.preset"] == "amnist" and version.tags["putlab.mechanism"] == "releaser"
+        assert float(version.tags["metric.utility/accuracy"]) == client.get_run(version.run_id).data.metrics["utility/accuracy"]
+        assert trial in version.description and "chosen by trial id" in version.description
+        files = Path(download_artifacts(artifact_uri=version.source, tracking_uri=client.tracking_uri))
+        point = json.loads((files / POINT_FILE).read_text())
+        assert (files / "state.pt").stat().st_size > 1000 and point["config"]["lam"] in (0.0, 10.0)
+
+
+def test_select_refuses_an_impossible_bound_and_an_unknown_sweep(deployment) -> None:
+    workdir, _, _ = deployment
+    impossible = select(workdir, "--max-attack", "0.01")
+    assert impossible.returncode == 2 and "no finished trial has attack/max/accuracy <= 0.01" in impossible.stderr
+    assert len(impossible.stderr.strip().splitlines()) == 1
+    unknown = subprocess.run([sys.executable, "-m", "platform.select", "no-such-sweep", "--max-attack", "0.6",
+                              "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}"],
+                             cwd=REPO, env=sweep_env(), capture_output=True, text=True, timeout=60)
+    assert unknown.returncode == 2 and "'no-such-sweep' is neither" in unknown.stderr
+    assert len(store(workdir).search_model_versions("name = 'putlab-amnist'")) == 2  # nothing registered by a refusal
+
+
+def test_served_release_equals_the_offline_transform(deployment) -> None:
+    workdir, base, _ = deployment
+    client = store(workdir)
+    _, test, _ = load_amnist(n_train=64, n_test=5, seed=0)
+    x = test.x[:3]
+    status, listed = call(f"{base}/points")
+    assert status == 200 and {p["id"] for p in listed["points"]} == {"putlab-amnist/1", "putlab-amnist/2"}
+    outputs = {}
+    for version in client.search_model_versions("name = 'putlab-amnist'"):
+        status, answer = call(f"{base}/points/putlab-amnist/{version.version}/release", {"inputs": x.tolist(), "seed": 11})
+        assert status == 200, answer
+        assert answer["shape"] == [3, 1, 28, 28] and answer["seed"] == 11 and answer["mechanism"] == "releaser"
+        files = Path(download_artifacts(artifact_uri=version.source, tracking_uri=client.tracking_uri))
+        config = json.loads((files / POINT_FILE).read_text())["config"]
+        offline = presets()["amnist"].load_release(config, str(files)).release(x, seed=11)
+        served = torch.tensor(answer["outputs"], dtype=torch.float32)
+        assert torch.allclose(served, offline, atol=1e-6), (served - offline).abs().max()
+        outputs[str(version.version)] = served
+    assert not torch.allclose(outputs["1"], outputs["2"])  # two different points, two different releases
+    again = call(f"{base}/points/putlab-amnist/1/release", {"inputs": x.tolist(), "seed": 12})[1]
+    assert not torch.allclose(torch.tensor(again["outputs"]), outputs["1"])  # another seed, another noise draw
+
+
+SAMPLE = [[[0.5] * 28] * 28]
+
+
+@pytest.mark.parametrize("body, status, message", [
+    (b"{", 400, "not valid JSON"),
+    ([1, 2], 422, 'JSON object with "inputs"'),
+    ({"input": [SAMPLE]}, 422, 'JSON object with "inputs"'),
+    ({"inputs": [SAMPLE], "extra": 1}, 422, "unknown request field(s): extra"),
+    ({"inputs": []}, 422, "non-empty list"),
+    ({"inputs": [[[[0.5] * 28] * 27]]}, 422, "shape [1, 28, 28] (got [1, 27, 28])"),
+    ({"inputs": [[[0.5] * 28] * 28, [[0.5] * 27] * 28]}, 422, "rectangular array of numbers"),
+    ({"inputs": [[[["a"] * 28] * 28]]}, 422, "rectangular array of numbers"),
+    ({"inputs": [[[[True] * 28] * 28]]}, 422, "not booleans"),
+    ({"inputs": [[[[2.0] * 28] * 28]]}, 422, "must lie in [0, 1]"),
+    ({"inputs": [SAMPLE], "seed": -1}, 422, "seed must be a whole number"),
+    ({"inputs": [SAMPLE], "seed": "7"}, 422, "seed must be a whole number"),
+    ({"inputs": [SAMPLE] * 9}, 413, "batch of 9 samples exceeds the limit of 8"),
+    (b" " * 250_000 + b"{}", 413, "exceeds the limit of 200000"),
+])
+def test_malformed_requests_get_a_4xx_and_the_service_keeps_answering(deployment, body, status, message) -> None:
+    _, base, _ = deployment
+    got, answer = call(f"{base}/points/putlab-amnist/1/release", body)
+    assert got == status and message in answer["error"], answer
+    assert "\n" not in answer["error"]
+    assert call(f"{base}/health")[0] == 200
+    assert call(f"{base}/points/putlab-amnist/1/release", {"inputs": [SAMPLE], "seed": 1})[0] == 200
+
+
+def test_nan_input_of_the_right_shape_is_refused(deployment) -> None:
+    _, base, _ = deployment
+    row = b"[" + b",".join([b"0.5"] * 27 + [b"NaN"]) + b"]"
+    body = b'{"inputs": [[[' + b",".join([row] * 28) + b"]]]}"
+    got, answer = call(f"{base}/points/putlab-amnist/1/release", body)
+    assert got == 422 and answer["error"] == "inputs contain NaN or infinite values"
+
+
+def test_unknown_and_corrupt_points_are_refused_and_the_others_still_served(deployment) -> None:
+    workdir, base, trials = deployment
+    got, answer = call(f"{base}/points/putlab-amnist/99/release", {"inputs": [SAMPLE]})
+    assert got == 404 and "unknown operating point 'putlab-amnist/99'" in answer["error"]
+    chosen = select(workdir, "--trial", trials[0], "--name", "putlab-broken")
+    assert chosen.returncode == 0, chosen.stderr
+    (version,) = store(workdir).search_model_versions("name = 'putlab-broken'")
+    run = store(workdir).get_run(version.run_id)
+    artifact_dir = Path(run.info.artifact_uri.removeprefix("file://")) / version.source.split(f"{version.run_id}/", 1)[1]
+    (artifact_dir / "state.pt").write_bytes(b"\x00truncated")
+    got, answer = call(f"{base}/points/putlab-broken/1/release", {"inputs": [SAMPLE]})
+    assert got == 409 and "cannot be loaded" in answer["error"] and "state.pt" in answer["error"]
+    assert call(f"{base}/points/putlab-amnist/2/release", {"inputs": [SAMPLE], "seed": 3})[0] == 200
