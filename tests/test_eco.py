@@ -216,10 +216,11 @@ def test_without_privacy_the_release_is_close_to_the_original() -> None:
 
 
 def test_strong_privacy_drives_the_attacker_to_what_the_hour_reveals() -> None:
-    m = final_metrics(lam=3.0, epochs=5, pretrain_epochs=3)
-    assert m["attack/deep/accuracy_within_step"] < 0.6, m  # chance within each hour is 0.5
-    assert m["attack/deep/accuracy"] < raw_attack()["accuracy"] - 0.12, m
-    assert m["utility/nmse"] < 1.0, m
+    m, raw = final_metrics(lam=3.0, epochs=5, pretrain_epochs=3), raw_attack()
+    # Within each hour chance is 0.5; pooled over hours, the floor is what the hour alone gives (~0.79 here).
+    assert m["attack/deep/accuracy_within_step"] < raw["accuracy_within_step"] - 0.15, (m, raw)
+    assert m["attack/deep/accuracy"] < raw["accuracy"] - 0.1, (m, raw)
+    assert m["utility/nmse"] < 0.4, m  # still better than releasing the overall mean (NMSE 0.42)
 
 
 def test_release_map_is_the_training_release(tmp_path: Path) -> None:

@@ -12,9 +12,10 @@ class LstmReleaser(nn.Module):
     [N, 24, 1], the released normalised consumption. ``noise_dim`` = 0 makes it deterministic.
     """
 
-    def __init__(self, features: int, noise_dim: int = 8, hidden: int = 64, layers: int = 4) -> None:
+    def __init__(self, features: int, noise_dim: int = 8, hidden: int = 64, layers: int = 4, bound: float = 8.0) -> None:
         super().__init__()
         self.noise_dim = noise_dim
+        self.bound = bound
         self.lstm = nn.LSTM(features + noise_dim, hidden, layers, batch_first=True)
         self.head = nn.Linear(hidden, 1)
 
@@ -22,16 +23,24 @@ class LstmReleaser(nn.Module):
         if self.noise_dim:
             z = torch.rand((*x.shape[:2], self.noise_dim), device=x.device, dtype=x.dtype, generator=generator)
             x = torch.cat([x, z], dim=2)
-        return self.head(self.lstm(x)[0])
+        # Bounded (±bound standard deviations): an unbounded release can hide nothing by blowing up its scale.
+        return self.bound * torch.tanh(self.head(self.lstm(x)[0]) / self.bound)
 
 
 class LstmClassifier(nn.Module):
-    """Per-hour classifier over a day: [N, 24, features] -> logits [N, classes, 24] (class axis second, as cross-entropy expects)."""
+    """Per-hour classifier over a day: [N, 24, features] -> logits [N, classes, 24] (class axis second, as cross-entropy expects).
 
-    def __init__(self, features: int, num_classes: int = 2, hidden: int = 32, layers: int = 3) -> None:
+    Bidirectional, since an attacker holds the whole released day (hour t is judged with the hours
+    after it too). Inputs are batch-normalised per (hour, feature): a release can hide nothing in
+    small deviations from its hourly profile or in its scale, which a shared normalisation would miss.
+    """
+
+    def __init__(self, features: int, num_classes: int = 2, hidden: int = 32, layers: int = 3, steps: int = 24) -> None:
         super().__init__()
-        self.lstm = nn.LSTM(features, hidden, layers, batch_first=True)
-        self.head = nn.Linear(hidden, num_classes)
+        self.norm = nn.BatchNorm1d(steps * features)
+        self.lstm = nn.LSTM(features, hidden, layers, batch_first=True, bidirectional=True)
+        self.head = nn.Linear(2 * hidden, num_classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.norm(x.flatten(1)).view(x.shape)
         return self.head(self.lstm(x)[0]).transpose(1, 2)
