@@ -1,0 +1,115 @@
+"""The AMNIST privatizer (stochastic U-Net) in-process on real AMNIST, and its preset end to end through the CLI."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import run_sweep, store
+from trainables.privatizer import PrivatizerModels, checkpoint_inputs, load_release, run_game, write_checkpoint
+from trainables.privatizer_config import PrivatizerConfig
+from trainables.releaser import STATE_FILE, CheckpointError, load_checkpoint, release
+
+SMALL = dict(n_train=512, n_test=256, epochs=1, pretrain_epochs=1, attack_epochs=1, width=8, threads=2)
+
+
+def play(**overrides) -> list:
+    """The trial's own loop, every epoch's outcome."""
+    return list(run_game(PrivatizerConfig(**{**SMALL, **overrides}), torch.device("cpu")))
+
+
+def weights(net: torch.nn.Module) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in net.parameters()]
+
+
+@pytest.mark.parametrize("algorithm, fixed, trained", [(2, ("phi",), ("unet", "eta")), (3, ("phi", "eta"), ("unet",)),
+                                                      (1, (), ("unet", "eta", "psi", "phi"))])
+def test_algorithms_keep_exactly_their_fixed_estimators(algorithm: int, fixed: tuple, trained: tuple,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import trainables.privatizer as privatizer
+
+    snapshots = {}
+    real_pretrain = privatizer.pretrain
+
+    def pretrain_then_snapshot(cfg, m, train, gen):  # the weights the game starts from
+        real_pretrain(cfg, m, train, gen)
+        snapshots.update({name: weights(getattr(m, name)) for name in ("unet", "eta", "psi", "phi")})
+
+    monkeypatch.setattr(privatizer, "pretrain", pretrain_then_snapshot)
+    (outcome,) = play(algorithm=algorithm)
+    m: PrivatizerModels = outcome.models
+    assert set(m.frozen()) == set(fixed)
+    for name in fixed:
+        assert all(torch.equal(a, b) for a, b in zip(snapshots[name], weights(getattr(m, name)))), name
+        assert not any(p.requires_grad for p in getattr(m, name).parameters())
+    for name in trained:
+        assert not all(torch.equal(a, b) for a, b in zip(snapshots[name], weights(getattr(m, name)))), name
+
+
+def test_raising_alpha_trades_the_utility_term_for_the_secret_term() -> None:
+    common = dict(n_train=2000, n_test=800, epochs=1, pretrain_epochs=3, attack_epochs=1, width=16, algorithm=1)
+    (utility_only,), (privacy_only,) = play(alpha=0.0, **common), play(alpha=1.0, **common)
+    open_m, private_m = utility_only.metrics, privacy_only.metrics
+    # the in-game estimates the loss squares: α = 1 drives the secret term toward 0, α = 0 the utility term
+    assert private_m["leakage/secret_term"] < open_m["leakage/secret_term"] - 0.05, (open_m, private_m)
+    assert open_m["leakage/utility_term"] < private_m["leakage/utility_term"], (open_m, private_m)
+    assert open_m["train/adversary_accuracy"] > 0.7  # nothing hidden at α = 0: the in-game η reads thickness
+
+
+def test_checkpoint_serves_the_same_release_and_feeds_the_farm(tmp_path: Path) -> None:
+    cfg = PrivatizerConfig(**SMALL, algorithm=2)
+    (outcome,) = run_game(cfg, torch.device("cpu"))
+    write_checkpoint(cfg, outcome, tmp_path)
+    assert (tmp_path / "released.png").stat().st_size > 1000
+    served = load_release(cfg.as_dict(), str(tmp_path))
+    x = outcome.test.x[:16]
+    offline = release(outcome.models.unet, x, torch.Generator().manual_seed(7))
+    assert torch.equal(served.release(x, seed=7), offline)
+    assert not torch.equal(served.release(x, seed=8), offline)  # the release is stochastic
+    assert served.input_shape == (1, 28, 28) and served.mechanism == "privatizer"
+
+    inputs = checkpoint_inputs(cfg.as_dict(), str(tmp_path))
+    assert inputs.data.train_x.shape == (512, 1, 28, 28) and inputs.data.raw_train_x is not None
+    assert [t.name for t in inputs.targets] == ["utility", "adversary"]
+    assert inputs.targets[0].model is not None
+
+    (tmp_path / STATE_FILE).write_bytes(b"\x00truncated")
+    with pytest.raises(CheckpointError, match=r"cannot restore checkpoint .*state\.pt"):
+        load_checkpoint(str(tmp_path), PrivatizerModels.build(cfg, torch.device("cpu")))
+
+
+@pytest.mark.parametrize("override, message", [({"alpha": 1.5}, "alpha must be in [0, 1]"),
+                                               ({"algorithm": 4}, "algorithm must be 1, 2 or 3"),
+                                               ({"estimator_steps": 0}, "estimator_steps must be >= 1")])
+def test_config_rejects_in_one_line(override: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        PrivatizerConfig.from_dict(override)
+
+
+def test_bad_alpha_on_the_command_line_exits_2_before_ray(workdir: Path) -> None:
+    out = run_sweep(workdir, "amnist-privatizer", "--profile", "smoke", "--set", "alpha=0,1.5", timeout=60)
+    assert out.returncode == 2 and "alpha must be in [0, 1] (got 1.5)" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert not (workdir / "mlflow.db").exists()
+
+
+def test_smoke_sweep_logs_the_privatizer_beside_the_releaser(workdir: Path) -> None:
+    out = run_sweep(workdir, "amnist-privatizer", "--profile", "smoke")
+    assert out.returncode == 0, out.stderr[-3000:]
+    client = store(workdir)
+    exp = client.get_experiment_by_name("putlab-amnist-privatizer")
+    runs = client.search_runs([exp.experiment_id])
+    (parent,) = [r for r in runs if r.data.tags.get("putlab.role") == "sweep"]
+    children = [r for r in runs if r.data.tags.get("putlab.role") == "trial"]
+    assert {"front/hypervolume", "baseline/utility/accuracy", "baseline/attack/deep/accuracy"} <= set(parent.data.metrics)
+    assert sorted(c.data.params["alpha"] for c in children) == ["0.0", "1.0"]
+    for child in children:
+        metrics = child.data.metrics
+        assert child.data.params["mechanism"] == "privatizer" and child.data.params["algorithm"] == "2"
+        for key in ("utility/accuracy", "utility/provider_accuracy", "attack/deep/accuracy", "attack/deep_raw/accuracy",
+                    "attack/thickness/accuracy", "attack/yeom/advantage", "attack/max/accuracy",
+                    "leakage/secret_term", "train/loss_privatizer"):
+            assert key in metrics, key
+        assert metrics["attack/max/accuracy"] == max(metrics[f"attack/{a}/accuracy"] for a in ("deep", "deep_raw", "thickness"))
+        assert [a.path for a in client.list_artifacts(child.info.run_id, "figures")] == ["figures/epoch001_released.png"]
