@@ -84,3 +84,29 @@ def plot_front(
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=DPI, format="png")
     return out
+
+
+def plot_fronts(sweeps: Sequence[tuple[str, pd.DataFrame, np.ndarray]], axes: Sequence[Axis], path: str | Path) -> Path:
+    """Several sweeps' trials (faint) and fronts (step lines) on the same two axes, one colour per sweep; save PNG."""
+    ax_x, ax_y = axes
+    fig = Figure(figsize=FIGSIZE, dpi=DPI)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    for i, (label, df, mask) in enumerate(sweeps):
+        colour = f"C{i}"
+        x = df[ax_x.metric].to_numpy(dtype=float, na_value=np.nan)
+        y = df[ax_y.metric].to_numpy(dtype=float, na_value=np.nan)
+        ax.scatter(x, y, s=12, color=colour, alpha=0.3, zorder=1)
+        order = np.argsort(ax_x.to_min(x[mask]), kind="stable")
+        ax.step(x[mask][order], y[mask][order], where="post", color=colour, linewidth=1.5, zorder=2)
+        ax.scatter(x[mask][order], y[mask][order], s=30, color=colour, edgecolor="black", label=label, zorder=3)
+    if ax_y.ideal == CHANCE:
+        ax.axhline(CHANCE, color="tab:red", linestyle="--", linewidth=1, label="chance (0.5)")
+    ax.set_xlabel(_label(ax_x))
+    ax.set_ylabel(_label(ax_y))
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="best", fontsize=7)
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out, dpi=DPI, format="png")
+    return out

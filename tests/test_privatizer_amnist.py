@@ -1,12 +1,16 @@
 """The AMNIST privatizer (stochastic U-Net) in-process on real AMNIST, and its preset end to end through the CLI."""
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
+
+import pandas as pd
 
 import pytest
 import torch
 
-from conftest import run_sweep, store
+from conftest import REPO, run_sweep, store, sweep_env
 from trainables.privatizer import PrivatizerModels, checkpoint_inputs, load_release, run_game, write_checkpoint
 from trainables.privatizer_config import PrivatizerConfig
 from trainables.releaser import STATE_FILE, CheckpointError, load_checkpoint, release
@@ -95,8 +99,9 @@ def test_bad_alpha_on_the_command_line_exits_2_before_ray(workdir: Path) -> None
 
 
 def test_smoke_sweep_logs_the_privatizer_beside_the_releaser(workdir: Path) -> None:
-    out = run_sweep(workdir, "amnist-privatizer", "--profile", "smoke")
-    assert out.returncode == 0, out.stderr[-3000:]
+    for preset in ("amnist-privatizer", "amnist"):
+        out = run_sweep(workdir, preset, "--profile", "smoke")
+        assert out.returncode == 0, out.stderr[-3000:]
     client = store(workdir)
     exp = client.get_experiment_by_name("putlab-amnist-privatizer")
     runs = client.search_runs([exp.experiment_id])
@@ -113,3 +118,17 @@ def test_smoke_sweep_logs_the_privatizer_beside_the_releaser(workdir: Path) -> N
             assert key in metrics, key
         assert metrics["attack/max/accuracy"] == max(metrics[f"attack/{a}/accuracy"] for a in ("deep", "deep_raw", "thickness"))
         assert [a.path for a in client.list_artifacts(child.info.run_id, "figures")] == ["figures/epoch001_released.png"]
+
+    compared = subprocess.run([sys.executable, "-m", "platform.compare", "putlab-amnist-privatizer", "putlab-amnist",
+                               "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}"],
+                              cwd=REPO, env=sweep_env(), capture_output=True, text=True, timeout=120)
+    assert compared.returncode == 0, compared.stderr
+    assert "amnist-privatizer (privatizer)" in compared.stdout and "amnist (releaser)" in compared.stdout
+    (comparison,) = client.search_runs([client.get_experiment_by_name("putlab-comparisons").experiment_id])
+    assert {a.path for a in client.list_artifacts(comparison.info.run_id, "comparison")} == {
+        "comparison/fronts.png", "comparison/trials.csv"}
+    trials = pd.read_csv(client.download_artifacts(comparison.info.run_id, "comparison/trials.csv", str(workdir)))
+    assert len(trials) == 4 and trials["sweep"].nunique() == 2
+    for i in (0, 1):
+        assert 0 <= comparison.data.metrics[f"compare/{i}/hypervolume_normalised"] <= 1
+
