@@ -54,13 +54,13 @@ def start_service(tracking_uri: str, port: int, cpus: int) -> subprocess.Popen:
     raise SystemExit("the service did not come up; see bench_serve.log")
 
 
-def client_run(port: int, path: str, body: bytes, n: int) -> list[float]:
+def client_run(port: int, path: str, body: bytes, headers: dict[str, str], n: int) -> list[float]:
     """n sequential requests on one keep-alive connection; their latencies in seconds."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
     latencies = []
     for _ in range(n):
         t0 = time.perf_counter()
-        conn.request("POST", path, body, {"content-type": "application/json"})
+        conn.request("POST", path, body, headers)
         response = conn.getresponse()
         response.read()
         if response.status != 200:
@@ -86,24 +86,30 @@ def main() -> None:
     info = points[args.point] if args.point else next(iter(points.values()))
     _, test, _ = load_amnist(n_train=64, n_test=args.batch, seed=0)
     x = test.x[: args.batch]
-    body = json.dumps({"inputs": x.tolist(), "seed": 1}).encode()
+    protocols = {
+        "json": (json.dumps({"inputs": x.tolist(), "seed": 1}).encode(), {"content-type": "application/json"}),
+        "binary": (x.numpy().tobytes(), {"content-type": "application/octet-stream", "x-putlab-seed": "1"}),
+    }
     path = f"/points/{info.point_id}/release"
-    print(f"point {info.point_id} ({info.mechanism}), batch {args.batch}, body {len(body) / 1024:.0f} KiB")
+    print(f"point {info.point_id} ({info.mechanism}), batch {args.batch}, "
+          + ", ".join(f"{name} body {len(body) / 1024:.0f} KiB" for name, (body, _) in protocols.items()))
 
     port = free_port()
     server = start_service(args.tracking_uri, port, args.cpus)
     try:
-        client_run(port, path, body, 5)  # load the point into the replica, warm up
-        for level in (int(c) for c in args.concurrency.split(",")):
-            per_client = max(1, args.requests // level)
-            t0 = time.perf_counter()
-            with ThreadPoolExecutor(level) as pool:
-                runs = list(pool.map(lambda _: client_run(port, path, body, per_client), range(level)))
-            wall = time.perf_counter() - t0
-            lat = sorted(v for run in runs for v in run)
-            p99 = lat[min(len(lat) - 1, int(0.99 * len(lat)))]
-            print(f"concurrency {level:3d}: {len(lat) / wall:7.1f} req/s  {len(lat) * args.batch / wall:8.1f} samples/s  "
-                  f"p50 {1000 * statistics.median(lat):7.1f} ms  p99 {1000 * p99:7.1f} ms")
+        client_run(port, path, *protocols["json"], 5)  # load the point into the replica, warm up
+        for name, (body, headers) in protocols.items():
+            for level in (int(c) for c in args.concurrency.split(",")):
+                per_client = max(1, args.requests // level)
+                t0 = time.perf_counter()
+                with ThreadPoolExecutor(level) as pool:
+                    runs = list(pool.map(lambda _: client_run(port, path, body, headers, per_client), range(level)))
+                wall = time.perf_counter() - t0
+                lat = sorted(v for run in runs for v in run)
+                p99 = lat[min(len(lat) - 1, int(0.99 * len(lat)))]
+                print(f"{name:6s} concurrency {level:3d}: {len(lat) / wall:7.1f} req/s  "
+                      f"{len(lat) * args.batch / wall:8.1f} samples/s  "
+                      f"p50 {1000 * statistics.median(lat):7.1f} ms  p99 {1000 * p99:7.1f} ms")
     finally:
         server.terminate()
         server.wait(timeout=60)

@@ -2,7 +2,8 @@
 
   GET  /health                          liveness
   GET  /points                          servable points (``name/version``) with their metrics and why they were chosen
-  POST /points/{name}/{version}/release ``{"inputs": [...], "seed": 7}`` -> the point's released outputs
+  POST /points/{name}/{version}/release ``{"inputs": [...], "seed": 7}`` -> the point's released outputs; or, with
+       ``Content-Type: application/octet-stream``, raw float32 samples (seed in ``x-putlab-seed``) -> raw float32
 
 Each replica keeps up to ``max_points_per_replica`` points loaded (Serve's model multiplexing, least recently used
 evicted); send the header ``serve_multiplexed_model_id: name/version`` to be routed to a replica that has it.
@@ -17,15 +18,17 @@ from typing import Any
 
 import torch
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from mlflow.tracking import MlflowClient
 from ray import serve
 from ray.serve import Application
 
 from serve.points import PointInfo, list_points, load_point
-from serve.validation import Limits, RequestError, parse_release
+from serve.validation import Limits, RequestError, parse_binary, parse_release
 from trainables.release_map import ReleaseMap
 
+BINARY = "application/octet-stream"  # raw little-endian float32 samples in, the released ones out
+SEED_HEADER = "x-putlab-seed"
 api = FastAPI(title="putlab release service")
 
 
@@ -72,19 +75,28 @@ class ReleaseService:
         self.points = list_points(self.client, self.models)
         return {"points": [info.as_dict() for info in self.points.values()]}
 
-    @api.post("/points/{name}/{version}/release")
-    async def release(self, name: str, version: str, request: Request) -> dict[str, Any]:
+    @api.post("/points/{name}/{version}/release", response_model=None)
+    async def release(self, name: str, version: str, request: Request) -> dict[str, Any] | Response:
         point_id = f"{name}/{version}"
         length = int(request.headers.get("content-length") or 0)
         if length > self.limits.max_body_bytes:
             raise RequestError(413, f"request body of {length} bytes exceeds the limit of {self.limits.max_body_bytes}")
         self._info(point_id)
         release_map = await self.point(point_id)
-        x, seed = parse_release(await request.body(), release_map.input_shape, release_map.value_range, self.limits)
+        body = await request.body()
+        binary = request.headers.get("content-type", "").startswith(BINARY)
+        if binary:
+            x, seed = parse_binary(body, request.headers.get(SEED_HEADER), release_map.input_shape,
+                                   release_map.value_range, self.limits)
+        else:
+            x, seed = parse_release(body, release_map.input_shape, release_map.value_range, self.limits)
         seed = secrets.randbelow(2 ** 63) if seed is None else seed
-        out = await asyncio.to_thread(release_map.release, x, seed)
+        out = (await asyncio.to_thread(release_map.release, x, seed)).cpu()
+        if binary:
+            return Response(out.numpy().tobytes(), media_type=BINARY,
+                            headers={SEED_HEADER: str(seed), "x-putlab-shape": ",".join(map(str, out.shape))})
         return {"point": point_id, "mechanism": release_map.mechanism, "seed": seed, "shape": list(out.shape),
-                "outputs": out.cpu().tolist()}
+                "outputs": out.tolist()}
 
 
 def build_app(args: dict[str, str]) -> Application:

@@ -141,6 +141,12 @@ def test_served_release_equals_the_offline_transform(deployment) -> None:
         served = torch.tensor(answer["outputs"], dtype=torch.float32)
         assert torch.allclose(served, offline, atol=1e-6), (served - offline).abs().max()
         outputs[str(version.version)] = served
+        raw = urllib.request.Request(f"{base}/points/putlab-amnist/{version.version}/release", data=x.numpy().tobytes(),
+                                     headers={"content-type": "application/octet-stream", "x-putlab-seed": "11"})
+        with urllib.request.urlopen(raw, timeout=120) as response:
+            assert response.headers["x-putlab-shape"] == "3,1,28,28" and response.headers["x-putlab-seed"] == "11"
+            binary = torch.frombuffer(bytearray(response.read()), dtype=torch.float32).reshape(3, 1, 28, 28)
+        assert torch.equal(binary, served)  # the binary protocol releases exactly what the JSON one does
     assert not torch.allclose(outputs["1"], outputs["2"])  # two different points, two different releases
     again = call(f"{base}/points/putlab-amnist/1/release", {"inputs": x.tolist(), "seed": 12})[1]
     assert not torch.allclose(torch.tensor(again["outputs"]), outputs["1"])  # another seed, another noise draw
@@ -172,6 +178,25 @@ def test_malformed_requests_get_a_4xx_and_the_service_keeps_answering(deployment
     assert "\n" not in answer["error"]
     assert call(f"{base}/health")[0] == 200
     assert call(f"{base}/points/putlab-amnist/1/release", {"inputs": [SAMPLE], "seed": 1})[0] == 200
+
+
+@pytest.mark.parametrize("body, seed, message", [
+    (b"\x00" * (4 * 784 + 1), None, "not a whole number of float32 samples"),
+    (b"", None, "not a whole number of float32 samples"),
+    (torch.full((1, 1, 28, 28), float("nan")).numpy().tobytes(), None, "NaN or infinite"),
+    (torch.full((1, 1, 28, 28), -1.0).numpy().tobytes(), None, "must lie in [0, 1]"),
+    (torch.zeros(9, 1, 28, 28).numpy().tobytes(), None, "batch of 9 samples exceeds the limit of 8"),
+    (torch.zeros(1, 1, 28, 28).numpy().tobytes(), "seven", "seed must be a whole number"),
+])
+def test_malformed_binary_requests_get_a_4xx(deployment, body: bytes, seed: str | None, message: str) -> None:
+    _, base, _ = deployment
+    headers = {"content-type": "application/octet-stream"} | ({"x-putlab-seed": seed} if seed else {})
+    request = urllib.request.Request(f"{base}/points/putlab-amnist/1/release", data=body, headers=headers)
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=120)
+    answer = json.loads(refused.value.read())
+    assert refused.value.code in (413, 422) and message in answer["error"], answer
+    assert call(f"{base}/health")[0] == 200
 
 
 def test_nan_input_of_the_right_shape_is_refused(deployment) -> None:
