@@ -21,26 +21,23 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-import matplotlib
+import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from ray import tune
+from torch.nn import functional as F
 
-matplotlib.use("Agg")
-import torch  # noqa: E402
-from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from ray import tune  # noqa: E402
-from torch.nn import functional as F  # noqa: E402
-
-from attacks.base import AttackInput, CheckpointInputs  # noqa: E402
-from attacks.deep import DeepAttacker, label_accuracies  # noqa: E402
-from attacks.side_info import SideInfoAttacker, SiOnlyAttacker  # noqa: E402
-from trainables.alpha_mi import alpha_mutual_information, renyi_entropy  # noqa: E402
-from trainables.data.eco import EPOCH, SI_FEATURES, EcoDays, load_eco  # noqa: E402
-from trainables.data.eco_synthetic import synthetic_eco  # noqa: E402
-from trainables.eco_config import EcoConfig  # noqa: E402
-from trainables.eco_nets import LstmClassifier, LstmReleaser  # noqa: E402
-from trainables.release_map import ReleaseMap  # noqa: E402
-from trainables.releaser import STATE_FILE, load_checkpoint, pick_device, release  # noqa: E402
-from trainables.training import batches, fit_classifier, predict_logits  # noqa: E402
+from attacks.base import AttackInput, CheckpointInputs
+from attacks.deep import DeepAttacker, label_accuracies
+from attacks.side_info import SideInfoAttacker, SiOnlyAttacker
+from trainables.alpha_mi import alpha_mutual_information, renyi_entropy
+from trainables.data.eco import EPOCH, SI_FEATURES, EcoDays, load_eco
+from trainables.data.eco_synthetic import synthetic_eco
+from trainables.eco_config import EcoConfig
+from trainables.eco_nets import LstmClassifier, LstmReleaser
+from trainables.release_map import ReleaseMap
+from trainables.releaser import STATE_FILE, load_checkpoint, pick_device, release
+from trainables.training import batches, fit_classifier, predict_logits
 
 FIGURE_FILE = "trace_7days.png"
 
@@ -125,7 +122,7 @@ class Models:
     opt_a: torch.optim.Optimizer
 
     @classmethod
-    def build(cls, cfg: EcoConfig, device: torch.device) -> "Models":
+    def build(cls, cfg: EcoConfig, device: torch.device) -> Models:
         """Fresh networks on ``device``, seeded by the config."""
         torch.manual_seed(cfg.seed)
         releaser = LstmReleaser(1 + SI_FEATURES * cfg.releaser_si, cfg.noise_dim, cfg.releaser_hidden, cfg.releaser_layers).to(device)

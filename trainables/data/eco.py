@@ -58,7 +58,7 @@ class EcoDays:
     def __len__(self) -> int:
         return len(self.day)
 
-    def subset(self, index: torch.Tensor) -> "EcoDays":
+    def subset(self, index: torch.Tensor) -> EcoDays:
         """The days at ``index`` (counts kept)."""
         return EcoDays(self.consumption[index], self.occupancy[index], self.weekday[index], self.month[index],
                        self.household[index], self.day[index], self.counts)
