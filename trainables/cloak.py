@@ -11,17 +11,12 @@ equal information and the fairness gaps.
 from __future__ import annotations
 
 import copy
-import logging
-import os
-import signal
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from ray import tune
 from torch import nn
 from torch.nn import functional as F
 
@@ -46,6 +41,7 @@ from trainables.figures import save_release_grid
 from trainables.metrics import balanced_accuracy, fairness_gaps
 from trainables.release_map import ReleaseMap
 from trainables.training import batches, predict_logits
+from trainables.tune_loop import report_game
 
 STATE_FILE = "state.pt"
 NOISE_FIGURE = "noise_map.png"
@@ -243,9 +239,10 @@ def evaluate_cloak(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, test: S
 
 @dataclass
 class StepOutcome:
-    """What one step produced: its metrics, whether it checkpoints, the trial, and sifted test images."""
+    """What one epoch (a perturbation or a suppression-value epoch) produced: metrics, checkpoint or not, the trial,
+    and sifted test images."""
 
-    step: int
+    epoch: int
     checkpoint: bool
     metrics: dict[str, float]
     trial: Trial
@@ -311,8 +308,8 @@ def save_noise_map(cloak: CloakMap, path: Path, title: str) -> Path:
 def write_checkpoint(cfg: CloakConfig, outcome: StepOutcome, directory: Path) -> None:
     """State to resume from, the noise map and a few original-vs-sifted test images, into ``directory``."""
     trial = outcome.trial
-    torch.save({"trial": trial.state(), "step": outcome.step, "config": cfg.as_dict()}, directory / STATE_FILE)
-    title = f"λ={cfg.lam} T={cfg.T} M={cfg.M} step {outcome.step}"
+    torch.save({"trial": trial.state(), "step": outcome.epoch, "config": cfg.as_dict()}, directory / STATE_FILE)
+    title = f"λ={cfg.lam} T={cfg.T} M={cfg.M} step {outcome.epoch}"
     save_noise_map(trial.cloak, directory / NOISE_FIGURE, title)
     k = cfg.samples_in_figure
     save_release_grid(trial.test.x[:k], outcome.sifted_test[:k].clamp(0, 1), directory / SIFTED_FIGURE, title)
@@ -339,31 +336,22 @@ def load_cloak(cfg: CloakConfig, directory: str, device: torch.device) -> tuple[
     return cloak.to(device).eval(), step
 
 
+def load_trial(directory: str, trial: Trial) -> int:
+    """Load a checkpoint into ``trial``; return the steps already done (a one-line CheckpointError if unreadable)."""
+    blob = load_state(directory)
+    try:
+        trial.load(blob["trial"])
+        return int(blob["step"])
+    except Exception as exc:
+        raise CheckpointError(f"cannot restore checkpoint {directory}: {type(exc).__name__}: {exc}".splitlines()[0]) from exc
+
+
 def train_cloak(config: dict) -> None:
     """Ray Tune function trainable: reports every step, checkpoints as configured, resumes from the last checkpoint."""
     cfg = CloakConfig.from_dict(config)
     torch.set_num_threads(cfg.threads)
-    logging.getLogger("ray.train._internal.storage").setLevel(logging.WARNING)
-    checkpoint = tune.get_checkpoint()
-
-    def restore(trial: Trial) -> int:
-        with checkpoint.as_directory() as directory:
-            blob = load_state(directory)
-            try:
-                trial.load(blob["trial"])
-                return int(blob["step"])
-            except Exception as exc:
-                raise CheckpointError(f"cannot restore checkpoint {directory}: {type(exc).__name__}: {exc}".splitlines()[0]) from exc
-
-    for outcome in run_cloak(cfg, pick_device(), restore if checkpoint is not None else None):
-        if outcome.checkpoint:
-            with tempfile.TemporaryDirectory() as directory:
-                write_checkpoint(cfg, outcome, Path(directory))
-                tune.report(outcome.metrics, checkpoint=tune.Checkpoint.from_directory(directory))
-        else:
-            tune.report(outcome.metrics)
-        if outcome.step == cfg.kill_worker_after_epoch and checkpoint is None:
-            os.kill(os.getpid(), signal.SIGKILL)  # fault injection for resilience tests: dies once, then resumes
+    report_game(lambda restore: run_cloak(cfg, pick_device(), restore), load_trial,
+                lambda outcome, directory: write_checkpoint(cfg, outcome, directory), cfg.kill_worker_after_epoch)
 
 
 def checkpoint_inputs(config: dict, checkpoint_dir: str) -> CheckpointInputs:

@@ -11,10 +11,6 @@ original-vs-released trace. Consumption is released in normalised units (trainin
 from __future__ import annotations
 
 import datetime as dt
-import logging
-import os
-import signal
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -24,7 +20,6 @@ from pathlib import Path
 import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from ray import tune
 from torch.nn import functional as F
 
 from attacks.base import AttackInput, CheckpointInputs
@@ -38,6 +33,7 @@ from trainables.eco_nets import LstmClassifier, LstmReleaser
 from trainables.release_map import ReleaseMap
 from trainables.releaser import STATE_FILE, load_checkpoint, pick_device, release
 from trainables.training import batches, fit_classifier, predict_logits
+from trainables.tune_loop import report_game, timed_epochs
 
 FIGURE_FILE = "trace_7days.png"
 
@@ -301,18 +297,11 @@ def run_game(cfg: EcoConfig, device: torch.device, restore: Callable[[Models], i
         start = restore(models)
         gen.manual_seed(cfg.seed + start)
     setup = time.perf_counter() - t0
-    for epoch in range(start, cfg.epochs):
-        checkpoint = (epoch + 1) % cfg.checkpoint_every == 0 or epoch + 1 == cfg.epochs
-        t0 = time.perf_counter()
-        metrics = train_epoch(cfg, models, train, prior, norm, gen)
-        t1 = time.perf_counter()
-        eval_metrics, released_test = evaluate_release(cfg, models, train, test, prior, norm, gen, attack=checkpoint)
-        metrics.update(eval_metrics)
-        metrics.update({
-            "epoch": epoch + 1, "train/resumed_from_epoch": start, "time/train_s": t1 - t0,
-            "time/eval_s": time.perf_counter() - t1, "time/setup_s": setup if epoch == start else 0.0,
-        })
-        yield EpochOutcome(epoch + 1, checkpoint, metrics, models, test, released_test, norm)
+    for epoch, checkpoint, metrics, released_test in timed_epochs(
+            start, cfg.epochs, cfg.checkpoint_every, setup,
+            lambda: train_epoch(cfg, models, train, prior, norm, gen),
+            lambda attack: evaluate_release(cfg, models, train, test, prior, norm, gen, attack=attack)):
+        yield EpochOutcome(epoch, checkpoint, metrics, models, test, released_test, norm)
 
 
 def write_checkpoint(cfg: EcoConfig, outcome: EpochOutcome, directory: Path) -> None:
@@ -327,22 +316,8 @@ def train_eco_releaser(config: dict) -> None:
     """Ray Tune function trainable: metrics every epoch, a checkpoint every ``checkpoint_every``, resumes from the last."""
     cfg = EcoConfig.from_dict(config)
     torch.set_num_threads(cfg.threads)
-    logging.getLogger("ray.train._internal.storage").setLevel(logging.WARNING)
-    checkpoint = tune.get_checkpoint()
-
-    def restore(models: Models) -> int:
-        with checkpoint.as_directory() as directory:
-            return load_checkpoint(directory, models)
-
-    for outcome in run_game(cfg, pick_device(), restore if checkpoint is not None else None):
-        if outcome.checkpoint:
-            with tempfile.TemporaryDirectory() as directory:
-                write_checkpoint(cfg, outcome, Path(directory))
-                tune.report(outcome.metrics, checkpoint=tune.Checkpoint.from_directory(directory))
-        else:
-            tune.report(outcome.metrics)
-        if outcome.epoch == cfg.kill_worker_after_epoch and checkpoint is None:
-            os.kill(os.getpid(), signal.SIGKILL)  # fault injection for resilience tests: dies once, then resumes
+    report_game(lambda restore: run_game(cfg, pick_device(), restore), load_checkpoint,
+                lambda outcome, directory: write_checkpoint(cfg, outcome, directory), cfg.kill_worker_after_epoch)
 
 
 def checkpoint_inputs(config: dict, checkpoint_dir: str) -> CheckpointInputs:

@@ -31,7 +31,7 @@ from trainables.release_map import ReleaseMap
 from trainables.releaser import (FIGURE_FILE, STATE_FILE, EpochOutcome, baselines_for, counts_for, load_checkpoint,
                                  load_data, pick_device, release)
 from trainables.training import batches, evaluate, fit_classifier, predict_logits
-from trainables.tune_loop import report_game
+from trainables.tune_loop import report_game, timed_epochs
 
 
 @dataclass
@@ -188,17 +188,11 @@ def run_game(cfg: PrivatizerConfig, device: torch.device,
         start = restore(models)
         gen.manual_seed(cfg.seed + start)
     setup = time.perf_counter() - t0
-    for epoch in range(start, cfg.epochs):
-        checkpoint = (epoch + 1) % cfg.checkpoint_every == 0 or epoch + 1 == cfg.epochs
-        t0 = time.perf_counter()
-        metrics = train_epoch(cfg, models, train, log_prior, gen)
-        t1 = time.perf_counter()
-        eval_metrics, released_test = evaluate_release(cfg, models, train, test, log_prior, gen, attack=checkpoint)
-        metrics |= eval_metrics | {
-            "epoch": epoch + 1, "train/resumed_from_epoch": start, "time/train_s": t1 - t0,
-            "time/eval_s": time.perf_counter() - t1, "time/setup_s": setup if epoch == start else 0.0,
-        }
-        yield EpochOutcome(epoch + 1, checkpoint, metrics, models, test, released_test)
+    for epoch, checkpoint, metrics, released_test in timed_epochs(
+            start, cfg.epochs, cfg.checkpoint_every, setup,
+            lambda: train_epoch(cfg, models, train, log_prior, gen),
+            lambda attack: evaluate_release(cfg, models, train, test, log_prior, gen, attack=attack)):
+        yield EpochOutcome(epoch, checkpoint, metrics, models, test, released_test)
 
 
 def write_checkpoint(cfg: PrivatizerConfig, outcome: EpochOutcome, directory: Path) -> None:

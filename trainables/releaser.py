@@ -26,7 +26,7 @@ from trainables.privatizer_config import PrivatizerConfig
 from trainables.release_map import ReleaseMap
 from trainables.releaser_config import ReleaserConfig
 from trainables.training import batches, evaluate, fit_classifier
-from trainables.tune_loop import report_game
+from trainables.tune_loop import report_game, timed_epochs
 
 AmnistTrialConfig = ReleaserConfig | PrivatizerConfig  # the AMNIST mechanisms share data, baselines and counts
 
@@ -217,18 +217,11 @@ def run_game(cfg: ReleaserConfig, device: torch.device, restore: Callable[[Model
         gen.manual_seed(cfg.seed + start)
     setup = time.perf_counter() - t0
 
-    for epoch in range(start, cfg.epochs):
-        checkpoint = (epoch + 1) % cfg.checkpoint_every == 0 or epoch + 1 == cfg.epochs
-        t0 = time.perf_counter()
-        metrics = train_epoch(cfg, models, train, prior, gen)
-        t1 = time.perf_counter()
-        eval_metrics, released_test = evaluate_release(cfg, models, train, test, prior, gen, attack=checkpoint)
-        metrics.update(eval_metrics)
-        metrics.update({
-            "epoch": epoch + 1, "train/resumed_from_epoch": start, "time/train_s": t1 - t0,
-            "time/eval_s": time.perf_counter() - t1, "time/setup_s": setup if epoch == start else 0.0,
-        })
-        yield EpochOutcome(epoch + 1, checkpoint, metrics, models, test, released_test)
+    for epoch, checkpoint, metrics, released_test in timed_epochs(
+            start, cfg.epochs, cfg.checkpoint_every, setup,
+            lambda: train_epoch(cfg, models, train, prior, gen),
+            lambda attack: evaluate_release(cfg, models, train, test, prior, gen, attack=attack)):
+        yield EpochOutcome(epoch, checkpoint, metrics, models, test, released_test)
 
 
 def write_checkpoint(cfg: ReleaserConfig, outcome: EpochOutcome, directory: Path) -> None:

@@ -10,6 +10,7 @@ import logging
 import os
 import signal
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
@@ -48,3 +49,24 @@ def report_game(game: Callable[[Restore | None], Iterator[Outcome]], load: Calla
             tune.report(outcome.metrics)
         if outcome.epoch == kill_worker_after_epoch and checkpoint is None:
             os.kill(os.getpid(), signal.SIGKILL)  # fault injection for resilience tests: dies once, then resumes
+
+
+def timed_epochs(start: int, epochs: int, checkpoint_every: int, setup_s: float,
+                 train: Callable[[], dict[str, float]],
+                 evaluate: Callable[[bool], tuple[dict[str, float], Any]]) -> Iterator[tuple[int, bool, dict[str, float], Any]]:
+    """Epochs ``start+1 .. epochs``: train, evaluate (attacking on checkpoint epochs), and add the shared bookkeeping.
+
+    Every ``checkpoint_every``-th epoch and the last are checkpoint epochs. Yields (epoch, checkpoint, metrics, what
+    ``evaluate`` returned beside its metrics, e.g. the released test split).
+    """
+    for epoch in range(start, epochs):
+        checkpoint = (epoch + 1) % checkpoint_every == 0 or epoch + 1 == epochs
+        t0 = time.perf_counter()
+        metrics = train()
+        t1 = time.perf_counter()
+        eval_metrics, extra = evaluate(checkpoint)
+        metrics |= eval_metrics | {
+            "epoch": epoch + 1, "train/resumed_from_epoch": start, "time/train_s": t1 - t0,
+            "time/eval_s": time.perf_counter() - t1, "time/setup_s": setup_s if epoch == start else 0.0,
+        }
+        yield epoch + 1, checkpoint, metrics, extra
