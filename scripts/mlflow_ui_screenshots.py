@@ -24,8 +24,8 @@ from playwright.sync_api import Page, sync_playwright
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
-COLUMNS = ["metrics.`utility/accuracy`", "metrics.`attack/max/accuracy`", "params.mechanism", "params.alpha",
-           "params.lam", "params.algorithm", "tags.`putlab.strongest_attacker`"]
+HIDDEN = ["Dataset", "Source", "Models"]  # default attribute columns with nothing to show here
+COLUMNS = ["mechanism", "alpha", "lam", "algorithm", "utility/accuracy", "attack/max/accuracy", "putlab.strongest_attacker"]
 
 
 def free_port() -> int:
@@ -57,6 +57,19 @@ def settle(page: Page) -> None:
         page.wait_for_timeout(500)
 
 
+def show_columns(page: Page, names: list[str]) -> None:
+    """Toggle each named column in the runs table's column picker (ticks the unticked, unticks the ticked)."""
+    page.locator("button:has-text('Columns')").first.click()
+    search = page.get_by_placeholder("Search columns")
+    for name in names:
+        search.fill(name)
+        page.wait_for_timeout(400)
+        page.get_by_text(name, exact=True).last.click()
+    search.fill("")
+    page.keyboard.press("Escape")
+    page.wait_for_timeout(1500)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--tracking-uri", required=True)
@@ -82,10 +95,10 @@ def main() -> None:
             query = urllib.parse.urlencode({
                 "searchFilter": "tags.`putlab.pareto_front` = 'true'",
                 "orderByKey": "metrics.`utility/accuracy`", "orderByAsc": "false",
-                "selectedColumns": json.dumps(COLUMNS),
             })
             page.goto(f"{base}/compare-experiments/s?experiments={json.dumps(ids)}&{query}")
             settle(page)
+            show_columns(page, HIDDEN + COLUMNS)
             page.screenshot(path=str(out / "mlflow_ui_front_trials.png"))
             browser.close()
     finally:
