@@ -7,12 +7,15 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
+import urllib.request
 from pathlib import Path
 
 import ray
+from mlflow.tracking import MlflowClient
 from ray import serve
 
 from serve.app import build_app
+from serve.points import list_points
 from serve.validation import Limits
 
 
@@ -27,6 +30,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-batch", type=int, default=Limits.max_batch, help="most samples per request")
     p.add_argument("--max-body-bytes", type=int, default=Limits.max_body_bytes, help="largest request body")
     args = p.parse_args(argv)
+    models = tuple(m.strip() for m in args.models.split(",") if m.strip())
+    try:
+        if args.tracking_uri.startswith(("http://", "https://")):  # fail fast instead of the client's retries
+            urllib.request.urlopen(args.tracking_uri.rstrip("/") + "/health", timeout=5).read()
+        points = list_points(MlflowClient(args.tracking_uri), models)
+    except Exception as exc:  # an unreachable or unusable store: say so before starting Ray
+        print(f"error: MLflow tracking store {args.tracking_uri} is unusable: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
+    if not points:
+        print("no registered operating point yet: python -m platform.select <sweep> --max-attack 0.6 registers one",
+              flush=True)
     ray.init(num_cpus=args.num_cpus, include_dashboard=False)
     serve.start(http_options={"host": args.host, "port": args.port})
     app = build_app({"tracking_uri": args.tracking_uri, "models": args.models, "max_batch": args.max_batch,

@@ -220,3 +220,10 @@ def test_unknown_and_corrupt_points_are_refused_and_the_others_still_served(depl
     got, answer = call(f"{base}/points/putlab-broken/1/release", {"inputs": [SAMPLE]})
     assert got == 409 and "cannot be loaded" in answer["error"] and "state.pt" in answer["error"]
     assert call(f"{base}/points/putlab-amnist/2/release", {"inputs": [SAMPLE], "seed": 3})[0] == 200
+
+
+def test_serve_refuses_an_unreachable_store_in_one_line() -> None:
+    out = subprocess.run([sys.executable, "-m", "serve", "--tracking-uri", "http://127.0.0.1:9/"], cwd=REPO, env=sweep_env(),
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and out.stderr.strip().startswith("error: MLflow tracking store http://127.0.0.1:9/ is unusable")
+    assert len(out.stderr.strip().splitlines()) == 1
