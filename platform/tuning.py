@@ -1,6 +1,7 @@
 """Ray start-up and the Tune run of a sweep: grid or Optuna search, resources, retries, resume."""
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,8 @@ TUNER_STATE = "tuner.pkl"
 def init_ray(address: str | None) -> None:
     """Connect to a cluster (``--address`` or RAY_ADDRESS, as under ``ray job submit``) or start a local one."""
     address = address or os.environ.get("RAY_ADDRESS")
+    # α = ∞ is a valid grid value, but Tune's TensorBoard logger warns "NaN or Inf found" on every such trial's config.
+    logging.getLogger("tensorboardX.x2num").setLevel(logging.ERROR)
     kwargs: dict[str, Any] = {"logging_level": "WARNING", "log_to_driver": True}
     if address:
         ray.init(address=address, **kwargs)  # resources belong to the cluster (DESIGN §6)
