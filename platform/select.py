@@ -27,6 +27,7 @@ from platform.errors import UsageError
 from platform.pareto import Axis
 from platform.sweep_config import get_preset
 from platform.sweep_report import trials_table
+from search_spaces import Preset
 from serve.points import POINT_DIR, POINT_FILE, PRESET_TAG
 
 
@@ -68,11 +69,10 @@ def point_metrics(row: pd.Series) -> dict[str, float]:
     return {k: float(v) for k, v in row.items() if isinstance(k, str) and k.startswith(prefixes) and pd.notna(v)}
 
 
-def register(client: MlflowClient, model_name: str, preset_name: str, choice: Choice, checkpoint: Path,
+def register(client: MlflowClient, model_name: str, preset: Preset, choice: Choice, checkpoint: Path,
              config: dict) -> ModelVersion:
     """Log the checkpoint and a point description on the trial's run, then register them as a new model version."""
-    run_id = choice.row["run_id"]
-    preset = get_preset(preset_name)
+    run_id, preset_name = choice.row["run_id"], preset.name
     metrics = point_metrics(choice.row)
     point = {"preset": preset_name, "mechanism": preset.mechanism, "config": config, "metrics": metrics,
              "trial_id": choice.row["trial_id"], "run_name": choice.row["name"], "reason": choice.reason}
@@ -88,8 +88,7 @@ def register(client: MlflowClient, model_name: str, preset_name: str, choice: Ch
                                        description=f"putlab operating points of preset {preset_name} ({preset.mechanism})")
     tags = {PRESET_TAG: preset_name, "putlab.mechanism": preset.mechanism, "putlab.trial_id": str(choice.row["trial_id"]),
             "putlab.selection": choice.reason} | {f"metric.{k}": f"{v:.6g}" for k, v in metrics.items()}
-    summary = ", ".join(f"{a} {metrics[a]:.4f}" for a in (m for m in metrics if m in (preset.pareto_axes[0]["metric"],
-                                                                                        preset.pareto_axes[1]["metric"])))
+    summary = ", ".join(f"{a['metric']} {metrics[a['metric']]:.4f}" for a in preset.pareto_axes if a["metric"] in metrics)
     return client.create_model_version(model_name, source=f"runs:/{run_id}/{artifact_path}", run_id=run_id, tags=tags,
                                        description=f"trial {choice.row['name']}: {summary}. {choice.reason}.")
 
@@ -116,7 +115,7 @@ def run(argv: list[str] | None = None) -> int:
     if not (checkpoint / "state.pt").is_file() or not (checkpoint.parent / "params.json").is_file():
         raise UsageError(f"the checkpoint of trial {choice.row['name']} is missing: {checkpoint}")
     config = json.loads((checkpoint.parent / "params.json").read_text())
-    version = register(client, args.name or f"putlab-{preset.name}", preset.name, choice, checkpoint, config)
+    version = register(client, args.name or f"putlab-{preset.name}", preset, choice, checkpoint, config)
     print(f"registered {version.name} version {version.version}: {version.description}", flush=True)
     print(f"serve it: python -m serve --tracking-uri {client.tracking_uri} --models {version.name}/{version.version}")
     return 0
