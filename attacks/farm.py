@@ -18,32 +18,17 @@ from attacks.deep import DeepAttacker, RawTrainedDeepAttacker
 from attacks.membership import YeomAttacker
 from attacks.side_info import SideInfoAttacker, SiOnlyAttacker
 from attacks.thickness import ThicknessAttacker
+from attacks.tuning import AttackBudget
 
 MEMBERSHIP = "yeom"
 
 
-@dataclass(frozen=True)
-class FarmSettings:
-    """Training settings shared by the farm's learned attackers (taken from the trial config)."""
-
-    epochs: int = 3
-    batch_size: int = 128
-    lr: float = 1e-3
-    seed: int = 0
-
-    @classmethod
-    def from_config(cls, config: dict) -> "FarmSettings":
-        """The attack_epochs / batch_size / lr / seed of a trial config."""
-        return cls(int(config.get("attack_epochs", 3)), int(config.get("batch_size", 128)),
-                   float(config.get("lr", 1e-3)), int(config.get("seed", 0)))
-
-
-ATTACKERS: dict[str, Callable[[FarmSettings], Attacker]] = {
-    "deep": lambda s: DeepAttacker(epochs=s.epochs, batch_size=s.batch_size, lr=s.lr, seed=s.seed),
-    "deep_raw": lambda s: RawTrainedDeepAttacker(epochs=s.epochs, batch_size=s.batch_size, lr=s.lr, seed=s.seed),
-    "thickness": lambda s: ThicknessAttacker(seed=s.seed),
-    "side_info": lambda s: SideInfoAttacker(epochs=s.epochs, batch_size=s.batch_size, lr=s.lr, seed=s.seed),
-    "si_only": lambda s: SiOnlyAttacker(seed=s.seed),
+ATTACKERS: dict[str, Callable[[AttackBudget], Attacker]] = {
+    "deep": lambda b: DeepAttacker(b),
+    "deep_raw": lambda b: RawTrainedDeepAttacker(b),
+    "thickness": lambda b: ThicknessAttacker(seed=b.seed),
+    "side_info": lambda b: SideInfoAttacker(b),
+    "si_only": lambda b: SiOnlyAttacker(b),
 }
 KNOWN = (*ATTACKERS, MEMBERSHIP)
 
@@ -88,18 +73,18 @@ def run_farm(load: Callable[[dict, str], CheckpointInputs], config: dict, checkp
     """
     check_names(attackers)
     torch.set_num_threads(int(config.get("threads", 1)))
-    settings = FarmSettings.from_config(config)
+    budget = AttackBudget.from_config(config)
     with checkpoint.as_directory() as directory:
         inputs = load(config, directory)
     report = FarmReport()
     for name in attackers:
         t0 = time.perf_counter()
         if name == MEMBERSHIP:
-            metrics, pngs = membership(inputs, settings.seed, figures)
+            metrics, pngs = membership(inputs, budget.seed, figures)
             report.metrics.update(metrics)
             report.figures.update(pngs)
         else:
-            result = ATTACKERS[name](settings).run(inputs.data)
+            result = ATTACKERS[name](budget).run(inputs.data)
             report.metrics.update(result.logged())
             report.figures.update(result.figures)
         report.seconds[name] = time.perf_counter() - t0

@@ -8,6 +8,7 @@ from typing import Any
 
 import ray
 from ray import tune
+from ray.tune.search.basic_variant import BasicVariantGenerator
 from ray.tune.search.optuna import OptunaSearch
 
 from platform.errors import UsageError
@@ -57,8 +58,11 @@ def build_tuner(spec: SweepSpec, *, search: str, samples: int | None, resources:
     """A fresh Tuner: one trial per grid point, or ``samples`` Optuna multi-objective suggestions."""
     trainable = tune.with_resources(spec.preset.trainable, resources)
     if search == "grid":
-        param_space = {**spec.config, **{k: tune.grid_search(v) for k, v in spec.grid.items()}}
-        tune_config = tune.TuneConfig(num_samples=1, max_concurrent_trials=max_concurrent)
+        # The exact list of distinct grid points (equivalent points already merged), run once each.
+        points = [{k: p[k] for k in spec.grid} for p in spec.grid_points()]
+        param_space = {**spec.config, **points[0]}  # each point then overrides these keys
+        tune_config = tune.TuneConfig(num_samples=len(points), max_concurrent_trials=max_concurrent,
+                                      search_alg=BasicVariantGenerator(points_to_evaluate=points))
     else:
         param_space = {**spec.config, **{k: _optuna_param(spec, k) for k in spec.grid}}
         objectives = spec.preset.optuna_objectives  # metrics the trial reports itself (the farm's come later)

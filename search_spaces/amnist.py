@@ -1,7 +1,7 @@
 """AMNIST α-MI releaser: hide stroke thickness (thin vs thick) while keeping the digit (DESIGN §3.1)."""
 import math
 
-from search_spaces import OptunaRange, Preset, Profile
+from search_spaces import OptunaRange, Preset, Profile, lambda_zero_anchor
 from trainables.releaser import FIGURE_FILE, checkpoint_inputs, data_counts, load_release, raw_baselines, train_releaser
 from trainables.releaser_config import ReleaserConfig
 
@@ -57,4 +57,5 @@ PRESET = Preset(
     trend_metrics=("utility/accuracy", "attack/max/accuracy", "leakage/normalised_alpha_mi"),
     checkpoint_figures=(FIGURE_FILE,),
     load_release=load_release,
+    canonical=lambda_zero_anchor,
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from search_spaces import OptunaRange, Preset, Profile
+from search_spaces import OptunaRange, Preset, Profile, lambda_zero_anchor
 from trainables.eco_config import EcoConfig
 from trainables.eco_releaser import (FIGURE_FILE, checkpoint_inputs, data_counts, load_release, raw_baselines,
                                      train_eco_releaser)
@@ -74,6 +74,7 @@ def build(name: str, side_info: bool, extra_grid: dict[str, list[Any]]) -> Prese
                        "attack/si_only/accuracy", "leakage/normalised_alpha_mi"),
         checkpoint_figures=(FIGURE_FILE,),
         load_release=load_release,
+        canonical=lambda_zero_anchor,
     )
 
 

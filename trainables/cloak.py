@@ -22,6 +22,7 @@ from torch.nn import functional as F
 
 from attacks.base import AttackInput, CheckpointInputs, MembershipTarget
 from attacks.deep import DeepAttacker
+from attacks.tuning import AttackBudget
 from trainables.cloak_config import CloakConfig
 from trainables.cloak_info import (
     feature_variance,
@@ -385,7 +386,7 @@ def raw_baselines(config: dict) -> dict[str, float]:
     device = pick_device()
     target = target_for(cfg, device)
     train, test = load_data(cfg, device)
-    attacker = DeepAttacker(epochs=cfg.attack_epochs, batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed)
+    attacker = DeepAttacker(AttackBudget.from_config(cfg.as_dict()))
     thick = attacker.run(AttackInput(crop28(train.x), train.thick, crop28(test.x), test.thick, num_classes=2))
     return {
         "baseline/target/mnist_test_accuracy": target.mnist_test_accuracy,

@@ -44,7 +44,9 @@ class EcoConfig(TypedConfig):
     releaser_layers: int = 4
     adversary_hidden: int = 32
     adversary_layers: int = 3
-    attack_epochs: int = 20
+    attack_epochs: int = 30  # each learned attacker's epoch cap; early stopping usually ends it sooner
+    attack_patience: int = 3
+    attack_search: str = "halving"
     checkpoint_every: int = 5
     figure_days: int = 7
     threads: int = 1
@@ -74,6 +76,8 @@ class EcoConfig(TypedConfig):
             (min(self.releaser_hidden, self.releaser_layers, self.adversary_hidden, self.adversary_layers) >= 1,
              "network sizes must be >= 1"),
             (self.attack_epochs >= 1, f"attack_epochs must be >= 1 (got {self.attack_epochs})"),
+            (self.attack_patience >= 1, f"attack_patience must be >= 1 (got {self.attack_patience})"),
+            (self.attack_search in ("halving", "full"), f"attack_search must be halving or full (got {self.attack_search!r})"),
             (self.checkpoint_every >= 1, f"checkpoint_every must be >= 1 (got {self.checkpoint_every})"),
             (self.figure_days >= 1, f"figure_days must be >= 1 (got {self.figure_days})"),
             (self.threads >= 1, f"threads must be >= 1 (got {self.threads})"),

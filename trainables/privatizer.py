@@ -22,6 +22,7 @@ from torch.nn import functional as F
 
 from attacks.base import AttackInput, CheckpointInputs, MembershipTarget
 from attacks.deep import DeepAttacker
+from attacks.tuning import AttackBudget
 from trainables.data import AmnistSplit
 from trainables.figures import save_release_grid
 from trainables.nets import SmallCNN, StochasticUNet
@@ -166,7 +167,7 @@ def evaluate_release(cfg: PrivatizerConfig, m: PrivatizerModels, train: AmnistSp
     if attack:
         t0 = time.perf_counter()
         released_train = release(m.unet, train.x, gen)
-        result = DeepAttacker(epochs=cfg.attack_epochs, batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed).run(
+        result = DeepAttacker(AttackBudget.from_config(cfg.as_dict())).run(
             AttackInput(released_train, train.thick, released_test, test.thick, num_classes=2))
         metrics.update(result.logged())
         metrics["time/attack_s"] = time.perf_counter() - t0

@@ -18,7 +18,9 @@ from torch.nn import functional as F
 
 from attacks.base import AttackInput, CheckpointInputs, MembershipTarget
 from attacks.deep import DeepAttacker
-from trainables.alpha_mi import normalised_alpha_mi
+from attacks.thickness import ThicknessAttacker
+from attacks.tuning import AttackBudget
+from trainables.alpha_mi import leakage_alpha_mi, normalised_alpha_mi
 from trainables.data import AmnistSplit, default_data_root, load_amnist
 from trainables.figures import save_release_grid
 from trainables.nets import ConvReleaser, SmallCNN
@@ -161,7 +163,7 @@ def evaluate_release(cfg: ReleaserConfig, m: Models, train: AmnistSplit, test: A
     released_test = release(m.releaser, test.x, gen)
     with torch.no_grad():
         posteriors = torch.cat([m.adversary(c).softmax(1) for c in released_test.split(1024)])
-        leakage = normalised_alpha_mi(posteriors, prior, cfg.alpha).item()
+        leakage = leakage_alpha_mi(posteriors, cfg.alpha).item()
     metrics = {
         "utility/accuracy": evaluate(m.utility, released_test, test.digit, 10),
         "utility/mse": F.mse_loss(released_test, test.x).item(),
@@ -171,7 +173,7 @@ def evaluate_release(cfg: ReleaserConfig, m: Models, train: AmnistSplit, test: A
     if attack:
         t0 = time.perf_counter()
         released_train = release(m.releaser, train.x, gen)
-        result = DeepAttacker(epochs=cfg.attack_epochs, batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed).run(
+        result = DeepAttacker(AttackBudget.from_config(cfg.as_dict())).run(
             AttackInput(released_train, train.thick, released_test, test.thick, num_classes=2)
         )
         metrics.update(result.logged())
@@ -273,14 +275,23 @@ def raw_baselines(config: dict) -> dict[str, float]:
 
 
 def baselines_for(cfg: AmnistTrialConfig) -> dict[str, float]:
-    """:func:`raw_baselines` for any AMNIST mechanism's typed config."""
+    """:func:`raw_baselines` for any AMNIST mechanism's typed config: every attacker kind on unreleased images.
+
+    The tuned digit classifier is the utility a data user gets from raw images; the deep attacker's raw
+    accuracy is the calibration of the farm's learned attackers (``deep_raw`` applied to raw test images
+    is the same fit, so it logs the same number); the thickness rule is exact on raw images by construction.
+    """
     torch.set_num_threads(cfg.threads)
     train, test = load_data(cfg, pick_device())
-    # As many epochs as the game's utility net gets (pre-training + game), so the comparison is fair.
-    attacker = DeepAttacker(epochs=cfg.pretrain_epochs + cfg.epochs, batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed)
+    attacker = DeepAttacker(AttackBudget.from_config(cfg.as_dict()))
+    raw = AttackInput(train.x, train.thick, test.x, test.thick, num_classes=2, train_u=train.digit, test_u=test.digit)
     digit = attacker.run(AttackInput(train.x, train.digit, test.x, test.digit, num_classes=10))
-    thick = attacker.run(AttackInput(train.x, train.thick, test.x, test.thick, num_classes=2))
-    return {"baseline/utility/accuracy": digit.metrics["accuracy"], "baseline/attack/deep/accuracy": thick.metrics["accuracy"]}
+    thick = attacker.run(raw)
+    rule = ThicknessAttacker(seed=cfg.seed).run(raw)
+    metrics = {f"baseline/utility/{k}": digit.metrics[k] for k in ("accuracy", "accuracy/ci_low", "accuracy/ci_high")}
+    for kind, result in (("deep", thick), ("deep_raw", thick), ("thickness", rule)):
+        metrics |= {f"baseline/attack/{kind}/{k}": result.metrics[k] for k in ("accuracy", "accuracy/ci_low", "accuracy/ci_high")}
+    return metrics
 
 
 def data_counts(config: dict) -> dict[str, int]:
