@@ -36,6 +36,16 @@ def _error(df: pd.DataFrame, metric: str, values: np.ndarray) -> np.ndarray | No
     return np.clip(np.stack([values - lows, highs - values]), 0.0, None)  # NaN (no band) draws no bar
 
 
+def band_note(tables: Sequence[pd.DataFrame]) -> str | None:
+    """What the error bars are, for the plot's title: None when no table has bands."""
+    with_bands = [df for df in tables if any(c.endswith("/band_low") for c in df.columns)]
+    if not with_bands:
+        return None
+    if any("n_seeds" in df and (df["n_seeds"] > 1).any() for df in with_bands):
+        return "error bars: ± 1 std over seeds (95 % interval where a point has one seed)"
+    return "error bars: 95 % intervals"
+
+
 def draw_bands(ax, df: pd.DataFrame, axes: Sequence[Axis], rows: np.ndarray, colour: str) -> None:
     """Error bars on both axes for the chosen rows of a point table, where it has band columns."""
     ax_x, ax_y = axes
@@ -85,6 +95,7 @@ def front_figure(df: pd.DataFrame, axes: Sequence[Axis], front_mask: np.ndarray,
     ax.scatter(x, y, s=14, color="0.65", label="trials", zorder=1)
     draw_bands(ax, df, axes, ~mask, "0.75")
     draw_bands(ax, df, axes, mask, "tab:blue")
+    ax.set_title(band_note([df]) or "", fontsize=8)
 
     order = np.argsort(ax_x.to_min(x[mask]), kind="stable")
     fx, fy = x[mask][order], y[mask][order]
@@ -142,6 +153,7 @@ def fronts_figure(sweeps: Sequence[tuple[str, pd.DataFrame, np.ndarray]], axes: 
         ax.step(x[mask][order], y[mask][order], where="post", color=colour, linewidth=1.5, zorder=2)
         ax.scatter(x[mask][order], y[mask][order], s=30, color=colour, edgecolor="black", label=label, zorder=3)
         draw_bands(ax, df, axes, np.asarray(mask, dtype=bool), colour)
+    ax.set_title(band_note([df for _, df, _ in sweeps]) or "", fontsize=8)
     if ax_y.ideal == CHANCE:
         ax.axhline(CHANCE, color="tab:red", linestyle="--", linewidth=1, label="chance (0.5)")
     ax.set_xlabel(_label(ax_x))

@@ -111,6 +111,16 @@ def spread_metrics(trials: pd.DataFrame, points: pd.DataFrame, axes: Sequence[Ax
     return out
 
 
+def _cell(row: pd.Series, metric: str) -> str:
+    """A point's value for the terminal: mean ± std over its seeds, or with one seed the value and its band."""
+    low, high = band_columns(metric)
+    if row["n_seeds"] > 1:
+        return f"{row[metric]:.3f} ± {row[f'{metric}/std']:.3f}"
+    if np.isfinite(row[low]) and np.isfinite(row[high]):
+        return f"{row[metric]:.3f} [{row[low]:.3f}, {row[high]:.3f}]"
+    return f"{row[metric]:.3f}"
+
+
 def format_points(points: pd.DataFrame, axes: Sequence[Axis], label_keys: Sequence[str], spread: dict[str, float],
                   hypervolume_mean: float) -> str:
     """The per-point table (mean ± std over seeds, front members starred) and the hypervolume's spread, for the terminal."""
@@ -118,11 +128,11 @@ def format_points(points: pd.DataFrame, axes: Sequence[Axis], label_keys: Sequen
     shown = points[keys + ["n_seeds"]].copy()
     shown.insert(0, "front", points["pareto_front"].map({True: "*", False: ""}))
     for axis in axes:
-        shown[axis.metric] = [f"{m:.3f} ± {s:.3f}" for m, s in zip(points[axis.metric], points[f"{axis.metric}/std"])]
+        shown[axis.metric] = [_cell(row, axis.metric) for _, row in points.iterrows()]
     per_seed = ", ".join(f"{k.rsplit('_', 1)[1]}: {v:.4f}" for k, v in spread.items()
                          if k.startswith("front/hypervolume/seed_"))
     return "\n".join([
-        f"per point over {int(spread['front/seeds'])} seeds (mean ± sample std):",
+        f"per point over {int(spread['front/seeds'])} seeds (mean ± sample std; a point with one seed: [95 % interval]):",
         shown.to_string(index=False),
         f"hypervolume over seeds: mean ± std {hypervolume_mean:.4f} ± {spread['front/hypervolume/std']:.4f}"
         f" (min {spread['front/hypervolume/min']:.4f}, max {spread['front/hypervolume/max']:.4f}; per seed {per_seed});"

@@ -123,6 +123,7 @@ def test_front_plot_draws_error_bars_on_both_axes() -> None:
     (ax,) = fig.axes
     containers = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
     assert len(containers) == 2  # points off the front, points on it
+    assert ax.get_title() == "error bars: ± 1 std over seeds (95 % interval where a point has one seed)"
     horizontal, vertical = _bars(containers[1])
     assert sorted((round(a[0], 6), round(b[0], 6)) for a, b in horizontal) == [
         (round(0.55 - S, 6), round(0.55 + S, 6)), (round(0.85 - S, 6), round(0.85 + S, 6))]
@@ -136,9 +137,11 @@ def test_front_plot_draws_error_bars_on_both_axes() -> None:
 def test_front_plot_without_bands_draws_none_and_compare_plot_draws_them() -> None:
     plain = trials()[["utility/accuracy", "attack/max/accuracy"]].head(3)
     fig = front_figure(plain, AXES, np.array([True, True, False]), None)
-    assert not [c for c in fig.axes[0].containers if isinstance(c, ErrorbarContainer)]
-    summary = summarise(trials(), AXES, KEYS)
+    assert not [c for c in fig.axes[0].containers if isinstance(c, ErrorbarContainer)] and fig.axes[0].get_title() == ""
     single = summarise(trials().query("seed == 0").drop(columns="seed"), AXES, ("lam",))
+    fig = front_figure(single.points, AXES, single.points["pareto_front"].to_numpy(), "name")
+    assert fig.axes[0].get_title() == "error bars: 95 % intervals"
+    summary = summarise(trials(), AXES, KEYS)
     fig = fronts_figure([("seeds", summary.points, summary.points["pareto_front"].to_numpy()),
                          ("one seed", single.points, single.points["pareto_front"].to_numpy())], AXES)
     containers = [c for c in fig.axes[0].containers if isinstance(c, ErrorbarContainer)]
