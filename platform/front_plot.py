@@ -38,7 +38,7 @@ def _error(df: pd.DataFrame, metric: str, values: np.ndarray) -> np.ndarray | No
 
 def band_note(tables: Sequence[pd.DataFrame]) -> str | None:
     """What the error bars are, for the plot's title: None when no table has bands."""
-    with_bands = [df for df in tables if any(c.endswith("/band_low") for c in df.columns)]
+    with_bands = [df for df in tables if df.filter(regex="/band_(low|high)$").notna().to_numpy().any()]
     if not with_bands:
         return None
     if any("n_seeds" in df and (df["n_seeds"] > 1).any() for df in with_bands):

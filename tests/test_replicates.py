@@ -141,6 +141,9 @@ def test_front_plot_without_bands_draws_none_and_compare_plot_draws_them() -> No
     single = summarise(trials().query("seed == 0").drop(columns="seed"), AXES, ("lam",))
     fig = front_figure(single.points, AXES, single.points["pareto_front"].to_numpy(), "name")
     assert fig.axes[0].get_title() == "error bars: 95 % intervals"
+    no_intervals = summarise(trials().query("seed == 0").filter(regex="^(?!.*/ci_)"), AXES, ("lam",))
+    fig = front_figure(no_intervals.points, AXES, no_intervals.points["pareto_front"].to_numpy(), "name")
+    assert fig.axes[0].get_title() == ""  # nothing logged an interval: no bars to explain
     summary = summarise(trials(), AXES, KEYS)
     fig = fronts_figure([("seeds", summary.points, summary.points["pareto_front"].to_numpy()),
                          ("one seed", single.points, single.points["pareto_front"].to_numpy())], AXES)
