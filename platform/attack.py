@@ -96,7 +96,7 @@ def run(argv: list[str] | None = None) -> int:
     done = attack_missing(client, exp_id, parent_id, plan, attackers)
     print(f"attacked {done} checkpoint(s) of sweep run {parent_id}", flush=True)
     axes = [Axis(**a) for a in preset.pareto_axes]
-    summary = summarise(trials_table(client, exp_id, parent_id, preset.label_keys), axes)
+    summary = summarise(trials_table(client, exp_id, parent_id, preset.label_keys), axes, preset.label_keys)
     log_summary(client, parent_id, summary, axes, preset)
     print(format_summary(summary, axes, preset.label_keys))
     return 0

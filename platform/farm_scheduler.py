@@ -2,7 +2,8 @@
 
 Tasks are submitted as checkpoints arrive and collected whenever Tune's loop comes round, so attacks
 of earlier checkpoints overlap with training of later ones where the cluster has room. After each
-report the privacy axis ``attack/max/accuracy`` (the strongest attacker at that step) is refreshed.
+report the privacy axis ``attack/max/accuracy`` (the strongest attacker at that step) is refreshed, with that
+attacker's 95 % interval.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from platform import tracking
 
 MAX_METRIC = "attack/max/accuracy"
 TAG_STRONGEST = "putlab.strongest_attacker"
+CI_BOUNDS = ("ci_low", "ci_high")
 
 
 @dataclass(frozen=True)
@@ -39,14 +41,21 @@ def metric_at(client: MlflowClient, run_id: str, key: str, step: int) -> float |
 
 
 def update_strongest(client: MlflowClient, run_id: str, step: int, privacy_attackers: Sequence[str]) -> None:
-    """Log ``attack/max/accuracy`` at ``step`` (once per value) and tag the winning attacker."""
+    """Log ``attack/max/accuracy`` at ``step`` with the winning attacker's 95 % interval
+    (``attack/max/accuracy/ci_low|ci_high``, where it logged one), each once per value, and tag the winner."""
     scores = {a: metric_at(client, run_id, f"attack/{a}/accuracy", step) for a in privacy_attackers}
     scores = {a: v for a, v in scores.items() if v is not None}
     if not scores:
         return
     winner = max(scores, key=scores.get)
-    if metric_at(client, run_id, MAX_METRIC, step) != scores[winner]:
-        tracking.log_metrics(client, run_id, {MAX_METRIC: scores[winner]}, step=step)
+    values = {MAX_METRIC: scores[winner]}
+    for bound in CI_BOUNDS:
+        value = metric_at(client, run_id, f"attack/{winner}/accuracy/{bound}", step)
+        if value is not None:
+            values[f"{MAX_METRIC}/{bound}"] = value
+    changed = {k: v for k, v in values.items() if metric_at(client, run_id, k, step) != v}
+    if changed:
+        tracking.log_metrics(client, run_id, changed, step=step)
     client.set_tag(run_id, TAG_STRONGEST, winner)
 
 

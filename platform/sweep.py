@@ -21,6 +21,7 @@ from platform.cli import guarded
 from platform.errors import UsageError
 from platform.farm_scheduler import FarmPlan
 from platform.pareto import Axis
+from platform.seed_axis import with_seeds
 from platform.sweep_config import SweepSpec, resolve
 from platform.sweep_report import format_summary, log_summary, summarise, trials_table
 from platform.trial_logger import MlflowTrialLogger
@@ -43,6 +44,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--search", choices=("grid", "optuna"), default="grid",
                    help="grid (default) or Optuna multi-objective search over the axes' continuous ranges")
     p.add_argument("--samples", type=int, help="number of Optuna trials (default: the profile's)")
+    p.add_argument("--seeds", type=int, default=1,
+                   help="replicate every grid point over N seeds: the config's seed, seed + 1, ... (default 1)")
     p.add_argument("--attackers", help="comma-separated attack farm for every checkpoint, or 'none' (default: the preset's)")
     p.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite:///<cwd>/mlflow.db)")
     p.add_argument("--experiment", help="MLflow experiment name (default: putlab-<preset>)")
@@ -92,7 +95,7 @@ def check_data(spec: SweepSpec) -> dict[str, int]:
 def run(args: argparse.Namespace) -> int:
     """The sweep itself; returns the process exit code."""
     check_args(args)
-    spec = resolve(args.preset, args.profile, args.overrides)
+    spec = with_seeds(resolve(args.preset, args.profile, args.overrides), args.seeds, args.search)
     axes = [Axis(**a) for a in spec.preset.pareto_axes]
     attackers = farm_attackers(args, spec)
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
@@ -150,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
     if baselines is not None:
         tracking.log_metrics(client, parent_id, ray.get(baselines))
     parent_metrics = client.get_run(parent_id).data.metrics
-    summary = summarise(trials_table(client, exp_id, parent_id, spec.preset.label_keys), axes)
+    summary = summarise(trials_table(client, exp_id, parent_id, spec.preset.label_keys), axes, spec.preset.label_keys)
     log_summary(client, parent_id, summary, axes, spec.preset)
     print(format_summary(summary, axes, spec.preset.label_keys))
     if spec.preset.baselines is not None:

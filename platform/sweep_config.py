@@ -83,7 +83,7 @@ def resolve(preset_name: str, profile: str | None, overrides: list[str]) -> Swee
     config = {**preset.base, **chosen.config}
     grid = {k: list(v) for k, v in chosen.grid.items()}
     for key, raw in parse_overrides(overrides).items():
-        if key in grid:
+        if key in grid or (key == "seed" and "," in raw):  # a seed list replicates every point (platform.seed_axis)
             grid[key] = [parse_value(part) for part in raw.split(",")]
         elif key in config:
             config[key] = parse_value(raw)
