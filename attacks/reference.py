@@ -53,6 +53,16 @@ class PopulationPlan:
     subsets: tuple[np.ndarray, ...]
 
 
+def reference_cache_dir(checkpoint_dir: str, per_checkpoint: bool) -> str:
+    """Where a checkpoint's reference weights are kept: beside it in the trial's folder (``per_checkpoint``: networks
+    trained on the checkpoint's release), or in the experiment's folder (networks trained on raw data, shared by
+    every checkpoint and trial; the content-addressed names keep different data and recipes apart)."""
+    checkpoint = Path(checkpoint_dir)
+    if per_checkpoint:
+        return str(checkpoint.parent / "reference_models" / checkpoint.name)
+    return str(checkpoint.parent.parent / "reference_models")
+
+
 def population_plan(n_population: int, train_size: int, count: int, n_z: int, seed: int) -> PopulationPlan:
     """Set aside up to ``n_z`` samples (at most half the pool) as z; draw ``count`` subsets of the rest."""
     if count < 1:
