@@ -148,10 +148,10 @@ def reference_models(reference: ReferenceData, plan: PopulationPlan, seed: int) 
             states[key] = state
     missing = [(k, i, s) for k, i, s in zip(keys, index, seeds) if k not in states]
     trained = _train_missing([(reference.recipe, x[i], y[i], s) for _, i, s in missing], device.type == "cpu")
-    for (key, _, _), state in zip(missing, trained):
-        states[key] = state
-        if folder is not None:
-            _write(folder / f"ref-{key}.pt", state)
+    states.update({key: state for (key, _, _), state in zip(missing, trained)})
+    for key in keys:
+        if folder is not None and not (folder / f"ref-{key}.pt").exists():
+            _write(folder / f"ref-{key}.pt", states[key])
     models = []
     for key in keys:
         _remember(key, states[key])
