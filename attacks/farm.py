@@ -15,12 +15,10 @@ from ray import tune
 
 from attacks.base import Attacker, CheckpointInputs
 from attacks.deep import DeepAttacker, RawTrainedDeepAttacker
-from attacks.membership import YeomAttacker
+from attacks.membership_farm import MEMBERSHIP_ATTACKERS, run_membership
 from attacks.side_info import SideInfoAttacker, SiOnlyAttacker
 from attacks.thickness import ThicknessAttacker
 from attacks.tuning import AttackBudget
-
-MEMBERSHIP = "yeom"
 
 
 ATTACKERS: dict[str, Callable[[AttackBudget], Attacker]] = {
@@ -30,7 +28,7 @@ ATTACKERS: dict[str, Callable[[AttackBudget], Attacker]] = {
     "side_info": lambda b: SideInfoAttacker(b),
     "si_only": lambda b: SiOnlyAttacker(b),
 }
-KNOWN = (*ATTACKERS, MEMBERSHIP)
+KNOWN = (*ATTACKERS, *MEMBERSHIP_ATTACKERS)
 
 
 @dataclass(frozen=True)
@@ -49,22 +47,6 @@ def check_names(names: Sequence[str]) -> None:
         raise ValueError(f"unknown attacker(s) {', '.join(unknown)}; known: {', '.join(KNOWN)}")
 
 
-def membership(inputs: CheckpointInputs, seed: int, figures: bool) -> tuple[dict[str, float], dict[str, bytes]]:
-    """Yeom's adversary against every network of the checkpoint; ``attack/yeom/*`` is the worst case."""
-    metrics: dict[str, float] = {}
-    pngs: dict[str, bytes] = {}
-    for target in inputs.targets:
-        result = YeomAttacker(name=f"{MEMBERSHIP}/{target.name}", seed=seed, figure=figures).run_on_model(
-            target.model, target.member_x, target.member_y, target.nonmember_x, target.nonmember_y)
-        metrics.update(result.logged())
-        pngs.update({name.replace("/", "_"): png for name, png in result.figures.items()})
-    for metric in ("advantage", "auc", "tpr_at_1pct_fpr"):
-        values = [metrics[f"attack/{MEMBERSHIP}/{t.name}/{metric}"] for t in inputs.targets]
-        if values:
-            metrics[f"attack/{MEMBERSHIP}/{metric}"] = max(values)
-    return metrics, pngs
-
-
 def run_farm(load: Callable[[dict, str], CheckpointInputs], config: dict, checkpoint: tune.Checkpoint,
              attackers: Sequence[str], figures: bool = True) -> FarmReport:
     """Load the checkpoint's release once (local or cloud storage), then run each named attacker on it.
@@ -79,8 +61,8 @@ def run_farm(load: Callable[[dict, str], CheckpointInputs], config: dict, checkp
     report = FarmReport()
     for name in attackers:
         t0 = time.perf_counter()
-        if name == MEMBERSHIP:
-            metrics, pngs = membership(inputs, budget.seed, figures)
+        if name in MEMBERSHIP_ATTACKERS:
+            metrics, pngs = run_membership(name, inputs, config, figures)
             report.metrics.update(metrics)
             report.figures.update(pngs)
         else:

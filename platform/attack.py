@@ -14,7 +14,8 @@ from pathlib import Path
 from mlflow.tracking import MlflowClient
 from ray import tune
 
-from attacks.farm import MEMBERSHIP, check_names
+from attacks.farm import check_names
+from attacks.membership_farm import MEMBERSHIP_ATTACKERS
 from platform import tracking
 from platform.cli import guarded
 from platform.errors import UsageError
@@ -28,7 +29,7 @@ from platform.tuning import init_ray
 
 def primary_metric(attacker: str) -> str:
     """The metric whose presence at a step means ``attacker`` already ran on that checkpoint."""
-    return f"attack/{MEMBERSHIP}/advantage" if attacker == MEMBERSHIP else f"attack/{attacker}/accuracy"
+    return f"attack/{attacker}/auc" if attacker in MEMBERSHIP_ATTACKERS else f"attack/{attacker}/accuracy"
 
 
 def checkpoints_of(run) -> list[tuple[int, Path]]:

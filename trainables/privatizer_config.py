@@ -35,6 +35,8 @@ class PrivatizerConfig(TypedConfig):
     attack_search: str = "halving"
     checkpoint_every: int = 1
     threads: int = 1
+    mia_references: int = 2  # reference models per network for the farm's RMIA and LiRA
+    rmia_offline_a: float = 0.3  # RMIA's offline correction a, in [0, 1]
     samples_in_figure: int = 8
     kill_worker_after_epoch: int = -1
 
@@ -57,4 +59,6 @@ class PrivatizerConfig(TypedConfig):
             (self.attack_search in ("halving", "full"), f"attack_search must be halving or full (got {self.attack_search!r})"),
             (self.checkpoint_every >= 1, f"checkpoint_every must be >= 1 (got {self.checkpoint_every})"),
             (self.threads >= 1, f"threads must be >= 1 (got {self.threads})"),
+            (self.mia_references >= 1, f"mia_references must be >= 1 (got {self.mia_references})"),
+            (0 <= self.rmia_offline_a <= 1, f"rmia_offline_a must lie in [0, 1] (got {self.rmia_offline_a})"),
         ]

@@ -10,18 +10,20 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch.nn import functional as F
 
-from attacks.base import AttackInput, CheckpointInputs, MembershipTarget
+from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, ReferenceData
 from attacks.deep import DeepAttacker
+from attacks.reference import ClassifierRecipe, reference_cache_dir
 from attacks.thickness import ThicknessAttacker
 from attacks.tuning import AttackBudget
 from trainables.alpha_mi import leakage_alpha_mi, normalised_alpha_mi
-from trainables.data import AmnistSplit, default_data_root, load_amnist
+from trainables.data import AmnistSplit, default_data_root, load_amnist, load_amnist_population
 from trainables.figures import save_release_grid
 from trainables.nets import ConvReleaser, SmallCNN
 from trainables.privatizer_config import PrivatizerConfig
@@ -254,11 +256,39 @@ def checkpoint_inputs(config: dict, checkpoint_dir: str) -> CheckpointInputs:
     released_train, released_test = release(models.releaser, train.x, gen), release(models.releaser, test.x, gen)
     data = AttackInput(released_train, train.thick, released_test, test.thick, num_classes=2,
                        train_u=train.digit, test_u=test.digit, raw_train_x=train.x)
+    population = load_population(cfg, device)
+    pop_gen = torch.Generator(device=device).manual_seed(cfg.seed + 2000 + epoch)
+    released_pop = release(models.releaser, population.x, pop_gen) if len(population) else population.x
+    cache = reference_cache_dir(checkpoint_dir, per_checkpoint=True)
+    # Both networks start on raw images (pretrain_epochs) and then train on the release; references train on
+    # the released population for as many epochs in all (the adversary gets adv_steps batches per step).
+    refs = {name: amnist_reference(SmallCNN, classes, cfg.width, epochs, cfg, released_pop, labels, None, cache)
+            for name, classes, epochs, labels in (
+                ("utility", 10, cfg.pretrain_epochs + epoch, population.digit),
+                ("adversary", 2, cfg.pretrain_epochs + epoch * cfg.adv_steps, population.thick))}
     targets = (
-        MembershipTarget("utility", models.utility, released_train, train.digit, released_test, test.digit),
-        MembershipTarget("adversary", models.adversary, released_train, train.thick, released_test, test.thick),
+        MembershipTarget("utility", models.utility, released_train, train.digit, released_test, test.digit, refs["utility"]),
+        MembershipTarget("adversary", models.adversary, released_train, train.thick, released_test, test.thick, refs["adversary"]),
     )
     return CheckpointInputs(data, targets)
+
+
+def load_population(cfg: AmnistTrialConfig, device: torch.device) -> AmnistSplit:
+    """AMNIST training images outside the trial's subset (never seen by its networks), on ``device``."""
+    pop = load_amnist_population(cfg.data_root or str(default_data_root()), n_train=cfg.n_train, seed=cfg.seed,
+                                 download=cfg.download)
+    return AmnistSplit(pop.x.to(device), pop.digit.to(device), pop.thick.to(device))
+
+
+def amnist_reference(net: Callable[..., torch.nn.Module], classes: int, width: int, epochs: int, cfg: AmnistTrialConfig,
+                     train_x: torch.Tensor, labels: torch.Tensor, query_x: torch.Tensor | None,
+                     cache_dir: str) -> ReferenceData | None:
+    """Reference data for an AMNIST network: ``net(classes, width)`` trained ``epochs`` epochs with the trial's
+    batch size and learning rate; None when the trial trains on all of AMNIST (no population left)."""
+    if len(labels) < 2:
+        return None
+    recipe = ClassifierRecipe(partial(net, classes, width), max(epochs, 1), cfg.batch_size, cfg.lr)
+    return ReferenceData(recipe, train_x, labels, query_x, cache_dir=cache_dir)
 
 
 def load_release(config: dict, checkpoint_dir: str) -> ReleaseMap:

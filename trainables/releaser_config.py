@@ -36,6 +36,8 @@ class ReleaserConfig(TypedConfig):
     attack_search: str = "halving"
     checkpoint_every: int = 1
     threads: int = 1
+    mia_references: int = 2  # reference models per network for the farm's RMIA and LiRA
+    rmia_offline_a: float = 0.3  # RMIA's offline correction a, in [0, 1]
     samples_in_figure: int = 8
     kill_worker_after_epoch: int = -1
 
@@ -56,4 +58,6 @@ class ReleaserConfig(TypedConfig):
             (self.n_train is None or self.n_train >= 1, f"n_train must be >= 1 (got {self.n_train})"),
             (self.n_test is None or self.n_test >= 1, f"n_test must be >= 1 (got {self.n_test})"),
             (self.threads >= 1, f"threads must be >= 1 (got {self.threads})"),
+            (self.mia_references >= 1, f"mia_references must be >= 1 (got {self.mia_references})"),
+            (0 <= self.rmia_offline_a <= 1, f"rmia_offline_a must lie in [0, 1] (got {self.rmia_offline_a})"),
         ]
