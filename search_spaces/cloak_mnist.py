@@ -40,7 +40,7 @@ PRESET = Preset(
         "paper": Profile(
             description="full AMNIST (28,476 / 4,681 images), longer training, the seed's M = 1.5, for a GPU cluster",
             config={"n_train": None, "n_test": None, "epochs": 40, "suppression_epochs": 10, "target_epochs": 20,
-                    "attack_epochs": 10, "noise_draws": 10, "checkpoint_every": 10},
+                    "attack_epochs": 100, "attack_search": "full", "noise_draws": 10, "checkpoint_every": 10},
             grid={"lam": [0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0], "T": [0.25, 0.5, 0.75, 1.0, 1.25], "M": [1.5]},
             optuna_samples=100,
         ),

@@ -16,8 +16,8 @@ from trainables.eco_releaser import (FIGURE_FILE, checkpoint_inputs, data_counts
 
 SMOKE = {"households": 2, "days": 56, "epochs": 2, "pretrain_epochs": 1, "attack_epochs": 2, "checkpoint_every": 2,
          "releaser_hidden": 16, "releaser_layers": 2, "adversary_hidden": 8, "adversary_layers": 1}
-QUICK = {"epochs": 15, "pretrain_epochs": 5, "attack_epochs": 15, "checkpoint_every": 5}
-PAPER = {"epochs": 100, "pretrain_epochs": 10, "attack_epochs": 50, "checkpoint_every": 10}
+QUICK = {"epochs": 15, "pretrain_epochs": 5, "checkpoint_every": 15}
+PAPER = {"epochs": 100, "pretrain_epochs": 10, "attack_epochs": 100, "attack_search": "full", "checkpoint_every": 10}
 
 
 def build(name: str, side_info: bool, extra_grid: dict[str, list[Any]]) -> Preset:
