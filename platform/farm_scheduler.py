@@ -21,6 +21,7 @@ from platform import tracking
 
 MAX_METRIC = "attack/max/accuracy"
 TAG_STRONGEST = "putlab.strongest_attacker"
+TAG_CAPPED = "putlab.capped_attackers"
 CI_BOUNDS = ("ci_low", "ci_high")
 
 
@@ -57,6 +58,21 @@ def update_strongest(client: MlflowClient, run_id: str, step: int, privacy_attac
     if changed:
         tracking.log_metrics(client, run_id, changed, step=step)
     client.set_tag(run_id, TAG_STRONGEST, winner)
+
+
+def flag_capped(client: MlflowClient, run_id: str, step: int, attackers: Sequence[str]) -> list[str]:
+    """Tag the run with the learned attackers that hit their epoch cap at ``step`` and say so in one line each.
+
+    A capped attacker was still improving when it stopped, so its accuracy is a lower bound on leakage.
+    """
+    capped = [a for a in attackers if metric_at(client, run_id, f"attack/{a}/capped", step) == 1.0]
+    if capped:
+        client.set_tag(run_id, TAG_CAPPED, ",".join(capped))
+        run_name = client.get_run(run_id).info.run_name
+        for name in capped:
+            print(f"[{run_name}] step {step}: attacker {name} hit its epoch cap (attack_epochs); "
+                  f"attack/{name}/accuracy is a lower bound", flush=True)
+    return capped
 
 
 class FarmScheduler:
@@ -109,3 +125,4 @@ class FarmScheduler:
                 path.write_bytes(png)
                 self.client.log_artifact(run_id, str(path), artifact_path="attacks")
         update_strongest(self.client, run_id, step, self.plan.privacy_attackers)
+        flag_capped(self.client, run_id, step, self.plan.privacy_attackers)

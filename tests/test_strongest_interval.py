@@ -5,7 +5,7 @@ from pathlib import Path
 
 from conftest import store
 
-from platform.farm_scheduler import MAX_METRIC, TAG_STRONGEST, update_strongest
+from platform.farm_scheduler import MAX_METRIC, TAG_CAPPED, TAG_STRONGEST, flag_capped, update_strongest
 
 PRIVACY = ("deep", "deep_raw", "thickness")
 
@@ -41,3 +41,14 @@ def test_max_accuracy_takes_the_winners_interval(workdir: Path) -> None:
     client.log_metric(run_id, "attack/deep/accuracy", 0.6, step=2)
     update_strongest(client, run_id, 2, PRIVACY)
     assert set(client.get_run(run_id).data.metrics) == {"attack/deep/accuracy", MAX_METRIC}
+
+
+def test_a_capped_attacker_is_tagged_and_announced(workdir: Path, capsys) -> None:
+    client = store(workdir)
+    run_id = client.create_run(client.create_experiment("capped"), run_name="alpha=1 lam=1").info.run_id
+    for name, capped in (("deep", 1.0), ("deep_raw", 0.0)):
+        client.log_metric(run_id, f"attack/{name}/capped", capped, step=4)
+    assert flag_capped(client, run_id, 4, PRIVACY) == ["deep"]
+    assert client.get_run(run_id).data.tags[TAG_CAPPED] == "deep"
+    assert "[alpha=1 lam=1] step 4: attacker deep hit its epoch cap" in capsys.readouterr().out
+    assert flag_capped(client, run_id, 2, PRIVACY) == []  # nothing logged at that step: nothing flagged
