@@ -197,3 +197,11 @@ def test_serve_cli_refuses_a_bad_port_before_ray() -> None:
     out = subprocess.run([sys.executable, "-m", "serve", "--port", "70000"], cwd=REPO, env=sweep_env(),
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and out.stderr.strip() == "error: --port must be in [1, 65535] (got 70000)"
+
+
+def test_select_refuses_a_slash_in_the_model_name_before_touching_the_store(workdir: Path) -> None:
+    out = subprocess.run([sys.executable, "-m", "platform.select", "any-sweep", "--trial", "t", "--name", "a/b",
+                          "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}"],
+                         cwd=REPO, env=sweep_env(), capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and out.stderr.strip().startswith("error: --name 'a/b' is not a usable model name")
+    assert not (workdir / "mlflow.db").exists() and not (workdir / "mlruns").exists()
