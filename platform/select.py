@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -30,6 +31,9 @@ from platform.sweep_report import trials_table
 from search_spaces import Preset
 from serve.points import POINT_DIR, POINT_FILE, PRESET_TAG
 
+
+
+MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,9 @@ def run(argv: list[str] | None = None) -> int:
     p.add_argument("--name", help="registered model name (default: putlab-<preset>)")
     p.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite:///<cwd>/mlflow.db)")
     args = p.parse_args(argv)
+    if args.name is not None and not MODEL_NAME.fullmatch(args.name):
+        raise UsageError(f"--name {args.name!r} is not a usable model name: letters, digits, '.', '_', '-' "
+                         "(it is part of the service's URL), at most 100 characters")
 
     client = tracking.connect(args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}")
     exp_id, parent_id = tracking.find_sweep_parent(client, args.target)

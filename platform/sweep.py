@@ -15,19 +15,18 @@ from pathlib import Path
 import ray
 
 from attacks.farm import check_names
-from platform import tracking
+from platform import preflight, tracking
 from platform.attack import attack_missing
 from platform.cli import guarded
 from platform.errors import UsageError
 from platform.farm_scheduler import FarmPlan
+from platform.interrupts import SweepEnding, resume_command
 from platform.pareto import Axis
 from platform.seed_axis import with_seeds
 from platform.sweep_config import SweepSpec, resolve
 from platform.sweep_report import format_summary, log_summary, summarise, trials_table
 from platform.trial_logger import MlflowTrialLogger
-from platform.tuning import build_tuner, default_gpus_per_trial, find_sweep, init_ray, restore_tuner
-
-EXIT_INTERRUPTED = 130
+from platform.tuning import TUNER_STATE, build_tuner, default_gpus_per_trial, find_sweep, init_ray, restore_tuner
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -59,18 +58,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def check_args(args: argparse.Namespace) -> None:
-    """Range checks of numeric options."""
-    if args.samples is not None and args.samples < 1:
-        raise UsageError(f"--samples must be >= 1 (got {args.samples})")
-    if args.gpus_per_trial is not None and args.gpus_per_trial < 0:
-        raise UsageError(f"--gpus-per-trial must be >= 0 (got {args.gpus_per_trial})")
-    if args.max_concurrent is not None and args.max_concurrent < 1:
-        raise UsageError(f"--max-concurrent must be >= 1 (got {args.max_concurrent})")
-    if args.max_failures < 0:
-        raise UsageError(f"--max-failures must be >= 0 (got {args.max_failures})")
-
-
 def farm_attackers(args: argparse.Namespace, spec: SweepSpec) -> tuple[str, ...]:
     """The attackers run on every checkpoint: ``--attackers`` (validated) or the preset's farm."""
     if args.attackers is None:
@@ -92,18 +79,20 @@ def check_data(spec: SweepSpec) -> dict[str, int]:
         raise UsageError(f"data for preset {spec.preset.name!r} unavailable: {str(exc).splitlines()[0]}") from None
 
 
-def run(args: argparse.Namespace) -> int:
-    """The sweep itself; returns the process exit code."""
-    check_args(args)
+def run(args: argparse.Namespace, ending: SweepEnding) -> int:
+    """The sweep itself; returns the process exit code (``ending`` records interruptions and crashes)."""
+    preflight.check_sweep_options(args)
     spec = with_seeds(resolve(args.preset, args.profile, args.overrides), args.seeds, args.search)
     axes = [Axis(**a) for a in spec.preset.pareto_axes]
     attackers = farm_attackers(args, spec)
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
     client = tracking.connect(tracking_uri)
-    exp_id = tracking.experiment_id(client, args.experiment or f"putlab-{spec.preset.name}")
     storage = Path(args.storage).expanduser().resolve()
+    preflight.check_storage(storage)
     name = find_sweep(storage, spec.preset.name, args.resume or None) if args.resume is not None \
         else f"{spec.preset.name}-{spec.profile}-{time.strftime('%Y%m%d-%H%M%S')}"
+    if args.resume is not None:
+        preflight.check_resume_source(storage, storage / name, storage / name / TUNER_STATE)
 
     counts = check_data(spec)
     print(f"data: {counts}", flush=True)
@@ -119,12 +108,17 @@ def run(args: argparse.Namespace) -> int:
     spec = replace(spec, config={**spec.config, "threads": max(1, int(cpus))})
     resources = {"cpu": cpus, "gpu": gpus}
     print(f"ray: {ray.cluster_resources()}; per trial {resources}", flush=True)
+    preflight.check_resources(resources, ray.cluster_resources())
 
+    exp_id = tracking.experiment_id(client, args.experiment or f"putlab-{spec.preset.name}")
     parent_id, reopened = tracking.start_parent(client, exp_id, name, {
         "preset": spec.preset.name, "profile": spec.profile, "mechanism": spec.preset.mechanism,
         "dataset": spec.preset.dataset, "search": args.search, "storage": str(storage / name),
         "grid": spec.grid, "config": spec.config, "planned_trials": planned, "attackers": attackers,
     })
+    ending.attach(client, exp_id, parent_id, resume_command(spec.preset.name, name, {
+        "--tracking-uri": tracking_uri, "--storage": str(storage), "--experiment": args.experiment,
+        "--address": args.address, "--attackers": args.attackers, "--gpus-per-trial": args.gpus_per_trial}))
     planned = int(client.get_run(parent_id).data.params["planned_trials"])  # a resumed sweep keeps its own plan
     if not reopened:
         tracking.log_metrics(client, parent_id, {f"data/{k}": float(v) for k, v in counts.items()})
@@ -145,7 +139,10 @@ def run(args: argparse.Namespace) -> int:
         tuner = build_tuner(spec, search=args.search, samples=args.samples, resources=resources,
                             storage=storage, name=name, callbacks=[logger],
                             max_concurrent=args.max_concurrent, max_failures=args.max_failures)
-    results = tuner.fit()
+    with ending.fitting():
+        results = tuner.fit()
+    if ending.signal is not None:
+        return ending.interrupted()
     caught_up = attack_missing(client, exp_id, parent_id, plan) if plan else 0  # attacks an interruption lost
     if caught_up:
         print(f"attack farm: caught up on {caught_up} checkpoint(s)", flush=True)
@@ -161,9 +158,7 @@ def run(args: argparse.Namespace) -> int:
     incomplete = results.num_errors > 0 or results.num_terminated < planned
     print(f"MLflow: mlflow ui --backend-store-uri {tracking_uri} --workers 1  (experiment {client.get_experiment(exp_id).name}, run {name})")
     if incomplete:
-        client.set_terminated(parent_id, "KILLED")
-        print(f"sweep {name} incomplete: continue with  python -m platform.sweep {spec.preset.name} --resume {name}", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return ending.interrupted(f"{name} incomplete")
     client.set_terminated(parent_id, "FINISHED")
     return 0
 
@@ -171,7 +166,8 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: user errors become one line on stderr and exit code 2."""
     args = parse_args(argv)
-    return guarded(lambda: run(args))
+    with SweepEnding() as ending:
+        return guarded(lambda: run(args, ending))
 
 
 if __name__ == "__main__":

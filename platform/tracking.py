@@ -18,6 +18,7 @@ from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
 
 from platform.errors import UsageError
+from platform.preflight import check_tracking_uri
 
 TAG_SWEEP = "putlab.sweep"
 TAG_ROLE = "putlab.role"
@@ -29,7 +30,8 @@ METRIC_PREFIXES = ("utility/", "attack/", "train/", "leakage/", "fairness/", "ti
 
 
 def connect(tracking_uri: str) -> MlflowClient:
-    """A client for ``tracking_uri``; an unreachable store is a UsageError (checked quickly, no retries)."""
+    """A client for ``tracking_uri``; an unreachable or unwritable store is a UsageError (checked quickly, no retries)."""
+    check_tracking_uri(tracking_uri)
     if tracking_uri.startswith(("http://", "https://")):
         try:
             urllib.request.urlopen(tracking_uri.rstrip("/") + "/health", timeout=5).read()

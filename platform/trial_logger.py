@@ -71,6 +71,8 @@ class MlflowTrialLogger(tune.Callback):
         )
         if found:
             run_id = found[0].info.run_id
+            if found[0].info.status != "RUNNING":  # an interrupted or failed trial continues on --resume
+                self.client.update_run(run_id, status="RUNNING")
             history = self.client.get_metric_history(run_id, "epoch")
             last = max((m.step for m in history), default=0)
         else:

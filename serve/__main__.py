@@ -5,6 +5,7 @@ For clusters use ``serve deploy serve/serve_config.yaml`` or the RayService in `
 from __future__ import annotations
 
 import argparse
+import socket
 import sys
 import threading
 import urllib.request
@@ -19,6 +20,20 @@ from serve.points import list_points
 from serve.validation import Limits
 
 
+def check_options(args: argparse.Namespace) -> None:
+    """ValueError with one line for an option the service could not run with (before Ray starts)."""
+    if not 1 <= args.port <= 65535:
+        raise ValueError(f"--port must be in [1, 65535] (got {args.port})")
+    if args.num_cpus is not None and args.num_cpus < 1:
+        raise ValueError(f"--num-cpus must be >= 1: a replica needs one CPU (got {args.num_cpus})")
+    Limits(max_body_bytes=args.max_body_bytes, max_batch=args.max_batch)  # raises on a limit out of range
+    with socket.socket() as probe:
+        try:
+            probe.bind((args.host, args.port))
+        except OSError as exc:
+            raise ValueError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Start Ray and Serve locally, deploy the service, block until interrupted."""
     p = argparse.ArgumentParser(prog="python -m serve", description=__doc__.splitlines()[0])
@@ -31,6 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-body-bytes", type=int, default=Limits.max_body_bytes, help="largest request body")
     args = p.parse_args(argv)
     models = tuple(m.strip() for m in args.models.split(",") if m.strip())
+    try:
+        check_options(args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     try:
         if args.tracking_uri.startswith(("http://", "https://")):  # fail fast instead of the client's retries
             urllib.request.urlopen(args.tracking_uri.rstrip("/") + "/health", timeout=5).read()

@@ -21,6 +21,7 @@ class CloakConfig(TypedConfig):
     """
 
     kind = "cloak"
+    infinite = frozenset({"T"})  # T = ∞: suppress nothing
 
     mechanism: str = "cloak"
     dataset: str = "mnist32"

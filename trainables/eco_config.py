@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 from trainables.typed_config import TypedConfig
 
@@ -17,6 +16,7 @@ class EcoConfig(TypedConfig):
     """
 
     kind = "eco"
+    infinite = frozenset({"alpha"})  # α = ∞ is the max-divergence end of the α range
 
     mechanism: str = "eco_releaser"
     dataset: str = "eco"
@@ -58,8 +58,6 @@ class EcoConfig(TypedConfig):
             (self.alpha > 0, f"alpha must be > 0 (got {self.alpha})"),
             (self.lam >= 0 and not math.isinf(self.lam), f"lam must be a finite value >= 0 (got {self.lam})"),
             (self.adv_steps >= 1, f"adv_steps (k) must be >= 1 (got {self.adv_steps})"),
-            (not self.data_root or Path(self.data_root).expanduser().is_dir(),
-             f"data_root {self.data_root} is not a directory (leave it empty for synthetic ECO data)"),
             (self.releaser_si in (0, 1), f"releaser_si must be 0 or 1 (got {self.releaser_si})"),
             (1 <= self.households <= 5, f"households must be in 1..5 (got {self.households})"),
             (self.days >= 14, f"days must be >= 14 (got {self.days})"),

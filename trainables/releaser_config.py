@@ -12,6 +12,7 @@ class ReleaserConfig(TypedConfig):
     """Every knob of an AMNIST α-MI releaser trial; grid axes are alpha, lam and adv_steps (DESIGN §7)."""
 
     kind = "releaser"
+    infinite = frozenset({"alpha"})  # α = ∞ is the max-divergence end of the α range
 
     mechanism: str = "releaser"
     dataset: str = "amnist"
