@@ -82,6 +82,7 @@ class FarmScheduler:
         self.client = client
         self.plan = plan
         self.pending: dict[ray.ObjectRef, tuple[str, int, tuple[str, ...]]] = {}
+        self.failures = 0  # checkpoint attacks that raised (tagged on their runs)
         self._task = ray.remote(run_farm)
 
     def submit(self, run_id: str, step: int, config: dict, checkpoint: tune.Checkpoint,
@@ -105,6 +106,7 @@ class FarmScheduler:
                 self._log(run_id, step, ray.get(ref))
             except Exception as exc:  # an attacker's failure is reported, the sweep goes on
                 message = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
+                self.failures += 1
                 self.client.set_tag(run_id, "putlab.farm_error", message)
                 print(f"attack farm failed on run {run_id} step {step} ({', '.join(names)}): {message}", flush=True)
         return len(ready)

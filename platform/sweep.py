@@ -143,7 +143,7 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
         results = tuner.fit()
     if ending.signal is not None:
         return ending.interrupted()
-    caught_up = attack_missing(client, exp_id, parent_id, plan) if plan else 0  # attacks an interruption lost
+    caught_up = attack_missing(client, exp_id, parent_id, plan)[0] if plan else 0  # attacks an interruption lost
     if caught_up:
         print(f"attack farm: caught up on {caught_up} checkpoint(s)", flush=True)
 
