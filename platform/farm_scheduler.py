@@ -17,6 +17,7 @@ from ray import tune
 
 from attacks.farm import FarmReport, run_farm
 from platform import tracking
+from platform.numbers import readable
 
 MAX_METRIC = "attack/max/accuracy"
 TAG_STRONGEST = "putlab.strongest_attacker"
@@ -38,16 +39,25 @@ def metric_at(client: MlflowClient, run_id: str, key: str, step: int) -> float |
     return values[-1] if values else None
 
 
-def update_strongest(client: MlflowClient, run_id: str, step: int, privacy_attackers: Sequence[str]) -> None:
-    """Log ``attack/max/accuracy`` at ``step`` (once per value) and tag the winning attacker."""
+def update_strongest(client: MlflowClient, run_id: str, step: int, privacy_attackers: Sequence[str]) -> dict[str, float]:
+    """Log ``attack/max/accuracy`` at ``step`` (once per value) and tag the winning attacker; returns every
+    privacy attacker's accuracy at that step."""
     scores = {a: metric_at(client, run_id, f"attack/{a}/accuracy", step) for a in privacy_attackers}
     scores = {a: v for a, v in scores.items() if v is not None}
     if not scores:
-        return
+        return scores
     winner = max(scores, key=scores.get)
     if metric_at(client, run_id, MAX_METRIC, step) != scores[winner]:
         tracking.log_metrics(client, run_id, {MAX_METRIC: scores[winner]}, step=step)
     client.set_tag(run_id, TAG_STRONGEST, winner)
+    return scores
+
+
+def strongest_line(trial: str, step: int, scores: dict[str, float]) -> str:
+    """'[alpha=2 lam=1] checkpoint 4: strongest attacker thickness 0.812 (deep 0.75, thickness 0.812)'."""
+    winner = max(scores, key=scores.get)
+    each = ", ".join(f"{a} {readable(v)}" for a, v in sorted(scores.items()))
+    return f"[{trial}] checkpoint {step}: strongest attacker {winner} {readable(scores[winner])} ({each})"
 
 
 class FarmScheduler:
@@ -99,4 +109,6 @@ class FarmScheduler:
                 path = Path(tmp) / f"epoch{step:03d}_{name}"
                 path.write_bytes(png)
                 self.client.log_artifact(run_id, str(path), artifact_path="attacks")
-        update_strongest(self.client, run_id, step, self.plan.privacy_attackers)
+        scores = update_strongest(self.client, run_id, step, self.plan.privacy_attackers)
+        if scores:
+            print(strongest_line(self.client.get_run(run_id).info.run_name, step, scores), flush=True)

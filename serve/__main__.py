@@ -14,6 +14,7 @@ import ray
 from mlflow.tracking import MlflowClient
 from ray import serve
 
+from platform.commands import python_module
 from serve.app import build_app
 from serve.points import list_points
 from serve.validation import Limits
@@ -39,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: MLflow tracking store {args.tracking_uri} is unusable: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
     if not points:
-        print("no registered operating point yet: python -m platform.select <sweep> --max-attack 0.6 registers one",
+        print(f"no registered operating point yet: {python_module('platform.select', '<sweep>', '--max-attack', '0.6')}"
+              " registers one",
               flush=True)
     ray.init(num_cpus=args.num_cpus, include_dashboard=False)
     serve.start(http_options={"host": args.host, "port": args.port})
