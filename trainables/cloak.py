@@ -37,7 +37,7 @@ from trainables.cloak_target import (
     task_labels,
 )
 from trainables.data import default_data_root, load_amnist
-from trainables.figures import save_release_grid
+from trainables.figures import digit_thickness, save_release_grid
 from trainables.metrics import balanced_accuracy, fairness_gaps
 from trainables.release_map import ReleaseMap
 from trainables.training import batches, predict_logits
@@ -312,7 +312,8 @@ def write_checkpoint(cfg: CloakConfig, outcome: StepOutcome, directory: Path) ->
     title = f"λ={cfg.lam} T={cfg.T} M={cfg.M} step {outcome.epoch}"
     save_noise_map(trial.cloak, directory / NOISE_FIGURE, title)
     k = cfg.samples_in_figure
-    save_release_grid(trial.test.x[:k], outcome.sifted_test[:k].clamp(0, 1), directory / SIFTED_FIGURE, title)
+    save_release_grid(trial.test.x[:k], outcome.sifted_test[:k].clamp(0, 1), directory / SIFTED_FIGURE, title,
+                      digit_thickness(trial.test.digit[:k], trial.test.thick[:k]))
 
 
 def load_state(directory: str) -> dict:

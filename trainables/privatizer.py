@@ -23,7 +23,7 @@ from torch.nn import functional as F
 from attacks.base import AttackInput, CheckpointInputs, MembershipTarget
 from attacks.deep import DeepAttacker
 from trainables.data import AmnistSplit
-from trainables.figures import save_release_grid
+from trainables.figures import digit_thickness, save_release_grid
 from trainables.nets import SmallCNN, StochasticUNet
 from trainables.privatizer_config import PrivatizerConfig
 from trainables.privatizer_gmm import privatizer_loss
@@ -200,7 +200,8 @@ def write_checkpoint(cfg: PrivatizerConfig, outcome: EpochOutcome, directory: Pa
     torch.save({"models": outcome.models.state(), "epoch": outcome.epoch, "config": cfg.as_dict()}, directory / STATE_FILE)
     k = cfg.samples_in_figure
     save_release_grid(outcome.test.x[:k], outcome.released_test[:k], directory / FIGURE_FILE,
-                      f"privatizer α={cfg.alpha} algorithm {cfg.algorithm} epoch {outcome.epoch}")
+                      f"privatizer α={cfg.alpha} algorithm {cfg.algorithm} epoch {outcome.epoch}",
+                      digit_thickness(outcome.test.digit[:k], outcome.test.thick[:k]))
 
 
 def train_privatizer(config: dict) -> None:

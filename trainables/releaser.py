@@ -20,7 +20,7 @@ from attacks.base import AttackInput, CheckpointInputs, MembershipTarget
 from attacks.deep import DeepAttacker
 from trainables.alpha_mi import normalised_alpha_mi
 from trainables.data import AmnistSplit, default_data_root, load_amnist
-from trainables.figures import save_release_grid
+from trainables.figures import digit_thickness, save_release_grid
 from trainables.nets import ConvReleaser, SmallCNN
 from trainables.privatizer_config import PrivatizerConfig
 from trainables.release_map import ReleaseMap
@@ -229,7 +229,8 @@ def write_checkpoint(cfg: ReleaserConfig, outcome: EpochOutcome, directory: Path
     torch.save({"models": outcome.models.state(), "epoch": outcome.epoch, "config": cfg.as_dict()}, directory / STATE_FILE)
     k = cfg.samples_in_figure
     save_release_grid(outcome.test.x[:k], outcome.released_test[:k], directory / FIGURE_FILE,
-                      f"α={cfg.alpha} λ={cfg.lam} k={cfg.adv_steps} epoch {outcome.epoch}")
+                      f"α={cfg.alpha} λ={cfg.lam} k={cfg.adv_steps} epoch {outcome.epoch}",
+                      digit_thickness(outcome.test.digit[:k], outcome.test.thick[:k]))
 
 
 def train_releaser(config: dict) -> None:
