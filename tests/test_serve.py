@@ -15,7 +15,7 @@ import pytest
 import torch
 from mlflow.artifacts import download_artifacts
 
-from conftest import REPO, run_sweep, store, sweep_env
+from conftest import REPO, assert_runs_as_printed, run_sweep, store, sweep_env
 from platform.errors import UsageError
 from platform.pareto import Axis
 from platform.select import choose
@@ -60,6 +60,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory):
     for trial in trials:
         chosen = select(workdir, "--trial", trial)
         assert chosen.returncode == 0, chosen.stderr
+        (workdir / "select.out").write_text(chosen.stdout)
     port = free_port()
     log = (workdir / "serve.log").open("w")  # a file, not a pipe nobody reads: a full pipe would stall the server
     server = subprocess.Popen([sys.executable, "-m", "serve", "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}",
@@ -227,3 +228,10 @@ def test_serve_refuses_an_unreachable_store_in_one_line() -> None:
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and out.stderr.strip().startswith("error: MLflow tracking store http://127.0.0.1:9/ is unusable")
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_printed_serve_command_runs_as_printed(deployment) -> None:
+    """The `serve it:` line of platform.select, pasted from the repository root into a shell without the venv."""
+    workdir, _, _ = deployment
+    line = next(l for l in (workdir / "select.out").read_text().splitlines() if l.startswith("serve it: "))
+    assert_runs_as_printed(line.removeprefix("serve it: "), "--help", expect="usage: python -m serve")
