@@ -1,4 +1,4 @@
-"""Deep attacker: the adversary's architecture retrained from scratch on released data (DESIGN.md §4)."""
+"""Deep attacker: the adversary's architecture retrained from scratch on released data (docs/attacks.md#deep)."""
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -1,4 +1,4 @@
-"""Membership inference: Yeom's loss-threshold adversary and exact ROC tools (DESIGN.md §4).
+"""Membership inference: Yeom's loss-threshold adversary and exact ROC tools (docs/attacks.md#membership-attackers).
 
 Scores follow one convention throughout: a higher score means "member". For a loss attack the
 score is ``-loss``. Worker-side code: never imports ``platform.*``.
@@ -63,7 +63,7 @@ def tpr_at_fpr(fpr: np.ndarray, tpr: np.ndarray, target: float) -> float:
 class YeomAttacker:
     """Yeom et al.'s threshold adversary: "member" when the per-sample loss is below τ.
 
-    ``advantage`` is TPR − FPR at τ on a balanced member / non-member draw. DESIGN §4 writes
+    ``advantage`` is TPR − FPR at τ on a balanced member / non-member draw. The usual form is
     |2·P(correct) − 1|; on a balanced draw 2·P(correct) − 1 = TPR − FPR exactly, and the sign is
     kept on purpose: a negative value means τ sits on the wrong side (members look *worse* than
     non-members), which an absolute value would hide as leakage. ``advantage_max`` is the best

@@ -1,4 +1,4 @@
-"""Cloak as a Ray Tune trainable (DESIGN §3.3): learned per-pixel noise over a frozen, pre-trained target classifier.
+"""Cloak as a Ray Tune trainable (docs/mechanisms.md#cloak): learned per-pixel noise over a frozen, pre-trained target classifier.
 
 Per-feature noise r = σ∘e + μ, σ = (1 + tanh ρ)/2 · M, e ~ N(0, I). The first ``epochs − suppression_epochs``
 epochs train μ and ρ on L = −log mean_i σ_i² + λ·CE(f(x + r), y) with the mask off; the mask keeps feature i

@@ -1,4 +1,4 @@
-"""The AMNIST privatizer (DESIGN §3.2) as a Ray Tune trainable: a stochastic U-Net Q = U(X, Z) trained with the seed's
+"""The AMNIST privatizer (docs/mechanisms.md#privatizer) as a Ray Tune trainable: a stochastic U-Net Q = U(X, Z) trained with the seed's
 squared privatizer loss against learned (or frozen) estimators. U = digit, S = thickness.
 
 Estimators: P_η(s|q) (thickness from the release), P_ψ(u|q) (digit from the release), P_φ(u|x) (the provider's digit

@@ -1,4 +1,4 @@
-"""The α-MI releaser as a Ray Tune trainable (DESIGN.md §3.1, Algorithm 1).
+"""The α-MI releaser as a Ray Tune trainable (docs/mechanisms.md#α-mi-releaser, Algorithm 1).
 
 Each iteration trains the adversary k times on fresh batches of the current release, the utility
 net once, then the releaser once on  L_R = mse_weight·MSE(X,Y) + CE(utility(Y), U) + λ·Î_α(S;Y)/H_α(S).
