@@ -169,6 +169,7 @@ def run(args: argparse.Namespace) -> int:
     incomplete = results.num_errors > 0 or results.num_terminated < planned
     print(f"MLflow: {command('mlflow', 'ui', '--backend-store-uri', tracking_uri, '--workers', '1')}  "
           f"(experiment {client.get_experiment(exp_id).name}, run {name})")
+    print(f"       then open {tracking.ui_url(tracking_uri, exp_id)}  (the front's trials: expand run {name})")
     if incomplete:
         client.set_terminated(parent_id, "KILLED")
         print(f"sweep {name} incomplete: continue with  {python_module('platform.sweep', spec.preset.name, '--resume', name)}", file=sys.stderr)

@@ -9,6 +9,7 @@ import json
 import math
 import re
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -25,8 +26,8 @@ TAG_PARENT = "putlab.parent_run_id"
 TAG_TRIAL = "putlab.trial_id"
 TAG_CHECKPOINT = "putlab.checkpoint"
 TAG_FRONT = "putlab.pareto_front"
-# MLflow 3's UI opens an experiment by its kind: "custom_model_development" is the classic runs table (its
-# "Model training" toggle); without the tag a new experiment opens on the GenAI overview (traces).
+# MLflow 3's UI opens an experiment on its GenAI overview (traces) unless told otherwise. The experiment-kind tag
+# says "model training" where the UI reads it; the URL of ``ui_url`` (workflowType=machine_learning) always does.
 TAG_EXPERIMENT_KIND = "mlflow.experimentKind"
 EXPERIMENT_KIND = "custom_model_development"
 TAG_NOTE = "mlflow.note.content"  # a run's description in the UI
@@ -60,6 +61,17 @@ def experiment_id(client: MlflowClient, name: str) -> str:
         return found.experiment_id
     return client.create_experiment(name, artifact_location=artifact_root(client.tracking_uri),
                                     tags={TAG_EXPERIMENT_KIND: EXPERIMENT_KIND})
+
+
+def ui_url(tracking_uri: str, exp_id: str, front_only: bool = True) -> str:
+    """The MLflow UI page of the experiment's runs table (not the GenAI overview), filtered to the Pareto front.
+
+    A sqlite store is served by ``mlflow ui`` on 127.0.0.1:5000; an HTTP store is its own UI."""
+    base = tracking_uri.rstrip("/") if tracking_uri.startswith(("http://", "https://")) else "http://127.0.0.1:5000"
+    query = {"workflowType": "machine_learning"}
+    if front_only:
+        query["searchFilter"] = f"tags.`{TAG_FRONT}` = 'true'"
+    return f"{base}/#/experiments/{exp_id}/runs?{urllib.parse.urlencode(query)}"
 
 
 def artifact_root(tracking_uri: str) -> str | None:
