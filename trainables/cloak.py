@@ -309,7 +309,7 @@ def write_checkpoint(cfg: CloakConfig, outcome: StepOutcome, directory: Path) ->
     """State to resume from, the noise map and a few original-vs-sifted test images, into ``directory``."""
     trial = outcome.trial
     torch.save({"trial": trial.state(), "step": outcome.epoch, "config": cfg.as_dict()}, directory / STATE_FILE)
-    title = f"λ={cfg.lam} T={cfg.T} M={cfg.M} step {outcome.epoch}"
+    title = f"λ={cfg.lam:g} T={cfg.T:g} M={cfg.M:g} step {outcome.epoch}"
     save_noise_map(trial.cloak, directory / NOISE_FIGURE, title)
     k = cfg.samples_in_figure
     save_release_grid(trial.test.x[:k], outcome.sifted_test[:k].clamp(0, 1), directory / SIFTED_FIGURE, title,

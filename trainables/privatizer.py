@@ -200,7 +200,7 @@ def write_checkpoint(cfg: PrivatizerConfig, outcome: EpochOutcome, directory: Pa
     torch.save({"models": outcome.models.state(), "epoch": outcome.epoch, "config": cfg.as_dict()}, directory / STATE_FILE)
     k = cfg.samples_in_figure
     save_release_grid(outcome.test.x[:k], outcome.released_test[:k], directory / FIGURE_FILE,
-                      f"privatizer α={cfg.alpha} algorithm {cfg.algorithm} epoch {outcome.epoch}",
+                      f"privatizer α={cfg.alpha:g} algorithm {cfg.algorithm} epoch {outcome.epoch}",
                       digit_thickness(outcome.test.digit[:k], outcome.test.thick[:k]))
 
 

@@ -229,7 +229,7 @@ def write_checkpoint(cfg: ReleaserConfig, outcome: EpochOutcome, directory: Path
     torch.save({"models": outcome.models.state(), "epoch": outcome.epoch, "config": cfg.as_dict()}, directory / STATE_FILE)
     k = cfg.samples_in_figure
     save_release_grid(outcome.test.x[:k], outcome.released_test[:k], directory / FIGURE_FILE,
-                      f"α={cfg.alpha} λ={cfg.lam} k={cfg.adv_steps} epoch {outcome.epoch}",
+                      f"α={cfg.alpha:g} λ={cfg.lam:g} k={cfg.adv_steps} epoch {outcome.epoch}",
                       digit_thickness(outcome.test.digit[:k], outcome.test.thick[:k]))
 
 
