@@ -1,7 +1,7 @@
 """The attack farm's one interface: typed inputs, typed results, and the attacker protocol.
 
 Every attacker is fitted on a checkpoint's released training split and scored on its released test
-split (DESIGN §4), and returns its metrics under the shared names ``attack/<name>/<metric>``.
+split (docs/attacks.md#how-a-checkpoint-is-attacked), and returns its metrics under the shared names ``attack/<name>/<metric>``.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Deep attackers: a CNN family retrained on released data, and one trained on raw data applied to the release.
 
-Both are tuned and early-stopped on a validation split of their training data (see attacks/tuning.py):
+Both are tuned and early-stopped on a validation split of their training data (docs/attacks.md#deep):
 the number they report is what a competent attacker of that kind reaches, not a fixed-epoch lower bound.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The attack farm's worker entry point: every named attacker against one checkpoint (DESIGN §4).
+"""The attack farm's worker entry point: every named attacker against one checkpoint (docs/attacks.md).
 
 ``run_farm`` runs as a Ray task scheduled by the driver, so attacks of earlier checkpoints overlap
 with the training of later ones. The mechanism supplies ``load(config, checkpoint_dir)``, which

@@ -1,4 +1,4 @@
-"""Membership inference: Yeom's loss-threshold adversary and exact ROC tools.
+"""Membership inference: Yeom's loss-threshold adversary and exact ROC tools (docs/membership.md).
 
 Scores follow one convention throughout: a higher score means "member". For a loss attack the
 score is ``-loss``. Worker-side code: never imports ``platform.*``.

@@ -1,4 +1,4 @@
-"""Side-information attackers (DESIGN.md §4): released data + SI, and SI alone as the floor.
+"""Side-information attackers (docs/attacks.md#side_info): released data + SI, and SI alone as the floor.
 
 SI is any float [N, d] (e.g. one-hot weekday and month for ECO). The SI-only floor is exact when
 SI takes few distinct values: the plug-in Bayes rule for balanced accuracy, read off a count table.

@@ -1,4 +1,4 @@
-"""Arithmetic (thickness-computing) attacker for AMNIST (DESIGN.md §4, §5).
+"""Arithmetic (thickness-computing) attacker for AMNIST (docs/attacks.md#thickness).
 
 It recomputes the thickness label from the released image with the labeler that made the labels,
 using the public digit. Released images are sigmoid outputs, so almost no pixel is exactly zero:

@@ -18,6 +18,7 @@ from ray import tune
 
 from attacks.farm import FarmReport, run_farm
 from platform import tracking
+from platform.numbers import readable
 
 MAX_METRIC = "attack/max/accuracy"
 TAG_STRONGEST = "putlab.strongest_attacker"
@@ -41,13 +42,14 @@ def metric_at(client: MlflowClient, run_id: str, key: str, step: int) -> float |
     return values[-1] if values else None
 
 
-def update_strongest(client: MlflowClient, run_id: str, step: int, privacy_attackers: Sequence[str]) -> None:
+def update_strongest(client: MlflowClient, run_id: str, step: int, privacy_attackers: Sequence[str]) -> dict[str, float]:
     """Log ``attack/max/accuracy`` at ``step`` with the winning attacker's 95 % interval
-    (``attack/max/accuracy/ci_low|ci_high``, where it logged one), each once per value, and tag the winner."""
+    (``attack/max/accuracy/ci_low|ci_high``, where it logged one), each once per value, and tag the winner;
+    returns every privacy attacker's accuracy at that step."""
     scores = {a: metric_at(client, run_id, f"attack/{a}/accuracy", step) for a in privacy_attackers}
     scores = {a: v for a, v in scores.items() if v is not None}
     if not scores:
-        return
+        return scores
     winner = max(scores, key=scores.get)
     values = {MAX_METRIC: scores[winner]}
     for bound in CI_BOUNDS:
@@ -58,6 +60,14 @@ def update_strongest(client: MlflowClient, run_id: str, step: int, privacy_attac
     if changed:
         tracking.log_metrics(client, run_id, changed, step=step)
     client.set_tag(run_id, TAG_STRONGEST, winner)
+    return scores
+
+
+def strongest_line(trial: str, step: int, scores: dict[str, float]) -> str:
+    """'[alpha=2 lam=1] checkpoint 4: strongest attacker thickness 0.812 (deep 0.75, thickness 0.812)'."""
+    winner = max(scores, key=scores.get)
+    each = ", ".join(f"{a} {readable(v)}" for a, v in sorted(scores.items()))
+    return f"[{trial}] checkpoint {step}: strongest attacker {winner} {readable(scores[winner])} ({each})"
 
 
 def flag_capped(client: MlflowClient, run_id: str, step: int, attackers: Sequence[str]) -> list[str]:
@@ -126,5 +136,7 @@ class FarmScheduler:
                 path = Path(tmp) / f"epoch{step:03d}_{name}"
                 path.write_bytes(png)
                 self.client.log_artifact(run_id, str(path), artifact_path="attacks")
-        update_strongest(self.client, run_id, step, self.plan.privacy_attackers)
+        scores = update_strongest(self.client, run_id, step, self.plan.privacy_attackers)
+        if scores:
+            print(strongest_line(self.client.get_run(run_id).info.run_name, step, scores), flush=True)
         flag_capped(self.client, run_id, step, self.plan.privacy_attackers)

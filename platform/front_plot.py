@@ -10,6 +10,8 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
+from adjustText import adjust_text
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -24,6 +26,39 @@ CHANCE = 0.5  # an axis whose ideal is this value is an attacker's balanced accu
 def _label(axis: Axis) -> str:
     """Axis title: the metric name and its direction."""
     return f"{axis.metric} ({'higher' if axis.higher_is_better else 'lower'} is better)"
+
+
+SYMBOLS = {"alpha": "α", "lam": "λ", "adv_steps": "k"}
+
+
+def short_labels(labels: Sequence[str]) -> list[str]:
+    """Trial names made short for a plot: settings shared by every label dropped, α/λ/k for alpha/lam/adv_steps."""
+    tokens = [str(label).split() for label in labels]
+    shared = set.intersection(*(set(t) for t in tokens)) if tokens else set()
+    short = []
+    for label, parts in zip(labels, tokens):
+        kept = [p for p in parts if p not in shared] or parts
+        short.append(" ".join(SYMBOLS.get(k, k) + sep + ("∞" if v == "inf" else v) for k, sep, v in (p.partition("=") for p in kept)))
+    return short
+
+
+def label_points(ax: Axes, xs: Sequence[float], ys: Sequence[float], labels: Sequence[str],
+                 colours: Sequence[str] | None = None) -> None:
+    """Label points (see ``short_labels``) so that labels overlap neither each other nor the points (adjustText),
+    joined to their points by thin leaders; points of one colour that coincide share a label ("... (+2 identical)")."""
+    colours = colours or ["black"] * len(labels)
+    labels = short_labels([str(t) if pd.notna(t) else "" for t in labels])
+    at_point: dict[tuple[float, float, str], list[str]] = {}
+    for text, px, py, colour in zip(labels, xs, ys, colours):
+        if text and np.isfinite(px) and np.isfinite(py):
+            at_point.setdefault((float(px), float(py), colour), []).append(str(text))
+    texts = [ax.text(px, py, names[0] if len(names) == 1 else f"{names[0]} (+{len(names) - 1} identical)",
+                     fontsize=7, color=colour)
+             for (px, py, colour), names in at_point.items()]
+    if texts:
+        points = np.array([(px, py) for px, py, _ in at_point])
+        adjust_text(texts, x=points[:, 0], y=points[:, 1], ax=ax,
+                    arrowprops={"arrowstyle": "-", "color": "0.5", "linewidth": 0.5})
 
 
 def _error(df: pd.DataFrame, metric: str, values: np.ndarray) -> np.ndarray | None:
@@ -101,16 +136,6 @@ def front_figure(df: pd.DataFrame, axes: Sequence[Axis], front_mask: np.ndarray,
     fx, fy = x[mask][order], y[mask][order]
     ax.step(fx, fy, where="post", color="tab:blue", linewidth=1.5, zorder=2)
     ax.scatter(fx, fy, s=36, color="tab:blue", edgecolor="black", label="Pareto front", zorder=3)
-    if label_col is not None:
-        # Trials landing on the same point (e.g. every α at λ = 0) share one label.
-        at_point: dict[tuple[float, float], list[str]] = {}
-        for text, px, py in zip(df[label_col].to_numpy()[mask][order], fx, fy):
-            if pd.notna(text):
-                at_point.setdefault((float(px), float(py)), []).append(str(text))
-        for (px, py), texts in at_point.items():
-            text = texts[0] if len(texts) == 1 else f"{texts[0]} (+{len(texts) - 1} identical)"
-            ax.annotate(text, (px, py), xytext=(4, 4), textcoords="offset points", fontsize=7)
-
     if ax_x.ideal == CHANCE:
         ax.axvline(CHANCE, color="tab:red", linestyle="--", linewidth=1, label="chance (0.5)")
     if ax_y.ideal == CHANCE:
@@ -121,6 +146,8 @@ def front_figure(df: pd.DataFrame, axes: Sequence[Axis], front_mask: np.ndarray,
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize=8)
     fig.tight_layout()
+    if label_col is not None:  # last: adjustText places labels in the final layout
+        label_points(ax, fx, fy, df[label_col].to_numpy()[mask][order])
     return fig
 
 
@@ -132,14 +159,16 @@ def _save(fig: Figure, path: str | Path) -> Path:
     return out
 
 
-def plot_fronts(sweeps: Sequence[tuple[str, pd.DataFrame, np.ndarray]], axes: Sequence[Axis], path: str | Path) -> Path:
+def plot_fronts(sweeps: Sequence[tuple[str, pd.DataFrame, np.ndarray]], axes: Sequence[Axis], path: str | Path,
+                label_col: str | None = None) -> Path:
     """Draw the overlaid fronts (``fronts_figure``) and save them as a PNG; returns the path written."""
-    return _save(fronts_figure(sweeps, axes), path)
+    return _save(fronts_figure(sweeps, axes, label_col), path)
 
 
-def fronts_figure(sweeps: Sequence[tuple[str, pd.DataFrame, np.ndarray]], axes: Sequence[Axis]) -> Figure:
+def fronts_figure(sweeps: Sequence[tuple[str, pd.DataFrame, np.ndarray]], axes: Sequence[Axis],
+                  label_col: str | None = None) -> Figure:
     """Several sweeps' trials (faint) and fronts (step lines) on the same two axes, one colour per sweep; front points
-    get error bars where the tables have band columns."""
+    get error bars where the tables have band columns and labels from ``label_col`` in their sweep's colour."""
     ax_x, ax_y = axes
     fig = Figure(figsize=FIGSIZE, dpi=DPI)
     FigureCanvasAgg(fig)
@@ -161,4 +190,12 @@ def fronts_figure(sweeps: Sequence[tuple[str, pd.DataFrame, np.ndarray]], axes: 
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize=7)
     fig.tight_layout()
+    if label_col is not None:  # all sweeps' labels in one pass, so they avoid each other too
+        xs, ys, names, colours = [], [], [], []
+        for i, (_, df, mask) in enumerate(sweeps):
+            xs += list(df[ax_x.metric].to_numpy(dtype=float, na_value=np.nan)[mask])
+            ys += list(df[ax_y.metric].to_numpy(dtype=float, na_value=np.nan)[mask])
+            names += list(df[label_col].to_numpy()[mask])
+            colours += [f"C{i}"] * int(np.asarray(mask).sum())
+        label_points(ax, xs, ys, names, colours)
     return fig

@@ -18,6 +18,7 @@ from types import FrameType, TracebackType
 from mlflow.tracking import MlflowClient
 
 from platform import tracking
+from platform.commands import executable
 
 EXIT_INTERRUPTED = 130
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -101,7 +102,7 @@ class SweepEnding:
 
 def resume_command(preset: str, sweep: str, options: dict[str, str | None]) -> list[str]:
     """The exact command that continues ``sweep``: its preset, name and every option that locates its state."""
-    command = ["python", "-m", "platform.sweep", preset, "--resume", sweep]
+    command = [executable("python"), "-m", "platform.sweep", preset, "--resume", sweep]
     for flag, value in options.items():
         if value is not None:
             command += [flag, str(value)]

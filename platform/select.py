@@ -24,6 +24,7 @@ from mlflow.tracking import MlflowClient
 
 from platform import tracking
 from platform.cli import guarded
+from platform.commands import python_module
 from platform.errors import UsageError
 from platform.pareto import Axis
 from platform.sweep_config import get_preset
@@ -56,7 +57,7 @@ def choose(table: pd.DataFrame, axes: list[Axis], max_attack: float | None = Non
     missing = [a.metric for a in axes if a.metric not in finished]
     if finished.empty or missing:
         raise UsageError(f"the sweep has no finished trial reporting {', '.join(missing or [utility.metric, privacy.metric])}"
-                         " (python -m platform.attack <sweep> adds missing attacks)")
+                         f" ({python_module('platform.attack', '<sweep>')} adds missing attacks)")
     finished = finished.dropna(subset=[utility.metric, privacy.metric])
     ok = finished[finished[privacy.metric] <= max_attack]
     if ok.empty:
@@ -124,7 +125,7 @@ def run(argv: list[str] | None = None) -> int:
     config = json.loads((checkpoint.parent / "params.json").read_text())
     version = register(client, args.name or f"putlab-{preset.name}", preset, choice, checkpoint, config)
     print(f"registered {version.name} version {version.version}: {version.description}", flush=True)
-    print(f"serve it: python -m serve --tracking-uri {client.tracking_uri} --models {version.name}/{version.version}")
+    print(f"serve it: {python_module('serve', '--tracking-uri', client.tracking_uri, '--models', f'{version.name}/{version.version}')}")
     return 0
 
 

@@ -18,11 +18,16 @@ from attacks.farm import check_names
 from platform import preflight, tracking
 from platform.attack import attack_missing
 from platform.cli import guarded
+from platform.commands import command
 from platform.errors import UsageError
+from platform.numbers import readable
 from platform.farm_scheduler import FarmPlan
 from platform.interrupts import SweepEnding, resume_command
 from platform.pareto import Axis
 from platform.seed_axis import with_seeds
+from platform.progress import SweepProgress
+from platform.quiet import silence
+from platform.report import write_sweep_report
 from platform.sweep_config import SweepSpec, resolve
 from platform.sweep_report import format_summary, log_summary, summarise, trials_table
 from platform.trial_logger import MlflowTrialLogger
@@ -55,6 +60,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
     p.add_argument("--resume", nargs="?", const="", metavar="SWEEP",
                    help="continue an interrupted sweep (default: the newest of this preset); finished trials are kept")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="every trial event, Ray's resources, the workers' and dependencies' own output")
     return p.parse_args(argv)
 
 
@@ -82,6 +89,7 @@ def check_data(spec: SweepSpec) -> dict[str, int]:
 def run(args: argparse.Namespace, ending: SweepEnding) -> int:
     """The sweep itself; returns the process exit code (``ending`` records interruptions and crashes)."""
     preflight.check_sweep_options(args)
+    silence(args.verbose)
     spec = with_seeds(resolve(args.preset, args.profile, args.overrides), args.seeds, args.search)
     axes = [Axis(**a) for a in spec.preset.pareto_axes]
     attackers = farm_attackers(args, spec)
@@ -102,12 +110,13 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
     else:
         print(f"sweep {name}: preset {spec.preset.name}, profile {spec.profile}, {args.search} search, {planned} trials", flush=True)
 
-    init_ray(args.address)
+    init_ray(args.address, args.verbose)
     gpus = default_gpus_per_trial() if args.gpus_per_trial is None else args.gpus_per_trial
     cpus = spec.preset.profiles[spec.profile].cpus_per_trial
     spec = replace(spec, config={**spec.config, "threads": max(1, int(cpus))})
     resources = {"cpu": cpus, "gpu": gpus}
-    print(f"ray: {ray.cluster_resources()}; per trial {resources}", flush=True)
+    if args.verbose:
+        print(f"ray: {ray.cluster_resources()}; per trial {resources}", flush=True)
     preflight.check_resources(resources, ray.cluster_resources())
 
     exp_id = tracking.experiment_id(client, args.experiment or f"putlab-{spec.preset.name}")
@@ -135,10 +144,11 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
     else:
         logger = MlflowTrialLogger(tracking_uri, exp_id, parent_id, spec.preset.label_keys, spec.preset.checkpoint_figures,
                                    shown=tuple(m for m, _ in spec.preset.optuna_objectives),
-                                   total_epochs=spec.config.get("epochs"), farm=plan)
+                                   total_epochs=spec.config.get("epochs"), farm=plan, verbose=args.verbose)
         tuner = build_tuner(spec, search=args.search, samples=args.samples, resources=resources,
                             storage=storage, name=name, callbacks=[logger],
-                            max_concurrent=args.max_concurrent, max_failures=args.max_failures)
+                            max_concurrent=args.max_concurrent, max_failures=args.max_failures,
+                            progress=SweepProgress(planned))
     with ending.fitting():
         results = tuner.fit()
     if ending.signal is not None:
@@ -154,9 +164,12 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
     log_summary(client, parent_id, summary, axes, spec.preset)
     print(format_summary(summary, axes, spec.preset.label_keys))
     if spec.preset.baselines is not None:
-        print("raw-data baselines: " + ", ".join(f"{k} {v:.4f}" for k, v in sorted(parent_metrics.items()) if k.startswith("baseline/")))
+        print("raw-data baselines: " + ", ".join(f"{k} {readable(v)}" for k, v in sorted(parent_metrics.items()) if k.startswith("baseline/")))
+    print(f"report: {write_sweep_report(client, parent_id, tracking_uri)}", flush=True)
     incomplete = results.num_errors > 0 or results.num_terminated < planned
-    print(f"MLflow: mlflow ui --backend-store-uri {tracking_uri} --workers 1  (experiment {client.get_experiment(exp_id).name}, run {name})")
+    print(f"MLflow: {command('mlflow', 'ui', '--backend-store-uri', tracking_uri, '--workers', '1')}  "
+          f"(experiment {client.get_experiment(exp_id).name}, run {name})")
+    print(f"       then open {tracking.ui_url(tracking_uri, exp_id)}  (the front's trials: expand run {name})")
     if incomplete:
         return ending.interrupted(f"{name} incomplete")
     client.set_terminated(parent_id, "FINISHED")

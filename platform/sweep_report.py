@@ -18,6 +18,7 @@ from search_spaces import Preset
 from platform import tracking
 from platform.front_plot import plot_front
 from platform.information_plane import log_information_plane
+from platform.numbers import readable
 from platform.pareto import Axis, pareto_mask
 from platform.replicates import SEED, format_points, hypervolume_by_seed, point_index, point_table, spread_metrics
 from platform.trend_plot import plot_trends
@@ -115,9 +116,9 @@ def format_summary(summary: SweepSummary, axes: list[Axis], label_keys: tuple[st
     cols = [c for c in (*label_keys, "status", *[a.metric for a in axes]) if c in summary.trials]
     shown = summary.trials[cols].copy()
     shown.insert(0, "front", summary.front.map({True: "*", False: ""}))
-    lines = [shown.to_string(index=False, float_format=lambda v: f"{v:.3f}")]
+    lines = [shown.to_string(index=False, float_format=readable)]
     lines.append(f"Pareto front: {int(summary.front.sum())} of {len(shown)} trials (*); "
-                 f"hypervolume {summary.hypervolume:.4f} (normalised {summary.hypervolume_normalised:.3f})")
+                 f"hypervolume {readable(summary.hypervolume)} (normalised {readable(summary.hypervolume_normalised)})")
     if summary.spread:
         lines.append(format_points(summary.points, axes, label_keys, summary.spread, summary.hypervolume))
     return "\n".join(lines)

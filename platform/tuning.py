@@ -1,7 +1,6 @@
 """Ray start-up and the Tune run of a sweep: grid or Optuna search, resources, retries, resume."""
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -9,22 +8,26 @@ from typing import Any
 import ray
 from ray import tune
 from ray.tune.search.basic_variant import BasicVariantGenerator
+from ray.tune import ProgressReporter
 from ray.tune.search.optuna import OptunaSearch
 
 from platform.errors import UsageError
+from platform.quiet import silence
 from platform.sweep_config import SweepSpec
 
 TUNER_STATE = "tuner.pkl"
 
 
-def init_ray(address: str | None) -> None:
-    """Connect to a cluster (``--address`` or RAY_ADDRESS, as under ``ray job submit``) or start a local one."""
+def init_ray(address: str | None, verbose: bool = False) -> None:
+    """Connect to a cluster (``--address`` or RAY_ADDRESS, as under ``ray job submit``) or start a local one.
+
+    Quiet unless ``verbose``: workers' output (e.g. their exit tracebacks at shutdown) stays in Ray's logs; trial
+    failures still reach the user through Tune's error files, which the sweep names."""
     address = address or os.environ.get("RAY_ADDRESS")
-    # α = ∞ is a valid grid value, but Tune's TensorBoard logger warns "NaN or Inf found" on every such trial's config.
-    logging.getLogger("tensorboardX.x2num").setLevel(logging.ERROR)
-    kwargs: dict[str, Any] = {"logging_level": "WARNING", "log_to_driver": True}
+    silence(verbose)
+    kwargs: dict[str, Any] = {"logging_level": "WARNING", "log_to_driver": verbose}
     if address:
-        ray.init(address=address, **kwargs)  # resources belong to the cluster (DESIGN §6)
+        ray.init(address=address, **kwargs)  # resources belong to the cluster: ray.init(num_cpus=...) would raise
     else:
         ray.init(num_cpus=os.cpu_count(), include_dashboard=False, **kwargs)
 
@@ -54,8 +57,10 @@ def _optuna_param(spec: SweepSpec, key: str) -> Any:
 
 
 def build_tuner(spec: SweepSpec, *, search: str, samples: int | None, resources: dict[str, float],
-                storage: Path, name: str, callbacks: list, max_concurrent: int | None, max_failures: int) -> tune.Tuner:
-    """A fresh Tuner: one trial per grid point, or ``samples`` Optuna multi-objective suggestions."""
+                storage: Path, name: str, callbacks: list, max_concurrent: int | None, max_failures: int,
+                progress: ProgressReporter | None = None) -> tune.Tuner:
+    """A fresh Tuner: one trial per grid point, or ``samples`` Optuna multi-objective suggestions; ``progress``
+    reports on the terminal (see ``platform.progress``)."""
     trainable = tune.with_resources(spec.preset.trainable, resources)
     if search == "grid":
         # Each point overrides the first point's values, which the variant generator reports as a warning per trial.
@@ -80,7 +85,8 @@ def build_tuner(spec: SweepSpec, *, search: str, samples: int | None, resources:
         callbacks=callbacks,
         failure_config=tune.FailureConfig(max_failures=max_failures),
         checkpoint_config=tune.CheckpointConfig(num_to_keep=None),  # the attack farm wants every checkpoint
-        verbose=0,  # progress comes from MlflowTrialLogger: one line per trial event
+        progress_reporter=progress,
+        verbose=1 if progress is not None else 0,  # 1: only the reporter speaks (Tune's legacy path, platform.quiet)
     )
     return tune.Tuner(trainable, param_space=param_space, tune_config=tune_config, run_config=run_config)
 

@@ -1,4 +1,4 @@
-"""Membership leakage of logistic regression on UCI Adult (DESIGN §4, §5): Yeom's advantage and KL leakage
+"""Membership leakage of logistic regression on UCI Adult (docs/mechanisms.md#membership-models): Yeom's advantage and KL leakage
 against training-set size n, L2 regularisation λ, PCA features p_x and output-noise σ."""
 from search_spaces import OptunaRange, Preset, Profile
 from trainables.membership import checkpoint_inputs, data_counts, train_membership

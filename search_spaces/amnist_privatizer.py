@@ -1,4 +1,4 @@
-"""AMNIST privatizer: a stochastic U-Net hiding stroke thickness while keeping the digit (DESIGN §3.2).
+"""AMNIST privatizer: a stochastic U-Net hiding stroke thickness while keeping the digit (docs/mechanisms.md#privatizer).
 
 Same data, attackers and Pareto axes as the ``amnist`` releaser preset, so the two fronts compare in MLflow.
 ``algorithm`` is a grid axis: 1 (every estimator learned) and 2 (the provider keeps its raw-data digit classifier).

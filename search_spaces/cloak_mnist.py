@@ -1,4 +1,4 @@
-"""Cloak on MNIST at 32×32 (DESIGN §3.3): learned noise and suppression over a cached LeNet-5 "digit > 5" target.
+"""Cloak on MNIST at 32×32 (docs/mechanisms.md#cloak): learned noise and suppression over a cached LeNet-5 "digit > 5" target.
 
 Grid axes: λ (weight of the target's cross-entropy against the noise term; larger keeps more accuracy), T (σ ≥ T is
 suppressed; T ≥ M suppresses nothing) and M (the largest σ). The privacy attackers read the thickness (thin vs

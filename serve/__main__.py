@@ -15,6 +15,8 @@ import ray
 from mlflow.tracking import MlflowClient
 from ray import serve
 
+from platform.commands import python_module
+from platform.quiet import silence, silence_serve
 from serve.app import build_app
 from serve.points import list_points
 from serve.validation import Limits
@@ -59,9 +61,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: MLflow tracking store {args.tracking_uri} is unusable: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
     if not points:
-        print("no registered operating point yet: python -m platform.select <sweep> --max-attack 0.6 registers one",
+        print(f"no registered operating point yet: {python_module('platform.select', '<sweep>', '--max-attack', '0.6')}"
+              " registers one",
               flush=True)
-    ray.init(num_cpus=args.num_cpus, include_dashboard=False)
+    silence()
+    silence_serve()
+    ray.init(num_cpus=args.num_cpus, include_dashboard=False, logging_level="WARNING")
     serve.start(http_options={"host": args.host, "port": args.port})
     app = build_app({"tracking_uri": args.tracking_uri, "models": args.models, "max_batch": args.max_batch,
                      "max_body_bytes": args.max_body_bytes})

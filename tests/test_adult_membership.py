@@ -1,4 +1,4 @@
-"""UCI Adult loading and PCA, the membership config, and the logistic membership point's trends (DESIGN §4, §5).
+"""UCI Adult loading and PCA, the membership config, and the logistic membership point's trends (docs/mechanisms.md#membership-models).
 
 Yeom's advantage is a noisy statistic on small member sets (one seed's value moves by ~0.1), so
 advantage trends are asserted on means over seeds; ρ_KL moves by orders of magnitude and is

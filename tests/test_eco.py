@@ -1,4 +1,4 @@
-"""ECO smart-meter releaser (DESIGN §3.1, §5): the loader on files in the real format, the generator, the game, the CLI."""
+"""ECO smart-meter releaser (docs/mechanisms.md#on-eco-smart-meter-days-eco-eco-si): the loader on files in the real format, the generator, the game, the CLI."""
 from __future__ import annotations
 
 import datetime as dt

@@ -23,7 +23,7 @@ from schemathesis.generation.modes import GenerationMode
 from schemathesis.specs.openapi.checks import (content_type_conformance, response_schema_conformance,
                                                status_code_conformance)
 
-from conftest import REPO, run_sweep, store, sweep_env
+from conftest import REPO, assert_runs_as_printed, run_sweep, store, sweep_env
 from platform.errors import UsageError
 from platform.pareto import Axis
 from platform.select import choose
@@ -68,6 +68,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory):
     for trial in trials:
         chosen = select(workdir, "--trial", trial)
         assert chosen.returncode == 0, chosen.stderr
+        (workdir / "select.out").write_text(chosen.stdout)
     port = free_port()
     log = (workdir / "serve.log").open("w")  # a file, not a pipe nobody reads: a full pipe would stall the server
     server = subprocess.Popen([sys.executable, "-m", "serve", "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}",
@@ -311,3 +312,8 @@ def test_every_fuzzed_request_gets_a_documented_answer(deployment) -> None:
     print(f"fuzzed {made[0]} requests in {time.monotonic() - started:.0f} s; statuses {dict(sorted(statuses.items()))}")
     assert made[0] >= 100
     assert session.get(f"{base}/health", timeout=30).status_code == 200
+def test_printed_serve_command_runs_as_printed(deployment) -> None:
+    """The `serve it:` line of platform.select, pasted from the repository root into a shell without the venv."""
+    workdir, _, _ = deployment
+    line = next(l for l in (workdir / "select.out").read_text().splitlines() if l.startswith("serve it: "))
+    assert_runs_as_printed(line.removeprefix("serve it: "), "--help", expect="usage: python -m serve")

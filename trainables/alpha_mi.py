@@ -1,4 +1,4 @@
-"""Arimoto α-mutual information and the Rényi entropy that normalises it (DESIGN.md §3.1).
+"""Arimoto α-mutual information and the Rényi entropy that normalises it (docs/estimators.md#α-mutual-information).
 
 The estimator plugs an adversary's posteriors P(s|y) into the Arimoto conditional entropy and
 replaces E_Y by a (weighted) batch mean; α = 1 and α = ∞ use their exact limits.

@@ -1,4 +1,4 @@
-"""Cloak as a Ray Tune trainable (DESIGN §3.3): learned per-pixel noise over a frozen, pre-trained target classifier.
+"""Cloak as a Ray Tune trainable (docs/mechanisms.md#cloak): learned per-pixel noise over a frozen, pre-trained target classifier.
 
 Per-feature noise r = σ∘e + μ, σ = (1 + tanh ρ)/2 · M, e ~ N(0, I). The first ``epochs − suppression_epochs``
 epochs train μ and ρ on L = −log mean_i σ_i² + λ·CE(f(x + r), y) with the mask off; the mask keeps feature i
@@ -41,7 +41,7 @@ from trainables.cloak_target import (
     task_labels,
 )
 from trainables.data import default_data_root, load_amnist, load_mnist_test_population
-from trainables.figures import save_release_grid
+from trainables.figures import digit_thickness, save_release_grid
 from trainables.metrics import balanced_accuracy, fairness_gaps
 from trainables.release_map import ReleaseMap
 from trainables.training import batches, predict_logits
@@ -314,10 +314,11 @@ def write_checkpoint(cfg: CloakConfig, outcome: StepOutcome, directory: Path) ->
     """State to resume from, the noise map and a few original-vs-sifted test images, into ``directory``."""
     trial = outcome.trial
     torch.save({"trial": trial.state(), "step": outcome.epoch, "config": cfg.as_dict()}, directory / STATE_FILE)
-    title = f"λ={cfg.lam} T={cfg.T} M={cfg.M} step {outcome.epoch}"
+    title = f"λ={cfg.lam:g} T={cfg.T:g} M={cfg.M:g} step {outcome.epoch}"
     save_noise_map(trial.cloak, directory / NOISE_FIGURE, title)
     k = cfg.samples_in_figure
-    save_release_grid(trial.test.x[:k], outcome.sifted_test[:k].clamp(0, 1), directory / SIFTED_FIGURE, title)
+    save_release_grid(trial.test.x[:k], outcome.sifted_test[:k].clamp(0, 1), directory / SIFTED_FIGURE, title,
+                      digit_thickness(trial.test.digit[:k], trial.test.thick[:k]))
 
 
 def load_state(directory: str) -> dict:

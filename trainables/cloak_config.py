@@ -1,4 +1,4 @@
-"""Typed, validated configuration of one Cloak trial (the flat dict Tune passes in; DESIGN §3.3)."""
+"""Typed, validated configuration of one Cloak trial (the flat dict Tune passes in; docs/mechanisms.md#cloak)."""
 from __future__ import annotations
 
 import math

@@ -1,4 +1,4 @@
-"""The α-MI releaser on ECO smart-meter days as a Ray Tune trainable (DESIGN §3.1, Algorithm 1).
+"""The α-MI releaser on ECO smart-meter days as a Ray Tune trainable (docs/mechanisms.md#on-eco-smart-meter-days-eco-eco-si, Algorithm 1).
 
 Private S = hourly occupancy (24 binary labels per day), utility = the consumption itself. Each
 iteration trains the LSTM adversary k times on the current release, then the LSTM releaser once on

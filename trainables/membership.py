@@ -1,4 +1,4 @@
-"""Membership leakage of L2 logistic regression on Adult as a Ray Tune trainable (DESIGN.md §4, the seed).
+"""Membership leakage of L2 logistic regression on Adult as a Ray Tune trainable (docs/mechanisms.md#membership-models).
 
 One point = one configuration (n, λ, p_x, σ): PCA Adult to p_x features, train on n members drawn
 from the training file, then measure utility (balanced test accuracy), Yeom's loss-threshold attack

@@ -9,7 +9,7 @@ from trainables.typed_config import TypedConfig
 
 @dataclass(frozen=True)
 class MembershipConfig(TypedConfig):
-    """Every knob of a logistic-regression-on-Adult membership point (DESIGN §4): n, λ, p_x and σ are the axes."""
+    """Every knob of a logistic-regression-on-Adult membership point (docs/mechanisms.md#membership-models): n, λ, p_x and σ are the axes."""
 
     kind = "membership"
 

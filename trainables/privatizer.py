@@ -1,4 +1,4 @@
-"""The AMNIST privatizer (DESIGN §3.2) as a Ray Tune trainable: a stochastic U-Net Q = U(X, Z) trained with the seed's
+"""The AMNIST privatizer (docs/mechanisms.md#privatizer) as a Ray Tune trainable: a stochastic U-Net Q = U(X, Z) trained with the seed's
 squared privatizer loss against learned (or frozen) estimators. U = digit, S = thickness.
 
 Estimators: P_η(s|q) (thickness from the release), P_ψ(u|q) (digit from the release), P_φ(u|x) (the provider's digit
@@ -25,7 +25,7 @@ from attacks.deep import DeepAttacker
 from attacks.reference import reference_cache_dir
 from attacks.tuning import AttackBudget
 from trainables.data import AmnistSplit
-from trainables.figures import save_release_grid
+from trainables.figures import digit_thickness, save_release_grid
 from trainables.nets import SmallCNN, StochasticUNet
 from trainables.privatizer_config import PrivatizerConfig
 from trainables.privatizer_gmm import privatizer_loss
@@ -202,7 +202,8 @@ def write_checkpoint(cfg: PrivatizerConfig, outcome: EpochOutcome, directory: Pa
     torch.save({"models": outcome.models.state(), "epoch": outcome.epoch, "config": cfg.as_dict()}, directory / STATE_FILE)
     k = cfg.samples_in_figure
     save_release_grid(outcome.test.x[:k], outcome.released_test[:k], directory / FIGURE_FILE,
-                      f"privatizer α={cfg.alpha} algorithm {cfg.algorithm} epoch {outcome.epoch}")
+                      f"privatizer α={cfg.alpha:g} algorithm {cfg.algorithm} epoch {outcome.epoch}",
+                      digit_thickness(outcome.test.digit[:k], outcome.test.thick[:k]))
 
 
 def train_privatizer(config: dict) -> None:

@@ -9,7 +9,7 @@ from trainables.typed_config import TypedConfig
 
 @dataclass(frozen=True)
 class PrivatizerConfig(TypedConfig):
-    """Every knob of the AMNIST stochastic U-Net privatizer (DESIGN §3.2): the axes are alpha and algorithm."""
+    """Every knob of the AMNIST stochastic U-Net privatizer (docs/mechanisms.md#privatizer): the axes are alpha and algorithm."""
 
     kind = "privatizer"
 

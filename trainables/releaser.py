@@ -1,4 +1,4 @@
-"""The α-MI releaser as a Ray Tune trainable (DESIGN.md §3.1, Algorithm 1).
+"""The α-MI releaser as a Ray Tune trainable (docs/mechanisms.md#α-mi-releaser, Algorithm 1).
 
 Each iteration trains the adversary k times on fresh batches of the current release, the utility
 net once, then the releaser once on  L_R = mse_weight·MSE(X,Y) + CE(utility(Y), U) + λ·Î_α(S;Y)/H_α(S).
@@ -24,7 +24,7 @@ from attacks.thickness import ThicknessAttacker
 from attacks.tuning import AttackBudget
 from trainables.alpha_mi import leakage_alpha_mi, normalised_alpha_mi
 from trainables.data import AmnistSplit, default_data_root, load_amnist, load_amnist_population
-from trainables.figures import save_release_grid
+from trainables.figures import digit_thickness, save_release_grid
 from trainables.nets import ConvReleaser, SmallCNN
 from trainables.privatizer_config import PrivatizerConfig
 from trainables.release_map import ReleaseMap
@@ -233,7 +233,8 @@ def write_checkpoint(cfg: ReleaserConfig, outcome: EpochOutcome, directory: Path
     torch.save({"models": outcome.models.state(), "epoch": outcome.epoch, "config": cfg.as_dict()}, directory / STATE_FILE)
     k = cfg.samples_in_figure
     save_release_grid(outcome.test.x[:k], outcome.released_test[:k], directory / FIGURE_FILE,
-                      f"α={cfg.alpha} λ={cfg.lam} k={cfg.adv_steps} epoch {outcome.epoch}")
+                      f"α={cfg.alpha:g} λ={cfg.lam:g} k={cfg.adv_steps} epoch {outcome.epoch}",
+                      digit_thickness(outcome.test.digit[:k], outcome.test.thick[:k]))
 
 
 def train_releaser(config: dict) -> None:

@@ -9,7 +9,7 @@ from trainables.typed_config import TypedConfig
 
 @dataclass(frozen=True)
 class ReleaserConfig(TypedConfig):
-    """Every knob of an AMNIST α-MI releaser trial; grid axes are alpha, lam and adv_steps (DESIGN §7)."""
+    """Every knob of an AMNIST α-MI releaser trial; grid axes are alpha, lam and adv_steps (docs/mechanisms.md#α-mi-releaser)."""
 
     kind = "releaser"
     infinite = frozenset({"alpha"})  # α = ∞ is the max-divergence end of the α range

@@ -1,4 +1,4 @@
-"""Annotated MNIST (AMNIST): MNIST digits with a thin / thick stroke label (DESIGN.md §5).
+"""Annotated MNIST (AMNIST): MNIST digits with a thin / thick stroke label (docs/data.md#annotated-mnist).
 
 The labeler counts the non-zero pixels w in one row per digit; w below a per-digit bound is thin,
 above it thick, otherwise normal. AMNIST drops the normal images, leaving a binary private
