@@ -6,7 +6,6 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from torch import nn
-from torch.nn import functional as F
 
 from attacks.base import AttackResult, MembershipTarget
 from attacks.membership import roc_curve

@@ -16,6 +16,7 @@ QUIET_LOGGERS = (
     "tensorboardX.x2num",  # "NaN or Inf found in input tensor" for every α = ∞ trial's config
     "mlflow.store.db.utils",  # "Creating initial MLflow database tables..."
     "alembic.runtime.migration",
+    "ray.tune.search.variant_generator",  # "Pre-set value ... is not equal": each grid point overrides the first's
 )
 
 

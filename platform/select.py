@@ -20,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 from mlflow.entities.model_registry import ModelVersion
 from mlflow.exceptions import MlflowException
+from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 from mlflow.tracking import MlflowClient
 
 from platform import tracking
@@ -87,15 +88,20 @@ def register(client: MlflowClient, model_name: str, preset: Preset, choice: Choi
         (Path(tmp) / POINT_FILE).write_text(json.dumps(point, indent=2, default=str))
         client.log_artifacts(run_id, tmp, artifact_path)
     try:
-        client.get_registered_model(model_name)
-    except MlflowException:
-        client.create_registered_model(model_name, tags={PRESET_TAG: preset_name},
-                                       description=f"putlab operating points of preset {preset_name} ({preset.mechanism})")
-    tags = {PRESET_TAG: preset_name, "putlab.mechanism": preset.mechanism, "putlab.trial_id": str(choice.row["trial_id"]),
-            "putlab.selection": choice.reason} | {f"metric.{k}": f"{v:.6g}" for k, v in metrics.items()}
-    summary = ", ".join(f"{a['metric']} {metrics[a['metric']]:.4f}" for a in preset.pareto_axes if a["metric"] in metrics)
-    return client.create_model_version(model_name, source=f"runs:/{run_id}/{artifact_path}", run_id=run_id, tags=tags,
-                                       description=f"trial {choice.row['name']}: {summary}. {choice.reason}.")
+        try:
+            client.get_registered_model(model_name)
+        except MlflowException:
+            client.create_registered_model(model_name, tags={PRESET_TAG: preset_name},
+                                           description=f"putlab operating points of preset {preset_name} ({preset.mechanism})")
+        tags = {PRESET_TAG: preset_name, "putlab.mechanism": preset.mechanism, "putlab.trial_id": str(choice.row["trial_id"]),
+                "putlab.selection": choice.reason} | {f"metric.{k}": f"{v:.6g}" for k, v in metrics.items()}
+        summary = ", ".join(f"{a['metric']} {metrics[a['metric']]:.4f}" for a in preset.pareto_axes if a["metric"] in metrics)
+        return client.create_model_version(model_name, source=f"runs:/{run_id}/{artifact_path}", run_id=run_id, tags=tags,
+                                           description=f"trial {choice.row['name']}: {summary}. {choice.reason}.")
+    except Exception:
+        # A failed registration leaves no orphaned copy of the checkpoint behind.
+        get_artifact_repository(client.get_run(run_id).info.artifact_uri).delete_artifacts(artifact_path)
+        raise
 
 
 def run(argv: list[str] | None = None) -> int:

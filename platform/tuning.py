@@ -63,8 +63,6 @@ def build_tuner(spec: SweepSpec, *, search: str, samples: int | None, resources:
     reports on the terminal (see ``platform.progress``)."""
     trainable = tune.with_resources(spec.preset.trainable, resources)
     if search == "grid":
-        # Each point overrides the first point's values, which the variant generator reports as a warning per trial.
-        logging.getLogger("ray.tune.search.variant_generator").setLevel(logging.ERROR)
         # The exact list of distinct grid points (equivalent points already merged), run once each.
         points = [{k: p[k] for k in spec.grid} for p in spec.grid_points()]
         param_space = {**spec.config, **points[0]}  # each point then overrides these keys

@@ -23,7 +23,7 @@ from attacks.membership import YeomAttacker, auc, roc_curve, tpr_at_fpr
 from attacks.membership_farm import run_membership, worst_case
 from attacks.membership_stats import _batch_stats, membership_metrics
 from attacks.reference import ClassifierRecipe, population_plan
-from attacks.reference_attack import ReferenceSettings, logit_confidence, true_class_probability
+from attacks.reference_attack import logit_confidence, true_class_probability
 from attacks.rmia import RmiaAttacker, rmia_scores
 from trainables.data import load_mnist
 
