@@ -9,15 +9,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import torch
-from ray import tune
 
 from attacks.base import Attacker, CheckpointInputs
 from attacks.deep import DeepAttacker, RawTrainedDeepAttacker
 from attacks.membership import YeomAttacker
 from attacks.side_info import SideInfoAttacker, SiOnlyAttacker
 from attacks.thickness import ThicknessAttacker
+
+if TYPE_CHECKING:  # a checkpoint is only read here, so the attackers run without Ray installed
+    from ray import tune
 
 MEMBERSHIP = "yeom"
 
@@ -88,9 +91,15 @@ def run_farm(load: Callable[[dict, str], CheckpointInputs], config: dict, checkp
     """
     check_names(attackers)
     torch.set_num_threads(int(config.get("threads", 1)))
-    settings = FarmSettings.from_config(config)
     with checkpoint.as_directory() as directory:
         inputs = load(config, directory)
+    return attack_inputs(inputs, FarmSettings.from_config(config), attackers, figures)
+
+
+def attack_inputs(inputs: CheckpointInputs, settings: FarmSettings, attackers: Sequence[str],
+                  figures: bool = True) -> FarmReport:
+    """Run each named attacker on one checkpoint's loaded release, on the device its tensors live on."""
+    check_names(attackers)
     report = FarmReport()
     for name in attackers:
         t0 = time.perf_counter()

@@ -13,7 +13,6 @@ from functools import lru_cache
 
 import numpy as np
 import torch
-from ray import tune
 
 from attacks.kl_leakage import KlLeakage, fit_logistic, monte_carlo_kl_leakage
 from attacks.membership import YeomAttacker
@@ -86,6 +85,8 @@ def evaluate_point(cfg: MembershipConfig) -> dict[str, float]:
 
 def train_membership(config: dict) -> None:
     """Ray Tune function trainable: one evaluation, reported once (no checkpoint: it is cheap to recompute)."""
+    from ray import tune  # only here: evaluate_point runs without Ray (e.g. benchmarks/bench_gpu.py)
+
     cfg = MembershipConfig.from_dict(config)
     torch.set_num_threads(cfg.threads)
     tune.report(evaluate_point(cfg))
