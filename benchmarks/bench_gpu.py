@@ -21,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,7 @@ class TrialResult:
     peak_game_mib: float = 0.0
     peak_farm_mib: float = 0.0
     wall_s: float = 0.0
+    default_kernels_diff: float = 0.0  # served release, same seed twice, without deterministic kernels
 
 
 def preset_config(name: str, profile: str, epochs: int | None) -> dict[str, Any]:
@@ -121,6 +123,13 @@ def served_sample(shape: tuple[int, ...], data: Any) -> torch.Tensor:
     if tuple(x.shape[1:]) != tuple(shape):
         raise AssertionError(f"cannot shape a served sample {tuple(x.shape[1:])} as {shape}")
     return x
+
+
+@torch.no_grad()
+def _default_kernels_diff(served: Any, x: torch.Tensor) -> float:
+    """Max |difference| of two same-seed releases with the default (possibly non-deterministic) kernels."""
+    a, b = (served.apply(served.module, x, torch.Generator(device=x.device).manual_seed(3)) for _ in range(2))
+    return float((a - b).abs().max())
 
 
 def bare_trial(name: str, profile: str, device: torch.device, epochs: int | None = None) -> TrialResult:
@@ -176,7 +185,9 @@ def bare_trial(name: str, profile: str, device: torch.device, epochs: int | None
         first, again = served.release(sample, seed=3), served.release(sample, seed=3)
         _check_on(device, f"{name} served release", first)
         if not torch.equal(first, again) or not torch.isfinite(first).all():
-            raise AssertionError(f"{name}: served release is not deterministic per seed on {device}")
+            raise AssertionError(f"{name}: served release is not deterministic per seed on {device}: "
+                                 f"max |diff| {float((first - again).abs().max()):.3g}")
+        result.default_kernels_diff = _default_kernels_diff(served, sample)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     if device.type == "cuda":
@@ -270,12 +281,19 @@ def main() -> None:
     print(f"torch {torch.__version__}, device {device}"
           + (f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else ""), flush=True)
     singles: dict[str, dict] = {}
+    failures = []
     for name in names:
-        r = bare_trial(name, args.profile, device, args.epochs)
+        try:
+            r = bare_trial(name, args.profile, device, args.epochs)
+        except Exception:  # noqa: BLE001 - report every mechanism's failure, then exit non-zero
+            failures.append(name)
+            traceback.print_exc()
+            continue
         singles[name] = r.__dict__
         print(f"{name:18s} epochs {r.epochs:3d}  setup {r.setup_s:6.2f} s  epoch train {_median(r.epoch_train_s):6.3f} s "
               f"(median)  game {r.game_s:6.1f} s  farm {r.farm_s:5.1f} s  peak {max(r.peak_game_mib, r.peak_farm_mib):7.1f} MiB"
-              f"  attacks {json.dumps({k: round(v, 2) for k, v in r.attack_s.items()})}", flush=True)
+              f"  attacks {json.dumps({k: round(v, 2) for k, v in r.attack_s.items()})}"
+              f"  same-seed diff with default kernels {r.default_kernels_diff:.2g}", flush=True)
         print(f"{'':18s} metrics {json.dumps({k: round(v, 3) for k, v in r.attack_metrics.items()})}", flush=True)
 
     levels = [int(n) for n in args.concurrency.split(",") if n]
@@ -286,7 +304,12 @@ def main() -> None:
         for name in concurrent if levels else []:
             runs[name] = []
             for n in levels:
-                row = concurrent_trials(name, args.profile, n, args.epochs, Path(tmp))
+                try:
+                    row = concurrent_trials(name, args.profile, n, args.epochs, Path(tmp))
+                except RuntimeError as exc:
+                    failures.append(f"{name} x{n}")
+                    print(exc, flush=True)
+                    break
                 runs[name].append(row)
                 print(f"{name:18s} N={n:2d}  wall {row['wall_s']:6.1f} s  {row['trials_per_hour']:7.0f} trials/h  "
                       f"trial {row['trial_s_mean']:5.1f} s  epoch {row['epoch_train_s_mean']:6.3f} s  "
@@ -295,6 +318,8 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps({"torch": torch.__version__, "device": str(device), "profile": args.profile,
                                          "epochs_cap": args.epochs, "single": singles, "concurrent": runs}, indent=1))
+    if failures:
+        raise SystemExit(f"failed: {', '.join(failures)}")
 
 
 if __name__ == "__main__":

@@ -36,4 +36,7 @@ class ReleaseMap:
         """Release ``x`` with the noise drawn from a generator seeded by ``seed`` on the map's device."""
         x = x.to(self.device, torch.float32)
         generator = torch.Generator(device=x.device).manual_seed(int(seed))
-        return self.apply(self.module.eval(), x, generator)
+        # On CUDA, cuDNN's default transposed-convolution kernels sum in a varying order, so the same seed gave
+        # outputs differing in the last bits (seen on an H100); deterministic kernels keep "same seed, same output".
+        with torch.backends.cudnn.flags(enabled=torch.backends.cudnn.enabled, benchmark=False, deterministic=True):
+            return self.apply(self.module.eval(), x, generator)
