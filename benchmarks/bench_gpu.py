@@ -201,6 +201,16 @@ def bare_trial(name: str, profile: str, device: torch.device, epochs: int | None
     return result
 
 
+def gpu_used_mib() -> float:
+    """GPU memory in use by all processes (nvidia-smi), NaN where nvidia-smi is missing."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=5, check=True).stdout
+        return float(out.split()[0])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return float("nan")
+
+
 class GpuMemorySampler:
     """Peak GPU memory in use by all processes (nvidia-smi, every 0.5 s) while a concurrency run lasts."""
 
@@ -211,11 +221,8 @@ class GpuMemorySampler:
 
     def _loop(self) -> None:
         while not self._stop.wait(0.5):
-            try:
-                out = subprocess.run(["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
-                                     capture_output=True, text=True, timeout=5, check=True).stdout
-                used = float(out.split()[0])
-            except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+            used = gpu_used_mib()
+            if math.isnan(used):
                 return
             self.peak_mib = used if math.isnan(self.peak_mib) else max(self.peak_mib, used)
 
@@ -234,6 +241,9 @@ def concurrent_trials(name: str, profile: str, n: int, epochs: int | None, workd
     if epochs is not None:
         cmd += ["--epochs", str(epochs)]
     outs = [workdir / f"{name}-{n}-{i}.json" for i in range(n)]
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()  # this process's cached blocks are not the workers'
+    baseline = gpu_used_mib()
     t0 = time.perf_counter()
     with GpuMemorySampler() as sampler:
         procs = [subprocess.Popen([*cmd, "--json", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -248,7 +258,7 @@ def concurrent_trials(name: str, profile: str, n: int, epochs: int | None, workd
     return {"n": n, "wall_s": wall, "trials_per_hour": n * 3600 / wall,
             "trial_s_mean": sum(t["wall_s"] for t in trials) / n, "epoch_train_s_mean": sum(epoch_s) / n,
             "peak_trial_mib": max(max(t["peak_game_mib"], t["peak_farm_mib"]) for t in trials),
-            "gpu_used_peak_mib": sampler.peak_mib}
+            "gpu_used_peak_mib": sampler.peak_mib, "gpu_per_process_mib": (sampler.peak_mib - baseline) / n}
 
 
 def _median(values: list[float]) -> float:
@@ -313,7 +323,8 @@ def main() -> None:
                 runs[name].append(row)
                 print(f"{name:18s} N={n:2d}  wall {row['wall_s']:6.1f} s  {row['trials_per_hour']:7.0f} trials/h  "
                       f"trial {row['trial_s_mean']:5.1f} s  epoch {row['epoch_train_s_mean']:6.3f} s  "
-                      f"peak/trial {row['peak_trial_mib']:7.1f} MiB  GPU used {row['gpu_used_peak_mib']:7.0f} MiB", flush=True)
+                      f"peak/trial {row['peak_trial_mib']:7.1f} MiB  GPU used {row['gpu_used_peak_mib']:7.0f} MiB "
+                      f"({row['gpu_per_process_mib']:6.0f} MiB/process)", flush=True)
 
     if args.json:
         args.json.write_text(json.dumps({"torch": torch.__version__, "device": str(device), "profile": args.profile,
