@@ -5,10 +5,13 @@ wraps that code with what a server must know to validate requests (per-sample sh
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
+
+_DETERMINISTIC = threading.Lock()  # held while a release runs with deterministic cuDNN kernels
 
 
 @dataclass(frozen=True)
@@ -38,5 +41,7 @@ class ReleaseMap:
         generator = torch.Generator(device=x.device).manual_seed(int(seed))
         # On CUDA, cuDNN's default transposed-convolution kernels sum in a varying order, so the same seed gave
         # outputs differing in the last bits (seen on an H100); deterministic kernels keep "same seed, same output".
-        with torch.backends.cudnn.flags(enabled=torch.backends.cudnn.enabled, benchmark=False, deterministic=True):
+        # The flags are process-wide, so releases (Serve runs them in threads) take turns while they are set.
+        with _DETERMINISTIC, torch.backends.cudnn.flags(enabled=torch.backends.cudnn.enabled, benchmark=False,
+                                                        deterministic=True):
             return self.apply(self.module.eval(), x, generator)
