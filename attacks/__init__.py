@@ -1,4 +1,4 @@
-"""The attack farm: attackers trained fresh on a checkpoint's released data (DESIGN.md §4).
+"""The attack farm: attackers trained fresh on a checkpoint's released data (docs/attacks.md).
 
 Worker-side code: never imports ``platform.*``.
 """

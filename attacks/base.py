@@ -1,12 +1,12 @@
 """The attack farm's one interface: typed inputs, typed results, and the attacker protocol.
 
 Every attacker is fitted on a checkpoint's released training split and scored on its released test
-split (DESIGN §4), and returns its metrics under the shared names ``attack/<name>/<metric>``.
+split (docs/attacks.md#how-a-checkpoint-is-attacked), and returns its metrics under the shared names ``attack/<name>/<metric>``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import torch
 
@@ -53,9 +53,46 @@ class Attacker(Protocol):
     def run(self, data: AttackInput) -> AttackResult: ...
 
 
+class Recipe(Protocol):
+    """Trains a fresh network of a target's architecture the way the target was trained (picklable).
+
+    ``build()`` makes an untrained network (to load cached weights into); calling the recipe with
+    (x, y, seed) returns a trained one in eval mode.
+    """
+
+    def build(self) -> torch.nn.Module: ...
+
+    def __call__(self, x: torch.Tensor, y: torch.Tensor, seed: int) -> torch.nn.Module: ...
+
+
+@dataclass(frozen=True)
+class ReferenceData:
+    """What reference-model attacks (RMIA, LiRA) need besides the target: a recipe and a population pool.
+
+    The population is disjoint from the target's members and from the audited non-members.
+    ``train_x``: the population as the target's training saw its inputs (raw images for a network
+    trained on raw data, released images for one trained on a release); ``query_x``: the same
+    samples as the attack queries the target (defaults to ``train_x``). ``train_size``: the
+    target's training-set size (defaults to its member count). ``cache_dir``: where trained
+    reference weights are kept across processes (none: in-process only).
+    """
+
+    recipe: Recipe
+    train_x: torch.Tensor
+    y: torch.Tensor
+    query_x: torch.Tensor | None = None
+    train_size: int | None = None
+    cache_dir: str | None = None
+
+    @property
+    def queries(self) -> torch.Tensor:
+        """The population as the attacked network sees it."""
+        return self.train_x if self.query_x is None else self.query_x
+
+
 @dataclass(frozen=True)
 class MembershipTarget:
-    """A network a trial trained, with the data it was trained on (members) and held-out data."""
+    """A network a trial trained, with the data it was trained on (members), held-out data, and reference data."""
 
     name: str
     model: torch.nn.Module
@@ -63,6 +100,16 @@ class MembershipTarget:
     member_y: torch.Tensor
     nonmember_x: torch.Tensor
     nonmember_y: torch.Tensor
+    reference: ReferenceData | None = None
+
+
+class MembershipAttacker(Protocol):
+    """Anything that attacks one network's membership: scores with "higher = member", metrics per target."""
+
+    name: str
+    needs_reference: ClassVar[bool]  # True: skips networks without a population for reference models
+
+    def run_on_target(self, target: MembershipTarget) -> AttackResult: ...
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
-"""KL membership leakage of one record (DESIGN.md §4; seed: modelling and quantifying membership leakage).
+"""KL membership leakage of one record (docs/estimators.md#kl-membership-leakage).
 
 ρ_KL = KL(p1||p0) + KL(p0||p1), with p1 / p0 the distributions of trained parameters with / without
-the record, each approximated by a Gaussian fitted to Monte-Carlo retrainings. DESIGN's ρ_KL is the
+the record, each approximated by a Gaussian fitted to Monte-Carlo retrainings. The reported ρ_KL is the
 expectation of this over records: average :func:`monte_carlo_kl_leakage` over the records of interest.
 Bounds: ρ_MI ≤ ρ_KL / 4 and the membership adversary's success (advantage) ≤ ½·sqrt(ρ_KL).
 Worker-side code: never imports ``platform.*``.
@@ -54,7 +54,7 @@ class KlLeakage:
         return cls(rho_kl, rho_kl / 4, min(1.0, 0.5 * math.sqrt(max(rho_kl, 0.0))), n_runs)
 
     def logged(self, prefix: str = "leakage/kl") -> dict[str, float]:
-        """Metrics under their shared MLflow names (DESIGN §7: ``leakage/<name>``)."""
+        """Metrics under their shared MLflow names (docs/metrics.md#metric-names: ``leakage/<name>``)."""
         return {f"{prefix}/rho": self.rho_kl, f"{prefix}/mi_bound": self.mi_bound,
                 f"{prefix}/success_bound": self.success_bound}
 

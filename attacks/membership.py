@@ -1,18 +1,20 @@
-"""Membership inference: Yeom's loss-threshold adversary and exact ROC tools (DESIGN.md §4).
+"""Membership inference: Yeom's loss-threshold adversary and exact ROC tools (docs/membership.md).
 
 Scores follow one convention throughout: a higher score means "member". For a loss attack the
 score is ``-loss``. Worker-side code: never imports ``platform.*``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import ClassVar
 
 import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from attacks.base import AttackResult
+from attacks.base import AttackResult, MembershipTarget
+from attacks.membership_stats import balanced_draw, membership_metrics, require_finite
 from attacks.roc_plot import roc_png
 from trainables.training import predict_logits
 
@@ -61,56 +63,48 @@ def tpr_at_fpr(fpr: np.ndarray, tpr: np.ndarray, target: float) -> float:
 
 @dataclass(frozen=True)
 class YeomAttacker:
-    """Yeom et al.'s threshold adversary: "member" when the per-sample loss is below τ.
+    """Yeom et al.'s threshold adversary: "member" when the per-sample loss is below τ (score = −loss).
 
-    ``advantage`` is TPR − FPR at τ on a balanced member / non-member draw. DESIGN §4 writes
-    |2·P(correct) − 1|; on a balanced draw 2·P(correct) − 1 = TPR − FPR exactly, and the sign is
-    kept on purpose: a negative value means τ sits on the wrong side (members look *worse* than
-    non-members), which an absolute value would hide as leakage. ``advantage_max`` is the best
-    TPR − FPR over all thresholds (never below 0, since the ROC contains (0, 0)).
+    ``advantage`` is TPR − FPR at τ on a balanced member / non-member draw. On a balanced draw
+    2·P(correct) − 1 = TPR − FPR exactly, and the sign is kept on purpose: a negative value means τ
+    sits on the wrong side (members look *worse* than non-members), which an absolute value would
+    hide as leakage. ``advantage_max`` is the best TPR − FPR over all thresholds (never below 0,
+    since the ROC contains (0, 0)). Every metric carries a 95 % bootstrap interval.
     """
 
+    needs_reference: ClassVar[bool] = False
     name: str = "yeom"
     seed: int = 0
     max_samples: int | None = None
     figure: bool = True  # the ROC PNG costs more than the attack itself; the farm draws it once per trial
+    n_boot: int = 500
 
     def run_on_losses(self, member_losses: torch.Tensor, nonmember_losses: torch.Tensor,
-                      threshold: float | None = None) -> AttackResult:
+                      threshold: float | None = None, target: str = "") -> AttackResult:
         """Attack given per-sample losses; τ = ``threshold`` or the mean member (training) loss."""
-        member_losses = torch.as_tensor(member_losses).detach().double().cpu().ravel()
-        nonmember_losses = torch.as_tensor(nonmember_losses).detach().double().cpu().ravel()
+        member_losses = require_finite(member_losses, target or self.name, "member losses")
+        nonmember_losses = require_finite(nonmember_losses, target or self.name, "non-member losses")
         # τ from all members: the adversary is assumed to know the model's average training loss.
         tau = float(member_losses.mean()) if threshold is None else float(threshold)
-        n = min(len(member_losses), len(nonmember_losses))
-        if self.max_samples is not None:
-            n = min(n, self.max_samples)
-        if n == 0:
-            raise ValueError("membership attack needs at least one member and one non-member")
-        gen = torch.Generator().manual_seed(self.seed)
-        members = member_losses[torch.randperm(len(member_losses), generator=gen)[:n]].numpy()
-        nonmembers = nonmember_losses[torch.randperm(len(nonmember_losses), generator=gen)[:n]].numpy()
-
-        tpr_tau = float(np.mean(members < tau))
-        fpr_tau = float(np.mean(nonmembers < tau))
-        fpr, tpr, _ = roc_curve(-members, -nonmembers)
-        metrics = {
-            "advantage": tpr_tau - fpr_tau,
-            "accuracy": (tpr_tau + 1.0 - fpr_tau) / 2,
-            "advantage_max": float(np.max(tpr - fpr)),
-            "auc": auc(fpr, tpr),
-            "tpr_at_1pct_fpr": tpr_at_fpr(fpr, tpr, 0.01),
-            "tpr_at_0.1pct_fpr": tpr_at_fpr(fpr, tpr, 0.001),
-            "threshold": tau,
-            "n_per_class": float(n),
-        }
+        members, nonmembers = balanced_draw(member_losses, nonmember_losses, self.seed, self.max_samples)
+        metrics = membership_metrics(-members, -nonmembers, seed=self.seed, n_boot=self.n_boot, threshold=-tau)
+        for suffix in ("", "/ci_low", "/ci_high"):
+            metrics[f"accuracy{suffix}"] = (1.0 + metrics[f"advantage{suffix}"]) / 2
+        metrics.update({"threshold": tau, "n_per_class": float(len(members))})
         if not self.figure:
             return AttackResult(self.name, metrics)
-        title = f"{self.name}: loss-threshold membership ROC (n = {n} per class)"
+        fpr, tpr, _ = roc_curve(-members, -nonmembers)
+        title = f"{self.name}: loss-threshold membership ROC (n = {len(members)} per class)"
         return AttackResult(self.name, metrics, {f"roc_{self.name}.png": roc_png(fpr, tpr, metrics["auc"], title)})
 
     def run_on_model(self, model: nn.Module, member_x: torch.Tensor, member_y: torch.Tensor,
-                     nonmember_x: torch.Tensor, nonmember_y: torch.Tensor) -> AttackResult:
+                     nonmember_x: torch.Tensor, nonmember_y: torch.Tensor, target: str = "") -> AttackResult:
         """Attack a trained network: its per-sample losses on members (training data) vs non-members."""
         return self.run_on_losses(per_sample_loss(model, member_x, member_y),
-                                  per_sample_loss(model, nonmember_x, nonmember_y))
+                                  per_sample_loss(model, nonmember_x, nonmember_y), target=target)
+
+    def run_on_target(self, target: MembershipTarget) -> AttackResult:
+        """The farm's entry point: attack one network of a checkpoint (metrics named ``<name>/<target>``)."""
+        attacker = replace(self, name=f"{self.name}/{target.name}")
+        return attacker.run_on_model(target.model, target.member_x, target.member_y, target.nonmember_x,
+                                     target.nonmember_y, target=target.name)

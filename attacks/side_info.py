@@ -1,4 +1,4 @@
-"""Side-information attackers (DESIGN.md §4): released data + SI, and SI alone as the floor.
+"""Side-information attackers (docs/attacks.md#side_info): released data + SI, and SI alone as the floor.
 
 SI is any float [N, d] (e.g. one-hot weekday and month for ECO). The SI-only floor is exact when
 SI takes few distinct values: the plug-in Bayes rule for balanced accuracy, read off a count table.
@@ -7,15 +7,15 @@ time: the sample's released x and SI, plus the step as a one-hot.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch import nn
 
 from attacks.base import AttackInput, AttackResult
-from attacks.deep import label_accuracies
+from attacks.tuning import AttackBudget, accuracy_metrics, tune_classifier, tuned_result
 from trainables.metrics import balanced_accuracy
-from trainables.training import fit_classifier, inverse_frequency_weights, predict_logits
+from trainables.training import predict_logits
 
 
 def require_si(data: AttackInput, name: str) -> tuple[torch.Tensor, torch.Tensor]:
@@ -41,33 +41,22 @@ def per_step(features: torch.Tensor, steps: int, position: bool) -> torch.Tensor
     return torch.cat([rows, onehot], 1)
 
 
-def mlp_predictions(
-    train_f: torch.Tensor,
-    train_s: torch.Tensor,
-    test_f: torch.Tensor,
-    num_classes: int,
-    *,
-    hidden: int,
-    epochs: int,
-    batch_size: int,
-    lr: float,
-    seed: int,
-) -> torch.Tensor:
-    """Test predictions of a two-hidden-layer MLP fitted with class-weighted cross-entropy on features [N, d]."""
-    train_f, test_f = standardise(train_f, test_f)
-    gen = torch.Generator(device=train_f.device).manual_seed(seed)
-    torch.manual_seed(seed)
-    model = nn.Sequential(
-        nn.Linear(train_f.shape[1], hidden), nn.ReLU(),
-        nn.Linear(hidden, hidden), nn.ReLU(),
-        nn.Linear(hidden, num_classes),
-    ).to(train_f.device)
-    fit_classifier(
-        model, train_f, train_s,
-        epochs=epochs, batch_size=batch_size, lr=lr, generator=gen,
-        class_weights=inverse_frequency_weights(train_s, num_classes),
-    )
-    return predict_logits(model, test_f).argmax(1)
+class Mlp(nn.Sequential):
+    """Two hidden layers of ``hidden`` units: the side-information attacker's network on features [N, d]."""
+
+    def __init__(self, features: int, num_classes: int, hidden: int) -> None:
+        super().__init__(nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
+                         nn.Linear(hidden, num_classes))
+
+
+@dataclass(frozen=True)
+class MlpBuilder:
+    """Picklable (num_classes, width) -> Mlp factory for a fixed number of input features."""
+
+    features: int
+
+    def __call__(self, num_classes: int, width: int) -> Mlp:
+        return Mlp(self.features, num_classes, width)
 
 
 def plug_in_bayes(
@@ -97,56 +86,51 @@ def plug_in_bayes(
 class SideInfoAttacker:
     """MLP on [flattened released x ; SI], fitted on the released training split, scored on the test split."""
 
+    budget: AttackBudget = field(default_factory=AttackBudget)
     name: str = "side_info"
-    epochs: int = 30
-    batch_size: int = 128
-    lr: float = 1e-3
-    seed: int = 0
     hidden: int = 64
 
     def run(self, data: AttackInput) -> AttackResult:
-        """Train from scratch on released data joined with SI (and the step, for per-step labels); test balanced accuracy."""
+        """Tune an MLP family on released data joined with SI (and the step, for per-step labels); score the test split once."""
         train_si, test_si = require_si(data, self.name)
         train_f = torch.cat([data.train_x.flatten(1).float(), train_si], dim=1)
         test_f = torch.cat([data.test_x.flatten(1).float(), test_si], dim=1)
         if data.train_s.dim() == 2:
             steps = data.train_s.shape[1]
             train_f, test_f = per_step(train_f, steps, True), per_step(test_f, steps, True)
-        pred = mlp_predictions(
-            train_f, data.train_s.flatten(), test_f, data.num_classes,
-            hidden=self.hidden, epochs=self.epochs, batch_size=self.batch_size, lr=self.lr, seed=self.seed,
-        )
-        return AttackResult(self.name, label_accuracies(pred.view(data.test_s.shape), data.test_s, data.num_classes))
+        train_f, test_f = standardise(train_f, test_f)
+        fit = tune_classifier(MlpBuilder(train_f.shape[1]), train_f, data.train_s.flatten(), data.num_classes,
+                              self.budget, self.hidden)
+        pred = predict_logits(fit.model, test_f).argmax(1)
+        return tuned_result(self.name, fit, pred.view(data.test_s.shape), data.test_s, data.num_classes)
 
 
 @dataclass(frozen=True)
 class SiOnlyAttacker:
     """The floor: S predicted from SI alone (exact count table for few distinct SI rows, else an MLP)."""
 
+    budget: AttackBudget = field(default_factory=AttackBudget)
     name: str = "si_only"
-    epochs: int = 30
-    batch_size: int = 128
-    lr: float = 1e-3
-    seed: int = 0
     hidden: int = 64
     max_table_rows: int = 4096
 
     def predict(self, train_si: torch.Tensor, train_s: torch.Tensor, test_si: torch.Tensor, num_classes: int) -> torch.Tensor:
-        """Test predictions: plug-in Bayes when train+test SI has at most ``max_table_rows`` distinct rows, else the MLP."""
+        """Test predictions: plug-in Bayes when train+test SI has at most ``max_table_rows`` distinct rows, else the tuned MLP."""
         if len(torch.unique(torch.cat([train_si, test_si]), dim=0)) <= self.max_table_rows:
             return plug_in_bayes(train_si, train_s, test_si, num_classes)
-        return mlp_predictions(train_si, train_s, test_si, num_classes, hidden=self.hidden, epochs=self.epochs,
-                               batch_size=self.batch_size, lr=self.lr, seed=self.seed)
+        train_f, test_f = standardise(train_si, test_si)
+        fit = tune_classifier(MlpBuilder(train_f.shape[1]), train_f, train_s, num_classes, self.budget, self.hidden)
+        return predict_logits(fit.model, test_f).argmax(1)
 
     def run(self, data: AttackInput) -> AttackResult:
         """Test balanced accuracy from SI alone; per-step labels also get ``accuracy_with_position`` (SI and the step)."""
         train_si, test_si = require_si(data, self.name)
         if data.train_s.dim() == 1:
             pred = self.predict(train_si, data.train_s, test_si, data.num_classes)
-            return AttackResult(self.name, {"accuracy": balanced_accuracy(pred, data.test_s, data.num_classes)})
+            return AttackResult(self.name, accuracy_metrics(pred, data.test_s, data.num_classes))
         steps, train_s = data.train_s.shape[1], data.train_s.flatten()
         pred = self.predict(per_step(train_si, steps, False), train_s, per_step(test_si, steps, False), data.num_classes)
-        metrics = label_accuracies(pred.view(data.test_s.shape), data.test_s, data.num_classes)
+        metrics = accuracy_metrics(pred.view(data.test_s.shape), data.test_s, data.num_classes)
         pred = self.predict(per_step(train_si, steps, True), train_s, per_step(test_si, steps, True), data.num_classes)
         metrics["accuracy_with_position"] = balanced_accuracy(pred, data.test_s.flatten(), data.num_classes)
         return AttackResult(self.name, metrics)

@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 
-from attacks.farm import FarmSettings, attack_inputs  # noqa: E402
+from attacks.farm import attack_inputs  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -176,7 +176,7 @@ def bare_trial(name: str, profile: str, device: torch.device, epochs: int | None
         data = inputs.data
         _check_on(device, f"{name} farm inputs", data.train_x, data.train_s, data.test_x, data.test_s, data.train_u,
                   data.raw_train_x, data.train_si, data.test_si, *(t.member_x for t in inputs.targets))
-        report = attack_inputs(inputs, FarmSettings.from_config(config), preset.farm_attackers, figures=True)
+        report = attack_inputs(inputs, config, preset.farm_attackers, figures=True)
         result.attack_s = report.seconds
         result.attack_metrics.update({k: v for k, v in report.metrics.items() if k.endswith("/accuracy")
                                       or k.endswith("yeom/advantage")})

@@ -3,7 +3,8 @@
 This package is named ``platform`` by the project's layout, which shadows Python's standard
 ``platform`` module when running from the repository root. To keep ``uuid``, ``torch``, ``ray``
 and ``mlflow`` working, the standard module is loaded under another name and its public names
-are re-exported here (DESIGN.md §2). Worker code (trainables/, attacks/) never imports this package.
+are re-exported here (hence: run putlab from the repository root). Worker code (trainables/, attacks/)
+never imports this package.
 """
 import importlib.util as _ilu
 import os as _os

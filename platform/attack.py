@@ -14,7 +14,8 @@ from pathlib import Path
 from mlflow.tracking import MlflowClient
 from ray import tune
 
-from attacks.farm import MEMBERSHIP, check_names
+from attacks.farm import check_names
+from attacks.membership_farm import MEMBERSHIP_ATTACKERS
 from platform import tracking
 from platform.cli import guarded
 from platform.errors import UsageError
@@ -28,7 +29,7 @@ from platform.tuning import init_ray
 
 def primary_metric(attacker: str) -> str:
     """The metric whose presence at a step means ``attacker`` already ran on that checkpoint."""
-    return f"attack/{MEMBERSHIP}/advantage" if attacker == MEMBERSHIP else f"attack/{attacker}/accuracy"
+    return f"attack/{attacker}/auc" if attacker in MEMBERSHIP_ATTACKERS else f"attack/{attacker}/accuracy"
 
 
 def checkpoints_of(run) -> list[tuple[int, Path]]:
@@ -52,8 +53,8 @@ def trial_config(checkpoint_dir: Path) -> dict:
 
 
 def attack_missing(client: MlflowClient, exp_id: str, parent_id: str, plan: FarmPlan,
-                   attackers: tuple[str, ...] | None = None) -> int:
-    """Submit every (checkpoint, attacker) pair not yet in MLflow, wait, log; returns the checkpoints attacked."""
+                   attackers: tuple[str, ...] | None = None) -> tuple[int, int]:
+    """Submit every (checkpoint, attacker) pair not yet in MLflow, wait, log; returns (checkpoints attacked, failed)."""
     scheduler = FarmScheduler(client, plan)
     names = attackers or plan.attackers
     for run in tracking.child_runs(client, exp_id, parent_id):
@@ -68,7 +69,7 @@ def attack_missing(client: MlflowClient, exp_id: str, parent_id: str, plan: Farm
                                  missing, figures=step == checkpoints[-1][0])
     submitted = len(scheduler.pending)
     scheduler.drain()
-    return submitted
+    return submitted, scheduler.failures
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -93,12 +94,15 @@ def run(argv: list[str] | None = None) -> int:
         raise UsageError(f"preset {preset.name!r} has no checkpoints for the attack farm")
     init_ray(args.address)
     plan = FarmPlan(preset.checkpoint_inputs, preset.farm_attackers, preset.privacy_attackers, {"cpu": 1, "gpu": 0})
-    done = attack_missing(client, exp_id, parent_id, plan, attackers)
-    print(f"attacked {done} checkpoint(s) of sweep run {parent_id}", flush=True)
+    done, failed = attack_missing(client, exp_id, parent_id, plan, attackers)
+    print(f"attacked {done} checkpoint(s) of sweep run {parent_id}" + (f", {failed} failed" if failed else ""), flush=True)
     axes = [Axis(**a) for a in preset.pareto_axes]
-    summary = summarise(trials_table(client, exp_id, parent_id, preset.label_keys), axes)
+    summary = summarise(trials_table(client, exp_id, parent_id, preset.label_keys), axes, preset.label_keys)
     log_summary(client, parent_id, summary, axes, preset)
     print(format_summary(summary, axes, preset.label_keys))
+    if failed:
+        print(f"error: {failed} checkpoint attack(s) failed (tag putlab.farm_error on their runs)", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -2,7 +2,10 @@
 
 Sweeps of different mechanisms (releaser, privatizer, Cloak) compare when their presets share the Pareto axes' metrics
 (e.g. utility/accuracy against attack/max/accuracy). The comparison is a run of experiment ``putlab-comparisons``:
-the overlaid fronts (PNG), every trial (CSV) and each sweep's hypervolume against the same reference point.
+the overlaid fronts (PNG, with error bars), every trial (CSV) and each sweep's hypervolume against the same reference
+point. A sweep replicated over seeds enters as its per-point means (bars: ± std over seeds) and its hypervolume as the
+mean over seeds with its std; otherwise the bars are the trials' logged 95 % intervals. An HTML report of it all is
+logged as ``report/report.html`` and written to ``reports/`` beside the store.
 """
 from __future__ import annotations
 
@@ -17,25 +20,30 @@ from platform import tracking
 from platform.cli import guarded
 from platform.errors import UsageError
 from platform.front_plot import plot_fronts
-from platform.pareto import Axis, hypervolume, pareto_mask
+from platform.numbers import readable
+from platform.pareto import Axis
+from platform.quiet import silence
+from platform.report import render_comparison, report_dir, with_interval, write_report
 from platform.sweep_config import get_preset
-from platform.sweep_report import trials_table
+from platform.sweep_report import SweepSummary, summarise, trials_table
 
 EXPERIMENT = "putlab-comparisons"
 
 
-def sweep_trials(client, target: str) -> tuple[str, pd.DataFrame, list[Axis]]:
-    """(label, finished trials with both axes, axes) of one sweep."""
+def sweep_summary(client, target: str) -> tuple[str, SweepSummary, list[Axis]]:
+    """(label, summary of the finished trials with both axes, axes) of one sweep."""
     exp_id, parent_id = tracking.find_sweep_parent(client, target)
     parent = client.get_run(parent_id)
     preset = get_preset(parent.data.params["preset"])
     axes = [Axis(**a) for a in preset.pareto_axes]
     table = trials_table(client, exp_id, parent_id, preset.label_keys)
     needed = [a.metric for a in axes]
+    if not table.empty and all(m in table for m in needed):
+        table = table[table["status"] == "FINISHED"].dropna(subset=needed).reset_index(drop=True)
     if table.empty or any(m not in table for m in needed):
         raise UsageError(f"sweep {parent.info.run_name} has no finished trial reporting {' and '.join(needed)}")
-    table = table[table["status"] == "FINISHED"].dropna(subset=needed).reset_index(drop=True)
-    return f"{preset.name} ({preset.mechanism}) {parent.info.run_name}", table.assign(sweep=parent.info.run_name), axes
+    summary = summarise(table.assign(sweep=parent.info.run_name), axes, preset.label_keys)
+    return f"{preset.name} ({preset.mechanism}) {parent.info.run_name}", summary, axes
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -44,31 +52,49 @@ def run(argv: list[str] | None = None) -> int:
     p.add_argument("sweeps", nargs="+", help="sweep parent run ids, sweep names or experiment names (newest sweep)")
     p.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite:///<cwd>/mlflow.db)")
     args = p.parse_args(argv)
-    client = tracking.connect(args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}")
-    sweeps = [sweep_trials(client, s) for s in args.sweeps]
+    silence()
+    tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
+    client = tracking.connect(tracking_uri)
+    sweeps = [sweep_summary(client, s) for s in args.sweeps]
     axes = sweeps[0][2]
     for label, _, other in sweeps[1:]:
         if [a.metric for a in other] != [a.metric for a in axes]:
             raise UsageError(f"{label} has Pareto axes {[a.metric for a in other]}, not {[a.metric for a in axes]}")
-    masks = [pareto_mask(table, axes) for _, table, _ in sweeps]
     lines = []
     metrics = {}
-    for i, ((label, table, _), mask) in enumerate(zip(sweeps, masks)):
-        hv = hypervolume(table, axes, normalised=True)
+    summaries = []
+    for i, (label, summary, _) in enumerate(sweeps):
+        hv = summary.hypervolume_normalised
         metrics[f"compare/{i}/hypervolume_normalised"] = hv
-        lines.append(f"{label}: front {int(mask.sum())} of {len(table)} trials, hypervolume (normalised) {hv:.3f}")
+        front = f"front {int(summary.front.sum())} of {len(summary.trials)} trials"
+        if summary.spread:
+            std = summary.spread["front/hypervolume_normalised/std"]
+            metrics[f"compare/{i}/hypervolume_normalised/std"] = std
+            seeds = int(summary.spread["front/seeds"])
+            lines.append(f"{label}: {front} ({int(summary.points['pareto_front'].sum())} of {len(summary.points)} points, "
+                         f"{seeds} seeds), hypervolume (normalised) {readable(hv)} ± {readable(std)} (mean ± std over seeds)")
+        else:
+            lines.append(f"{label}: {front}, hypervolume (normalised) {readable(hv)}")
+        on_front = summary.points[summary.points["pareto_front"]]
+        members = [{"name": row["name"], "axes": [with_interval(row, a.metric) for a in axes]} for _, row in on_front.iterrows()]
+        summaries.append({"label": label, "trials": len(summary.trials), "front_size": len(on_front), "hypervolume": hv,
+                          "members": members})
     exp_id = tracking.experiment_id(client, EXPERIMENT)
-    run_ = client.create_run(exp_id, run_name=" vs ".join(t["sweep"].iloc[0] for _, t, _ in sweeps))
+    title = " vs ".join(s.trials["sweep"].iloc[0] for _, s, _ in sweeps)
+    run_ = client.create_run(exp_id, run_name=title)
     with tempfile.TemporaryDirectory() as tmp:
-        plot_fronts([(label, table, mask) for (label, table, _), mask in zip(sweeps, masks)], axes,
-                    Path(tmp) / "fronts.png")
-        pd.concat([t.assign(pareto_front=m) for (_, t, _), m in zip(sweeps, masks)]).to_csv(Path(tmp) / "trials.csv", index=False)
+        plot_fronts([(label, s.points, s.points["pareto_front"].to_numpy()) for label, s, _ in sweeps], axes,
+                    Path(tmp) / "fronts.png", label_col="name")
+        pd.concat([s.trials.assign(pareto_front=s.front) for _, s, _ in sweeps]).to_csv(Path(tmp) / "trials.csv", index=False)
+        html = render_comparison(f"putlab comparison {title}", summaries, axes, Path(tmp) / "fronts.png")
         client.log_artifacts(run_.info.run_id, tmp, "comparison")
+    report = write_report(client, run_.info.run_id, html, report_dir(tracking_uri) / f"compare-{run_.info.run_id}.html")
     tracking.log_params(client, run_.info.run_id, {f"sweep_{i}": label for i, (label, _, _) in enumerate(sweeps)})
     tracking.log_metrics(client, run_.info.run_id, metrics)
     client.set_terminated(run_.info.run_id)
     print("\n".join(lines))
     print(f"logged to experiment {EXPERIMENT}, run {run_.info.run_id} (comparison/fronts.png)")
+    print(f"report: {report}")
     return 0
 
 

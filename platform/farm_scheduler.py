@@ -2,7 +2,8 @@
 
 Tasks are submitted as checkpoints arrive and collected whenever Tune's loop comes round, so attacks
 of earlier checkpoints overlap with training of later ones where the cluster has room. After each
-report the privacy axis ``attack/max/accuracy`` (the strongest attacker at that step) is refreshed.
+report the privacy axis ``attack/max/accuracy`` (the strongest attacker at that step) is refreshed, with that
+attacker's 95 % interval.
 """
 from __future__ import annotations
 
@@ -17,9 +18,12 @@ from ray import tune
 
 from attacks.farm import FarmReport, run_farm
 from platform import tracking
+from platform.numbers import readable
 
 MAX_METRIC = "attack/max/accuracy"
 TAG_STRONGEST = "putlab.strongest_attacker"
+TAG_CAPPED = "putlab.capped_attackers"
+CI_BOUNDS = ("ci_low", "ci_high")
 
 
 @dataclass(frozen=True)
@@ -38,16 +42,47 @@ def metric_at(client: MlflowClient, run_id: str, key: str, step: int) -> float |
     return values[-1] if values else None
 
 
-def update_strongest(client: MlflowClient, run_id: str, step: int, privacy_attackers: Sequence[str]) -> None:
-    """Log ``attack/max/accuracy`` at ``step`` (once per value) and tag the winning attacker."""
+def update_strongest(client: MlflowClient, run_id: str, step: int, privacy_attackers: Sequence[str]) -> dict[str, float]:
+    """Log ``attack/max/accuracy`` at ``step`` with the winning attacker's 95 % interval
+    (``attack/max/accuracy/ci_low|ci_high``, where it logged one), each once per value, and tag the winner;
+    returns every privacy attacker's accuracy at that step."""
     scores = {a: metric_at(client, run_id, f"attack/{a}/accuracy", step) for a in privacy_attackers}
     scores = {a: v for a, v in scores.items() if v is not None}
     if not scores:
-        return
+        return scores
     winner = max(scores, key=scores.get)
-    if metric_at(client, run_id, MAX_METRIC, step) != scores[winner]:
-        tracking.log_metrics(client, run_id, {MAX_METRIC: scores[winner]}, step=step)
+    values = {MAX_METRIC: scores[winner]}
+    for bound in CI_BOUNDS:
+        value = metric_at(client, run_id, f"attack/{winner}/accuracy/{bound}", step)
+        if value is not None:
+            values[f"{MAX_METRIC}/{bound}"] = value
+    changed = {k: v for k, v in values.items() if metric_at(client, run_id, k, step) != v}
+    if changed:
+        tracking.log_metrics(client, run_id, changed, step=step)
     client.set_tag(run_id, TAG_STRONGEST, winner)
+    return scores
+
+
+def strongest_line(trial: str, step: int, scores: dict[str, float]) -> str:
+    """'[alpha=2 lam=1] checkpoint 4: strongest attacker thickness 0.812 (deep 0.75, thickness 0.812)'."""
+    winner = max(scores, key=scores.get)
+    each = ", ".join(f"{a} {readable(v)}" for a, v in sorted(scores.items()))
+    return f"[{trial}] checkpoint {step}: strongest attacker {winner} {readable(scores[winner])} ({each})"
+
+
+def flag_capped(client: MlflowClient, run_id: str, step: int, attackers: Sequence[str]) -> list[str]:
+    """Tag the run with the learned attackers that hit their epoch cap at ``step`` and say so in one line each.
+
+    A capped attacker was still improving when it stopped, so its accuracy is a lower bound on leakage.
+    """
+    capped = [a for a in attackers if metric_at(client, run_id, f"attack/{a}/capped", step) == 1.0]
+    if capped:
+        client.set_tag(run_id, TAG_CAPPED, ",".join(capped))
+        run_name = client.get_run(run_id).info.run_name
+        for name in capped:
+            print(f"[{run_name}] step {step}: attacker {name} hit its epoch cap (attack_epochs); "
+                  f"attack/{name}/accuracy is a lower bound", flush=True)
+    return capped
 
 
 class FarmScheduler:
@@ -57,6 +92,7 @@ class FarmScheduler:
         self.client = client
         self.plan = plan
         self.pending: dict[ray.ObjectRef, tuple[str, int, tuple[str, ...]]] = {}
+        self.failures = 0  # checkpoint attacks that raised (tagged on their runs)
         self._task = ray.remote(run_farm)
 
     def submit(self, run_id: str, step: int, config: dict, checkpoint: tune.Checkpoint,
@@ -80,6 +116,7 @@ class FarmScheduler:
                 self._log(run_id, step, ray.get(ref))
             except Exception as exc:  # an attacker's failure is reported, the sweep goes on
                 message = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
+                self.failures += 1
                 self.client.set_tag(run_id, "putlab.farm_error", message)
                 print(f"attack farm failed on run {run_id} step {step} ({', '.join(names)}): {message}", flush=True)
         return len(ready)
@@ -99,4 +136,7 @@ class FarmScheduler:
                 path = Path(tmp) / f"epoch{step:03d}_{name}"
                 path.write_bytes(png)
                 self.client.log_artifact(run_id, str(path), artifact_path="attacks")
-        update_strongest(self.client, run_id, step, self.plan.privacy_attackers)
+        scores = update_strongest(self.client, run_id, step, self.plan.privacy_attackers)
+        if scores:
+            print(strongest_line(self.client.get_run(run_id).info.run_name, step, scores), flush=True)
+        flag_capped(self.client, run_id, step, self.plan.privacy_attackers)

@@ -10,10 +10,13 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
+from adjustText import adjust_text
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from platform.pareto import Axis
+from platform.replicates import band_columns
 
 FIGSIZE = (6.4, 4.8)  # inches; at DPI this is 768 x 576 pixels
 DPI = 120
@@ -25,6 +28,71 @@ def _label(axis: Axis) -> str:
     return f"{axis.metric} ({'higher' if axis.higher_is_better else 'lower'} is better)"
 
 
+SYMBOLS = {"alpha": "α", "lam": "λ", "adv_steps": "k"}
+
+
+def short_labels(labels: Sequence[str]) -> list[str]:
+    """Trial names made short for a plot: settings shared by every label dropped, α/λ/k for alpha/lam/adv_steps."""
+    tokens = [str(label).split() for label in labels]
+    shared = set.intersection(*(set(t) for t in tokens)) if tokens else set()
+    short = []
+    for label, parts in zip(labels, tokens):
+        kept = [p for p in parts if p not in shared] or parts
+        short.append(" ".join(SYMBOLS.get(k, k) + sep + ("∞" if v == "inf" else v) for k, sep, v in (p.partition("=") for p in kept)))
+    return short
+
+
+def label_points(ax: Axes, xs: Sequence[float], ys: Sequence[float], labels: Sequence[str],
+                 colours: Sequence[str] | None = None) -> None:
+    """Label points (see ``short_labels``) so that labels overlap neither each other nor the points (adjustText),
+    joined to their points by thin leaders; points of one colour that coincide share a label ("... (+2 identical)")."""
+    colours = colours or ["black"] * len(labels)
+    labels = short_labels([str(t) if pd.notna(t) else "" for t in labels])
+    at_point: dict[tuple[float, float, str], list[str]] = {}
+    for text, px, py, colour in zip(labels, xs, ys, colours):
+        if text and np.isfinite(px) and np.isfinite(py):
+            at_point.setdefault((float(px), float(py), colour), []).append(str(text))
+    texts = [ax.text(px, py, names[0] if len(names) == 1 else f"{names[0]} (+{len(names) - 1} identical)",
+                     fontsize=7, color=colour)
+             for (px, py, colour), names in at_point.items()]
+    if texts:
+        points = np.array([(px, py) for px, py, _ in at_point])
+        adjust_text(texts, x=points[:, 0], y=points[:, 1], ax=ax,
+                    arrowprops={"arrowstyle": "-", "color": "0.5", "linewidth": 0.5})
+
+
+def _error(df: pd.DataFrame, metric: str, values: np.ndarray) -> np.ndarray | None:
+    """(2, n) distances from each value down and up to its band (``replicates.band_columns``); None without bands."""
+    low, high = band_columns(metric)
+    if low not in df or high not in df:
+        return None
+    lows = df[low].to_numpy(dtype=float, na_value=np.nan)
+    highs = df[high].to_numpy(dtype=float, na_value=np.nan)
+    return np.clip(np.stack([values - lows, highs - values]), 0.0, None)  # NaN (no band) draws no bar
+
+
+def band_note(tables: Sequence[pd.DataFrame]) -> str | None:
+    """What the error bars are, for the plot's title: None when no table has bands."""
+    with_bands = [df for df in tables if df.filter(regex="/band_(low|high)$").notna().to_numpy().any()]
+    if not with_bands:
+        return None
+    if any("n_seeds" in df and (df["n_seeds"] > 1).any() for df in with_bands):
+        return "error bars: ± 1 std over seeds (95 % interval where a point has one seed)"
+    return "error bars: 95 % intervals"
+
+
+def draw_bands(ax, df: pd.DataFrame, axes: Sequence[Axis], rows: np.ndarray, colour: str) -> None:
+    """Error bars on both axes for the chosen rows of a point table, where it has band columns."""
+    ax_x, ax_y = axes
+    x = df[ax_x.metric].to_numpy(dtype=float, na_value=np.nan)
+    y = df[ax_y.metric].to_numpy(dtype=float, na_value=np.nan)
+    xerr, yerr = _error(df, ax_x.metric, x), _error(df, ax_y.metric, y)
+    if (xerr is None and yerr is None) or not rows.any():
+        return
+    ax.errorbar(x[rows], y[rows], xerr=None if xerr is None else xerr[:, rows], yerr=None if yerr is None else yerr[:, rows],
+                fmt="none", ecolor=colour, elinewidth=0.8, capsize=2, zorder=1.5)
+
+
 def plot_front(
     df: pd.DataFrame,
     axes: Sequence[Axis],
@@ -32,14 +100,20 @@ def plot_front(
     label_col: str | None,
     path: str | Path,
 ) -> Path:
-    """Draw all trials (grey) and the Pareto front (step line, annotated) on two axes; save PNG.
+    """Draw the front (``front_figure``) and save it as a PNG; returns the path written."""
+    return _save(front_figure(df, axes, front_mask, label_col), path)
+
+
+def front_figure(df: pd.DataFrame, axes: Sequence[Axis], front_mask: np.ndarray, label_col: str | None) -> Figure:
+    """Draw all trials (grey) and the Pareto front (step line, annotated) on two axes.
 
     ``axes[0]`` is the horizontal axis, ``axes[1]`` the vertical one; ``front_mask`` is aligned
     with ``df``'s rows (e.g. from ``pareto_mask``). The step line runs from the front point best
     on the horizontal axis to the worst, holding each point's vertical value until the next, so
     it traces the boundary of the region the front dominates. ``label_col`` names a column whose
     values annotate front points (e.g. "α=2 λ=10 k=1"). A dashed chance line is drawn on any axis
-    whose ideal is 0.5. Returns the path written.
+    whose ideal is 0.5. Where ``df`` has band columns (a point table from ``replicates.point_table``) every point
+    gets error bars on both axes: grey off the front, blue on it.
     """
     if len(axes) != 2:
         raise ValueError(f"plot_front draws exactly 2 axes, got {len(axes)}")
@@ -54,21 +128,14 @@ def plot_front(
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     ax.scatter(x, y, s=14, color="0.65", label="trials", zorder=1)
+    draw_bands(ax, df, axes, ~mask, "0.75")
+    draw_bands(ax, df, axes, mask, "tab:blue")
+    ax.set_title(band_note([df]) or "", fontsize=8)
 
     order = np.argsort(ax_x.to_min(x[mask]), kind="stable")
     fx, fy = x[mask][order], y[mask][order]
     ax.step(fx, fy, where="post", color="tab:blue", linewidth=1.5, zorder=2)
     ax.scatter(fx, fy, s=36, color="tab:blue", edgecolor="black", label="Pareto front", zorder=3)
-    if label_col is not None:
-        # Trials landing on the same point (e.g. every α at λ = 0) share one label.
-        at_point: dict[tuple[float, float], list[str]] = {}
-        for text, px, py in zip(df[label_col].to_numpy()[mask][order], fx, fy):
-            if pd.notna(text):
-                at_point.setdefault((float(px), float(py)), []).append(str(text))
-        for (px, py), texts in at_point.items():
-            text = texts[0] if len(texts) == 1 else f"{texts[0]} (+{len(texts) - 1} identical)"
-            ax.annotate(text, (px, py), xytext=(4, 4), textcoords="offset points", fontsize=7)
-
     if ax_x.ideal == CHANCE:
         ax.axvline(CHANCE, color="tab:red", linestyle="--", linewidth=1, label="chance (0.5)")
     if ax_y.ideal == CHANCE:
@@ -79,15 +146,29 @@ def plot_front(
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize=8)
     fig.tight_layout()
+    if label_col is not None:  # last: adjustText places labels in the final layout
+        label_points(ax, fx, fy, df[label_col].to_numpy()[mask][order])
+    return fig
 
+
+def _save(fig: Figure, path: str | Path) -> Path:
+    """Write the figure as a PNG (making its folder); returns the path."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=DPI, format="png")
     return out
 
 
-def plot_fronts(sweeps: Sequence[tuple[str, pd.DataFrame, np.ndarray]], axes: Sequence[Axis], path: str | Path) -> Path:
-    """Several sweeps' trials (faint) and fronts (step lines) on the same two axes, one colour per sweep; save PNG."""
+def plot_fronts(sweeps: Sequence[tuple[str, pd.DataFrame, np.ndarray]], axes: Sequence[Axis], path: str | Path,
+                label_col: str | None = None) -> Path:
+    """Draw the overlaid fronts (``fronts_figure``) and save them as a PNG; returns the path written."""
+    return _save(fronts_figure(sweeps, axes, label_col), path)
+
+
+def fronts_figure(sweeps: Sequence[tuple[str, pd.DataFrame, np.ndarray]], axes: Sequence[Axis],
+                  label_col: str | None = None) -> Figure:
+    """Several sweeps' trials (faint) and fronts (step lines) on the same two axes, one colour per sweep; front points
+    get error bars where the tables have band columns and labels from ``label_col`` in their sweep's colour."""
     ax_x, ax_y = axes
     fig = Figure(figsize=FIGSIZE, dpi=DPI)
     FigureCanvasAgg(fig)
@@ -100,6 +181,8 @@ def plot_fronts(sweeps: Sequence[tuple[str, pd.DataFrame, np.ndarray]], axes: Se
         order = np.argsort(ax_x.to_min(x[mask]), kind="stable")
         ax.step(x[mask][order], y[mask][order], where="post", color=colour, linewidth=1.5, zorder=2)
         ax.scatter(x[mask][order], y[mask][order], s=30, color=colour, edgecolor="black", label=label, zorder=3)
+        draw_bands(ax, df, axes, np.asarray(mask, dtype=bool), colour)
+    ax.set_title(band_note([df for _, df, _ in sweeps]) or "", fontsize=8)
     if ax_y.ideal == CHANCE:
         ax.axhline(CHANCE, color="tab:red", linestyle="--", linewidth=1, label="chance (0.5)")
     ax.set_xlabel(_label(ax_x))
@@ -107,6 +190,12 @@ def plot_fronts(sweeps: Sequence[tuple[str, pd.DataFrame, np.ndarray]], axes: Se
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize=7)
     fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out, dpi=DPI, format="png")
-    return out
+    if label_col is not None:  # all sweeps' labels in one pass, so they avoid each other too
+        xs, ys, names, colours = [], [], [], []
+        for i, (_, df, mask) in enumerate(sweeps):
+            xs += list(df[ax_x.metric].to_numpy(dtype=float, na_value=np.nan)[mask])
+            ys += list(df[ax_y.metric].to_numpy(dtype=float, na_value=np.nan)[mask])
+            names += list(df[label_col].to_numpy()[mask])
+            colours += [f"C{i}"] * int(np.asarray(mask).sum())
+        label_points(ax, xs, ys, names, colours)
+    return fig

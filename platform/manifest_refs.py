@@ -16,7 +16,7 @@ import yaml
 
 from platform.manifests import REPO, Document, Problem, problem
 
-LAYOUT_PACKAGES = ("platform", "trainables", "attacks", "search_spaces", "serve")  # DESIGN §2
+LAYOUT_PACKAGES = ("platform", "trainables", "attacks", "search_spaces", "serve")  # the top-level packages of the layout
 REPO_DIRS = ("k8s", "serve", "platform", "trainables", "attacks", "search_spaces", "scripts", "benchmarks", "tests")
 _REPO_PATH = re.compile(rf"(?<![\w/.-])((?:{'|'.join(REPO_DIRS)})/[\w./-]*\.\w+)")
 _SERVICE_DNS = re.compile(r"(?<![\w.-])([a-z0-9-]+)\.([a-z0-9-]+)\.svc(?:\.cluster\.local)?(?::(\d+))?")
@@ -253,7 +253,7 @@ def _runtime_env(doc: Document, path: list, env: Any, needs_code: bool) -> Itera
         if name == "ray":
             yield problem(doc, where, "ray comes from the image; installing it in the runtime environment replaces the cluster's Ray")
         elif name in pins and str(requirement).replace(" ", "") != pins[name]:
-            yield problem(doc, where, f"{requirement!r} differs from pyproject.toml's pin {pins[name]!r} (DESIGN §6: torch pinned exactly)")
+            yield problem(doc, where, f"{requirement!r} differs from pyproject.toml's pin {pins[name]!r} (torch is pinned exactly)")
 
 
 @lru_cache(maxsize=None)

@@ -1,4 +1,4 @@
-"""Pareto fronts and hypervolume over finished trials (DESIGN.md §7).
+"""Pareto fronts and hypervolume over finished trials (docs/metrics.md#pareto-front).
 
 Pure computation on a ``pandas.DataFrame`` with one row per trial and one column per metric; no
 plotting, no MLflow. Every axis is mapped internally to "lower is better" (values of a

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -19,10 +20,12 @@ from pathlib import Path
 import pandas as pd
 from mlflow.entities.model_registry import ModelVersion
 from mlflow.exceptions import MlflowException
+from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 from mlflow.tracking import MlflowClient
 
 from platform import tracking
 from platform.cli import guarded
+from platform.commands import python_module
 from platform.errors import UsageError
 from platform.pareto import Axis
 from platform.sweep_config import get_preset
@@ -30,6 +33,9 @@ from platform.sweep_report import trials_table
 from search_spaces import Preset
 from serve.points import POINT_DIR, POINT_FILE, PRESET_TAG
 
+
+
+MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
 @dataclass(frozen=True)
@@ -52,7 +58,7 @@ def choose(table: pd.DataFrame, axes: list[Axis], max_attack: float | None = Non
     missing = [a.metric for a in axes if a.metric not in finished]
     if finished.empty or missing:
         raise UsageError(f"the sweep has no finished trial reporting {', '.join(missing or [utility.metric, privacy.metric])}"
-                         " (python -m platform.attack <sweep> adds missing attacks)")
+                         f" ({python_module('platform.attack', '<sweep>')} adds missing attacks)")
     finished = finished.dropna(subset=[utility.metric, privacy.metric])
     ok = finished[finished[privacy.metric] <= max_attack]
     if ok.empty:
@@ -82,15 +88,20 @@ def register(client: MlflowClient, model_name: str, preset: Preset, choice: Choi
         (Path(tmp) / POINT_FILE).write_text(json.dumps(point, indent=2, default=str))
         client.log_artifacts(run_id, tmp, artifact_path)
     try:
-        client.get_registered_model(model_name)
-    except MlflowException:
-        client.create_registered_model(model_name, tags={PRESET_TAG: preset_name},
-                                       description=f"putlab operating points of preset {preset_name} ({preset.mechanism})")
-    tags = {PRESET_TAG: preset_name, "putlab.mechanism": preset.mechanism, "putlab.trial_id": str(choice.row["trial_id"]),
-            "putlab.selection": choice.reason} | {f"metric.{k}": f"{v:.6g}" for k, v in metrics.items()}
-    summary = ", ".join(f"{a['metric']} {metrics[a['metric']]:.4f}" for a in preset.pareto_axes if a["metric"] in metrics)
-    return client.create_model_version(model_name, source=f"runs:/{run_id}/{artifact_path}", run_id=run_id, tags=tags,
-                                       description=f"trial {choice.row['name']}: {summary}. {choice.reason}.")
+        try:
+            client.get_registered_model(model_name)
+        except MlflowException:
+            client.create_registered_model(model_name, tags={PRESET_TAG: preset_name},
+                                           description=f"putlab operating points of preset {preset_name} ({preset.mechanism})")
+        tags = {PRESET_TAG: preset_name, "putlab.mechanism": preset.mechanism, "putlab.trial_id": str(choice.row["trial_id"]),
+                "putlab.selection": choice.reason} | {f"metric.{k}": f"{v:.6g}" for k, v in metrics.items()}
+        summary = ", ".join(f"{a['metric']} {metrics[a['metric']]:.4f}" for a in preset.pareto_axes if a["metric"] in metrics)
+        return client.create_model_version(model_name, source=f"runs:/{run_id}/{artifact_path}", run_id=run_id, tags=tags,
+                                           description=f"trial {choice.row['name']}: {summary}. {choice.reason}.")
+    except Exception:
+        # A failed registration leaves no orphaned copy of the checkpoint behind.
+        get_artifact_repository(client.get_run(run_id).info.artifact_uri).delete_artifacts(artifact_path)
+        raise
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -103,6 +114,9 @@ def run(argv: list[str] | None = None) -> int:
     p.add_argument("--name", help="registered model name (default: putlab-<preset>)")
     p.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite:///<cwd>/mlflow.db)")
     args = p.parse_args(argv)
+    if args.name is not None and not MODEL_NAME.fullmatch(args.name):
+        raise UsageError(f"--name {args.name!r} is not a usable model name: letters, digits, '.', '_', '-' "
+                         "(it is part of the service's URL), at most 100 characters")
 
     client = tracking.connect(args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}")
     exp_id, parent_id = tracking.find_sweep_parent(client, args.target)
@@ -117,7 +131,7 @@ def run(argv: list[str] | None = None) -> int:
     config = json.loads((checkpoint.parent / "params.json").read_text())
     version = register(client, args.name or f"putlab-{preset.name}", preset, choice, checkpoint, config)
     print(f"registered {version.name} version {version.version}: {version.description}", flush=True)
-    print(f"serve it: python -m serve --tracking-uri {client.tracking_uri} --models {version.name}/{version.version}")
+    print(f"serve it: {python_module('serve', '--tracking-uri', client.tracking_uri, '--models', f'{version.name}/{version.version}')}")
     return 0
 
 

@@ -15,18 +15,23 @@ from pathlib import Path
 import ray
 
 from attacks.farm import check_names
-from platform import tracking
+from platform import preflight, tracking
 from platform.attack import attack_missing
 from platform.cli import guarded
+from platform.commands import command
 from platform.errors import UsageError
+from platform.numbers import readable
 from platform.farm_scheduler import FarmPlan
+from platform.interrupts import SweepEnding, resume_command
 from platform.pareto import Axis
+from platform.seed_axis import with_seeds
+from platform.progress import SweepProgress
+from platform.quiet import silence
+from platform.report import write_sweep_report
 from platform.sweep_config import SweepSpec, resolve
 from platform.sweep_report import format_summary, log_summary, summarise, trials_table
 from platform.trial_logger import MlflowTrialLogger
-from platform.tuning import build_tuner, default_gpus_per_trial, find_sweep, init_ray, restore_tuner
-
-EXIT_INTERRUPTED = 130
+from platform.tuning import TUNER_STATE, build_tuner, default_gpus_per_trial, find_sweep, init_ray, restore_tuner
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -43,6 +48,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--search", choices=("grid", "optuna"), default="grid",
                    help="grid (default) or Optuna multi-objective search over the axes' continuous ranges")
     p.add_argument("--samples", type=int, help="number of Optuna trials (default: the profile's)")
+    p.add_argument("--seeds", type=int, default=1,
+                   help="replicate every grid point over N seeds: the config's seed, seed + 1, ... (default 1)")
     p.add_argument("--attackers", help="comma-separated attack farm for every checkpoint, or 'none' (default: the preset's)")
     p.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite:///<cwd>/mlflow.db)")
     p.add_argument("--experiment", help="MLflow experiment name (default: putlab-<preset>)")
@@ -53,19 +60,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
     p.add_argument("--resume", nargs="?", const="", metavar="SWEEP",
                    help="continue an interrupted sweep (default: the newest of this preset); finished trials are kept")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="every trial event, Ray's resources, the workers' and dependencies' own output")
     return p.parse_args(argv)
-
-
-def check_args(args: argparse.Namespace) -> None:
-    """Range checks of numeric options."""
-    if args.samples is not None and args.samples < 1:
-        raise UsageError(f"--samples must be >= 1 (got {args.samples})")
-    if args.gpus_per_trial is not None and args.gpus_per_trial < 0:
-        raise UsageError(f"--gpus-per-trial must be >= 0 (got {args.gpus_per_trial})")
-    if args.max_concurrent is not None and args.max_concurrent < 1:
-        raise UsageError(f"--max-concurrent must be >= 1 (got {args.max_concurrent})")
-    if args.max_failures < 0:
-        raise UsageError(f"--max-failures must be >= 0 (got {args.max_failures})")
 
 
 def farm_attackers(args: argparse.Namespace, spec: SweepSpec) -> tuple[str, ...]:
@@ -89,18 +86,21 @@ def check_data(spec: SweepSpec) -> dict[str, int]:
         raise UsageError(f"data for preset {spec.preset.name!r} unavailable: {str(exc).splitlines()[0]}") from None
 
 
-def run(args: argparse.Namespace) -> int:
-    """The sweep itself; returns the process exit code."""
-    check_args(args)
-    spec = resolve(args.preset, args.profile, args.overrides)
+def run(args: argparse.Namespace, ending: SweepEnding) -> int:
+    """The sweep itself; returns the process exit code (``ending`` records interruptions and crashes)."""
+    preflight.check_sweep_options(args)
+    silence(args.verbose)
+    spec = with_seeds(resolve(args.preset, args.profile, args.overrides), args.seeds, args.search)
     axes = [Axis(**a) for a in spec.preset.pareto_axes]
     attackers = farm_attackers(args, spec)
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
     client = tracking.connect(tracking_uri)
-    exp_id = tracking.experiment_id(client, args.experiment or f"putlab-{spec.preset.name}")
     storage = Path(args.storage).expanduser().resolve()
+    preflight.check_storage(storage)
     name = find_sweep(storage, spec.preset.name, args.resume or None) if args.resume is not None \
         else f"{spec.preset.name}-{spec.profile}-{time.strftime('%Y%m%d-%H%M%S')}"
+    if args.resume is not None:
+        preflight.check_resume_source(storage, storage / name, storage / name / TUNER_STATE)
 
     counts = check_data(spec)
     print(f"data: {counts}", flush=True)
@@ -110,18 +110,24 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"sweep {name}: preset {spec.preset.name}, profile {spec.profile}, {args.search} search, {planned} trials", flush=True)
 
-    init_ray(args.address)
+    init_ray(args.address, args.verbose)
     gpus = default_gpus_per_trial() if args.gpus_per_trial is None else args.gpus_per_trial
     cpus = spec.preset.profiles[spec.profile].cpus_per_trial
     spec = replace(spec, config={**spec.config, "threads": max(1, int(cpus))})
     resources = {"cpu": cpus, "gpu": gpus}
-    print(f"ray: {ray.cluster_resources()}; per trial {resources}", flush=True)
+    if args.verbose:
+        print(f"ray: {ray.cluster_resources()}; per trial {resources}", flush=True)
+    preflight.check_resources(resources, ray.cluster_resources())
 
+    exp_id = tracking.experiment_id(client, args.experiment or f"putlab-{spec.preset.name}")
     parent_id, reopened = tracking.start_parent(client, exp_id, name, {
         "preset": spec.preset.name, "profile": spec.profile, "mechanism": spec.preset.mechanism,
         "dataset": spec.preset.dataset, "search": args.search, "storage": str(storage / name),
         "grid": spec.grid, "config": spec.config, "planned_trials": planned, "attackers": attackers,
     })
+    ending.attach(client, exp_id, parent_id, resume_command(spec.preset.name, name, {
+        "--tracking-uri": tracking_uri, "--storage": str(storage), "--experiment": args.experiment,
+        "--address": args.address, "--attackers": args.attackers, "--gpus-per-trial": args.gpus_per_trial}))
     planned = int(client.get_run(parent_id).data.params["planned_trials"])  # a resumed sweep keeps its own plan
     if not reopened:
         tracking.log_metrics(client, parent_id, {f"data/{k}": float(v) for k, v in counts.items()})
@@ -138,29 +144,34 @@ def run(args: argparse.Namespace) -> int:
     else:
         logger = MlflowTrialLogger(tracking_uri, exp_id, parent_id, spec.preset.label_keys, spec.preset.checkpoint_figures,
                                    shown=tuple(m for m, _ in spec.preset.optuna_objectives),
-                                   total_epochs=spec.config.get("epochs"), farm=plan)
+                                   total_epochs=spec.config.get("epochs"), farm=plan, verbose=args.verbose)
         tuner = build_tuner(spec, search=args.search, samples=args.samples, resources=resources,
                             storage=storage, name=name, callbacks=[logger],
-                            max_concurrent=args.max_concurrent, max_failures=args.max_failures)
-    results = tuner.fit()
-    caught_up = attack_missing(client, exp_id, parent_id, plan) if plan else 0  # attacks an interruption lost
+                            max_concurrent=args.max_concurrent, max_failures=args.max_failures,
+                            progress=SweepProgress(planned))
+    with ending.fitting():
+        results = tuner.fit()
+    if ending.signal is not None:
+        return ending.interrupted()
+    caught_up = attack_missing(client, exp_id, parent_id, plan)[0] if plan else 0  # attacks an interruption lost
     if caught_up:
         print(f"attack farm: caught up on {caught_up} checkpoint(s)", flush=True)
 
     if baselines is not None:
         tracking.log_metrics(client, parent_id, ray.get(baselines))
     parent_metrics = client.get_run(parent_id).data.metrics
-    summary = summarise(trials_table(client, exp_id, parent_id, spec.preset.label_keys), axes)
+    summary = summarise(trials_table(client, exp_id, parent_id, spec.preset.label_keys), axes, spec.preset.label_keys)
     log_summary(client, parent_id, summary, axes, spec.preset)
     print(format_summary(summary, axes, spec.preset.label_keys))
     if spec.preset.baselines is not None:
-        print("raw-data baselines: " + ", ".join(f"{k} {v:.4f}" for k, v in sorted(parent_metrics.items()) if k.startswith("baseline/")))
+        print("raw-data baselines: " + ", ".join(f"{k} {readable(v)}" for k, v in sorted(parent_metrics.items()) if k.startswith("baseline/")))
+    print(f"report: {write_sweep_report(client, parent_id, tracking_uri)}", flush=True)
     incomplete = results.num_errors > 0 or results.num_terminated < planned
-    print(f"MLflow: mlflow ui --backend-store-uri {tracking_uri} --workers 1  (experiment {client.get_experiment(exp_id).name}, run {name})")
+    print(f"MLflow: {command('mlflow', 'ui', '--backend-store-uri', tracking_uri, '--workers', '1')}  "
+          f"(experiment {client.get_experiment(exp_id).name}, run {name})")
+    print(f"       then open {tracking.ui_url(tracking_uri, exp_id)}  (the front's trials: expand run {name})")
     if incomplete:
-        client.set_terminated(parent_id, "KILLED")
-        print(f"sweep {name} incomplete: continue with  python -m platform.sweep {spec.preset.name} --resume {name}", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return ending.interrupted(f"{name} incomplete")
     client.set_terminated(parent_id, "FINISHED")
     return 0
 
@@ -168,7 +179,8 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: user errors become one line on stderr and exit code 2."""
     args = parse_args(argv)
-    return guarded(lambda: run(args))
+    with SweepEnding() as ending:
+        return guarded(lambda: run(args, ending))
 
 
 if __name__ == "__main__":

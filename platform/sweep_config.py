@@ -19,10 +19,22 @@ class SweepSpec:
     config: dict[str, Any]
     grid: dict[str, list]
 
-    def grid_points(self) -> list[dict[str, Any]]:
-        """Every trial configuration of the grid (the cross product of the axes)."""
+    def product_points(self) -> list[dict[str, Any]]:
+        """The full cross product of the axes, equivalent points included (what ``--set`` values are checked on)."""
         keys = list(self.grid)
         return [{**self.config, **dict(zip(keys, values))} for values in itertools.product(*self.grid.values())]
+
+    def grid_points(self) -> list[dict[str, Any]]:
+        """Every distinct trial configuration of the grid (the cross product of the axes).
+
+        Points the preset declares equivalent (e.g. every α at λ = 0 trains the same releaser) collapse into
+        one, so a sweep never trains the same thing twice.
+        """
+        points = self.product_points()
+        if self.preset.canonical is None:
+            return points
+        unique = {repr(sorted(p.items())): p for p in map(self.preset.canonical, points)}
+        return list(unique.values())
 
 
 def parse_value(text: str) -> Any:
@@ -71,7 +83,7 @@ def resolve(preset_name: str, profile: str | None, overrides: list[str]) -> Swee
     config = {**preset.base, **chosen.config}
     grid = {k: list(v) for k, v in chosen.grid.items()}
     for key, raw in parse_overrides(overrides).items():
-        if key in grid:
+        if key in grid or (key == "seed" and "," in raw):  # a seed list replicates every point (platform.seed_axis)
             grid[key] = [parse_value(part) for part in raw.split(",")]
         elif key in config:
             config[key] = parse_value(raw)
@@ -80,7 +92,7 @@ def resolve(preset_name: str, profile: str | None, overrides: list[str]) -> Swee
     for key in grid:
         config.pop(key, None)
     try:
-        typed = [preset.validate(point) for point in SweepSpec(preset, profile, config, grid).grid_points()]
+        typed = [preset.validate(point) for point in SweepSpec(preset, profile, config, grid).product_points()]
     except (ValueError, TypeError) as exc:
         raise UsageError(f"invalid value in preset {preset.name!r}: {exc}") from None
     config = {k: v for k, v in typed[0].items() if k not in grid}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -18,18 +18,24 @@ from search_spaces import Preset
 from platform import tracking
 from platform.front_plot import plot_front
 from platform.information_plane import log_information_plane
-from platform.pareto import Axis, hypervolume, pareto_mask
+from platform.numbers import readable
+from platform.pareto import Axis, pareto_mask
+from platform.replicates import SEED, format_points, hypervolume_by_seed, point_index, point_table, spread_metrics
 from platform.trend_plot import plot_trends
 
 
 @dataclass(frozen=True)
 class SweepSummary:
-    """All trials, the front's mask over them, and the front's hypervolume (raw and normalised)."""
+    """All trials, the front's mask over them (a trial is on it when its point is), the front's hypervolume (raw and
+    normalised; the mean over seeds), the per-point table (means over seeds, bands, ``pareto_front``) and the
+    seed-to-seed spread (``replicates.spread_metrics``; empty with one seed)."""
 
     trials: pd.DataFrame
     front: pd.Series
     hypervolume: float
     hypervolume_normalised: float
+    points: pd.DataFrame = field(default_factory=pd.DataFrame)
+    spread: dict[str, float] = field(default_factory=dict)
 
 
 def trials_table(client: MlflowClient, exp_id: str, parent_id: str, label_keys: tuple[str, ...]) -> pd.DataFrame:
@@ -43,21 +49,29 @@ def trials_table(client: MlflowClient, exp_id: str, parent_id: str, label_keys: 
             "status": run.info.status,
         }
         row.update({k: float(run.data.params[k]) for k in label_keys if k in run.data.params})
+        if SEED in run.data.params and SEED not in row:
+            row[SEED] = pd.to_numeric(run.data.params[SEED], errors="coerce")
         row.update(run.data.metrics)
         rows.append(row)
     table = pd.DataFrame(rows)
-    return table.sort_values(list(label_keys)).reset_index(drop=True) if not table.empty else table
+    order = list(dict.fromkeys([*label_keys, SEED] if SEED in table else label_keys))
+    return table.sort_values(order).reset_index(drop=True) if not table.empty else table
 
 
-def summarise(table: pd.DataFrame, axes: list[Axis]) -> SweepSummary:
-    """Front and hypervolume over the finished trials that report every axis."""
+def summarise(table: pd.DataFrame, axes: list[Axis], label_keys: tuple[str, ...] = ()) -> SweepSummary:
+    """Front of the per-point means (over seeds) and hypervolume (mean over seeds) of the finished trials that report
+    every axis; a point is a configuration of ``label_keys`` other than the seed."""
     usable = table[table["status"] == "FINISHED"] if "status" in table else table
     usable = usable.dropna(subset=[a.metric for a in axes if a.metric in usable]) if not usable.empty else usable
     if usable.empty or any(a.metric not in usable for a in axes):
         return SweepSummary(table, pd.Series(False, index=table.index), float("nan"), float("nan"))
+    points = point_table(usable, axes, label_keys)
+    points["pareto_front"] = pareto_mask(points, axes)
     mask = pd.Series(False, index=table.index)
-    mask[usable.index] = pareto_mask(usable, axes)
-    return SweepSummary(table, mask, hypervolume(usable, axes), hypervolume(usable, axes, normalised=True))
+    mask[usable.index] = points["pareto_front"].to_numpy()[point_index(usable, label_keys)]
+    return SweepSummary(table, mask, float(hypervolume_by_seed(usable, axes).mean()),
+                        float(hypervolume_by_seed(usable, axes, normalised=True).mean()),
+                        points, spread_metrics(usable, points, axes))
 
 
 SWEEP_FIGURES: dict[str, Callable[[MlflowClient, str, pd.DataFrame], None]] = {
@@ -72,18 +86,23 @@ def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, axe
     table = summary.trials.assign(pareto_front=summary.front)
     with tempfile.TemporaryDirectory() as tmp:
         table.to_csv(Path(tmp) / "trials.csv", index=False)
-        table[summary.front].to_csv(Path(tmp) / "front.csv", index=False)
+        points = summary.points
+        (points[points["pareto_front"]] if not points.empty else points).to_csv(Path(tmp) / "front.csv", index=False)
+        if summary.spread:
+            points.to_csv(Path(tmp) / "points.csv", index=False)
         if summary.front.any():
-            plot_front(table, axes, summary.front.to_numpy(), "name", Path(tmp) / "front.png")
+            plot_front(points, axes, points["pareto_front"].to_numpy(), "name", Path(tmp) / "front.png")
         plot_trends(table, trend_keys, trend_metrics or tuple(a.metric for a in axes), Path(tmp) / "trends.png")
-        for name in ("trials.csv", "front.csv", "front.png", "trends.png"):
+        for name in ("trials.csv", "front.csv", "points.csv", "front.png", "trends.png"):
             if (Path(tmp) / name).exists():
                 client.log_artifact(parent_id, str(Path(tmp) / name), artifact_path="front")
     for figure in preset.sweep_figures:
         SWEEP_FIGURES[figure](client, parent_id, table)
-    metrics = {"front/size": float(summary.front.sum()), "front/trials": float(len(table))}
+    metrics = {"front/size": float(summary.points["pareto_front"].sum()) if summary.front.any() else 0.0,
+               "front/trials": float(len(table))}
     if summary.front.any():
         metrics |= {"front/hypervolume": summary.hypervolume, "front/hypervolume_normalised": summary.hypervolume_normalised}
+        metrics |= summary.spread
     step = len(client.get_metric_history(parent_id, "front/trials"))  # each recomputation is a new step
     tracking.log_metrics(client, parent_id, metrics, step=step)
     for run_id, on_front in zip(table["run_id"], table["pareto_front"]):
@@ -97,7 +116,9 @@ def format_summary(summary: SweepSummary, axes: list[Axis], label_keys: tuple[st
     cols = [c for c in (*label_keys, "status", *[a.metric for a in axes]) if c in summary.trials]
     shown = summary.trials[cols].copy()
     shown.insert(0, "front", summary.front.map({True: "*", False: ""}))
-    lines = [shown.to_string(index=False, float_format=lambda v: f"{v:.3f}")]
+    lines = [shown.to_string(index=False, float_format=readable)]
     lines.append(f"Pareto front: {int(summary.front.sum())} of {len(shown)} trials (*); "
-                 f"hypervolume {summary.hypervolume:.4f} (normalised {summary.hypervolume_normalised:.3f})")
+                 f"hypervolume {readable(summary.hypervolume)} (normalised {readable(summary.hypervolume_normalised)})")
+    if summary.spread:
+        lines.append(format_points(summary.points, axes, label_keys, summary.spread, summary.hypervolume))
     return "\n".join(lines)

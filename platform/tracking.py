@@ -1,4 +1,4 @@
-"""MLflow tracking of a sweep: one parent run per sweep, one child run per Tune trial (DESIGN §7).
+"""MLflow tracking of a sweep: one parent run per sweep, one child run per Tune trial (docs/metrics.md).
 
 All logging happens on the driver through an explicit ``MlflowClient`` (no global MLflow state),
 so a sqlite store never sees concurrent writers and workers need no access to it.
@@ -9,6 +9,7 @@ import json
 import math
 import re
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -18,6 +19,7 @@ from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
 
 from platform.errors import UsageError
+from platform.preflight import check_tracking_uri
 
 TAG_SWEEP = "putlab.sweep"
 TAG_ROLE = "putlab.role"
@@ -25,11 +27,17 @@ TAG_PARENT = "putlab.parent_run_id"
 TAG_TRIAL = "putlab.trial_id"
 TAG_CHECKPOINT = "putlab.checkpoint"
 TAG_FRONT = "putlab.pareto_front"
+# MLflow 3's UI opens an experiment on its GenAI overview (traces) unless told otherwise. The experiment-kind tag
+# says "model training" where the UI reads it; the URL of ``ui_url`` (workflowType=machine_learning) always does.
+TAG_EXPERIMENT_KIND = "mlflow.experimentKind"
+EXPERIMENT_KIND = "custom_model_development"
+TAG_NOTE = "mlflow.note.content"  # a run's description in the UI
 METRIC_PREFIXES = ("utility/", "attack/", "train/", "leakage/", "fairness/", "time/", "epoch")
 
 
 def connect(tracking_uri: str) -> MlflowClient:
-    """A client for ``tracking_uri``; an unreachable store is a UsageError (checked quickly, no retries)."""
+    """A client for ``tracking_uri``; an unreachable or unwritable store is a UsageError (checked quickly, no retries)."""
+    check_tracking_uri(tracking_uri)
     if tracking_uri.startswith(("http://", "https://")):
         try:
             urllib.request.urlopen(tracking_uri.rstrip("/") + "/health", timeout=5).read()
@@ -44,13 +52,28 @@ def connect(tracking_uri: str) -> MlflowClient:
 
 
 def experiment_id(client: MlflowClient, name: str) -> str:
-    """The id of experiment ``name``, created if missing (before any trial runs, DESIGN §6)."""
+    """The id of experiment ``name``, created if missing (before any trial runs: trials log into it), marked as a
+    model-training experiment so the MLflow UI opens on its runs table."""
     found = client.get_experiment_by_name(name)
     if found is not None:
         if found.lifecycle_stage == "deleted":
             raise UsageError(f"MLflow experiment {name!r} is deleted; restore it or pick another --experiment")
+        if TAG_EXPERIMENT_KIND not in found.tags:  # a kind the user chose in the UI is kept
+            client.set_experiment_tag(found.experiment_id, TAG_EXPERIMENT_KIND, EXPERIMENT_KIND)
         return found.experiment_id
-    return client.create_experiment(name, artifact_location=artifact_root(client.tracking_uri))
+    return client.create_experiment(name, artifact_location=artifact_root(client.tracking_uri),
+                                    tags={TAG_EXPERIMENT_KIND: EXPERIMENT_KIND})
+
+
+def ui_url(tracking_uri: str, exp_id: str, front_only: bool = True) -> str:
+    """The MLflow UI page of the experiment's runs table (not the GenAI overview), filtered to the Pareto front.
+
+    A sqlite store is served by ``mlflow ui`` on 127.0.0.1:5000; an HTTP store is its own UI."""
+    base = tracking_uri.rstrip("/") if tracking_uri.startswith(("http://", "https://")) else "http://127.0.0.1:5000"
+    query = {"workflowType": "machine_learning"}
+    if front_only:
+        query["searchFilter"] = f"tags.`{TAG_FRONT}` = 'true'"
+    return f"{base}/#/experiments/{exp_id}/runs?{urllib.parse.urlencode(query)}"
 
 
 def artifact_root(tracking_uri: str) -> str | None:
@@ -109,9 +132,16 @@ def start_parent(client: MlflowClient, exp_id: str, sweep: str, params: Mapping[
     if existing is not None:
         client.update_run(existing, status="RUNNING")
         return existing, True
-    run = client.create_run(exp_id, run_name=sweep, tags={TAG_SWEEP: sweep, TAG_ROLE: "sweep"})
+    run = client.create_run(exp_id, run_name=sweep, tags={TAG_SWEEP: sweep, TAG_ROLE: "sweep", TAG_NOTE: sweep_note(sweep)})
     log_params(client, run.info.run_id, params)
     return run.info.run_id, False
+
+
+def sweep_note(sweep: str) -> str:
+    """The parent run's description in the MLflow UI: where the front is and how to see it among the trials."""
+    return (f"Sweep {sweep}. The Pareto front: Artifacts → front/front.png (all trials in front/trials.csv, the whole "
+            f"sweep in report/report.html). Among the trials: expand this run in the runs table and filter with "
+            f"tags.`{TAG_FRONT}` = 'true'; the chart view plots the front's two metrics against each other.")
 
 
 def child_runs(client: MlflowClient, exp_id: str, parent_id: str) -> list:

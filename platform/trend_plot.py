@@ -13,6 +13,8 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from platform.numbers import readable
+
 
 def trend_table(table: pd.DataFrame, key: str, metric: str) -> pd.DataFrame:
     """Mean, min and max of ``metric`` per value of grid axis ``key`` over finished trials."""
@@ -21,7 +23,7 @@ def trend_table(table: pd.DataFrame, key: str, metric: str) -> pd.DataFrame:
 
 
 def _tick(value: float) -> str:
-    return "∞" if math.isinf(value) else f"{value:g}"
+    return "∞" if math.isinf(value) else readable(value)
 
 
 def plot_trends(table: pd.DataFrame, keys: Sequence[str], metrics: Sequence[str], path: str | Path) -> Path | None:

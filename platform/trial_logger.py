@@ -15,11 +15,14 @@ from ray import tune
 
 from platform import tracking
 from platform.farm_scheduler import FarmPlan, FarmScheduler
+from platform.numbers import readable
+from platform.progress import clock
 
 
 def trial_label(config: dict[str, Any], keys: tuple[str, ...]) -> str:
-    """A short human name for a trial from its search-axis values, e.g. 'alpha=2 lam=0.5 adv_steps=1'."""
-    return " ".join(f"{k}={config[k]:g}" if isinstance(config.get(k), float) else f"{k}={config.get(k)}" for k in keys)
+    """A short human name for a trial from its search-axis values, e.g. 'alpha=2 lam=0.0001 adv_steps=1'."""
+    return " ".join(f"{k}={readable(config[k])}" if isinstance(config.get(k), float) else f"{k}={config.get(k)}"
+                    for k in keys)
 
 
 class MlflowTrialLogger(tune.Callback):
@@ -27,8 +30,9 @@ class MlflowTrialLogger(tune.Callback):
 
     def __init__(self, tracking_uri: str, experiment_id: str, parent_run_id: str, label_keys: tuple[str, ...],
                  figures: tuple[str, ...], shown: tuple[str, ...], total_epochs: int | None = None,
-                 farm: FarmPlan | None = None) -> None:
+                 farm: FarmPlan | None = None, verbose: bool = False) -> None:
         self.tracking_uri = tracking_uri
+        self.verbose = verbose
         self.shown = shown
         self.farm = farm
         self.experiment_id = experiment_id
@@ -71,6 +75,8 @@ class MlflowTrialLogger(tune.Callback):
         )
         if found:
             run_id = found[0].info.run_id
+            if found[0].info.status != "RUNNING":  # an interrupted or failed trial continues on --resume
+                self.client.update_run(run_id, status="RUNNING")
             history = self.client.get_metric_history(run_id, "epoch")
             last = max((m.step for m in history), default=0)
         else:
@@ -89,7 +95,8 @@ class MlflowTrialLogger(tune.Callback):
     def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         self._run(trial)
         self._started[trial.trial_id] = time.time()
-        print(f"[{trial_label(trial.config, self.label_keys)}] started ({trial.trial_id})", flush=True)
+        if self.verbose:
+            print(f"[{trial_label(trial.config, self.label_keys)}] started ({trial.trial_id})", flush=True)
 
     def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
         run_id, last = self._run(trial)
@@ -100,7 +107,9 @@ class MlflowTrialLogger(tune.Callback):
         tracking.log_metrics(self.client, run_id, metrics, step=step)
         self._runs[trial.trial_id] = (run_id, step)
         of = f"/{self.total_epochs}" if self.total_epochs else ""
-        shown = "  ".join(f"{k} {metrics[k]:.3f}" for k in self.shown if k in metrics)
+        if not self.verbose:
+            return
+        shown = "  ".join(f"{k} {readable(metrics[k])}" for k in self.shown if k in metrics)
         print(f"[{trial_label(trial.config, self.label_keys)}] step {step}{of}  {shown}", flush=True)
 
     def on_checkpoint(self, iteration: int, trials: list, trial: Any, checkpoint: tune.Checkpoint, **info: Any) -> None:
@@ -131,7 +140,7 @@ class MlflowTrialLogger(tune.Callback):
         run_id, _ = self._run(trial)
         self.client.set_terminated(run_id, "FINISHED")
         took = time.time() - self._started.get(trial.trial_id, time.time())
-        print(f"[{trial_label(trial.config, self.label_keys)}] finished in {took:.0f} s", flush=True)
+        print(f"[{trial_label(trial.config, self.label_keys)}] finished in {clock(took)}", flush=True)
 
     def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         run_id, _ = self._run(trial)

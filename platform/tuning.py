@@ -1,29 +1,33 @@
 """Ray start-up and the Tune run of a sweep: grid or Optuna search, resources, retries, resume."""
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 from typing import Any
 
 import ray
 from ray import tune
+from ray.tune.search.basic_variant import BasicVariantGenerator
+from ray.tune import ProgressReporter
 from ray.tune.search.optuna import OptunaSearch
 
 from platform.errors import UsageError
+from platform.quiet import silence
 from platform.sweep_config import SweepSpec
 
 TUNER_STATE = "tuner.pkl"
 
 
-def init_ray(address: str | None) -> None:
-    """Connect to a cluster (``--address`` or RAY_ADDRESS, as under ``ray job submit``) or start a local one."""
+def init_ray(address: str | None, verbose: bool = False) -> None:
+    """Connect to a cluster (``--address`` or RAY_ADDRESS, as under ``ray job submit``) or start a local one.
+
+    Quiet unless ``verbose``: workers' output (e.g. their exit tracebacks at shutdown) stays in Ray's logs; trial
+    failures still reach the user through Tune's error files, which the sweep names."""
     address = address or os.environ.get("RAY_ADDRESS")
-    # α = ∞ is a valid grid value, but Tune's TensorBoard logger warns "NaN or Inf found" on every such trial's config.
-    logging.getLogger("tensorboardX.x2num").setLevel(logging.ERROR)
-    kwargs: dict[str, Any] = {"logging_level": "WARNING", "log_to_driver": True}
+    silence(verbose)
+    kwargs: dict[str, Any] = {"logging_level": "WARNING", "log_to_driver": verbose}
     if address:
-        ray.init(address=address, **kwargs)  # resources belong to the cluster (DESIGN §6)
+        ray.init(address=address, **kwargs)  # resources belong to the cluster: ray.init(num_cpus=...) would raise
     else:
         ray.init(num_cpus=os.cpu_count(), include_dashboard=False, **kwargs)
 
@@ -53,12 +57,17 @@ def _optuna_param(spec: SweepSpec, key: str) -> Any:
 
 
 def build_tuner(spec: SweepSpec, *, search: str, samples: int | None, resources: dict[str, float],
-                storage: Path, name: str, callbacks: list, max_concurrent: int | None, max_failures: int) -> tune.Tuner:
-    """A fresh Tuner: one trial per grid point, or ``samples`` Optuna multi-objective suggestions."""
+                storage: Path, name: str, callbacks: list, max_concurrent: int | None, max_failures: int,
+                progress: ProgressReporter | None = None) -> tune.Tuner:
+    """A fresh Tuner: one trial per grid point, or ``samples`` Optuna multi-objective suggestions; ``progress``
+    reports on the terminal (see ``platform.progress``)."""
     trainable = tune.with_resources(spec.preset.trainable, resources)
     if search == "grid":
-        param_space = {**spec.config, **{k: tune.grid_search(v) for k, v in spec.grid.items()}}
-        tune_config = tune.TuneConfig(num_samples=1, max_concurrent_trials=max_concurrent)
+        # The exact list of distinct grid points (equivalent points already merged), run once each.
+        points = [{k: p[k] for k in spec.grid} for p in spec.grid_points()]
+        param_space = {**spec.config, **points[0]}  # each point then overrides these keys
+        tune_config = tune.TuneConfig(num_samples=len(points), max_concurrent_trials=max_concurrent,
+                                      search_alg=BasicVariantGenerator(points_to_evaluate=points))
     else:
         param_space = {**spec.config, **{k: _optuna_param(spec, k) for k in spec.grid}}
         objectives = spec.preset.optuna_objectives  # metrics the trial reports itself (the farm's come later)
@@ -74,7 +83,8 @@ def build_tuner(spec: SweepSpec, *, search: str, samples: int | None, resources:
         callbacks=callbacks,
         failure_config=tune.FailureConfig(max_failures=max_failures),
         checkpoint_config=tune.CheckpointConfig(num_to_keep=None),  # the attack farm wants every checkpoint
-        verbose=0,  # progress comes from MlflowTrialLogger: one line per trial event
+        progress_reporter=progress,
+        verbose=1 if progress is not None else 0,  # 1: only the reporter speaks (Tune's legacy path, platform.quiet)
     )
     return tune.Tuner(trainable, param_space=param_space, tune_config=tune_config, run_config=run_config)
 

@@ -55,6 +55,12 @@ class Preset:
     trend_metrics: tuple[str, ...] = ()  # plotted against every axis (default: the Pareto axes)
     sweep_figures: tuple[str, ...] = ()  # driver-drawn figures on the parent run (platform.sweep_report.SWEEP_FIGURES)
     load_release: Callable[[dict, str], Any] | None = None  # (config, checkpoint dir) -> trainables.release_map.ReleaseMap
+    canonical: Callable[[dict], dict] | None = None  # maps a grid point to its representative (equivalent points run once)
+
+
+def lambda_zero_anchor(point: dict[str, Any]) -> dict[str, Any]:
+    """Every α trains the same game at λ = 0 (the privacy term has weight 0): represent them all by α = 1."""
+    return {**point, "alpha": 1.0} if point.get("lam") == 0 else point
 
 
 def presets() -> dict[str, Preset]:

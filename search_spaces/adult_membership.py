@@ -1,7 +1,7 @@
-"""Membership leakage of logistic regression on UCI Adult (DESIGN §4, §5): Yeom's advantage and KL leakage
+"""Membership leakage of logistic regression on UCI Adult (docs/mechanisms.md#membership-models): Yeom's advantage and KL leakage
 against training-set size n, L2 regularisation λ, PCA features p_x and output-noise σ."""
 from search_spaces import OptunaRange, Preset, Profile
-from trainables.membership import data_counts, train_membership
+from trainables.membership import checkpoint_inputs, data_counts, train_membership
 from trainables.membership_config import MembershipConfig
 
 PRESET = Preset(
@@ -44,6 +44,8 @@ PRESET = Preset(
         {"metric": "attack/yeom/advantage", "higher_is_better": False, "bound": 1.0, "ideal": 0.0},
     ),
     data_counts=data_counts,
+    checkpoint_inputs=checkpoint_inputs,
+    farm_attackers=("rmia", "lira"),  # Yeom runs in the trial (its advantage is the privacy axis)
     optuna_objectives=(("utility/accuracy", "max"), ("attack/yeom/advantage", "min")),
     label_keys=("n", "lam", "p_x", "sigma"),
     trend_metrics=("attack/yeom/advantage", "leakage/kl/rho", "utility/accuracy"),

@@ -1,4 +1,4 @@
-"""Cloak on MNIST at 32×32 (DESIGN §3.3): learned noise and suppression over a cached LeNet-5 "digit > 5" target.
+"""Cloak on MNIST at 32×32 (docs/mechanisms.md#cloak): learned noise and suppression over a cached LeNet-5 "digit > 5" target.
 
 Grid axes: λ (weight of the target's cross-entropy against the noise term; larger keeps more accuracy), T (σ ≥ T is
 suppressed; T ≥ M suppresses nothing) and M (the largest σ). The privacy attackers read the thickness (thin vs
@@ -40,7 +40,7 @@ PRESET = Preset(
         "paper": Profile(
             description="full AMNIST (28,476 / 4,681 images), longer training, the seed's M = 1.5, for a GPU cluster",
             config={"n_train": None, "n_test": None, "epochs": 40, "suppression_epochs": 10, "target_epochs": 20,
-                    "attack_epochs": 10, "noise_draws": 10, "checkpoint_every": 10},
+                    "attack_epochs": 100, "attack_search": "full", "noise_draws": 10, "checkpoint_every": 10},
             grid={"lam": [0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0], "T": [0.25, 0.5, 0.75, 1.0, 1.25], "M": [1.5]},
             optuna_samples=100,
         ),
@@ -54,7 +54,7 @@ PRESET = Preset(
     baselines=raw_baselines,
     data_counts=data_counts,
     checkpoint_inputs=checkpoint_inputs,
-    farm_attackers=("deep", "deep_raw", "thickness", "yeom"),
+    farm_attackers=("deep", "deep_raw", "thickness", "yeom", "rmia", "lira"),
     privacy_attackers=("deep", "deep_raw", "thickness"),
     optuna_objectives=(("utility/accuracy", "max"), ("leakage/info_removed", "max")),
     label_keys=("lam", "T", "M"),

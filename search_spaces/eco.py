@@ -1,4 +1,4 @@
-"""ECO α-MI releaser: hide hourly occupancy in smart-meter days while keeping the consumption (DESIGN §3.1, §5).
+"""ECO α-MI releaser: hide hourly occupancy in smart-meter days while keeping the consumption (docs/mechanisms.md#on-eco-smart-meter-days-eco-eco-si, docs/data.md#eco-smart-meter-data).
 
 ``eco``: no side information in the game; ``eco-si`` (search_spaces/eco_si.py): the adversary and the
 deep attacker see weekday and month, and the releaser sees them too in the ``releaser_si`` variant.
@@ -9,15 +9,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from search_spaces import OptunaRange, Preset, Profile
+from search_spaces import OptunaRange, Preset, Profile, lambda_zero_anchor
 from trainables.eco_config import EcoConfig
 from trainables.eco_releaser import (FIGURE_FILE, checkpoint_inputs, data_counts, load_release, raw_baselines,
                                      train_eco_releaser)
 
 SMOKE = {"households": 2, "days": 56, "epochs": 2, "pretrain_epochs": 1, "attack_epochs": 2, "checkpoint_every": 2,
          "releaser_hidden": 16, "releaser_layers": 2, "adversary_hidden": 8, "adversary_layers": 1}
-QUICK = {"epochs": 15, "pretrain_epochs": 5, "attack_epochs": 15, "checkpoint_every": 5}
-PAPER = {"epochs": 100, "pretrain_epochs": 10, "attack_epochs": 50, "checkpoint_every": 10}
+QUICK = {"epochs": 15, "pretrain_epochs": 5, "checkpoint_every": 15}
+PAPER = {"epochs": 100, "pretrain_epochs": 10, "attack_epochs": 100, "attack_search": "full", "checkpoint_every": 10}
 
 
 def build(name: str, side_info: bool, extra_grid: dict[str, list[Any]]) -> Preset:
@@ -74,6 +74,7 @@ def build(name: str, side_info: bool, extra_grid: dict[str, list[Any]]) -> Prese
                        "attack/si_only/accuracy", "leakage/normalised_alpha_mi"),
         checkpoint_figures=(FIGURE_FILE,),
         load_release=load_release,
+        canonical=lambda_zero_anchor,
     )
 
 

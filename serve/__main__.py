@@ -5,6 +5,7 @@ For clusters use ``serve deploy serve/serve_config.yaml`` or the RayService in `
 from __future__ import annotations
 
 import argparse
+import socket
 import sys
 import threading
 import urllib.request
@@ -14,9 +15,25 @@ import ray
 from mlflow.tracking import MlflowClient
 from ray import serve
 
+from platform.commands import python_module
+from platform.quiet import silence, silence_serve
 from serve.app import build_app
 from serve.points import list_points
 from serve.validation import Limits
+
+
+def check_options(args: argparse.Namespace) -> None:
+    """ValueError with one line for an option the service could not run with (before Ray starts)."""
+    if not 1 <= args.port <= 65535:
+        raise ValueError(f"--port must be in [1, 65535] (got {args.port})")
+    if args.num_cpus is not None and args.num_cpus < 1:
+        raise ValueError(f"--num-cpus must be >= 1: a replica needs one CPU (got {args.num_cpus})")
+    Limits(max_body_bytes=args.max_body_bytes, max_batch=args.max_batch)  # raises on a limit out of range
+    with socket.socket() as probe:
+        try:
+            probe.bind((args.host, args.port))
+        except OSError as exc:
+            raise ValueError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,6 +49,11 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     models = tuple(m.strip() for m in args.models.split(",") if m.strip())
     try:
+        check_options(args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
         if args.tracking_uri.startswith(("http://", "https://")):  # fail fast instead of the client's retries
             urllib.request.urlopen(args.tracking_uri.rstrip("/") + "/health", timeout=5).read()
         points = list_points(MlflowClient(args.tracking_uri), models)
@@ -39,9 +61,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: MLflow tracking store {args.tracking_uri} is unusable: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
     if not points:
-        print("no registered operating point yet: python -m platform.select <sweep> --max-attack 0.6 registers one",
+        print(f"no registered operating point yet: {python_module('platform.select', '<sweep>', '--max-attack', '0.6')}"
+              " registers one",
               flush=True)
-    ray.init(num_cpus=args.num_cpus, include_dashboard=False)
+    silence()
+    silence_serve()
+    ray.init(num_cpus=args.num_cpus, include_dashboard=False, logging_level="WARNING")
     serve.start(http_options={"host": args.host, "port": args.port})
     app = build_app({"tracking_uri": args.tracking_uri, "models": args.models, "max_batch": args.max_batch,
                      "max_body_bytes": args.max_body_bytes})

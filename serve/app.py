@@ -18,13 +18,16 @@ from typing import Any
 
 import torch
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from mlflow.tracking import MlflowClient
 from ray import serve
 from ray.serve import Application
+from starlette.exceptions import HTTPException
 
+from serve.openapi import RELEASE_EXTRA, RELEASE_RESPONSES
 from serve.points import PointInfo, list_points, load_point
-from serve.validation import Limits, RequestError, parse_binary, parse_release
+from serve.validation import Limits, RequestError, parse_binary, parse_release, read_body
 from trainables.release_map import ReleaseMap
 
 BINARY = "application/octet-stream"  # raw little-endian float32 samples in, the released ones out
@@ -35,6 +38,24 @@ api = FastAPI(title="putlab release service")
 @api.exception_handler(RequestError)
 async def _refused(_: Request, exc: RequestError) -> JSONResponse:
     return JSONResponse({"error": exc.message}, status_code=exc.status)
+
+
+@api.exception_handler(HTTPException)
+async def _http_error(_: Request, exc: HTTPException) -> JSONResponse:
+    """FastAPI's own refusals (unknown route, wrong method) in the same one-line shape."""
+    return JSONResponse({"error": str(exc.detail).splitlines()[0]}, status_code=exc.status_code, headers=exc.headers)
+
+
+@api.exception_handler(RequestValidationError)
+async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+    first = exc.errors()[0] if exc.errors() else {}
+    where = ".".join(str(part) for part in first.get("loc", ()))
+    return JSONResponse({"error": f"{where}: {first.get('msg', 'invalid request')}"}, status_code=422)
+
+
+def media_type(request: Request) -> str:
+    """The request's content type without parameters; JSON when none is given."""
+    return request.headers.get("content-type", "").split(";")[0].strip().lower() or "application/json"
 
 
 @serve.deployment(max_ongoing_requests=32)
@@ -66,7 +87,7 @@ class ReleaseService:
         except Exception as exc:  # a corrupt or missing registered checkpoint: refuse, keep serving the others
             raise RequestError(409, f"operating point {point_id} cannot be loaded: {str(exc).splitlines()[0]}") from None
 
-    @api.get("/health")
+    @api.get("/health", responses={200: {"description": "the replica is up"}})
     async def health(self) -> dict[str, Any]:
         return {"status": "ok", "device": str(self.device)}
 
@@ -75,16 +96,20 @@ class ReleaseService:
         self.points = list_points(self.client, self.models)
         return {"points": [info.as_dict() for info in self.points.values()]}
 
-    @api.post("/points/{name}/{version}/release", response_model=None)
+    @api.post("/points/{name}/{version}/release", response_model=None, openapi_extra=RELEASE_EXTRA,
+              responses=RELEASE_RESPONSES)
     async def release(self, name: str, version: str, request: Request) -> dict[str, Any] | Response:
         point_id = f"{name}/{version}"
-        length = int(request.headers.get("content-length") or 0)
+        kind = media_type(request)
+        if kind != BINARY and kind != "application/json" and not kind.endswith("+json"):
+            raise RequestError(415, f"content type {kind[:80]!r} is not supported: send application/json or {BINARY}")
+        length = int(request.headers.get("content-length") or 0)  # the server has checked that it is a number
         if length > self.limits.max_body_bytes:
             raise RequestError(413, f"request body of {length} bytes exceeds the limit of {self.limits.max_body_bytes}")
         self._info(point_id)
+        body = await read_body(request.stream(), self.limits.max_body_bytes)
         release_map = await self.point(point_id)
-        body = await request.body()
-        binary = request.headers.get("content-type", "").startswith(BINARY)
+        binary = kind == BINARY
         if binary:
             x, seed = parse_binary(body, request.headers.get(SEED_HEADER), release_map.input_shape,
                                    release_map.value_range, self.limits)

@@ -4,11 +4,19 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 BOOLEAN = re.compile(rb"\b(true|false)\b")
+MAX_BODY_LIMIT = 1 << 30  # the largest --max-body-bytes (1 GiB)
+MAX_BATCH_LIMIT = 1 << 20
+MAX_DEPTH = 16  # nesting of arrays/objects a release request may have (the object, the batch, a sample's dims)
+OPENING = np.frombuffer(b"[{", dtype=np.uint8)
+CLOSING = np.frombuffer(b"]}", dtype=np.uint8)
+MAX_INT_DIGITS = 20  # a JSON integer longer than this cannot be a seed (< 2^63) nor a sane input value
 
 
 class RequestError(Exception):
@@ -27,15 +35,18 @@ class Limits:
     max_body_bytes: int = 8 * 1024 * 1024
     max_batch: int = 256
 
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_body_bytes <= MAX_BODY_LIMIT:
+            raise ValueError(f"--max-body-bytes must be in [1, {MAX_BODY_LIMIT}] (got {self.max_body_bytes})")
+        if not 1 <= self.max_batch <= MAX_BATCH_LIMIT:
+            raise ValueError(f"--max-batch must be in [1, {MAX_BATCH_LIMIT}] (got {self.max_batch})")
+
 
 def parse_release(body: bytes, input_shape: tuple[int, ...], value_range: tuple[float, float] | None,
                   limits: Limits) -> tuple[torch.Tensor, int | None]:
     """``{"inputs": [N × input_shape numbers], "seed": int?}`` as a float32 tensor and the seed (None: server picks)."""
     check_size(len(body), limits)
-    try:
-        payload = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise RequestError(400, f"request body is not valid JSON: {exc}") from None
+    payload = load_json(body)
     if not isinstance(payload, dict) or "inputs" not in payload:
         raise RequestError(422, 'request body must be a JSON object with "inputs" (and optionally "seed")')
     unknown = sorted(set(payload) - {"inputs", "seed"})
@@ -56,6 +67,32 @@ def parse_release(body: bytes, input_shape: tuple[int, ...], value_range: tuple[
     return check_values(x, value_range).float(), parse_seed(payload.get("seed"))
 
 
+def nesting_depth(body: bytes) -> int:
+    """The deepest nesting of ``[``/``{`` in ``body`` (brackets inside strings count too: an upper bound, in one pass)."""
+    codes = np.frombuffer(body, dtype=np.uint8)
+    steps = np.isin(codes, OPENING).astype(np.int32) - np.isin(codes, CLOSING).astype(np.int32)
+    return int(np.cumsum(steps).max(initial=0))
+
+
+def bounded_int(text: str) -> int:
+    """A JSON integer of at most MAX_INT_DIGITS digits (a longer one is refused before Python converts it)."""
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise RequestError(422, f"integer of {len(text.lstrip('-'))} digits is too large (at most {MAX_INT_DIGITS})")
+    return int(text)
+
+
+def load_json(body: bytes) -> object:
+    """Parse a JSON body with bounded nesting and integer size; 400 for malformed JSON, 422 for a bound exceeded."""
+    if nesting_depth(body) > MAX_DEPTH:
+        raise RequestError(422, f"JSON nested deeper than {MAX_DEPTH} levels")
+    try:
+        return json.loads(body, parse_int=bounded_int)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise RequestError(400, f"request body is not valid JSON: {exc}") from None
+    except (RecursionError, ValueError) as exc:
+        raise RequestError(400, f"request body is not valid JSON: {str(exc).splitlines()[0]}") from None
+
+
 def parse_binary(body: bytes, seed: str | None, input_shape: tuple[int, ...], value_range: tuple[float, float] | None,
                  limits: Limits) -> tuple[torch.Tensor, int | None]:
     """Raw little-endian float32 samples of ``input_shape`` (the batch size follows from the length) and a seed header."""
@@ -68,9 +105,9 @@ def parse_binary(body: bytes, seed: str | None, input_shape: tuple[int, ...], va
     x = torch.frombuffer(bytearray(body), dtype=torch.float32).reshape(-1, *input_shape)
     if seed is not None:
         try:
-            seed = int(seed)
-        except ValueError:
-            raise RequestError(422, f"seed must be a whole number in [0, 2^63) (got {seed!r})") from None
+            seed = bounded_int(seed.strip())
+        except (ValueError, RequestError):
+            raise RequestError(422, f"seed must be a whole number in [0, 2^63) (got {seed[:40]!r})") from None
     return check_values(x, value_range), parse_seed(seed)
 
 
@@ -101,3 +138,13 @@ def check_values(x: torch.Tensor, value_range: tuple[float, float] | None) -> to
         raise RequestError(422, f"inputs must lie in [{value_range[0]:g}, {value_range[1]:g}] "
                                 f"(got [{float(x.min()):g}, {float(x.max()):g}])")
     return x
+
+
+async def read_body(chunks: AsyncIterator[bytes], limit: int) -> bytes:
+    """The request body, refused with 413 as soon as it grows past ``limit`` (a chunked body has no length up front)."""
+    body = bytearray()
+    async for chunk in chunks:
+        body += chunk
+        if len(body) > limit:
+            raise RequestError(413, f"request body exceeds the limit of {limit} bytes")
+    return bytes(body)

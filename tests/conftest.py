@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,16 @@ def run_sweep(workdir: Path, *args: str, timeout: float = 300) -> subprocess.Com
     extra = [item for key, value in defaults.items() if key not in args for item in (key, value)]
     cmd = [sys.executable, "-m", "platform.sweep", *args, *extra]
     return subprocess.run(cmd, cwd=REPO, env=sweep_env(), capture_output=True, text=True, timeout=timeout)
+
+
+def assert_runs_as_printed(line: str, *extra: str, expect: str) -> None:
+    """A command a putlab tool printed runs from the repository root in a bare shell (no venv on PATH, no
+    PYTHONPATH): its executable exists, and with ``extra`` arguments (e.g. --help) it exits 0 printing ``expect``."""
+    argv = shlex.split(line)
+    assert (REPO / argv[0]).is_file() and os.access(REPO / argv[0], os.X_OK), f"{argv[0]} does not resolve from {REPO}"
+    bare = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8"}
+    out = subprocess.run([*argv, *extra], cwd=REPO, env=bare, capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0 and expect in out.stdout, (line, out.stdout[-2000:], out.stderr[-2000:])
 
 
 def store(workdir: Path) -> MlflowClient:

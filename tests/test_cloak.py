@@ -1,4 +1,4 @@
-"""Cloak (DESIGN §3.3): σ's range and start, polarisation by training, the mask rule, suppression values against
+"""Cloak (docs/mechanisms.md#cloak): σ's range and start, polarisation by training, the mask rule, suppression values against
 zero-filling, the information estimator and Gaussian baseline, fairness gaps, the cached target and the served map."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ECO smart-meter releaser (DESIGN §3.1, §5): the loader on files in the real format, the generator, the game, the CLI."""
+"""ECO smart-meter releaser (docs/mechanisms.md#on-eco-smart-meter-days-eco-eco-si): the loader on files in the real format, the generator, the game, the CLI."""
 from __future__ import annotations
 
 import datetime as dt
@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from attacks.base import AttackInput
-from attacks.deep import label_accuracies
+from attacks.tuning import accuracy_metrics
 from attacks.side_info import SiOnlyAttacker
 from conftest import run_sweep, store
 from trainables.data import DataUnavailableError
@@ -165,10 +165,10 @@ def test_occupancy_is_learnable_from_raw_synthetic_data() -> None:
 # ---------------------------------------------------------------- attackers and the privacy term on per-hour labels
 
 
-def test_label_accuracies_pool_and_split_by_step() -> None:
+def test_accuracy_metrics_pool_and_split_by_step() -> None:
     target = torch.tensor([[0, 1], [1, 1], [0, 1], [1, 0]])
     pred = torch.tensor([[0, 1], [0, 1], [0, 1], [1, 1]])
-    m = label_accuracies(pred, target, 2)
+    m = accuracy_metrics(pred, target, 2)
     # pooled: class 0 recall 2/3 (miss at [3,1]), class 1 recall 4/5 (miss at [1,0]) -> 11/15
     assert m["accuracy"] == pytest.approx((2 / 3 + 4 / 5) / 2)
     # step 0: recalls 1 and 1/2 -> 0.75; step 1: recalls 0 and 1 -> 0.5

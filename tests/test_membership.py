@@ -103,7 +103,12 @@ def test_yeom_detects_memorisation(memorised) -> None:
     assert m["n_per_class"] == 200
     assert m["threshold"] == pytest.approx(float(per_sample_loss(model, x, y).mean()))
     assert set(result.logged()) >= {"attack/yeom/advantage", "attack/yeom/auc", "attack/yeom/tpr_at_1pct_fpr",
-                                    "attack/yeom/tpr_at_0.1pct_fpr"}
+                                    "attack/yeom/auc/ci_low", "attack/yeom/advantage/ci_high"}
+    # 200 non-members cannot measure a TPR at 0.1 % FPR (that takes 1,000): flagged, not reported as 0.
+    assert m["tpr_at_0.1pct_fpr_measurable"] == 0 and "tpr_at_0.1pct_fpr" not in m
+    assert m["tpr_at_1pct_fpr_measurable"] == 1
+    for name in ("advantage", "auc", "advantage_max", "tpr_at_1pct_fpr"):
+        assert m[f"{name}/ci_low"] <= m[name] <= m[f"{name}/ci_high"], name
     assert list(result.figures) == ["roc_yeom.png"]
     assert result.figures["roc_yeom.png"].startswith(b"\x89PNG")
 

@@ -1,4 +1,4 @@
-"""The privatizer's synthetic information-bound check (DESIGN §3.2): the joint, I(U;S), the loss, the exact-density
+"""The privatizer's synthetic information-bound check (docs/mechanisms.md#the-gaussian-mixture-check-gmm): the joint, I(U;S), the loss, the exact-density
 information estimates and trained linear filters against the bound K."""
 from __future__ import annotations
 

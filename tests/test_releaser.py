@@ -8,6 +8,7 @@ import torch
 
 from attacks.base import AttackInput
 from attacks.deep import DeepAttacker
+from attacks.tuning import AttackBudget
 from trainables.data import load_amnist
 from trainables.releaser import STATE_FILE, CheckpointError, Models, load_checkpoint, run_game
 from trainables.releaser_config import ReleaserConfig
@@ -22,6 +23,9 @@ def amnist():
     return train, test
 
 
+# One configuration, early-stopped with a short cap: enough to show the direction, quick on two cores.
+ONE = AttackBudget(max_epochs=8, patience=2, width_factors=(1.0,), lrs=(1e-3,), augment=(False,))
+
 def play(lam: float, alpha: float = 2.0, epochs: int = 3) -> dict[str, float]:
     """The trial's own loop (pre-training, the game, evaluation with a fresh deep attacker), last epoch's metrics."""
     cfg = ReleaserConfig(alpha=alpha, lam=lam, epochs=epochs, pretrain_epochs=2, n_train=N_TRAIN, n_test=N_TEST, threads=2)
@@ -32,17 +36,20 @@ def play(lam: float, alpha: float = 2.0, epochs: int = 3) -> dict[str, float]:
 
 def test_deep_attacker_beats_chance_on_raw_and_not_on_noise(amnist) -> None:
     train, test = amnist
-    raw = DeepAttacker(epochs=3).run(AttackInput(train.x, train.thick, test.x, test.thick, 2))
+    raw = DeepAttacker(ONE).run(AttackInput(train.x, train.thick, test.x, test.thick, 2))
     assert raw.metrics["accuracy"] > 0.85
     noise = torch.rand_like
-    blind = DeepAttacker(epochs=3).run(AttackInput(noise(train.x), train.thick, noise(test.x), test.thick, 2))
+    blind = DeepAttacker(ONE).run(AttackInput(noise(train.x), train.thick, noise(test.x), test.thick, 2))
     assert abs(blind.metrics["accuracy"] - 0.5) < 0.06
-    assert raw.logged() == {"attack/deep/accuracy": raw.metrics["accuracy"]}
+    logged = raw.logged()
+    assert logged["attack/deep/accuracy"] == raw.metrics["accuracy"]
+    assert logged["attack/deep/accuracy/ci_low"] < raw.metrics["accuracy"] < logged["attack/deep/accuracy/ci_high"]
+    assert {"attack/deep/val_accuracy", "attack/deep/epochs", "attack/deep/capped"} <= set(logged)
 
 
 def test_lambda_zero_keeps_digits_and_large_lambda_hides_thickness(amnist) -> None:
     train, test = amnist
-    raw_digits = DeepAttacker(epochs=3).run(AttackInput(train.x, train.digit, test.x, test.digit, 10)).metrics["accuracy"]
+    raw_digits = DeepAttacker(ONE).run(AttackInput(train.x, train.digit, test.x, test.digit, 10)).metrics["accuracy"]
     open_release = play(lam=0.0)
     private_release = play(lam=30.0)
     assert open_release["utility/accuracy"] > raw_digits - 0.12, (raw_digits, open_release)

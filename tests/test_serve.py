@@ -1,4 +1,4 @@
-"""Choosing operating points and serving them: a real sweep, the real MLflow registry, a real Ray Serve HTTP endpoint."""
+"""Choosing operating points and serving them: a real sweep, the real MLflow registry, a real Ray Serve HTTP endpoint, fuzzed."""
 from __future__ import annotations
 
 import json
@@ -12,10 +12,18 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import requests
+import schemathesis
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from mlflow.artifacts import download_artifacts
+from schemathesis.checks import not_a_server_error
+from schemathesis.generation.modes import GenerationMode
+from schemathesis.specs.openapi.checks import (content_type_conformance, response_schema_conformance,
+                                               status_code_conformance)
 
-from conftest import REPO, run_sweep, store, sweep_env
+from conftest import REPO, assert_runs_as_printed, run_sweep, store, sweep_env
 from platform.errors import UsageError
 from platform.pareto import Axis
 from platform.select import choose
@@ -60,6 +68,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory):
     for trial in trials:
         chosen = select(workdir, "--trial", trial)
         assert chosen.returncode == 0, chosen.stderr
+        (workdir / "select.out").write_text(chosen.stdout)
     port = free_port()
     log = (workdir / "serve.log").open("w")  # a file, not a pipe nobody reads: a full pipe would stall the server
     server = subprocess.Popen([sys.executable, "-m", "serve", "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}",
@@ -170,6 +179,9 @@ SAMPLE = [[[0.5] * 28] * 28]
     ({"inputs": [SAMPLE], "seed": "7"}, 422, "seed must be a whole number"),
     ({"inputs": [SAMPLE] * 9}, 413, "batch of 9 samples exceeds the limit of 8"),
     (b" " * 250_000 + b"{}", 413, "exceeds the limit of 200000"),
+    (b"[" * 100_000 + b"]" * 100_000, 422, "JSON nested deeper than 16 levels"),
+    (b'{"inputs": [[[[0.5]]]], "seed": ' + b"7" * 5000 + b"}", 422, "integer of 5000 digits is too large"),
+    (b'{"inputs": [[[[1' + b"0" * 400 + b']]]]}', 422, "integer of 401 digits is too large"),
 ])
 def test_malformed_requests_get_a_4xx_and_the_service_keeps_answering(deployment, body, status, message) -> None:
     _, base, _ = deployment
@@ -227,3 +239,81 @@ def test_serve_refuses_an_unreachable_store_in_one_line() -> None:
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and out.stderr.strip().startswith("error: MLflow tracking store http://127.0.0.1:9/ is unusable")
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_a_chunked_body_over_the_limit_is_refused_while_it_is_read(deployment) -> None:
+    _, base, _ = deployment
+    chunks = (b" " * 50_000 for _ in range(100))  # 5 MB in chunks, no Content-Length: the limit is 200,000
+    request = urllib.request.Request(f"{base}/points/putlab-amnist/1/release", data=chunks,
+                                     headers={"content-type": "application/json", "transfer-encoding": "chunked"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=120)
+    assert refused.value.code == 413 and "exceeds the limit of 200000 bytes" in json.loads(refused.value.read())["error"]
+
+
+@pytest.mark.parametrize("path, method, status", [("/nowhere", "GET", 404), ("/points/putlab-amnist/1/release", "GET", 405)])
+def test_framework_refusals_are_one_line_too(deployment, path: str, method: str, status: int) -> None:
+    _, base, _ = deployment
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(urllib.request.Request(f"{base}{path}", method=method), timeout=60)
+    assert refused.value.code == status and "\n" not in json.loads(refused.value.read())["error"]
+
+
+def test_unsupported_content_type_is_415(deployment) -> None:
+    _, base, _ = deployment
+    request = urllib.request.Request(f"{base}/points/putlab-amnist/1/release", data=b"inputs=1",
+                                     headers={"content-type": "application/x-www-form-urlencoded"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=60)
+    assert refused.value.code == 415 and "application/octet-stream" in json.loads(refused.value.read())["error"]
+
+
+# Property-based fuzzing from the service's own OpenAPI spec (schemathesis), bounded in time: every generated
+# request, conforming or not, gets a documented answer (status, content type, body schema), never a 5xx, and every
+# refusal is one line under "error"; the service keeps answering.
+
+FUZZ_BUDGET_S = 50.0
+FUZZ_CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
+
+
+def cases(base: str) -> st.SearchStrategy:
+    """Positive and negative cases of every operation; release cases both on a real point and on random ids."""
+    schema = schemathesis.openapi.from_url(f"{base}/openapi.json")
+    strategies = []
+    for result in schema.get_all_operations():
+        operation = result.ok()
+        for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
+            strategies.append(operation.as_strategy(generation_mode=mode))
+            if "{name}" in operation.path:
+                strategies.append(operation.as_strategy(generation_mode=mode,
+                                                        path_parameters={"name": "putlab-amnist", "version": "1"}))
+    return st.one_of(strategies)
+
+
+def test_every_fuzzed_request_gets_a_documented_answer(deployment) -> None:
+    _, base, _ = deployment
+    session = requests.Session()
+    started, made, statuses = time.monotonic(), [0], {}
+
+    @settings(max_examples=600, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(case=cases(base))
+    def fuzz(case) -> None:
+        if time.monotonic() - started > FUZZ_BUDGET_S:
+            return
+        response = case.call(base_url=base, session=session, timeout=60)
+        made[0] += 1
+        statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
+        case.validate_response(response, checks=FUZZ_CHECKS)
+        if response.status_code >= 400:
+            error = response.json()["error"]
+            assert isinstance(error, str) and error and "\n" not in error, response.text
+
+    fuzz()
+    print(f"fuzzed {made[0]} requests in {time.monotonic() - started:.0f} s; statuses {dict(sorted(statuses.items()))}")
+    assert made[0] >= 100
+    assert session.get(f"{base}/health", timeout=30).status_code == 200
+def test_printed_serve_command_runs_as_printed(deployment) -> None:
+    """The `serve it:` line of platform.select, pasted from the repository root into a shell without the venv."""
+    workdir, _, _ = deployment
+    line = next(l for l in (workdir / "select.out").read_text().splitlines() if l.startswith("serve it: "))
+    assert_runs_as_printed(line.removeprefix("serve it: "), "--help", expect="usage: python -m serve")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import REPO, run_sweep, store, sweep_env
+from conftest import REPO, assert_runs_as_printed, run_sweep, store, sweep_env
 
 SHARED_METRICS = ("utility/accuracy", "attack/deep/accuracy", "train/loss_releaser", "train/loss_adversary",
                   "train/mse", "train/privacy_term", "leakage/normalised_alpha_mi")
@@ -29,8 +29,16 @@ def test_smoke_sweep_logs_runs_metrics_and_front(workdir: Path) -> None:
     out = run_sweep(workdir, "amnist", "--profile", "smoke")
     assert out.returncode == 0, out.stderr[-3000:]
     assert "Pareto front:" in out.stdout and "mlflow ui --backend-store-uri sqlite:///" in out.stdout
+    assert "trials 2/2 done, 0 running, 0 failed" in out.stdout and "checkpoint 1: strongest attacker" in out.stdout
+    for noise in ("Token authentication", "Configuration for experiment", "tensorboard", "operation took", "SystemExit"):
+        assert noise not in out.stdout + out.stderr, noise
+    mlflow_ui = next(l for l in out.stdout.splitlines() if l.startswith("MLflow: ")).removeprefix("MLflow: ")
+    assert_runs_as_printed(mlflow_ui.split("  (experiment")[0], "--help", expect="--backend-store-uri")
     parent, children = runs_by_role(workdir)
     client = store(workdir)
+    report = Path(next(l for l in out.stdout.splitlines() if l.startswith("report: ")).removeprefix("report: "))
+    assert report == workdir / "reports" / f"{parent.info.run_name}.html" and report.stat().st_size > 10_000
+    assert "report/report.html" in [a.path for a in client.list_artifacts(parent.info.run_id, "report")]
 
     assert parent.info.status == "FINISHED"
     assert {"front/hypervolume", "front/size", "baseline/utility/accuracy", "baseline/attack/deep/accuracy",

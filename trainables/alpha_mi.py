@@ -1,4 +1,4 @@
-"""Arimoto α-mutual information and the Rényi entropy that normalises it (DESIGN.md §3.1).
+"""Arimoto α-mutual information and the Rényi entropy that normalises it (docs/estimators.md#α-mutual-information).
 
 The estimator plugs an adversary's posteriors P(s|y) into the Arimoto conditional entropy and
 replaces E_Y by a (weighted) batch mean; α = 1 and α = ∞ use their exact limits.
@@ -63,3 +63,17 @@ def alpha_mutual_information(
 def normalised_alpha_mi(posteriors: torch.Tensor, prior: torch.Tensor, alpha: float) -> torch.Tensor:
     """Î_α(S;Y) / H_α(S): the releaser's privacy term, comparable across α for a fixed λ."""
     return alpha_mutual_information(posteriors, prior, alpha) / renyi_entropy(prior, alpha).clamp_min(_EPS)
+
+
+def leakage_alpha_mi(posteriors: torch.Tensor, alpha: float) -> torch.Tensor:
+    """Î_α(S;Y) / H_α(S) as a leakage estimate, with P(s) taken as the batch-mean posterior E_Y[P(s|Y)].
+
+    Posteriors and their mean form one valid joint law of (S, Y), and Arimoto's α-MI of a joint law is
+    never negative, so this estimate lies in [0, 1]; it is 0 for posteriors that do not depend on Y.
+    Against a fixed training prior instead, a miscalibrated adversary scores below 0 (uniform posteriors
+    with an uneven prior), which reads as "less than no leakage". The training loss keeps the training
+    prior (:func:`normalised_alpha_mi`): there the prior is a constant and the gradient is the game's.
+    """
+    prior = posteriors.mean(0)
+    # clamp: only float rounding (≈1e-7) can take the exact value below 0
+    return (alpha_mutual_information(posteriors, prior, alpha) / renyi_entropy(prior, alpha).clamp_min(_EPS)).clamp_min(0)

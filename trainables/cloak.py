@@ -1,4 +1,4 @@
-"""Cloak as a Ray Tune trainable (DESIGN §3.3): learned per-pixel noise over a frozen, pre-trained target classifier.
+"""Cloak as a Ray Tune trainable (docs/mechanisms.md#cloak): learned per-pixel noise over a frozen, pre-trained target classifier.
 
 Per-feature noise r = σ∘e + μ, σ = (1 + tanh ρ)/2 · M, e ~ N(0, I). The first ``epochs − suppression_epochs``
 epochs train μ and ρ on L = −log mean_i σ_i² + λ·CE(f(x + r), y) with the mask off; the mask keeps feature i
@@ -14,14 +14,17 @@ import copy
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from attacks.base import AttackInput, CheckpointInputs, MembershipTarget
+from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, ReferenceData
 from attacks.deep import DeepAttacker
+from attacks.reference import ClassifierRecipe, reference_cache_dir
+from attacks.tuning import AttackBudget
 from trainables.cloak_config import CloakConfig
 from trainables.cloak_info import (
     feature_variance,
@@ -29,6 +32,7 @@ from trainables.cloak_info import (
     matching_gaussian_sigma,
 )
 from trainables.cloak_target import (
+    LeNet5,
     Target,
     TargetSettings,
     crop28,
@@ -36,8 +40,8 @@ from trainables.cloak_target import (
     pad32,
     task_labels,
 )
-from trainables.data import default_data_root, load_amnist
-from trainables.figures import save_release_grid
+from trainables.data import default_data_root, load_amnist, load_mnist_test_population
+from trainables.figures import digit_thickness, save_release_grid
 from trainables.metrics import balanced_accuracy, fairness_gaps
 from trainables.release_map import ReleaseMap
 from trainables.training import batches, predict_logits
@@ -47,6 +51,7 @@ STATE_FILE = "state.pt"
 NOISE_FIGURE = "noise_map.png"
 SIFTED_FIGURE = "sifted.png"
 INPUT_SHAPE = (1, 32, 32)
+MNIST_TRAIN = 60_000  # the target's training-set size (all of MNIST's training images)
 POLARISED = 0.1  # σ within 10% of M from 0 or from M counts as pushed to an end
 
 
@@ -309,10 +314,11 @@ def write_checkpoint(cfg: CloakConfig, outcome: StepOutcome, directory: Path) ->
     """State to resume from, the noise map and a few original-vs-sifted test images, into ``directory``."""
     trial = outcome.trial
     torch.save({"trial": trial.state(), "step": outcome.epoch, "config": cfg.as_dict()}, directory / STATE_FILE)
-    title = f"λ={cfg.lam} T={cfg.T} M={cfg.M} step {outcome.epoch}"
+    title = f"λ={cfg.lam:g} T={cfg.T:g} M={cfg.M:g} step {outcome.epoch}"
     save_noise_map(trial.cloak, directory / NOISE_FIGURE, title)
     k = cfg.samples_in_figure
-    save_release_grid(trial.test.x[:k], outcome.sifted_test[:k].clamp(0, 1), directory / SIFTED_FIGURE, title)
+    save_release_grid(trial.test.x[:k], outcome.sifted_test[:k].clamp(0, 1), directory / SIFTED_FIGURE, title,
+                      digit_thickness(trial.test.digit[:k], trial.test.thick[:k]))
 
 
 def load_state(directory: str) -> dict:
@@ -366,8 +372,20 @@ def checkpoint_inputs(config: dict, checkpoint_dir: str) -> CheckpointInputs:
     data = AttackInput(crop28(sifted_train), train.thick, crop28(sifted_test), test.thick, num_classes=2,
                        train_u=train.digit, test_u=test.digit, raw_train_x=crop28(train.x))
     # The target was trained on all 60,000 MNIST training images, so the AMNIST training split is all members.
-    target = MembershipTarget("target", target_for(cfg, device).model, sifted_train, train.y, sifted_test, test.y)
+    target = MembershipTarget("target", target_for(cfg, device).model, sifted_train, train.y, sifted_test, test.y,
+                              target_reference(cfg, cloak, step, device, checkpoint_dir))
     return CheckpointInputs(data, (target,))
+
+
+def target_reference(cfg: CloakConfig, cloak: CloakMap, step: int, device: torch.device, checkpoint_dir: str) -> ReferenceData:
+    """Reference data for the target: LeNet-5 trained on raw MNIST test images outside the trial's test subset (the
+    only images it never saw), the target's way; queried on their sifted versions. Shared by every checkpoint."""
+    x, digits = load_mnist_test_population(_root(cfg), n_test=cfg.n_test, seed=cfg.seed, download=cfg.download)
+    x = pad32(x).to(device)
+    gen = torch.Generator(device=device).manual_seed(cfg.seed + 2000 + step)
+    recipe = ClassifierRecipe(partial(LeNet5, cfg.num_classes), cfg.target_epochs, cfg.batch_size, cfg.lr)
+    return ReferenceData(recipe, x, task_labels(digits, cfg.task).to(device), release(cloak, x, gen), train_size=MNIST_TRAIN,
+                         cache_dir=reference_cache_dir(checkpoint_dir, per_checkpoint=False))
 
 
 def load_release(config: dict, checkpoint_dir: str) -> ReleaseMap:
@@ -385,7 +403,7 @@ def raw_baselines(config: dict) -> dict[str, float]:
     device = pick_device()
     target = target_for(cfg, device)
     train, test = load_data(cfg, device)
-    attacker = DeepAttacker(epochs=cfg.attack_epochs, batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed)
+    attacker = DeepAttacker(AttackBudget.from_config(cfg.as_dict()))
     thick = attacker.run(AttackInput(crop28(train.x), train.thick, crop28(test.x), test.thick, num_classes=2))
     return {
         "baseline/target/mnist_test_accuracy": target.mnist_test_accuracy,

@@ -1,4 +1,4 @@
-"""Typed, validated configuration of one Cloak trial (the flat dict Tune passes in; DESIGN §3.3)."""
+"""Typed, validated configuration of one Cloak trial (the flat dict Tune passes in; docs/mechanisms.md#cloak)."""
 from __future__ import annotations
 
 import math
@@ -21,6 +21,7 @@ class CloakConfig(TypedConfig):
     """
 
     kind = "cloak"
+    infinite = frozenset({"T"})  # T = ∞: suppress nothing
 
     mechanism: str = "cloak"
     dataset: str = "mnist32"
@@ -42,9 +43,13 @@ class CloakConfig(TypedConfig):
     n_test: int | None = None
     data_root: str = ""
     download: bool = False
-    attack_epochs: int = 3
+    attack_epochs: int = 30  # each learned attacker's epoch cap; early stopping usually ends it sooner
+    attack_patience: int = 3
+    attack_search: str = "halving"
     checkpoint_every: int = 0
     threads: int = 1
+    mia_references: int = 2  # reference models per network for the farm's RMIA and LiRA
+    rmia_offline_a: float = 0.3  # RMIA's offline correction a, in [0, 1]
     samples_in_figure: int = 8
     kill_worker_after_epoch: int = -1
 
@@ -78,6 +83,10 @@ class CloakConfig(TypedConfig):
             (self.n_train is None or self.n_train >= 1, f"n_train must be >= 1 (got {self.n_train})"),
             (self.n_test is None or self.n_test >= 1, f"n_test must be >= 1 (got {self.n_test})"),
             (self.attack_epochs >= 1, f"attack_epochs must be >= 1 (got {self.attack_epochs})"),
+            (self.attack_patience >= 1, f"attack_patience must be >= 1 (got {self.attack_patience})"),
+            (self.attack_search in ("halving", "full"), f"attack_search must be halving or full (got {self.attack_search!r})"),
             (self.checkpoint_every >= 0, f"checkpoint_every must be >= 0 (0: last step only; got {self.checkpoint_every})"),
             (self.threads >= 1, f"threads must be >= 1 (got {self.threads})"),
+            (self.mia_references >= 1, f"mia_references must be >= 1 (got {self.mia_references})"),
+            (0 <= self.rmia_offline_a <= 1, f"rmia_offline_a must lie in [0, 1] (got {self.rmia_offline_a})"),
         ]

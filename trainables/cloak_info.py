@@ -1,4 +1,4 @@
-"""Information a per-feature Gaussian mechanism removes from an image, and the uniform-Gaussian baseline (DESIGN §3.3).
+"""Information a per-feature Gaussian mechanism removes from an image, and the uniform-Gaussian baseline (docs/estimators.md#cloaks-information-removed).
 
 Estimator (a per-feature Gaussian-channel bound): feature i passes through x_i -> x_i + n_i, n_i ~ N(0, σ_i² + σ_q²),
 where σ_q = 1/(255·√12) is the quantisation noise already present in 8-bit pixels. For a feature of variance v_i

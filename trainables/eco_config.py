@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 from trainables.typed_config import TypedConfig
 
@@ -17,6 +16,7 @@ class EcoConfig(TypedConfig):
     """
 
     kind = "eco"
+    infinite = frozenset({"alpha"})  # α = ∞ is the max-divergence end of the α range
 
     mechanism: str = "eco_releaser"
     dataset: str = "eco"
@@ -44,7 +44,9 @@ class EcoConfig(TypedConfig):
     releaser_layers: int = 4
     adversary_hidden: int = 32
     adversary_layers: int = 3
-    attack_epochs: int = 20
+    attack_epochs: int = 30  # each learned attacker's epoch cap; early stopping usually ends it sooner
+    attack_patience: int = 3
+    attack_search: str = "halving"
     checkpoint_every: int = 5
     figure_days: int = 7
     threads: int = 1
@@ -56,8 +58,6 @@ class EcoConfig(TypedConfig):
             (self.alpha > 0, f"alpha must be > 0 (got {self.alpha})"),
             (self.lam >= 0 and not math.isinf(self.lam), f"lam must be a finite value >= 0 (got {self.lam})"),
             (self.adv_steps >= 1, f"adv_steps (k) must be >= 1 (got {self.adv_steps})"),
-            (not self.data_root or Path(self.data_root).expanduser().is_dir(),
-             f"data_root {self.data_root} is not a directory (leave it empty for synthetic ECO data)"),
             (self.releaser_si in (0, 1), f"releaser_si must be 0 or 1 (got {self.releaser_si})"),
             (1 <= self.households <= 5, f"households must be in 1..5 (got {self.households})"),
             (self.days >= 14, f"days must be >= 14 (got {self.days})"),
@@ -74,6 +74,8 @@ class EcoConfig(TypedConfig):
             (min(self.releaser_hidden, self.releaser_layers, self.adversary_hidden, self.adversary_layers) >= 1,
              "network sizes must be >= 1"),
             (self.attack_epochs >= 1, f"attack_epochs must be >= 1 (got {self.attack_epochs})"),
+            (self.attack_patience >= 1, f"attack_patience must be >= 1 (got {self.attack_patience})"),
+            (self.attack_search in ("halving", "full"), f"attack_search must be halving or full (got {self.attack_search!r})"),
             (self.checkpoint_every >= 1, f"checkpoint_every must be >= 1 (got {self.checkpoint_every})"),
             (self.figure_days >= 1, f"figure_days must be >= 1 (got {self.figure_days})"),
             (self.threads >= 1, f"threads must be >= 1 (got {self.threads})"),

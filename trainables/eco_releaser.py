@@ -1,4 +1,4 @@
-"""The α-MI releaser on ECO smart-meter days as a Ray Tune trainable (DESIGN §3.1, Algorithm 1).
+"""The α-MI releaser on ECO smart-meter days as a Ray Tune trainable (docs/mechanisms.md#on-eco-smart-meter-days-eco-eco-si, Algorithm 1).
 
 Private S = hourly occupancy (24 binary labels per day), utility = the consumption itself. Each
 iteration trains the LSTM adversary k times on the current release, then the LSTM releaser once on
@@ -23,7 +23,8 @@ from matplotlib.figure import Figure
 from torch.nn import functional as F
 
 from attacks.base import AttackInput, CheckpointInputs
-from attacks.deep import DeepAttacker, label_accuracies
+from attacks.deep import DeepAttacker
+from attacks.tuning import AttackBudget, accuracy_metrics
 from attacks.side_info import SideInfoAttacker, SiOnlyAttacker
 from trainables.alpha_mi import alpha_mutual_information, renyi_entropy
 from trainables.data.eco import EPOCH, SI_FEATURES, EcoDays, load_eco
@@ -122,7 +123,7 @@ class Models:
         """Fresh networks on ``device``, seeded by the config."""
         torch.manual_seed(cfg.seed)
         releaser = LstmReleaser(1 + SI_FEATURES * cfg.releaser_si, cfg.noise_dim, cfg.releaser_hidden, cfg.releaser_layers).to(device)
-        adversary = adversary_net(cfg)(2).to(device)
+        adversary = adversary_net(cfg)(2, cfg.adversary_hidden).to(device)
         return cls(releaser, adversary, torch.optim.Adam(releaser.parameters(), lr=cfg.releaser_lr),
                    torch.optim.Adam(adversary.parameters(), lr=cfg.lr))
 
@@ -136,9 +137,14 @@ class Models:
             getattr(self, name).load_state_dict(value)
 
 
-def adversary_net(cfg: EcoConfig) -> Callable[[int], LstmClassifier]:
-    """The adversary's architecture as a factory of the number of classes (the deep attacker retrains it)."""
-    return partial(LstmClassifier, 1 + SI_FEATURES * cfg.side_info, hidden=cfg.adversary_hidden, layers=cfg.adversary_layers)
+def adversary_net(cfg: EcoConfig) -> Callable[[int, int], LstmClassifier]:
+    """The adversary's architecture as a (number of classes, hidden width) factory (the deep attacker tunes the width)."""
+    return partial(lstm_classifier, 1 + SI_FEATURES * cfg.side_info, cfg.adversary_layers)
+
+
+def lstm_classifier(features: int, layers: int, num_classes: int, hidden: int) -> LstmClassifier:
+    """A fresh per-hour LSTM classifier (module-level, so factories built from it pickle to Ray workers)."""
+    return LstmClassifier(features, num_classes, hidden=hidden, layers=layers)
 
 
 def hourly_alpha_mi(logits: torch.Tensor, prior: torch.Tensor, alpha: float) -> torch.Tensor:
@@ -206,10 +212,9 @@ def pretrain(cfg: EcoConfig, m: Models, train: EcoSplit, gen: torch.Generator) -
                        batch_size=cfg.batch_size, lr=cfg.lr, generator=gen)
 
 
-def deep_attacker(cfg: EcoConfig, epochs: int | None = None) -> DeepAttacker:
-    """The adversary's LSTM retrained from scratch (class-weighted, so it targets balanced accuracy)."""
-    return DeepAttacker(epochs=epochs or cfg.attack_epochs, batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed,
-                        model=adversary_net(cfg))
+def deep_attacker(cfg: EcoConfig) -> DeepAttacker:
+    """The adversary's LSTM retrained from scratch as a tuned, early-stopped family (widths hidden and 2·hidden)."""
+    return DeepAttacker(AttackBudget.from_config(cfg.as_dict()), model=adversary_net(cfg), width=cfg.adversary_hidden)
 
 
 def evaluate_release(cfg: EcoConfig, m: Models, train: EcoSplit, test: EcoSplit, prior: torch.Tensor,
@@ -220,7 +225,7 @@ def evaluate_release(cfg: EcoConfig, m: Models, train: EcoSplit, test: EcoSplit,
     logits = predict_logits(m.adversary, adv_test)
     with torch.no_grad():
         leakage = hourly_alpha_mi(logits, prior, cfg.alpha).item()
-    in_game = label_accuracies(logits.argmax(1), test.occupancy, 2)
+    in_game = accuracy_metrics(logits.argmax(1), test.occupancy, 2)
     metrics = {
         "utility/nmse": nmse(released_test, test.x, norm).item(),
         "train/adversary_accuracy": in_game["accuracy"],
@@ -356,8 +361,8 @@ def raw_baselines(config: dict) -> dict[str, float]:
     deep = deep_attacker(cfg).run(AttackInput(adversary_input(cfg, train.x, train.si), train.occupancy,
                                               adversary_input(cfg, test.x, test.si), test.occupancy, num_classes=2))
     metrics = {}
-    for result in (deep, SideInfoAttacker(epochs=cfg.attack_epochs, batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed).run(raw),
-                   SiOnlyAttacker(seed=cfg.seed).run(raw)):
+    for result in (deep, SideInfoAttacker(AttackBudget.from_config(cfg.as_dict())).run(raw),
+                   SiOnlyAttacker(AttackBudget.from_config(cfg.as_dict())).run(raw)):
         metrics.update({f"baseline/{k}": v for k, v in result.logged().items()})
     return metrics
 

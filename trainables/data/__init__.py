@@ -8,6 +8,8 @@ from .amnist import (
     THIN,
     AmnistSplit,
     load_amnist,
+    load_amnist_population,
+    load_mnist_test_population,
     thickness_labels,
 )
 from .mnist import (
@@ -28,6 +30,8 @@ __all__ = [
     "THICK",
     "AmnistSplit",
     "load_amnist",
+    "load_amnist_population",
+    "load_mnist_test_population",
     "thickness_labels",
     "DataUnavailableError",
     "MnistArrays",

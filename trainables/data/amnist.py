@@ -1,4 +1,4 @@
-"""Annotated MNIST (AMNIST): MNIST digits with a thin / thick stroke label (DESIGN.md §5).
+"""Annotated MNIST (AMNIST): MNIST digits with a thin / thick stroke label (docs/data.md#annotated-mnist).
 
 The labeler counts the non-zero pixels w in one row per digit; w below a per-digit bound is thin,
 above it thick, otherwise normal. AMNIST drops the normal images, leaving a binary private
@@ -72,6 +72,53 @@ class AmnistSplit:
         return self.x.shape[0]
 
 
+def _drawn(labels: torch.Tensor, limit: int | None, seed: int, split_index: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """MNIST indices of the AMNIST images a trial uses (at most ``limit``, drawn by seed) and of the ones it leaves out."""
+    keep = torch.nonzero(labels != NORMAL).squeeze(1)
+    if limit is None or limit >= len(keep):
+        return keep, keep[:0]
+    # One stream per (seed, split): the test subset does not depend on n_train.
+    generator = torch.Generator().manual_seed(2 * seed + split_index)
+    order = torch.randperm(len(keep), generator=generator)
+    return keep[order[:limit]].sort().values, keep[order[limit:]].sort().values
+
+
+def _split(images: torch.Tensor, digits: torch.Tensor, labels: torch.Tensor, index: torch.Tensor) -> AmnistSplit:
+    """The AMNIST split of the given MNIST indices: [0, 1] float images, digits and thin/thick labels."""
+    return AmnistSplit(
+        x=images[index].unsqueeze(1).to(torch.float32).div_(255),
+        digit=digits[index].clone(),
+        thick=(labels[index] == THICK).long(),
+    )
+
+
+def load_amnist_population(root: str | Path | None = None, *, n_train: int | None = None, seed: int = 0,
+                           download: bool = False) -> AmnistSplit:
+    """The AMNIST training images that :func:`load_amnist` leaves out of its ``n_train`` subset (empty without a limit).
+
+    Never members of a trial's networks and disjoint from its test split (MNIST's test set): the
+    population that membership attacks train their reference models on.
+    """
+    mnist = load_mnist(root, download=download)
+    labels = thickness_labels(mnist.train_images, mnist.train_labels)
+    _, rest = _drawn(labels, n_train, seed, 0)
+    return _split(mnist.train_images, mnist.train_labels, labels, rest)
+
+
+def load_mnist_test_population(root: str | Path | None = None, *, n_test: int | None = None, seed: int = 0,
+                               download: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """MNIST test images (float [N,1,28,28] in [0, 1]) and digits outside the AMNIST test subset :func:`load_amnist` draws.
+
+    For networks trained on all of MNIST's training set, the only data never seen in training and never
+    audited as a non-member: the population of their membership attacks (normal-thickness images included).
+    """
+    mnist = load_mnist(root, download=download)
+    used, _ = _drawn(thickness_labels(mnist.test_images, mnist.test_labels), n_test, seed, 1)
+    rest = torch.ones(len(mnist.test_labels), dtype=torch.bool)
+    rest[used] = False
+    return mnist.test_images[rest].unsqueeze(1).to(torch.float32).div_(255), mnist.test_labels[rest].clone()
+
+
 def load_amnist(
     root: str | Path | None = None,
     *,
@@ -92,17 +139,9 @@ def load_amnist(
          ("test", mnist.test_images, mnist.test_labels, n_test))
     ):
         labels = thickness_labels(images, digits)
-        keep = torch.nonzero(labels != NORMAL).squeeze(1)
-        counts[f"amnist_{name}"] = len(keep)
-        if limit is not None and limit < len(keep):
-            # One stream per (seed, split): the test subset does not depend on n_train.
-            generator = torch.Generator().manual_seed(2 * seed + split_index)
-            keep = keep[torch.randperm(len(keep), generator=generator)[:limit]].sort().values
-        split = AmnistSplit(
-            x=images[keep].unsqueeze(1).to(torch.float32).div_(255),
-            digit=digits[keep].clone(),
-            thick=(labels[keep] == THICK).long(),
-        )
+        keep, _ = _drawn(labels, limit, seed, split_index)
+        counts[f"amnist_{name}"] = int((labels != NORMAL).sum())
+        split = _split(images, digits, labels, keep)
         splits.append(split)
         counts[name] = len(split)
         counts[f"{name}_thin"] = int((split.thick == 0).sum())

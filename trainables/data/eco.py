@@ -1,4 +1,4 @@
-"""ECO smart-meter data (DESIGN §5): the real files resampled to hourly days, and the schema the generator shares.
+"""ECO smart-meter data (docs/data.md#eco-smart-meter-data): the real files resampled to hourly days, and the schema the generator shares.
 
 Real layout per household ``NN``: ``NN_sm_csv/YYYY-MM-DD.csv`` (1 Hz rows, 16 columns without a header, the
 first is total power in W, −1 = missing) and ``NN_occupancy_csv/NN_{summer,winter}.csv`` (a header row of

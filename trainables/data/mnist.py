@@ -1,6 +1,6 @@
 """MNIST as uint8 tensors, from a local cache, idx files, a torchvision download or the offline wheel.
 
-Sources are tried in this order (DESIGN.md §5):
+Sources are tried in this order (docs/data.md#mnist):
 
 1. ``<root>/mnist_uint8.pt``: a cache of the four tensors written by an earlier load;
 2. the four uncompressed idx files under ``<root>/MNIST/raw/`` (torchvision's layout);

@@ -1,4 +1,4 @@
-"""Data files shipped inside installed wheels, located without importing their packages (DESIGN §5)."""
+"""Data files shipped inside installed wheels, located without importing their packages (docs/data.md)."""
 from __future__ import annotations
 
 from importlib.util import find_spec

@@ -1,0 +1,162 @@
+"""Tuned, converged attackers: a small family of configurations per attacker, chosen on validation only.
+
+A privacy number is a claim that no competent attacker does better, so every learned attacker is
+fitted the way a careful adversary would fit it:
+
+1. a validation split is carved from the *released training* split (the test split is never read
+   while fitting or choosing);
+2. every configuration of the family (capacities × learning rates × with/without augmentation) is
+   trained with early stopping on that validation split, its best-validation weights restored;
+3. the configuration with the best validation balanced accuracy is scored once on the test split.
+
+``search="halving"`` spreads the epochs by successive halving (all configurations for a rung of
+epochs, the better half goes on, ...), and the survivor trains to convergence; ``"full"`` trains
+every configuration to convergence. Both choose on validation only.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+from attacks.base import AttackResult
+from trainables.metrics import balanced_accuracy, balanced_accuracy_interval
+from trainables.training import EarlyStopping, EarlyStoppedFit, FitLog, augmentation_for, validation_split
+
+SEARCHES = ("halving", "full")
+ModelBuilder = Callable[[int, int], nn.Module]  # (number of classes, width) -> a fresh network
+
+
+@dataclass(frozen=True)
+class AttackBudget:
+    """How hard each learned attacker is trained and tuned (one per trial config; see :meth:`from_config`).
+
+    ``width_factors`` multiply the attacker's base width (its capacities); ``augment`` lists whether the
+    family trains with data augmentation (random shifts for images, feature jitter otherwise).
+    """
+
+    max_epochs: int = 30
+    patience: int = 3
+    val_fraction: float = 0.2
+    width_factors: tuple[float, ...] = (1.0, 2.0)
+    lrs: tuple[float, ...] = (1e-3, 3e-4)
+    augment: tuple[bool, ...] = (False, True)
+    search: str = "halving"
+    rung_epochs: int = 2
+    batch_size: int = 128
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        """One-line errors for budgets that cannot tune anything."""
+        if self.search not in SEARCHES:
+            raise ValueError(f"attack search must be one of {', '.join(SEARCHES)} (got {self.search!r})")
+        if not 0 < self.val_fraction < 1:
+            raise ValueError(f"attack validation fraction must be in (0, 1) (got {self.val_fraction})")
+        if not (self.width_factors and self.lrs and self.augment):
+            raise ValueError("an attacker family needs at least one width, learning rate and augmentation setting")
+        if self.rung_epochs < 1 or self.batch_size < 1:
+            raise ValueError(f"rung_epochs and batch_size must be >= 1 (got {self.rung_epochs}, {self.batch_size})")
+        EarlyStopping(self.max_epochs, self.patience)
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> "AttackBudget":
+        """The budget a trial config asks for: attack_epochs (the cap), attack_patience, attack_search, batch_size, seed."""
+        return cls(max_epochs=int(config.get("attack_epochs", cls.max_epochs)),
+                   patience=int(config.get("attack_patience", cls.patience)),
+                   search=str(config.get("attack_search", cls.search)),
+                   batch_size=int(config.get("batch_size", cls.batch_size)), seed=int(config.get("seed", cls.seed)))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One configuration of an attacker family."""
+
+    width: int
+    lr: float
+    augment: bool
+
+    @property
+    def label(self) -> str:
+        """Short name, e.g. ``w32_lr0.0003_aug``."""
+        return f"w{self.width}_lr{self.lr:g}" + ("_aug" if self.augment else "")
+
+
+@dataclass
+class TunedFit:
+    """The chosen network, its configuration, how its training ended, and every candidate's validation score."""
+
+    model: nn.Module
+    candidate: Candidate
+    log: FitLog
+    val_scores: dict[str, float]
+
+
+def family(budget: AttackBudget, base_width: int) -> list[Candidate]:
+    """Every configuration of the family, in a fixed order (ties in validation go to the earlier one)."""
+    widths = sorted({max(1, round(base_width * f)) for f in budget.width_factors})
+    return [Candidate(w, lr, aug) for w, lr, aug in itertools.product(widths, budget.lrs, budget.augment)]
+
+
+def tune_classifier(build: ModelBuilder, x: torch.Tensor, y: torch.Tensor, num_classes: int,
+                    budget: AttackBudget, base_width: int) -> TunedFit:
+    """Fit the family on (x, y) with early stopping on a validation split of it; return the best on validation.
+
+    ``x``/``y`` are the attacker's *training* data (released training split); nothing else is read.
+    Per-step labels [N, T] need a network with logits [N, classes, T].
+    """
+    train_idx, val_idx = validation_split(len(x), budget.val_fraction, budget.seed)
+    train_idx, val_idx = train_idx.to(x.device), val_idx.to(x.device)
+    train, val = (x[train_idx], y[train_idx]), (x[val_idx], y[val_idx])
+    stopping = EarlyStopping(budget.max_epochs, budget.patience)
+    fits: dict[Candidate, EarlyStoppedFit] = {}
+    for i, cand in enumerate(family(budget, base_width)):
+        torch.manual_seed(budget.seed + i)
+        gen = torch.Generator(device=x.device).manual_seed(budget.seed + i)
+        fits[cand] = EarlyStoppedFit(build(num_classes, cand.width).to(x.device), train, val, num_classes,
+                                     stopping=stopping, batch_size=budget.batch_size, lr=cand.lr, generator=gen,
+                                     augment=augmentation_for(x) if cand.augment else None)
+    alive = list(fits)
+    if budget.search == "halving":
+        while len(alive) > 1:
+            for cand in alive:
+                fits[cand].run(budget.rung_epochs)
+            alive = sorted(alive, key=lambda c: -fits[c].best)[: math.ceil(len(alive) / 2)]
+    for cand in alive:
+        fits[cand].run()
+    chosen = max(alive, key=lambda c: fits[c].best)
+    log = fits[chosen].finish()
+    return TunedFit(fits[chosen].model, chosen, log, {c.label: fits[c].best for c in fits})
+
+
+def accuracy_metrics(pred: torch.Tensor, target: torch.Tensor, num_classes: int) -> dict[str, float]:
+    """Balanced accuracy with its 95 % interval; per-step labels [N, T] also get ``accuracy_within_step``.
+
+    ``accuracy_within_step`` is the mean over steps of each step's own balanced accuracy: chance is
+    1/classes at every step, whatever the step's prior (e.g. occupancy by hour of the day). For per-step
+    labels the interval treats the N·T labels as independent, so it is narrower than the truth.
+    """
+    low, high = balanced_accuracy_interval(pred, target, num_classes)
+    metrics = {"accuracy": balanced_accuracy(pred.flatten(), target.flatten(), num_classes),
+               "accuracy/ci_low": low, "accuracy/ci_high": high}
+    if target.dim() == 2:
+        steps = [balanced_accuracy(pred[:, t], target[:, t], num_classes) for t in range(target.shape[1])]
+        metrics["accuracy_within_step"] = sum(steps) / len(steps)
+    return metrics
+
+
+def fit_metrics(fit: TunedFit) -> dict[str, float]:
+    """What to log about the chosen attacker: validation score, epochs, whether the cap stopped it, its configuration."""
+    return {"val_accuracy": fit.log.best_val_accuracy, "epochs": float(fit.log.epochs),
+            "best_epoch": float(fit.log.best_epoch), "capped": float(fit.log.capped),
+            "candidates": float(len(fit.val_scores)), "chosen_width": float(fit.candidate.width),
+            "chosen_lr": fit.candidate.lr, "chosen_augment": float(fit.candidate.augment)}
+
+
+def tuned_result(name: str, fit: TunedFit, pred: torch.Tensor, target: torch.Tensor, num_classes: int) -> AttackResult:
+    """An attacker's result: test accuracy (scored once) with its interval, plus how the chosen attacker was fitted."""
+    return AttackResult(name, accuracy_metrics(pred, target, num_classes) | fit_metrics(fit))

@@ -1,0 +1,50 @@
+"""Calibration of the learned attackers on raw (unreleased) AMNIST: the farm's budget against a generous one.
+
+An attacker that cannot reach what a generously trained attacker reaches on raw data is too weak to
+certify privacy. This trains, on the same raw training split and scores once on the same raw test split:
+the farm's tuned family at a profile's budget (successive halving, cap ``attack_epochs``), and a generous
+family (every configuration to convergence: widths ×1/×2/×4, two learning rates, with/without shifts,
+cap 60 epochs, patience 6). The thickness rule is exact on raw images by construction, so it is not here.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/raw_ceiling.py --profile quick
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import torch
+
+from attacks.base import AttackInput
+from attacks.deep import DeepAttacker
+from attacks.tuning import AttackBudget
+from platform.sweep_config import resolve
+
+GENEROUS = AttackBudget(max_epochs=60, patience=6, width_factors=(1.0, 2.0, 4.0), search="full")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--preset", default="amnist")
+    p.add_argument("--profile", default="quick")
+    p.add_argument("--threads", type=int, default=2)
+    args = p.parse_args()
+    torch.set_num_threads(args.threads)
+    from trainables.releaser import load_data
+    from trainables.releaser_config import ReleaserConfig
+
+    config = resolve(args.preset, args.profile, []).grid_points()[0]
+    cfg = ReleaserConfig.from_dict({k: v for k, v in config.items() if k in ReleaserConfig.__dataclass_fields__})
+    train, test = load_data(cfg, torch.device("cpu"))
+    print(f"{args.preset}/{args.profile}: {len(train)} raw training images, {len(test)} test images")
+    for task, s_train, s_test, classes in (("thickness", train.thick, test.thick, 2), ("digit", train.digit, test.digit, 10)):
+        for label, budget in (("farm budget", AttackBudget.from_config(cfg.as_dict())), ("generous", GENEROUS)):
+            t0 = time.perf_counter()
+            m = DeepAttacker(budget).run(AttackInput(train.x, s_train, test.x, s_test, classes)).metrics
+            print(f"{task:<9} {label:<11} balanced accuracy {m['accuracy']:.4f} [{m['accuracy/ci_low']:.4f}, "
+                  f"{m['accuracy/ci_high']:.4f}]  chosen w{m['chosen_width']:.0f} lr {m['chosen_lr']:g} "
+                  f"aug {m['chosen_augment']:.0f}, {m['epochs']:.0f} epochs, {time.perf_counter() - t0:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+"""Silence, at their source, dependency messages that mean nothing to a putlab user.
+
+Each is a named logger or setting of the library that emits it, never a blanket filter on output:
+Ray's token-auth notice, Tune's slow-callback warnings, Tune's configuration box and TensorBoard hint
+(its new output engine, replaced by ``platform.progress``), MLflow's database set-up notices and download bars,
+tensorboardX's NaN/Inf warning for α = ∞ configs, and Serve's "Connecting to existing Serve app".
+"""
+from __future__ import annotations
+
+import logging
+import os
+
+QUIET_LOGGERS = (
+    "ray._private.authentication.authentication_token_setup",  # "Token authentication is enabled ..."
+    "ray.tune.utils.util",  # warn_if_slow: "The `on_step_end` operation took 1.8 s ..."
+    "tensorboardX.x2num",  # "NaN or Inf found in input tensor" for every α = ∞ trial's config
+    "mlflow.store.db.utils",  # "Creating initial MLflow database tables..."
+    "alembic.runtime.migration",
+    "ray.tune.search.variant_generator",  # "Pre-set value ... is not equal": each grid point overrides the first's
+)
+
+
+class _DropMessage(logging.Filter):
+    """Drops records whose message starts with ``prefix``."""
+
+    def __init__(self, prefix: str) -> None:
+        super().__init__()
+        self.prefix = prefix
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(self.prefix)
+
+
+def silence(verbose: bool = False) -> None:
+    """Quiet the dependencies for a putlab command; with ``verbose`` leave them as they are."""
+    # Tune's legacy reporting path drives platform.progress.SweepProgress instead of the new engine's box and hint.
+    os.environ["RAY_AIR_NEW_OUTPUT"] = "0"
+    if verbose:
+        return
+    os.environ["MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"] = "false"
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def silence_serve() -> None:
+    """Drop Serve's notice that ``serve.run`` reuses the instance ``serve.start`` created (with our HTTP options)."""
+    logging.getLogger("ray.serve").addFilter(_DropMessage("Connecting to existing Serve app"))

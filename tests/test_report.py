@@ -1,0 +1,124 @@
+"""The sweep and comparison HTML reports: built from a real MLflow store's runs and artifacts, self-contained, and
+rendered by a real headless Chromium into a non-blank picture."""
+from __future__ import annotations
+
+import base64
+import importlib.util
+import re
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from mlflow.tracking import MlflowClient
+
+from attacks.roc_plot import roc_png
+from conftest import REPO
+from platform import tracking
+from platform.compare import run as compare
+from platform.pareto import Axis
+from platform.report import render_sweep, report_dir, write_sweep_report
+from platform.sweep_report import log_summary, summarise, trials_table
+from search_spaces import presets
+from trainables.figures import digit_thickness, save_release_grid
+
+CHROMIUM = Path("/usr/bin/chromium")
+# (alpha, lam, utility, strongest attacker, its 95% interval): the first two are the front
+TRIALS = [(2.0, 0.0001, 0.91, 0.80, (0.77, 0.83)), (2.0, 3.0, 0.85, 0.62, (0.59, 0.65)), (10.0, 1.0, 0.80, 0.81, None)]
+
+
+def _screenshot_module():
+    spec = importlib.util.spec_from_file_location("report_screenshot", REPO / "scripts" / "report_screenshot.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def make_sweep(client: MlflowClient, name: str) -> str:
+    """A finished amnist sweep in the store: parent, three trial runs with metrics, pictures, ROC curves, summary."""
+    exp_id = tracking.experiment_id(client, "putlab-amnist")
+    parent_id, _ = tracking.start_parent(client, exp_id, name, {"preset": "amnist", "profile": "quick", "search": "grid",
+                                                               "planned_trials": 3, "config": {"epochs": 4}})
+    tracking.log_metrics(client, parent_id, {"baseline/attack/deep/accuracy": 0.9231, "data/amnist_test": 4681.0})
+    images = torch.rand(4, 1, 28, 28)
+    for alpha, lam, utility, attack, interval in TRIALS:
+        run = client.create_run(exp_id, run_name=f"alpha={alpha:g} lam={lam:g} adv_steps=1",
+                                tags={"mlflow.parentRunId": parent_id, tracking.TAG_PARENT: parent_id,
+                                      tracking.TAG_TRIAL: f"t{lam}", tracking.TAG_ROLE: "trial",
+                                      "putlab.strongest_attacker": "thickness"})
+        run_id = run.info.run_id
+        tracking.log_params(client, run_id, {"alpha": alpha, "lam": lam, "adv_steps": 1})
+        metrics = {"utility/accuracy": utility, "attack/max/accuracy": attack, "attack/thickness/accuracy": attack,
+                   "attack/deep/accuracy": attack - 0.05, "attack/yeom/advantage": 0.012}
+        if interval:
+            metrics |= {"attack/max/accuracy/ci_low": interval[0], "attack/max/accuracy/ci_high": interval[1]}
+        tracking.log_metrics(client, run_id, metrics, step=4)
+        with tempfile.TemporaryDirectory() as tmp:
+            for epoch in (2, 4):
+                save_release_grid(images, images.flip(-1), Path(tmp) / f"epoch{epoch:03d}_released.png", f"epoch {epoch}",
+                                  digit_thickness(torch.tensor([7, 1, 0, 3]), torch.tensor([1, 0, 0, 1])))
+            (Path(tmp) / "epoch004_roc_yeom_utility.png").write_bytes(
+                roc_png(np.array([0, 0.5, 1.0]), np.array([0, 0.6, 1.0]), 0.55, "yeom utility"))
+            client.log_artifacts(run_id, tmp, "figures")
+        client.set_terminated(run_id, "FINISHED")
+    preset = presets()["amnist"]
+    axes = [Axis(**a) for a in preset.pareto_axes]
+    summary = summarise(trials_table(client, exp_id, parent_id, preset.label_keys), axes)
+    log_summary(client, parent_id, summary, axes, preset)
+    client.set_terminated(parent_id, "FINISHED")
+    return parent_id
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory: pytest.TempPathFactory) -> tuple[MlflowClient, str, str]:
+    """One store with two sweeps; the tests read the first (the comparison both)."""
+    uri = f"sqlite:///{tmp_path_factory.mktemp('report') / 'mlflow.db'}"
+    client = tracking.connect(uri)
+    parent_id = make_sweep(client, "amnist-quick-report")
+    make_sweep(client, "amnist-quick-other")
+    return client, uri, parent_id
+
+
+def test_sweep_report_holds_front_intervals_tables_pictures_and_config(sweep) -> None:
+    client, _, parent_id = sweep
+    html = render_sweep(client, parent_id)
+    assert "http://" not in html and "https://" not in html and "<script" not in html  # self-contained
+    images = re.findall(r'src="data:image/png;base64,([^"]+)"', html)
+    assert len(images) >= 2 + 3 * 2  # front + trends, per trial its released grid and its ROC curve
+    assert all(base64.b64decode(i)[:8] == b"\x89PNG\r\n\x1a\n" for i in images)
+    assert "released (checkpoint 4)" in html and "released (checkpoint 2)" not in html  # the last checkpoint only
+    assert "0.8 <span class=\"ci\">[0.77, 0.83]</span>" in html  # a front member's strongest attacker and its interval
+    assert "lam=0.0001" in html and "2 of 3 trials on the front" in html
+    assert html.index("alpha=2 lam=3") < html.index("alpha=10 lam=1")  # front members first
+    for text in ("thickness", "yeom advantage", "attack/deep/accuracy", "0.923", "4681", "config.epochs", "quick"):
+        assert text in html, text
+
+
+def test_report_is_written_beside_the_store_and_logged_on_the_parent(sweep, tmp_path: Path) -> None:
+    client, uri, parent_id = sweep
+    path = write_sweep_report(client, parent_id, uri)
+    store_dir = Path(uri.removeprefix("sqlite:///")).parent
+    assert path == report_dir(uri) / "amnist-quick-report.html" == store_dir / "reports" / "amnist-quick-report.html"
+    logged = client.download_artifacts(parent_id, "report/report.html", str(tmp_path))
+    assert Path(logged).read_text() == path.read_text()
+
+
+def test_comparison_report_has_every_sweep(sweep, capsys) -> None:
+    client, uri, _ = sweep
+    assert compare(["amnist-quick-report", "amnist-quick-other", "--tracking-uri", uri]) == 0
+    path = Path(next(l for l in capsys.readouterr().out.splitlines() if l.startswith("report: ")).removeprefix("report: "))
+    html = path.read_text()
+    assert path.parent == report_dir(uri) and html.count("front members") == 2
+    assert "amnist-quick-other" in html and "[0.59, 0.65]" in html
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent (apt-get install chromium)")
+def test_report_renders_in_headless_chromium(sweep, tmp_path: Path) -> None:
+    client, uri, parent_id = sweep
+    shot = _screenshot_module()
+    png = shot.screenshot(write_sweep_report(client, parent_id, uri), tmp_path / "report.png", height=1400)
+    assert png.stat().st_size > 20_000 and not shot.blank(png)
+    blank = tmp_path / "blank.html"
+    blank.write_text("<html><body></body></html>")
+    assert shot.blank(shot.screenshot(blank, tmp_path / "blank.png", height=400))  # the check can fail

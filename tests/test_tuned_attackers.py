@@ -1,0 +1,137 @@
+"""Converged, tuned attackers: early stopping, selection on validation only, intervals, the α-MI leakage floor."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from attacks.base import AttackInput
+from attacks.deep import DeepAttacker
+from attacks.tuning import AttackBudget, family, tune_classifier
+from platform.sweep_config import resolve
+from trainables.alpha_mi import leakage_alpha_mi
+from trainables.data import load_amnist
+from trainables.metrics import balanced_accuracy_interval, wilson_interval
+from trainables.training import EarlyStopping, EarlyStoppedFit, evaluate, shift_images
+
+SMALL = AttackBudget(max_epochs=6, patience=2, width_factors=(1.0, 2.0), lrs=(1e-3, 3e-3), augment=(False, True),
+                     rung_epochs=1)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def two_threads():
+    torch.set_num_threads(2)
+
+
+def mlp(num_classes: int, width: int) -> nn.Module:
+    return nn.Sequential(nn.Flatten(), nn.Linear(20, width), nn.ReLU(), nn.Linear(width, num_classes))
+
+
+def test_early_stopping_restores_the_best_validation_weights() -> None:
+    # Pure-noise labels with a wide network: validation accuracy wanders around chance while training
+    # overfits, so the last epoch is (almost surely) not the best one and restoring must matter.
+    gen = torch.Generator().manual_seed(0)
+    x, y = torch.randn(300, 20, generator=gen), torch.randint(0, 2, (300,), generator=gen)
+    vx, vy = torch.randn(300, 20, generator=gen), torch.randint(0, 2, (300,), generator=gen)
+    torch.manual_seed(0)
+    model = mlp(2, 256)
+    fit = EarlyStoppedFit(model, (x, y), (vx, vy), 2, stopping=EarlyStopping(max_epochs=40, patience=3),
+                          batch_size=32, lr=3e-3, generator=gen)
+    fit.run()
+    last = evaluate(model, vx, vy, 2)
+    log = fit.finish()
+    assert log.epochs == log.best_epoch + 3 and not log.capped  # patience ran out, so the cap did not stop it
+    assert evaluate(model, vx, vy, 2) == pytest.approx(log.best_val_accuracy)
+    assert log.best_val_accuracy > last
+
+
+def test_the_cap_is_reported_when_it_stops_a_still_improving_attacker() -> None:
+    gen = torch.Generator().manual_seed(1)
+    w = torch.randn(20, generator=gen)
+    x = torch.randn(2000, 20, generator=gen)
+    y = (x @ w > 0).long()
+    fit = EarlyStoppedFit(mlp(2, 32), (x[:1500], y[:1500]), (x[1500:], y[1500:]), 2,
+                          stopping=EarlyStopping(max_epochs=1, patience=3), batch_size=64, lr=1e-3, generator=gen)
+    fit.run()
+    assert fit.finish().capped
+
+
+def test_selection_never_reads_the_test_split() -> None:
+    train, test, _ = load_amnist(n_train=600, n_test=300, seed=0)
+    attacker = DeepAttacker(SMALL, width=4)
+    honest = attacker.run(AttackInput(train.x, train.thick, test.x, test.thick, 2)).metrics
+    # The same training split with a test split whose labels are flipped and images replaced by noise:
+    # everything about the fit and the choice must be identical, only the test score may move.
+    poisoned = attacker.run(AttackInput(train.x, train.thick, torch.rand_like(test.x), 1 - test.thick, 2)).metrics
+    chosen = ("val_accuracy", "epochs", "best_epoch", "capped", "candidates", "chosen_width", "chosen_lr", "chosen_augment")
+    assert {k: honest[k] for k in chosen} == {k: poisoned[k] for k in chosen}
+    assert honest["accuracy"] != poisoned["accuracy"]
+    assert honest["candidates"] == len(family(SMALL, 4)) == 8
+
+
+def test_halving_and_full_search_both_choose_the_best_validation_member() -> None:
+    gen = torch.Generator().manual_seed(2)
+    w = torch.randn(20, generator=gen)
+    x = torch.randn(800, 20, generator=gen)
+    y = (x @ w + 0.5 * torch.randn(800, generator=gen) > 0).long()
+    for search in ("halving", "full"):
+        budget = AttackBudget(max_epochs=8, patience=2, width_factors=(1.0, 4.0), lrs=(1e-3, 1e-2), augment=(False,),
+                              search=search, rung_epochs=1)
+        fit = tune_classifier(mlp, x, y, 2, budget, base_width=8)
+        assert fit.log.best_val_accuracy == max(fit.val_scores.values()) == fit.val_scores[fit.candidate.label]
+        assert fit.log.best_val_accuracy > 0.8
+
+
+def test_shifts_move_whole_images_and_keep_their_mass() -> None:
+    x = torch.zeros(64, 1, 12, 12)
+    x[:, 0, 5:7, 5:7] = 1.0
+    shifted = shift_images(x, torch.Generator().manual_seed(0), max_shift=2)
+    assert torch.equal(shifted.sum((1, 2, 3)), x.sum((1, 2, 3)))  # a 2×2 blob 2 px from any border stays whole
+    moved = (shifted != x).flatten(1).any(1)
+    assert 0.8 < moved.float().mean() < 1.0  # 24 of 25 shifts move it
+
+
+@pytest.mark.parametrize("n, p", [(50, 0.9), (200, 0.7), (1000, 0.55)])
+def test_wilson_interval_covers_a_known_binomial_95_percent_of_the_time(n: int, p: float) -> None:
+    rng = np.random.default_rng(0)
+    draws = rng.binomial(n, p, size=4000)
+    covered = np.mean([lo <= p <= hi for lo, hi in (wilson_interval(k, n) for k in draws)])
+    assert 0.93 <= covered <= 0.98  # Wilson oscillates around 95 % with n (discreteness), never far
+
+
+def test_balanced_accuracy_interval_is_wilson_for_one_class_and_covers_for_two() -> None:
+    target = torch.zeros(100, dtype=torch.long)
+    pred = torch.cat([torch.zeros(80, dtype=torch.long), torch.ones(20, dtype=torch.long)])
+    assert balanced_accuracy_interval(pred, target, 2) == pytest.approx(wilson_interval(80, 100))
+    # Two classes of 300 and 100 samples with recalls 0.8 and 0.6: balanced accuracy 0.7.
+    rng = np.random.default_rng(1)
+    target = torch.cat([torch.zeros(300, dtype=torch.long), torch.ones(100, dtype=torch.long)])
+    hits = 0
+    for _ in range(1500):
+        right = torch.from_numpy(np.r_[rng.random(300) < 0.8, rng.random(100) < 0.6])
+        pred = torch.where(right, target, 1 - target)
+        lo, hi = balanced_accuracy_interval(pred, target, 2)
+        hits += lo <= 0.7 <= hi
+    assert 0.93 <= hits / 1500 <= 0.97
+
+
+@pytest.mark.parametrize("alpha", [0.5, 1.0, 2.0, 10.0, math.inf])
+def test_alpha_mi_leakage_is_zero_for_uninformative_and_never_negative(alpha: float) -> None:
+    uniform = torch.full((500, 2), 0.5)
+    constant = torch.tensor([[0.8, 0.2]]).repeat(500, 1)  # sure of one class, whatever Y is: still no information
+    assert float(leakage_alpha_mi(uniform, alpha)) == pytest.approx(0.0, abs=1e-6)
+    assert float(leakage_alpha_mi(constant, alpha)) == pytest.approx(0.0, abs=1e-6)
+    random = torch.rand(500, 2, generator=torch.Generator().manual_seed(3)).softmax(1)
+    assert float(leakage_alpha_mi(random, alpha)) >= 0.0
+    certain = torch.nn.functional.one_hot(torch.arange(500) % 2, 2).float()
+    assert float(leakage_alpha_mi(certain, alpha)) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_equivalent_lambda_zero_points_run_once() -> None:
+    spec = resolve("amnist", "quick", ["alpha=0.5,1,2", "lam=0,1"])
+    points = [(p["alpha"], p["lam"]) for p in spec.grid_points()]
+    assert sorted(points) == [(0.5, 1.0), (1.0, 0.0), (1.0, 1.0), (2.0, 1.0)]
+    assert len(spec.product_points()) == 6
