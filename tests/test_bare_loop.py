@@ -39,7 +39,7 @@ def test_worker_code_imports_without_ray_or_mlflow() -> None:
 
 
 @pytest.mark.parametrize("mechanism, attackers", [
-    ("amnist", {"deep_raw", "thickness", "yeom"}),
+    ("amnist", {"deep_raw", "thickness", "yeom", "rmia", "lira"}),
     ("eco-si", {"side_info", "si_only"}),
 ])
 def test_bare_trial_trains_attacks_and_serves_on_cpu(mechanism: str, attackers: set[str]) -> None:
