@@ -9,9 +9,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import torch
-from ray import tune
 
 from attacks.base import Attacker, CheckpointInputs
 from attacks.deep import DeepAttacker, RawTrainedDeepAttacker
@@ -19,6 +19,9 @@ from attacks.membership_farm import MEMBERSHIP_ATTACKERS, run_membership
 from attacks.side_info import SideInfoAttacker, SiOnlyAttacker
 from attacks.thickness import ThicknessAttacker
 from attacks.tuning import AttackBudget
+
+if TYPE_CHECKING:  # a checkpoint is only read here, so the attackers run without Ray installed
+    from ray import tune
 
 
 ATTACKERS: dict[str, Callable[[AttackBudget], Attacker]] = {
@@ -55,9 +58,19 @@ def run_farm(load: Callable[[dict, str], CheckpointInputs], config: dict, checkp
     """
     check_names(attackers)
     torch.set_num_threads(int(config.get("threads", 1)))
-    budget = AttackBudget.from_config(config)
     with checkpoint.as_directory() as directory:
         inputs = load(config, directory)
+    return attack_inputs(inputs, config, attackers, figures)
+
+
+def attack_inputs(inputs: CheckpointInputs, config: dict, attackers: Sequence[str],
+                  figures: bool = True) -> FarmReport:
+    """Run each named attacker on one checkpoint's loaded release, on the device its tensors live on.
+
+    ``config`` is the trial's: it sets the learned attackers' budget and the membership attacks' reference models.
+    """
+    check_names(attackers)
+    budget = AttackBudget.from_config(config)
     report = FarmReport()
     for name in attackers:
         t0 = time.perf_counter()

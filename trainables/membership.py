@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from ray import tune
 from torch import nn
 
 from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, ReferenceData
@@ -118,6 +117,8 @@ def evaluate_model(cfg: MembershipConfig) -> tuple[dict[str, float], np.ndarray]
 
 def train_membership(config: dict) -> None:
     """Ray Tune function trainable: one evaluation, reported once with the model as its checkpoint (for the farm)."""
+    from ray import tune  # only here: evaluate_point runs without Ray (e.g. benchmarks/bench_gpu.py)
+
     cfg = MembershipConfig.from_dict(config)
     torch.set_num_threads(cfg.threads)
     metrics, theta = evaluate_model(cfg)

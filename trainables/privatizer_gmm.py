@@ -25,7 +25,6 @@ import time
 from collections.abc import Callable
 
 import torch
-from ray import tune
 from torch import Tensor, nn
 
 from trainables.metrics import balanced_accuracy
@@ -196,6 +195,8 @@ def run_point(cfg: PrivatizerGmmConfig, on_report: Reporter | None = None) -> di
 
 def train_gmm_privatizer(config: dict) -> None:
     """Ray Tune function trainable: one filter, its information-plane trajectory optionally, the final point once."""
+    from ray import tune  # only here: the privatizer loss and run_point are used without Ray
+
     cfg = PrivatizerGmmConfig.from_dict(config)
     torch.set_num_threads(cfg.threads)
     tune.report(run_point(cfg, tune.report))

@@ -5,10 +5,13 @@ wraps that code with what a server must know to validate requests (per-sample sh
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
+
+_DETERMINISTIC = threading.Lock()  # held while a release runs with deterministic cuDNN kernels
 
 
 @dataclass(frozen=True)
@@ -36,4 +39,9 @@ class ReleaseMap:
         """Release ``x`` with the noise drawn from a generator seeded by ``seed`` on the map's device."""
         x = x.to(self.device, torch.float32)
         generator = torch.Generator(device=x.device).manual_seed(int(seed))
-        return self.apply(self.module.eval(), x, generator)
+        # On CUDA, cuDNN's default transposed-convolution kernels sum in a varying order, so the same seed gave
+        # outputs differing in the last bits (seen on an H100); deterministic kernels keep "same seed, same output".
+        # The flags are process-wide, so releases (Serve runs them in threads) take turns while they are set.
+        with _DETERMINISTIC, torch.backends.cudnn.flags(enabled=torch.backends.cudnn.enabled, benchmark=False,
+                                                        deterministic=True):
+            return self.apply(self.module.eval(), x, generator)

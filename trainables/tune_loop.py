@@ -15,8 +15,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
-from ray import tune
-
 
 class Outcome(Protocol):
     """What a game yields per epoch."""
@@ -32,6 +30,8 @@ Restore = Callable[[Any], int]  # loads a checkpoint into the game's models, ret
 def report_game(game: Callable[[Restore | None], Iterator[Outcome]], load: Callable[[str, Any], int],
                 write: Callable[[Any, Path], None], kill_worker_after_epoch: int = -1) -> None:
     """Run ``game`` inside a Tune trial: resume from Tune's checkpoint if any, report every epoch."""
+    from ray import tune  # only here: the game loops themselves run without Ray (e.g. benchmarks/bench_gpu.py)
+
     # Ray logs every persisted checkpoint at INFO; the driver already prints one line per epoch.
     logging.getLogger("ray.train._internal.storage").setLevel(logging.WARNING)
     checkpoint = tune.get_checkpoint()
