@@ -218,8 +218,10 @@ def test_without_privacy_the_release_is_close_to_the_original() -> None:
 def test_strong_privacy_drives_the_attacker_to_what_the_hour_reveals() -> None:
     m, raw = final_metrics(lam=3.0, epochs=5, pretrain_epochs=3), raw_attack()
     # Within each hour chance is 0.5; pooled over hours, the floor is what the hour alone gives (~0.79 here).
-    assert m["attack/deep/accuracy_within_step"] < raw["accuracy_within_step"] - 0.15, (m, raw)  # measured: 0.684 vs 0.937
-    assert m["attack/deep/accuracy"] < raw["accuracy"] - 0.07, (m, raw)  # measured: 0.854 vs 0.967
+    # Measured with the tuned, early-stopped LSTM family: 0.749 vs 0.887 within hours (the earlier fixed-epoch attacker
+    # read 0.684 vs 0.937: it flattered the release). Pooled over hours the hour itself leaks, so the gap is smaller.
+    assert m["attack/deep/accuracy_within_step"] < raw["accuracy_within_step"] - 0.10, (m, raw)
+    assert m["attack/deep/accuracy"] < raw["accuracy"] - 0.04, (m["attack/deep/accuracy"], raw["accuracy"])
     assert m["utility/nmse"] < 0.4, m  # still better than releasing the overall mean (NMSE 0.42)
 
 
