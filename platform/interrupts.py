@@ -71,6 +71,8 @@ class SweepEnding:
     def fitting(self) -> Iterator[None]:
         """While Tune runs: a signal asks Tune to stop gracefully (Tune installs its SIGUSR1 handler inside fit)."""
         previous = signal.getsignal(signal.SIGUSR1)
+        for s in SIGNALS:  # ray.init puts its own (fatal) SIGTERM handler in place: ours goes back on top
+            signal.signal(s, self._on_signal)
         self._fitting = True
         try:
             yield
