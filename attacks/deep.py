@@ -7,17 +7,16 @@ from __future__ import annotations
 
 import hashlib
 import os
-import pickle
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
 
 from attacks.base import AttackInput, AttackResult
-from attacks.tuning import AttackBudget, ModelBuilder, TunedFit, tune_classifier, tuned_result
-from trainables.nets import SmallCNN
-from trainables.training import predict_logits
+from attacks.tuning import AttackBudget, Candidate, ModelBuilder, TunedFit, tune_classifier, tuned_result
+from core.nets import SmallCNN
+from core.training import FitLog, predict_logits
 
 
 @dataclass(frozen=True)
@@ -77,15 +76,17 @@ class RawTrainedDeepAttacker:
             return _RAW_FITS[key]
         path = Path(self.cache_dir) / f"{key}.pt"
         try:
-            blob = torch.load(path, map_location=x.device, weights_only=False)
-            model = SmallCNN(num_classes, blob["candidate"].width).to(x.device)
+            # plain tensors and numbers only (weights_only): the cache folder is shared, a planted pickle must not run
+            blob = torch.load(path, map_location=x.device, weights_only=True)
+            candidate, log = Candidate(**blob["candidate"]), FitLog(**blob["log"])
+            model = SmallCNN(num_classes, candidate.width).to(x.device)
             model.load_state_dict(blob["state"])
-            fit = TunedFit(model.eval(), blob["candidate"], blob["log"], blob["val_scores"])
-        except (OSError, KeyError, RuntimeError, pickle.UnpicklingError):
+            fit = TunedFit(model.eval(), candidate, log, blob["val_scores"])
+        except Exception:  # missing, corrupt, or written by another putlab version: a cache miss, trained again
             fit = DeepAttacker(self.budget, self.name, SmallCNN, self.width).fit(x, s, num_classes)
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            torch.save({"state": fit.model.state_dict(), "candidate": fit.candidate, "log": fit.log,
+            torch.save({"state": fit.model.state_dict(), "candidate": asdict(fit.candidate), "log": asdict(fit.log),
                         "val_scores": fit.val_scores}, tmp)
             tmp.replace(path)  # atomic: a concurrent task reads the whole file or none
         _RAW_FITS.clear()  # one data set per sweep: keep memory flat
