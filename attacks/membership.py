@@ -16,7 +16,7 @@ from torch.nn import functional as F
 from attacks.base import AttackResult, MembershipTarget
 from attacks.membership_stats import balanced_draw, membership_metrics, require_finite
 from attacks.roc_plot import roc_png
-from trainables.training import predict_logits
+from core.training import predict_logits
 
 
 def per_sample_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int = 1024) -> torch.Tensor:

@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from attacks.base import Recipe, ReferenceData
-from trainables.training import fit_classifier
+from core.training import fit_classifier
 
 MEMORY_SLOTS = 32  # reference weights kept in this process (a few checkpoints' worth)
 _memory: OrderedDict[str, dict[str, torch.Tensor]] = OrderedDict()

@@ -12,7 +12,7 @@ from attacks.membership import roc_curve
 from attacks.membership_stats import balanced_draw, membership_metrics, require_finite
 from attacks.reference import PopulationPlan, population_plan, reference_models
 from attacks.roc_plot import roc_png
-from trainables.training import predict_logits
+from core.training import predict_logits
 
 
 @dataclass(frozen=True)

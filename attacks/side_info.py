@@ -14,8 +14,8 @@ from torch import nn
 
 from attacks.base import AttackInput, AttackResult
 from attacks.tuning import AttackBudget, accuracy_metrics, tune_classifier, tuned_result
-from trainables.metrics import balanced_accuracy
-from trainables.training import predict_logits
+from core.metrics import balanced_accuracy
+from core.training import predict_logits
 
 
 def require_si(data: AttackInput, name: str) -> tuple[torch.Tensor, torch.Tensor]:

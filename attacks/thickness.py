@@ -16,8 +16,8 @@ import torch
 
 from attacks.base import AttackInput, AttackResult
 from attacks.tuning import accuracy_metrics
-from trainables.data.amnist import DEFAULT_NONZERO_THRESHOLD, NORMAL, THICK, THIN, thickness_labels
-from trainables.metrics import balanced_accuracy
+from core.data.amnist import DEFAULT_NONZERO_THRESHOLD, NORMAL, THICK, THIN, thickness_labels
+from core.metrics import balanced_accuracy
 
 # Half a grey level (what the labeler uses on raw images), then a grid over the [0, 1] pixel scale.
 DEFAULT_THRESHOLDS: tuple[float, ...] = (DEFAULT_NONZERO_THRESHOLD, *(round(0.05 * k, 2) for k in range(1, 19)))

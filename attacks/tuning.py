@@ -25,8 +25,8 @@ import torch
 from torch import nn
 
 from attacks.base import AttackResult
-from trainables.metrics import balanced_accuracy, balanced_accuracy_interval
-from trainables.training import EarlyStopping, EarlyStoppedFit, FitLog, augmentation_for, validation_split
+from core.metrics import balanced_accuracy, balanced_accuracy_interval
+from core.training import EarlyStopping, EarlyStoppedFit, FitLog, augmentation_for, validation_split
 
 SEARCHES = ("halving", "full")
 ModelBuilder = Callable[[int, int], nn.Module]  # (number of classes, width) -> a fresh network

@@ -27,7 +27,7 @@ import torch  # noqa: E402
 from mlflow.tracking import MlflowClient  # noqa: E402
 
 from serve.points import list_points, load_point  # noqa: E402
-from trainables.data import load_amnist  # noqa: E402
+from core.data import load_amnist  # noqa: E402
 
 
 def free_port() -> int:

@@ -24,9 +24,9 @@ from torch import nn
 from platform import tracking
 from platform.attack import checkpoints_of, trial_config
 from search_spaces import presets
-from trainables.metrics import balanced_accuracy, balanced_accuracy_interval
-from trainables.nets import SmallCNN
-from trainables.training import (EarlyStopping, EarlyStoppedFit, evaluate, fit_classifier, predict_logits, shift_images,
+from core.metrics import balanced_accuracy, balanced_accuracy_interval
+from core.nets import SmallCNN
+from core.training import (EarlyStopping, EarlyStoppedFit, evaluate, fit_classifier, predict_logits, shift_images,
                                  validation_split)
 
 

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from trainables.metrics import balanced_accuracy
+from core.metrics import balanced_accuracy
 
 
 def batches(n: int, batch_size: int, generator: torch.Generator, device: torch.device) -> list[torch.Tensor]:

@@ -22,7 +22,7 @@ from platform.errors import UsageError
 from platform.front_plot import plot_fronts
 from platform.numbers import readable
 from platform.pareto import Axis
-from platform.quiet import silence
+from core.quiet import silence
 from platform.report import render_comparison, report_dir, with_interval, write_report
 from platform.sweep_config import get_preset
 from platform.sweep_report import SweepSummary, summarise, trials_table

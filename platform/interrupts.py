@@ -18,7 +18,7 @@ from types import FrameType, TracebackType
 from mlflow.tracking import MlflowClient
 
 from platform import tracking
-from platform.commands import executable
+from core.commands import executable
 
 EXIT_INTERRUPTED = 130
 SIGNALS = (signal.SIGINT, signal.SIGTERM)

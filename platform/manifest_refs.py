@@ -16,7 +16,7 @@ import yaml
 
 from platform.manifests import REPO, Document, Problem, problem
 
-LAYOUT_PACKAGES = ("platform", "trainables", "attacks", "search_spaces", "serve")  # the top-level packages of the layout
+LAYOUT_PACKAGES = ("platform", "core", "trainables", "attacks", "search_spaces", "serve")  # the top-level packages of the layout
 REPO_DIRS = ("k8s", "serve", "platform", "trainables", "attacks", "search_spaces", "scripts", "benchmarks", "tests")
 _REPO_PATH = re.compile(rf"(?<![\w/.-])((?:{'|'.join(REPO_DIRS)})/[\w./-]*\.\w+)")
 _SERVICE_DNS = re.compile(r"(?<![\w.-])([a-z0-9-]+)\.([a-z0-9-]+)\.svc(?:\.cluster\.local)?(?::(\d+))?")

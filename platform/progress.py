@@ -2,7 +2,7 @@
 
 A Tune ``ProgressReporter`` (Tune calls it after every trial state change and result), printing one line when the
 counts change and otherwise at most once a minute. Tune's legacy reporting path drives it, which also keeps Tune's
-configuration box and TensorBoard hint off the terminal (see ``platform.quiet``).
+configuration box and TensorBoard hint off the terminal (see ``core.quiet``).
 """
 from __future__ import annotations
 

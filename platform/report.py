@@ -26,7 +26,7 @@ from platform.cli import guarded
 from platform.numbers import readable
 from platform.pareto import Axis
 from platform.progress import clock
-from platform.quiet import silence
+from core.quiet import silence
 from platform.sweep_config import get_preset
 from platform.sweep_report import summarise, trials_table
 

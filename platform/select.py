@@ -25,7 +25,7 @@ from mlflow.tracking import MlflowClient
 
 from platform import tracking
 from platform.cli import guarded
-from platform.commands import python_module
+from core.commands import python_module
 from platform.errors import UsageError
 from platform.pareto import Axis
 from platform.sweep_config import get_preset

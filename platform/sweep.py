@@ -18,7 +18,7 @@ from attacks.farm import check_names
 from platform import preflight, tracking
 from platform.attack import attack_missing
 from platform.cli import guarded
-from platform.commands import command
+from core.commands import command
 from platform.errors import UsageError
 from platform.numbers import readable
 from platform.farm_scheduler import FarmPlan
@@ -26,7 +26,7 @@ from platform.interrupts import SweepEnding, resume_command
 from platform.pareto import Axis
 from platform.seed_axis import with_seeds
 from platform.progress import SweepProgress
-from platform.quiet import silence
+from core.quiet import silence
 from platform.report import write_sweep_report
 from platform.sweep_config import SweepSpec, resolve
 from platform.sweep_report import format_summary, log_summary, summarise, trials_table

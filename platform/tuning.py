@@ -12,7 +12,7 @@ from ray.tune import ProgressReporter
 from ray.tune.search.optuna import OptunaSearch
 
 from platform.errors import UsageError
-from platform.quiet import silence
+from core.quiet import silence
 from platform.sweep_config import SweepSpec
 
 TUNER_STATE = "tuner.pkl"
@@ -84,7 +84,7 @@ def build_tuner(spec: SweepSpec, *, search: str, samples: int | None, resources:
         failure_config=tune.FailureConfig(max_failures=max_failures),
         checkpoint_config=tune.CheckpointConfig(num_to_keep=None),  # the attack farm wants every checkpoint
         progress_reporter=progress,
-        verbose=1 if progress is not None else 0,  # 1: only the reporter speaks (Tune's legacy path, platform.quiet)
+        verbose=1 if progress is not None else 0,  # 1: only the reporter speaks (Tune's legacy path, core.quiet)
     )
     return tune.Tuner(trainable, param_space=param_space, tune_config=tune_config, run_config=run_config)
 

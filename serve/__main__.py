@@ -15,8 +15,8 @@ import ray
 from mlflow.tracking import MlflowClient
 from ray import serve
 
-from platform.commands import python_module
-from platform.quiet import silence, silence_serve
+from core.commands import python_module
+from core.quiet import silence, silence_serve
 from serve.app import build_app
 from serve.points import list_points
 from serve.validation import Limits

@@ -18,10 +18,10 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-import trainables.data.adult as adult
-import trainables.data.packaged as packaged
-from trainables.data.adult import AdultData, load_adult, pca, project
-from trainables.data.mnist import DataUnavailableError
+import core.data.adult as adult
+import core.data.packaged as packaged
+from core.data.adult import AdultData, load_adult, pca, project
+from core.data.mnist import DataUnavailableError
 from trainables.membership import data_counts, evaluate_point, logistic_losses, member_split, train_membership
 from trainables.membership_config import MembershipConfig
 

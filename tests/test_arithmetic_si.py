@@ -12,7 +12,7 @@ from attacks.base import AttackInput
 from attacks.side_info import SideInfoAttacker, SiOnlyAttacker
 from attacks.thickness import ThicknessAttacker
 from attacks.tuning import AttackBudget
-from trainables.data import LINE, THICK, THIN, load_amnist, thickness_labels
+from core.data import LINE, THICK, THIN, load_amnist, thickness_labels
 
 # Early stopping with a short cap and two learning rates: quick on two cores, converged on these simple tasks.
 FAST = AttackBudget(max_epochs=10, patience=2, width_factors=(1.0,), augment=(False,), batch_size=256)

@@ -30,8 +30,8 @@ from trainables.cloak_info import (
     matching_gaussian_sigma,
 )
 from trainables.cloak_target import TargetSettings, load_target
-from trainables.data import default_data_root, load_mnist
-from trainables.metrics import fairness_gaps
+from core.data import default_data_root, load_mnist
+from core.metrics import fairness_gaps
 
 # Strong noise (λ = 1), a mid threshold: a large share is suppressed, so μ_s has something to repair.
 CONFIG = CloakConfig(lam=1.0, T=0.75, M=1.5, n_train=2000, n_test=600, epochs=10, suppression_epochs=2,

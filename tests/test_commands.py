@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from conftest import REPO, assert_runs_as_printed
-from platform.commands import command, executable, python_module
+from core.commands import command, executable, python_module
 
 
 def test_executables_are_this_environment_s_relative_to_the_repository() -> None:

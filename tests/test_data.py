@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-import trainables.data.packaged as packaged
-from trainables.data import (
+import core.data.packaged as packaged
+from core.data import (
     NORMAL,
     THICK,
     THIN,

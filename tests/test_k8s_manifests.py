@@ -101,7 +101,7 @@ CASES = {  # name: (manifest, change, JSON path of the problem, words of its mes
     "unknown option": (RAYJOB, _entrypoint("--tracking-uri", "--tracking_uri"),
                        "$.spec.entrypoint", "python -m platform.sweep has no option --tracking_uri"),
     "missing import": (RAYJOB, _entrypoint("import load_mnist;", "import load_mnist_cached;"),
-                       "$.spec.entrypoint", "trainables.data.mnist defines no load_mnist_cached"),
+                       "$.spec.entrypoint", "core.data.mnist defines no load_mnist_cached"),
     "unpinned torch": (RAYJOB, _runtime_env("torch==2.13.0", "torch>=2"),
                        "$.spec.runtimeEnvYAML.pip.packages[0]", "differs from pyproject.toml's pin 'torch==2.13.0'"),
     "runtime_env typo": (RAYJOB, _runtime_env("\npip:", "\npipp:"), "$.spec.runtimeEnvYAML.pipp", "unknown runtime_env field"),

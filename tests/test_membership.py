@@ -13,7 +13,7 @@ from torch import nn
 from attacks.kl_leakage import KlLeakage, fit_logistic, gaussian_kl, monte_carlo_kl_leakage, symmetric_kl
 from attacks.membership import YeomAttacker, auc, per_sample_loss, roc_curve, tpr_at_fpr
 from attacks.roc_plot import roc_png
-from trainables.training import fit_classifier
+from core.training import fit_classifier
 
 DIM = 20
 

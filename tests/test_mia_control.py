@@ -25,7 +25,7 @@ from attacks.membership_stats import _batch_stats, membership_metrics
 from attacks.reference import ClassifierRecipe, population_plan
 from attacks.reference_attack import logit_confidence, true_class_probability
 from attacks.rmia import RmiaAttacker, rmia_scores
-from trainables.data import load_mnist
+from core.data import load_mnist
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -9,7 +9,7 @@ import torch
 from attacks.base import AttackInput
 from attacks.deep import DeepAttacker
 from attacks.tuning import AttackBudget
-from trainables.data import load_amnist
+from core.data import load_amnist
 from trainables.releaser import STATE_FILE, CheckpointError, Models, load_checkpoint, run_game
 from trainables.releaser_config import ReleaserConfig
 

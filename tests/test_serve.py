@@ -29,7 +29,7 @@ from platform.pareto import Axis
 from platform.select import choose
 from search_spaces import presets
 from serve.points import POINT_FILE
-from trainables.data import load_amnist
+from core.data import load_amnist
 
 AXES = [Axis("utility/accuracy", True, 0.0, 1.0), Axis("attack/max/accuracy", False, 1.0, 0.5)]
 LIMITS = {"max_batch": 8, "max_body_bytes": 200_000}

@@ -40,11 +40,11 @@ from trainables.cloak_target import (
     pad32,
     task_labels,
 )
-from trainables.data import default_data_root, load_amnist, load_mnist_test_population
+from core.data import default_data_root, load_amnist, load_mnist_test_population
 from trainables.figures import digit_thickness, save_release_grid
-from trainables.metrics import balanced_accuracy, fairness_gaps
+from core.metrics import balanced_accuracy, fairness_gaps
 from trainables.release_map import ReleaseMap
-from trainables.training import batches, predict_logits
+from core.training import batches, predict_logits
 from trainables.tune_loop import report_game
 
 STATE_FILE = "state.pt"

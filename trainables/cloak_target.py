@@ -18,8 +18,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from trainables.data import load_mnist
-from trainables.training import fit_classifier, predict_logits
+from core.data import load_mnist
+from core.training import fit_classifier, predict_logits
 
 PAD = 2  # 28×28 MNIST -> 32×32, as LeNet-5 expects
 

@@ -27,13 +27,13 @@ from attacks.deep import DeepAttacker
 from attacks.tuning import AttackBudget, accuracy_metrics
 from attacks.side_info import SideInfoAttacker, SiOnlyAttacker
 from trainables.alpha_mi import alpha_mutual_information, renyi_entropy
-from trainables.data.eco import EPOCH, SI_FEATURES, EcoDays, load_eco
-from trainables.data.eco_synthetic import synthetic_eco
+from core.data.eco import EPOCH, SI_FEATURES, EcoDays, load_eco
+from core.data.eco_synthetic import synthetic_eco
 from trainables.eco_config import EcoConfig
 from trainables.eco_nets import LstmClassifier, LstmReleaser
 from trainables.release_map import ReleaseMap
 from trainables.releaser import STATE_FILE, load_checkpoint, pick_device, release
-from trainables.training import batches, fit_classifier, predict_logits
+from core.training import batches, fit_classifier, predict_logits
 from trainables.tune_loop import report_game, timed_epochs
 
 FIGURE_FILE = "trace_7days.png"

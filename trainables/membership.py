@@ -22,9 +22,9 @@ from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, Refere
 from attacks.kl_leakage import KlLeakage, fit_logistic, monte_carlo_kl_leakage
 from attacks.membership import YeomAttacker
 from attacks.reference import reference_cache_dir
-from trainables.data.adult import AdultData, load_adult, pca, project
+from core.data.adult import AdultData, load_adult, pca, project
 from trainables.membership_config import MembershipConfig
-from trainables.metrics import balanced_accuracy
+from core.metrics import balanced_accuracy
 
 STATE_FILE = "model.pt"
 

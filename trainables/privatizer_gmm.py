@@ -27,7 +27,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
-from trainables.metrics import balanced_accuracy
+from core.metrics import balanced_accuracy
 from trainables.privatizer_gmm_config import PrivatizerGmmConfig, joint_us
 
 Reporter = Callable[[dict[str, float]], None]

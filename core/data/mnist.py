@@ -25,7 +25,7 @@ from typing import IO, Any
 import numpy as np
 import torch
 
-from trainables.data.packaged import packaged_folder
+from core.data.packaged import packaged_folder
 
 try:  # numpy >= 2
     from numpy._core.multiarray import _reconstruct
