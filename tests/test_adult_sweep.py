@@ -1,6 +1,8 @@
 """The adult-membership preset end to end: one point per trial, leakage metrics, trend plot and front."""
 from __future__ import annotations
 
+import pytest
+
 from pathlib import Path
 
 import pandas as pd
@@ -9,6 +11,7 @@ from conftest import run_sweep, store
 from platform.trend_plot import trend_table
 
 
+@pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
 def test_adult_membership_smoke_sweep(workdir: Path) -> None:
     out = run_sweep(workdir, "adult-membership", "--profile", "smoke")
     assert out.returncode == 0, out.stderr[-3000:]

@@ -1,6 +1,8 @@
 """The cloak-mnist preset end to end through the real CLI, Ray Tune and a sqlite MLflow store."""
 from __future__ import annotations
 
+import pytest
+
 from pathlib import Path
 
 from conftest import run_sweep, store
@@ -12,6 +14,7 @@ FARM_METRICS = ("attack/deep/accuracy", "attack/deep_raw/accuracy", "attack/thic
                 "attack/yeom/advantage", "attack/yeom/target/auc", "attack/max/accuracy")
 
 
+@pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
 def test_smoke_sweep_logs_cloak_metrics_figures_and_attacks(workdir: Path) -> None:
     out = run_sweep(workdir, "cloak-mnist", "--profile", "smoke")
     assert out.returncode == 0, out.stderr[-3000:]
@@ -47,6 +50,7 @@ def test_out_of_range_config_is_one_line_and_exit_2(workdir: Path) -> None:
     assert not (workdir / "runs").exists()
 
 
+@pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
 def test_killed_worker_resumes_from_its_checkpoint(workdir: Path) -> None:
     out = run_sweep(workdir, "cloak-mnist", "--profile", "smoke", "--set", "lam=1", "--set", "checkpoint_every=1",
                     "--set", "kill_worker_after_epoch=2", "--attackers", "none")

@@ -242,6 +242,7 @@ def test_release_map_is_the_training_release(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- the CLI
 
 
+@pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
 def test_smoke_sweep_logs_nmse_attacks_floor_and_trace(workdir: Path) -> None:
     out = run_sweep(workdir, "eco-si", "--profile", "smoke")
     assert out.returncode == 0, out.stderr[-3000:]

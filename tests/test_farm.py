@@ -1,6 +1,8 @@
 """The attack farm through real Ray and MLflow: per-checkpoint attacks, the strongest attacker, re-attacks."""
 from __future__ import annotations
 
+import pytest
+
 import subprocess
 import sys
 from pathlib import Path
@@ -41,6 +43,7 @@ def test_farm_attacks_every_checkpoint_and_max_is_the_strongest(workdir: Path) -
     assert "attacks/epoch002_roc_yeom_utility.png" in artifacts, artifacts
 
 
+@pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
 def test_platform_attack_adds_missing_metrics_once(workdir: Path) -> None:
     out = run_sweep(workdir, "amnist", "--profile", "smoke", "--attackers", "yeom")
     assert out.returncode == 0, out.stderr[-3000:]

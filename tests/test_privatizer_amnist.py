@@ -51,6 +51,7 @@ def test_algorithms_keep_exactly_their_fixed_estimators(algorithm: int, fixed: t
         assert not all(torch.equal(a, b) for a, b in zip(snapshots[name], weights(getattr(m, name)))), name
 
 
+@pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
 def test_raising_alpha_trades_the_utility_term_for_the_secret_term() -> None:
     common = dict(n_train=2000, n_test=800, epochs=1, pretrain_epochs=3, attack_epochs=1, width=16, algorithm=1)
     (utility_only,), (privacy_only,) = play(alpha=0.0, **common), play(alpha=1.0, **common)
@@ -98,6 +99,7 @@ def test_bad_alpha_on_the_command_line_exits_2_before_ray(workdir: Path) -> None
     assert not (workdir / "mlflow.db").exists()
 
 
+@pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
 def test_smoke_sweep_logs_the_privatizer_beside_the_releaser(workdir: Path) -> None:
     for preset in ("amnist-privatizer", "amnist"):
         out = run_sweep(workdir, preset, "--profile", "smoke")

@@ -47,6 +47,7 @@ def test_deep_attacker_beats_chance_on_raw_and_not_on_noise(amnist) -> None:
     assert {"attack/deep/val_accuracy", "attack/deep/epochs", "attack/deep/capped"} <= set(logged)
 
 
+@pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
 def test_lambda_zero_keeps_digits_and_large_lambda_hides_thickness(amnist) -> None:
     train, test = amnist
     raw_digits = DeepAttacker(ONE).run(AttackInput(train.x, train.digit, test.x, test.digit, 10)).metrics["accuracy"]

@@ -66,6 +66,7 @@ def test_smoke_sweep_logs_runs_metrics_and_front(workdir: Path) -> None:
     assert parent.data.metrics["front/size"] == table["pareto_front"].sum()
 
 
+@pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
 def test_interrupted_sweep_resumes_without_duplicates(workdir: Path) -> None:
     cmd = [sys.executable, "-m", "platform.sweep", "amnist", "--profile", "smoke", "--set", "lam=0,1,2,3",
            "--set", "epochs=2", "--max-concurrent", "1",
@@ -97,6 +98,7 @@ def test_interrupted_sweep_resumes_without_duplicates(workdir: Path) -> None:
         assert [m.step for m in client.get_metric_history(child.info.run_id, "epoch")] == [1, 2]
 
 
+@pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
 def test_killed_worker_is_retried_from_its_checkpoint(workdir: Path) -> None:
     out = run_sweep(workdir, "amnist", "--profile", "smoke", "--set", "lam=0", "--set", "epochs=3",
                     "--set", "kill_worker_after_epoch=1")
@@ -109,6 +111,7 @@ def test_killed_worker_is_retried_from_its_checkpoint(workdir: Path) -> None:
     assert [m.step for m in client.get_metric_history(child.info.run_id, "epoch")] == [1, 2, 3]
 
 
+@pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
 @pytest.mark.parametrize("search", ["optuna"])
 def test_optuna_search_runs_and_builds_the_same_front(workdir: Path, search: str) -> None:
     out = run_sweep(workdir, "amnist", "--profile", "smoke", "--search", search, "--samples", "2")
@@ -119,6 +122,7 @@ def test_optuna_search_runs_and_builds_the_same_front(workdir: Path, search: str
         assert 0.3 <= float(child.data.params["alpha"]) <= 50 and 0 <= float(child.data.params["lam"]) <= 10
 
 
+@pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
 def test_steps_reported_again_after_a_restart_are_logged_once(workdir: Path) -> None:
     # Checkpoints at epochs 2 and 4; the worker dies after reporting epoch 3, restarts from epoch 2,
     # and reports epoch 3 again: MLflow must keep one entry per step.
