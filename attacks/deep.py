@@ -15,7 +15,7 @@ import torch
 
 from attacks.base import AttackInput, AttackResult
 from attacks.tuning import AttackBudget, Candidate, ModelBuilder, TunedFit, tune_classifier, tuned_result
-from core.nets import SmallCNN
+from core.nets import SmallCNN, Standardized
 from core.training import FitLog, predict_logits
 
 
@@ -79,7 +79,8 @@ class RawTrainedDeepAttacker:
             # plain tensors and numbers only (weights_only): the cache folder is shared, a planted pickle must not run
             blob = torch.load(path, map_location=x.device, weights_only=True)
             candidate, log = Candidate(**blob["candidate"]), FitLog(**blob["log"])
-            model = SmallCNN(num_classes, candidate.width).to(x.device)
+            shape = (1, *x.shape[1:])
+            model = Standardized(SmallCNN(num_classes, candidate.width), torch.zeros(shape), torch.ones(shape)).to(x.device)
             model.load_state_dict(blob["state"])
             fit = TunedFit(model.eval(), candidate, log, blob["val_scores"])
         except Exception:  # missing, corrupt, or written by another putlab version: a cache miss, trained again

@@ -5,9 +5,11 @@ fitted the way a careful adversary would fit it:
 
 1. a validation split is carved from the *released training* split (the test split is never read
    while fitting or choosing);
-2. every configuration of the family (capacities × learning rates × with/without augmentation) is
+2. inputs are standardised per feature with the statistics of the attacker's training part (see
+   :class:`core.nets.Standardized`);
+3. every configuration of the family (capacities × learning rates × with/without augmentation) is
    trained with early stopping on that validation split, its best-validation weights restored;
-3. the configuration with the best validation balanced accuracy is scored once on the test split.
+4. the configuration with the best validation balanced accuracy is scored once on the test split.
 
 ``search="halving"`` spreads the epochs by successive halving (all configurations for a rung of
 epochs, the better half goes on, ...), and the survivor trains to convergence; ``"full"`` trains
@@ -26,6 +28,7 @@ from torch import nn
 
 from attacks.base import AttackResult
 from core.metrics import balanced_accuracy, balanced_accuracy_interval
+from core.nets import Standardized
 from core.training import EarlyStopping, EarlyStoppedFit, FitLog, augmentation_for, validation_split
 
 SEARCHES = ("halving", "full")
@@ -40,15 +43,15 @@ class AttackBudget:
     family trains with data augmentation (random shifts for images, feature jitter otherwise).
     """
 
-    max_epochs: int = 30
-    patience: int = 3
+    max_epochs: int = 60
+    patience: int = 10
     val_fraction: float = 0.2
     width_factors: tuple[float, ...] = (1.0, 2.0)
     lrs: tuple[float, ...] = (1e-3, 3e-4)
     augment: tuple[bool, ...] = (False, True)
     search: str = "halving"
-    rung_epochs: int = 2
-    batch_size: int = 128
+    rung_epochs: int = 4
+    batch_size: int = 64
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -65,11 +68,10 @@ class AttackBudget:
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> "AttackBudget":
-        """The budget a trial config asks for: attack_epochs (the cap), attack_patience, attack_search, batch_size, seed."""
+        """The budget a trial config asks for: attack_epochs (the cap), attack_patience, attack_search, seed."""
         return cls(max_epochs=int(config.get("attack_epochs", cls.max_epochs)),
                    patience=int(config.get("attack_patience", cls.patience)),
-                   search=str(config.get("attack_search", cls.search)),
-                   batch_size=int(config.get("batch_size", cls.batch_size)), seed=int(config.get("seed", cls.seed)))
+                   search=str(config.get("attack_search", cls.search)), seed=int(config.get("seed", cls.seed)))
 
 
 @dataclass(frozen=True)
@@ -112,12 +114,13 @@ def tune_classifier(build: ModelBuilder, x: torch.Tensor, y: torch.Tensor, num_c
     train_idx, val_idx = validation_split(len(x), budget.val_fraction, budget.seed)
     train_idx, val_idx = train_idx.to(x.device), val_idx.to(x.device)
     train, val = (x[train_idx], y[train_idx]), (x[val_idx], y[val_idx])
+    mean, std = Standardized.statistics(train[0])
     stopping = EarlyStopping(budget.max_epochs, budget.patience)
     fits: dict[Candidate, EarlyStoppedFit] = {}
     for i, cand in enumerate(family(budget, base_width)):
         torch.manual_seed(budget.seed + i)
         gen = torch.Generator(device=x.device).manual_seed(budget.seed + i)
-        fits[cand] = EarlyStoppedFit(build(num_classes, cand.width).to(x.device), train, val, num_classes,
+        fits[cand] = EarlyStoppedFit(Standardized(build(num_classes, cand.width).to(x.device), mean, std), train, val, num_classes,
                                      stopping=stopping, batch_size=budget.batch_size, lr=cand.lr, generator=gen,
                                      augment=augmentation_for(x) if cand.augment else None)
     alive = list(fits)

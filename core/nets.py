@@ -20,6 +20,30 @@ class SmallCNN(nn.Module):
         return self.head(self.features(x))
 
 
+class Standardized(nn.Module):
+    """``inner`` applied to inputs standardised per feature with a training split's mean and standard deviation.
+
+    A competent attacker's first step: released data can live in a tiny range (e.g. near-black images), where an
+    unnormalised network learns so slowly that early stopping ends it far from what it can reach. The statistics are
+    buffers, so the chosen attacker carries them to the test split and to a saved state.
+    """
+
+    def __init__(self, inner: nn.Module, mean: torch.Tensor, std: torch.Tensor) -> None:
+        super().__init__()
+        self.inner = inner
+        self.register_buffer("mean", mean)
+        self.register_buffer("std", std)
+
+    @staticmethod
+    def statistics(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-feature mean and standard deviation of ``x`` [N, ...]; a feature's std is floored at 1 % of the average std."""
+        mean, std = x.mean(0, keepdim=True), x.std(0, keepdim=True) if len(x) > 1 else torch.ones_like(x[:1])
+        return mean, std.clamp_min(0.01 * float(std.mean()) + 1e-8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.inner((x - self.mean) / self.std)
+
+
 class ConvReleaser(nn.Module):
     """Conv encoder-decoder Y = R(X, Z) with output in [0, 1] and the same shape as X.
 

@@ -135,3 +135,18 @@ def test_equivalent_lambda_zero_points_run_once() -> None:
     points = [(p["alpha"], p["lam"]) for p in spec.grid_points()]
     assert sorted(points) == [(0.5, 1.0), (1.0, 0.0), (1.0, 1.0), (2.0, 1.0)]
     assert len(spec.product_points()) == 6
+
+
+def test_attackers_standardise_so_a_tiny_input_range_costs_nothing() -> None:
+    # Released images can live in a sliver of [0, 1] (near-black releases); the family standardises each feature
+    # with its training part's statistics, so an affine squeeze of the inputs changes no prediction.
+    gen = torch.Generator().manual_seed(3)
+    w = torch.randn(20, generator=gen)
+    x, tx = torch.randn(600, 20, generator=gen), torch.randn(400, 20, generator=gen)
+    y, ty = (x @ w > 0).long(), (tx @ w > 0).long()
+    budget = AttackBudget(max_epochs=5, patience=2, width_factors=(1.0,), lrs=(3e-3,), augment=(False,))
+    plain = tune_classifier(mlp, x, y, 2, budget, 16)
+    squeezed = tune_classifier(mlp, 0.02 * x + 0.5, y, 2, budget, 16)
+    assert torch.equal(plain.model(tx).argmax(1), squeezed.model(0.02 * tx + 0.5).argmax(1))
+    assert plain.log == squeezed.log
+    assert evaluate(plain.model, tx, ty, 2) > 0.75  # chance is 0.5

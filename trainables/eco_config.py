@@ -44,8 +44,8 @@ class EcoConfig(TypedConfig):
     releaser_layers: int = 4
     adversary_hidden: int = 32
     adversary_layers: int = 3
-    attack_epochs: int = 30  # each learned attacker's epoch cap; early stopping usually ends it sooner
-    attack_patience: int = 3
+    attack_epochs: int = 60  # each learned attacker's epoch cap; early stopping usually ends it sooner
+    attack_patience: int = 10
     attack_search: str = "halving"
     checkpoint_every: int = 5
     figure_days: int = 7

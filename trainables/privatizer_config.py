@@ -30,8 +30,8 @@ class PrivatizerConfig(TypedConfig):
     n_test: int | None = None
     data_root: str = ""
     download: bool = False
-    attack_epochs: int = 30  # each learned attacker's epoch cap; early stopping usually ends it sooner
-    attack_patience: int = 3
+    attack_epochs: int = 60  # each learned attacker's epoch cap; early stopping usually ends it sooner
+    attack_patience: int = 10
     attack_search: str = "halving"
     checkpoint_every: int = 1
     threads: int = 1
