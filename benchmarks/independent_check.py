@@ -2,7 +2,7 @@
 
 For λ > 0 trials of an ``amnist`` (or ``amnist-privatizer``) sweep, rebuild the released splits from each
 trial's last checkpoint exactly as the farm does, train an architecture the farm does not use (a small ResNet:
-three residual stages with batch normalisation, dropout, random shifts) on the released training split with early
+three residual stages with batch normalisation, dropout, random shifts, standardised inputs) on the released training split with early
 stopping on a validation split of it (at least 30 epochs, then patience 8, best weights restored), score it once on the released test
 split. The reported ``attack/max/accuracy`` claims no competent attacker does better; this prints the gap.
 
@@ -25,7 +25,7 @@ from platform import tracking
 from platform.attack import checkpoints_of, trial_config
 from search_spaces import presets
 from core.metrics import balanced_accuracy, balanced_accuracy_interval
-from core.nets import SmallCNN
+from core.nets import SmallCNN, Standardized
 from core.training import (EarlyStopping, EarlyStoppedFit, evaluate, fit_classifier, predict_logits, shift_images,
                                  validation_split)
 
@@ -57,7 +57,8 @@ def independent_accuracy(train_x: torch.Tensor, train_s: torch.Tensor, test_x: t
     """Test balanced accuracy (with interval) of the small ResNet early-stopped on a validation split of the training data."""
     tr, va = validation_split(len(train_x), 0.2, seed)
     torch.manual_seed(seed)
-    fit = EarlyStoppedFit(SmallResNet(2), (train_x[tr], train_s[tr]), (train_x[va], train_s[va]), 2,
+    mean, std = Standardized.statistics(train_x[tr])
+    fit = EarlyStoppedFit(Standardized(SmallResNet(2), mean, std), (train_x[tr], train_s[tr]), (train_x[va], train_s[va]), 2,
                           stopping=EarlyStopping(max_epochs=60, patience=30), batch_size=64, lr=1e-3,
                           generator=torch.Generator().manual_seed(seed), augment=shift_images)
     fit.run(30)  # at least 30 epochs (the patience of 30 cannot stop it before)

@@ -4,7 +4,7 @@ An attacker that cannot reach what a generously trained attacker reaches on raw 
 certify privacy. This trains, on the same raw training split and scores once on the same raw test split:
 the farm's tuned family at a profile's budget (successive halving, cap ``attack_epochs``), and a generous
 family (every configuration to convergence: widths ×1/×2/×4, two learning rates, with/without shifts,
-cap 60 epochs, patience 6). The thickness rule is exact on raw images by construction, so it is not here.
+cap 100 epochs, patience 20). The thickness rule is exact on raw images by construction, so it is not here.
 
     PYTHONPATH=. .venv/bin/python benchmarks/raw_ceiling.py --profile quick
 """
@@ -20,7 +20,7 @@ from attacks.deep import DeepAttacker
 from attacks.tuning import AttackBudget
 from platform.sweep_config import resolve
 
-GENEROUS = AttackBudget(max_epochs=60, patience=6, width_factors=(1.0, 2.0, 4.0), search="full")
+GENEROUS = AttackBudget(max_epochs=100, patience=20, width_factors=(1.0, 2.0, 4.0), search="full")
 
 
 def main() -> None:

@@ -18,7 +18,7 @@ import torch
 from torch.nn import functional as F
 
 from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, ReferenceData
-from attacks.deep import DeepAttacker
+from attacks.deep import DeepAttacker, RawTrainedDeepAttacker
 from attacks.reference import ClassifierRecipe, reference_cache_dir
 from attacks.thickness import ThicknessAttacker
 from attacks.tuning import AttackBudget
@@ -314,10 +314,11 @@ def baselines_for(cfg: AmnistTrialConfig) -> dict[str, float]:
     """
     torch.set_num_threads(cfg.threads)
     train, test = load_data(cfg, pick_device())
-    attacker = DeepAttacker(AttackBudget.from_config(cfg.as_dict()))
-    raw = AttackInput(train.x, train.thick, test.x, test.thick, num_classes=2, train_u=train.digit, test_u=test.digit)
-    digit = attacker.run(AttackInput(train.x, train.digit, test.x, test.digit, num_classes=10))
-    thick = attacker.run(raw)
+    budget = AttackBudget.from_config(cfg.as_dict())
+    raw = AttackInput(train.x, train.thick, test.x, test.thick, num_classes=2, train_u=train.digit, test_u=test.digit,
+                      raw_train_x=train.x)
+    thick = RawTrainedDeepAttacker(budget).run(raw)  # deep_raw's own fit, cached: the farm's deep_raw reuses it
+    digit = DeepAttacker(budget).run(AttackInput(train.x, train.digit, test.x, test.digit, num_classes=10))
     rule = ThicknessAttacker(seed=cfg.seed).run(raw)
     metrics = {f"baseline/utility/{k}": digit.metrics[k] for k in ("accuracy", "accuracy/ci_low", "accuracy/ci_high")}
     for kind, result in (("deep", thick), ("deep_raw", thick), ("thickness", rule)):
