@@ -40,10 +40,13 @@ api = FastAPI(title="putlab release service")
 
 @api.middleware("http")
 async def _authenticate(request: Request, call_next: Any) -> Response:
-    """401 for a request without the replica's API key (when it has one); /health always passes."""
+    """401 for a request without the replica's API key (when it has one); /health always passes.
+
+    The key is read from the replica's environment here: Serve runs a copy of this app and of the class, so state
+    set on ``api`` by ``ReleaseService.__init__`` would not be the state this middleware sees."""
     root, path = request.scope.get("root_path", ""), request.scope["path"]
     route = (path[len(root):] if root and path.startswith(root) else path) or "/"
-    if not authorized(route, request.headers.get("authorization"), getattr(api.state, "api_key", None)):
+    if not authorized(route, request.headers.get("authorization"), configured_key()):
         return JSONResponse({"error": "missing or wrong API key: send the header Authorization: Bearer <key>"},
                             status_code=401, headers={"WWW-Authenticate": "Bearer"})
     return await call_next(request)
@@ -79,7 +82,7 @@ class ReleaseService:
 
     def __init__(self, tracking_uri: str, models: tuple[str, ...] = (), limits: Limits = Limits(),
                  require_api_key: bool = False) -> None:
-        api.state.api_key = configured_key(require_api_key)  # this replica's key, from its environment
+        configured_key(require_api_key)  # a replica without the key it must have, or with a weak one, refuses to start
         self.client = MlflowClient(tracking_uri)
         self.models = models
         self.limits = limits

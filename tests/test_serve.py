@@ -28,7 +28,7 @@ from platform.errors import UsageError
 from platform.pareto import Axis
 from platform.select import choose
 from search_spaces import presets
-from serve.auth import API_KEY_ENV
+from serve.auth import API_KEY_ENV, authorized, configured_key
 from serve.points import POINT_FILE
 from core.data import load_amnist
 
@@ -315,3 +315,14 @@ def test_printed_serve_command_runs_as_printed(deployment) -> None:
     workdir, _, _ = deployment
     line = next(l for l in (workdir / "select.out").read_text().splitlines() if l.startswith("serve it: "))
     assert_runs_as_printed(line.removeprefix("serve it: "), "--help", expect="usage: python -m serve")
+
+
+def test_api_key_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(API_KEY_ENV, raising=False)
+    assert configured_key() is None and authorized("/points", None, None)  # no key: open, as on a laptop
+    with pytest.raises(ValueError, match=f"requires an API key but {API_KEY_ENV} is empty or not set"):
+        configured_key(require=True)  # what a replica with require_api_key=true says, and refuses to start
+    monkeypatch.setenv(API_KEY_ENV, "  0123456789abcdef  ")
+    assert configured_key(require=True) == "0123456789abcdef"
+    assert authorized("/health", None, "0123456789abcdef") and authorized("/points", "bearer 0123456789abcdef", "0123456789abcdef")
+    assert not authorized("/points", "Bearer 0123456789abcdeg", "0123456789abcdef")
