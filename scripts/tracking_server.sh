@@ -13,6 +13,7 @@
 # Debian package's `postgres` user and is installed with apt-get when missing. Secrets stay in DIR, readable by the
 # owner only.
 set -euo pipefail
+PATH="$PATH:/usr/sbin:/sbin"  # runuser, as a login shell of root has it
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 MLFLOW="$REPO/.venv/bin/mlflow"
 PYTHON="$REPO/.venv/bin/python"
