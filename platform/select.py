@@ -26,6 +26,7 @@ from platform import storage as tune_storage
 from platform import tracking
 from platform.cli import guarded
 from core.commands import python_module
+from core.quiet import silence
 from platform.errors import UsageError
 from platform.pareto import Axis
 from platform.sweep_config import get_preset
@@ -115,6 +116,7 @@ def run(argv: list[str] | None = None) -> int:
     p.add_argument("--name", help="registered model name (default: putlab-<preset>)")
     p.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite:///<cwd>/mlflow.db)")
     args = p.parse_args(argv)
+    silence()
     if args.name is not None and not MODEL_NAME.fullmatch(args.name):
         raise UsageError(f"--name {args.name!r} is not a usable model name: letters, digits, '.', '_', '-' "
                          "(it is part of the service's URL), at most 100 characters")
