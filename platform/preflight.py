@@ -15,6 +15,8 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlparse
 
+import grpc
+
 from platform import storage as tune_storage
 from platform.errors import UsageError
 
@@ -100,7 +102,8 @@ def check_storage(storage: str) -> None:
 
 
 def check_ray_address(address: str, timeout: float = RAY_CONNECT_TIMEOUT_S) -> None:
-    """A Ray cluster address (``host:port`` or ``ray://host:port``) accepts connections within ``timeout`` seconds.
+    """A Ray cluster address (``host:port`` or ``ray://host:port``) accepts connections and answers as a gRPC server
+    (as Ray's GCS and client server do) within ``timeout`` seconds each.
 
     ``ray.init`` itself retries an unreachable address for minutes; this says so in one line at once. ``auto`` is
     left to Ray, which fails at once when no cluster was started on this machine."""
@@ -115,6 +118,17 @@ def check_ray_address(address: str, timeout: float = RAY_CONNECT_TIMEOUT_S) -> N
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
     except OSError as exc:
         raise UsageError(f"Ray cluster at {address} is unreachable: {exc.strerror or exc}") from None
+    if os.environ.get("RAY_USE_TLS", "0").lower() in ("0", "false", ""):  # a plain gRPC channel cannot speak TLS
+        # The port answers; Ray's GCS (and its client server) speak gRPC, so a channel becomes ready within moments.
+        # Anything else listening there (a dashboard, a silent socket) would leave ray.init retrying for minutes.
+        channel = grpc.insecure_channel(f"{host}:{port}")
+        try:
+            grpc.channel_ready_future(channel).result(timeout=timeout)
+        except grpc.FutureTimeoutError:
+            raise UsageError(f"{address} accepts connections but does not answer as a Ray cluster within {timeout:g} s "
+                             "(give the head's GCS port, 6379 unless it was started with --port)") from None
+        finally:
+            channel.close()
 
 
 def check_trusted(path: Path) -> None:

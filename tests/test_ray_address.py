@@ -35,6 +35,19 @@ def test_bad_addresses_are_named(address: str, message: str) -> None:
     assert str(refused.value).startswith(message) and "\n" not in str(refused.value)
 
 
+def test_a_port_that_is_not_ray_is_named_within_seconds() -> None:
+    """A listener that never answers (or a dashboard's HTTP port) used to leave ray.init retrying for minutes."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        address = f"127.0.0.1:{silent.getsockname()[1]}"
+        started = time.monotonic()
+        with pytest.raises(UsageError) as refused:
+            preflight.check_ray_address(address, timeout=2)
+    assert str(refused.value).startswith(f"{address} accepts connections but does not answer as a Ray cluster within 2 s")
+    assert time.monotonic() - started < 10
+
+
 def test_sweep_refuses_an_unreachable_address_in_one_line(workdir: Path) -> None:
     started = time.monotonic()
     out = run_sweep(workdir, "amnist", "--profile", "smoke", "--address", UNREACHABLE, timeout=120)
