@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import torch
@@ -36,11 +36,12 @@ KNOWN = (*ATTACKERS, *MEMBERSHIP_ATTACKERS)
 
 @dataclass(frozen=True)
 class FarmReport:
-    """Metrics (shared names), PNG figures, and seconds per attacker for one checkpoint."""
+    """Metrics (shared names), PNG figures, seconds per attacker for one checkpoint, and the Ray node that ran it."""
 
     metrics: dict[str, float] = field(default_factory=dict)
     figures: dict[str, bytes] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
+    node_id: str = ""
 
 
 def check_names(names: Sequence[str]) -> None:
@@ -58,9 +59,11 @@ def run_farm(load: Callable[[dict, str], CheckpointInputs], config: dict, checkp
     """
     check_names(attackers)
     torch.set_num_threads(int(config.get("threads", 1)))
+    import ray  # run_farm is a Ray task; attack_inputs below also runs without Ray
+
     with checkpoint.as_directory() as directory:
         inputs = load(config, directory)
-    return attack_inputs(inputs, config, attackers, figures)
+    return replace(attack_inputs(inputs, config, attackers, figures), node_id=ray.get_runtime_context().get_node_id())
 
 
 def attack_inputs(inputs: CheckpointInputs, config: dict, attackers: Sequence[str],

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import socket
 import statistics
 import subprocess
@@ -26,6 +27,7 @@ sys.path.insert(0, str(REPO))
 import torch  # noqa: E402
 from mlflow.tracking import MlflowClient  # noqa: E402
 
+from serve.auth import API_KEY_ENV  # noqa: E402
 from serve.points import list_points, load_point  # noqa: E402
 from core.data import load_amnist  # noqa: E402
 
@@ -86,9 +88,11 @@ def main() -> None:
     info = points[args.point] if args.point else next(iter(points.values()))
     _, test, _ = load_amnist(n_train=64, n_test=args.batch, seed=0)
     x = test.x[: args.batch]
+    key = os.environ.get(API_KEY_ENV)  # the service inherits it: send it, as a client of a keyed service would
+    auth = {"authorization": f"Bearer {key}"} if key else {}
     protocols = {
-        "json": (json.dumps({"inputs": x.tolist(), "seed": 1}).encode(), {"content-type": "application/json"}),
-        "binary": (x.numpy().tobytes(), {"content-type": "application/octet-stream", "x-putlab-seed": "1"}),
+        "json": (json.dumps({"inputs": x.tolist(), "seed": 1}).encode(), {"content-type": "application/json", **auth}),
+        "binary": (x.numpy().tobytes(), {"content-type": "application/octet-stream", "x-putlab-seed": "1", **auth}),
     }
     path = f"/points/{info.point_id}/release"
     print(f"point {info.point_id} ({info.mechanism}), batch {args.batch}, "

@@ -2,7 +2,8 @@
 
 Each is a named logger or setting of the library that emits it, never a blanket filter on output:
 Ray's token-auth notice, Tune's slow-callback warnings, Tune's configuration box and TensorBoard hint
-(its new output engine, replaced by ``platform.progress``), MLflow's database set-up notices and download bars,
+(its new output engine, replaced by ``platform.progress``), MLflow's database set-up notices, download bars, the run
+addresses it prints for a tracking server and its registry's waiting notice,
 tensorboardX's NaN/Inf warning for α = ∞ configs, and Serve's "Connecting to existing Serve app".
 """
 from __future__ import annotations
@@ -17,6 +18,7 @@ QUIET_LOGGERS = (
     "mlflow.store.db.utils",  # "Creating initial MLflow database tables..."
     "alembic.runtime.migration",
     "ray.tune.search.variant_generator",  # "Pre-set value ... is not equal": each grid point overrides the first's
+    "mlflow.store.model_registry.abstract_store",  # "Waiting up to 300 seconds for model version to finish creation"
 )
 
 
@@ -38,6 +40,7 @@ def silence(verbose: bool = False) -> None:
     if verbose:
         return
     os.environ["MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"] = "false"
+    os.environ["MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"] = "true"  # "🏃 View run ... at: http://..." per ended run
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.ERROR)
 

@@ -16,6 +16,7 @@ from ray import tune
 
 from attacks.farm import check_names
 from attacks.membership_farm import MEMBERSHIP_ATTACKERS
+from platform import storage as tune_storage
 from platform import tracking
 from platform.cli import guarded
 from platform.errors import UsageError
@@ -26,30 +27,38 @@ from platform.sweep_report import format_summary, log_summary, summarise, trials
 from platform.tuning import init_ray
 
 
-
 def primary_metric(attacker: str) -> str:
     """The metric whose presence at a step means ``attacker`` already ran on that checkpoint."""
     return f"attack/{attacker}/auc" if attacker in MEMBERSHIP_ATTACKERS else f"attack/{attacker}/accuracy"
 
 
-def checkpoints_of(run) -> list[tuple[int, Path]]:
-    """(step, directory) of every checkpoint of a trial, from the results Tune recorded beside them."""
+def checkpoints_of(run) -> list[tuple[int, str]]:
+    """(step, location) of every checkpoint of a trial, from the results Tune recorded beside them (local or URI)."""
     last = run.data.tags.get(tracking.TAG_CHECKPOINT)
-    if not last or not (Path(last).parent / "result.json").exists():
+    if not last:
         return []
-    trial_dir = Path(last).parent
+    trial_dir = tune_storage.parent(last)
+    results = tune_storage.join(trial_dir, "result.json")
+    if not tune_storage.exists(results):
+        return []
     found = []
-    for line in (trial_dir / "result.json").read_text().splitlines():
+    for line in tune_storage.read_text(results).splitlines():
         result = json.loads(line) if line.strip() else {}
         name = result.get("checkpoint_dir_name")
-        if name and (trial_dir / name).is_dir():
-            found.append((int(result["training_iteration"]), trial_dir / name))
+        if name and tune_storage.exists(tune_storage.join(trial_dir, name), directory=True):
+            found.append((int(result["training_iteration"]), tune_storage.join(trial_dir, name)))
     return sorted(found)
 
 
-def trial_config(checkpoint_dir: Path) -> dict:
+def trial_config(checkpoint: str) -> dict:
     """The typed config Tune stored for the trial (``params.json`` beside its checkpoints)."""
-    return json.loads((checkpoint_dir.parent / "params.json").read_text())
+    return json.loads(tune_storage.read_text(tune_storage.join(tune_storage.parent(checkpoint), "params.json")))
+
+
+def tune_checkpoint(location: str) -> tune.Checkpoint:
+    """A Tune checkpoint on its own file system, which the farm task reads wherever it runs."""
+    fs, path = tune_storage.filesystem(location)
+    return tune.Checkpoint(path, filesystem=fs)
 
 
 def attack_missing(client: MlflowClient, exp_id: str, parent_id: str, plan: FarmPlan,
@@ -62,10 +71,10 @@ def attack_missing(client: MlflowClient, exp_id: str, parent_id: str, plan: Farm
         if not checkpoints:
             continue
         done = {a: {m.step for m in client.get_metric_history(run.info.run_id, primary_metric(a))} for a in names}
-        for step, directory in checkpoints:
+        for step, location in checkpoints:
             missing = [a for a in names if step not in done[a]]
             if missing:
-                scheduler.submit(run.info.run_id, step, trial_config(directory), tune.Checkpoint.from_directory(str(directory)),
+                scheduler.submit(run.info.run_id, step, trial_config(location), tune_checkpoint(location),
                                  missing, figures=step == checkpoints[-1][0])
     submitted = len(scheduler.pending)
     scheduler.drain()

@@ -130,6 +130,7 @@ class FarmScheduler:
 
     def _log(self, run_id: str, step: int, report: FarmReport) -> None:
         tracking.log_metrics(self.client, run_id, report.metrics, step=step)
+        tracking.tag_node(self.client, run_id, tracking.TAG_FARM_NODES, report.node_id)
         tracking.log_metrics(self.client, run_id, {f"time/farm/{k}_s": v for k, v in report.seconds.items()}, step=step)
         with tempfile.TemporaryDirectory() as tmp:
             for name, png in report.figures.items():

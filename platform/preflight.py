@@ -1,4 +1,4 @@
-"""Checks that run before Ray starts or anything is stored: options, tracking URI, storage folder, resources.
+"""Checks that run before Ray starts or anything is stored: options, tracking URI, storage, Ray address, resources.
 
 Each check raises :class:`~platform.errors.UsageError` with one line naming the problem, so a bad command line
 costs seconds, never a half-made sweep.
@@ -6,18 +6,25 @@ costs seconds, never a half-made sweep.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
 import os
+import socket
 import stat
 import tempfile
 from pathlib import Path
 from urllib.parse import urlparse
 
+import grpc
+
+from platform import storage as tune_storage
 from platform.errors import UsageError
 
 TRACKING_SCHEMES = ("sqlite", "http", "https", "postgresql", "mysql", "mssql", "databricks")
 MAX_SAMPLES = 100_000
 MAX_FAILURES = 100
+RAY_CONNECT_TIMEOUT_S = 5.0
+POSTGRES_EXTRA = "pip install -e '.[postgres]'"
 
 
 def check_sweep_options(args: argparse.Namespace) -> None:
@@ -63,6 +70,8 @@ def check_tracking_uri(uri: str) -> None:
     if scheme not in TRACKING_SCHEMES:
         raise UsageError(f"unsupported MLflow tracking URI {uri!r}: use sqlite:///<path>, http(s)://<server> "
                          f"or a database URI ({', '.join(TRACKING_SCHEMES)})")
+    if scheme == "postgresql":
+        check_postgres_driver(uri)
     if scheme != "sqlite":
         return
     if not uri.startswith("sqlite:///") or not uri.removeprefix("sqlite:///"):
@@ -75,9 +84,51 @@ def check_tracking_uri(uri: str) -> None:
     check_writable_dir(db.parent, "the folder of MLflow tracking store")
 
 
-def check_storage(storage: Path) -> None:
-    """Tune's storage path is (or can become) a folder this process can write."""
-    check_writable_dir(storage, "--storage")
+def check_postgres_driver(uri: str) -> None:
+    """The Python driver a ``postgresql[+driver]://`` URI names is installed (psycopg, from the ``postgres`` extra)."""
+    scheme = urlparse(uri).scheme
+    driver = scheme.partition("+")[2] or "psycopg2"  # SQLAlchemy's default for a bare postgresql://; its module's name
+    if importlib.util.find_spec(driver) is None:
+        hint = "" if driver == "psycopg" else " and write the URI as postgresql+psycopg://..."
+        raise UsageError(f"the MLflow tracking URI needs the PostgreSQL driver {driver}, which is not installed: "
+                         f"{POSTGRES_EXTRA}{hint}")
+
+
+def check_storage(storage: str) -> None:
+    """Tune's storage is a folder this process can write (or create), or a URI whose file system pyarrow can open."""
+    local = tune_storage.local_path(storage)  # opens a URI's file system, or says in one line why it cannot
+    if local is not None:
+        check_writable_dir(local, "--storage")
+
+
+def check_ray_address(address: str, timeout: float = RAY_CONNECT_TIMEOUT_S) -> None:
+    """A Ray cluster address (``host:port`` or ``ray://host:port``) accepts connections and answers as a gRPC server
+    (as Ray's GCS and client server do) within ``timeout`` seconds each.
+
+    ``ray.init`` itself retries an unreachable address for minutes; this says so in one line at once. ``auto`` is
+    left to Ray, which fails at once when no cluster was started on this machine."""
+    if address == "auto":
+        return
+    target = address.removeprefix("ray://")
+    host, _, port = target.rpartition(":")
+    if not host or not port.isdigit() or "/" in target:
+        raise UsageError(f"Ray address {address!r} is not host:port, ray://host:port or auto "
+                         "(the GCS address, e.g. 10.0.0.5:6379, not the dashboard's http:// address)")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise UsageError(f"Ray cluster at {address} is unreachable: {exc.strerror or exc}") from None
+    if os.environ.get("RAY_USE_TLS", "0").lower() in ("0", "false", ""):  # a plain gRPC channel cannot speak TLS
+        # The port answers; Ray's GCS (and its client server) speak gRPC, so a channel becomes ready within moments.
+        # Anything else listening there (a dashboard, a silent socket) would leave ray.init retrying for minutes.
+        channel = grpc.insecure_channel(f"{host}:{port}")
+        try:
+            grpc.channel_ready_future(channel).result(timeout=timeout)
+        except grpc.FutureTimeoutError:
+            raise UsageError(f"{address} accepts connections but does not answer as a Ray cluster within {timeout:g} s "
+                             "(give the head's GCS port, 6379 unless it was started with --port)") from None
+        finally:
+            channel.close()
 
 
 def check_trusted(path: Path) -> None:

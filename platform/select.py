@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import shutil
 import sys
 import tempfile
 import uuid
@@ -23,9 +22,11 @@ from mlflow.exceptions import MlflowException
 from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 from mlflow.tracking import MlflowClient
 
+from platform import storage as tune_storage
 from platform import tracking
 from platform.cli import guarded
 from core.commands import python_module
+from core.quiet import silence
 from platform.errors import UsageError
 from platform.pareto import Axis
 from platform.sweep_config import get_preset
@@ -75,16 +76,17 @@ def point_metrics(row: pd.Series) -> dict[str, float]:
     return {k: float(v) for k, v in row.items() if isinstance(k, str) and k.startswith(prefixes) and pd.notna(v)}
 
 
-def register(client: MlflowClient, model_name: str, preset: Preset, choice: Choice, checkpoint: Path,
+def register(client: MlflowClient, model_name: str, preset: Preset, choice: Choice, checkpoint: str,
              config: dict) -> ModelVersion:
-    """Log the checkpoint and a point description on the trial's run, then register them as a new model version."""
+    """Log the checkpoint (a local path or a storage URI) and a point description on the trial's run, then register
+    them as a new model version."""
     run_id, preset_name = choice.row["run_id"], preset.name
     metrics = point_metrics(choice.row)
     point = {"preset": preset_name, "mechanism": preset.mechanism, "config": config, "metrics": metrics,
              "trial_id": choice.row["trial_id"], "run_name": choice.row["name"], "reason": choice.reason}
     artifact_path = f"{POINT_DIR}/{uuid.uuid4().hex[:12]}"  # each version's own copy: later selections never change it
     with tempfile.TemporaryDirectory() as tmp:
-        shutil.copytree(checkpoint, tmp, dirs_exist_ok=True)
+        tune_storage.download(checkpoint, Path(tmp))
         (Path(tmp) / POINT_FILE).write_text(json.dumps(point, indent=2, default=str))
         client.log_artifacts(run_id, tmp, artifact_path)
     try:
@@ -114,6 +116,7 @@ def run(argv: list[str] | None = None) -> int:
     p.add_argument("--name", help="registered model name (default: putlab-<preset>)")
     p.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite:///<cwd>/mlflow.db)")
     args = p.parse_args(argv)
+    silence()
     if args.name is not None and not MODEL_NAME.fullmatch(args.name):
         raise UsageError(f"--name {args.name!r} is not a usable model name: letters, digits, '.', '_', '-' "
                          "(it is part of the service's URL), at most 100 characters")
@@ -125,10 +128,11 @@ def run(argv: list[str] | None = None) -> int:
         raise UsageError(f"preset {preset.name!r} has no release map to serve")
     axes = [Axis(**a) for a in preset.pareto_axes]
     choice = choose(trials_table(client, exp_id, parent_id, preset.label_keys), axes, args.max_attack, args.trial)
-    checkpoint = Path(client.get_run(choice.row["run_id"]).data.tags.get(tracking.TAG_CHECKPOINT, ""))
-    if not (checkpoint / "state.pt").is_file() or not (checkpoint.parent / "params.json").is_file():
+    checkpoint = client.get_run(choice.row["run_id"]).data.tags.get(tracking.TAG_CHECKPOINT, "")
+    params = tune_storage.join(tune_storage.parent(checkpoint), "params.json") if checkpoint else ""
+    if not checkpoint or not tune_storage.exists(tune_storage.join(checkpoint, "state.pt")) or not tune_storage.exists(params):
         raise UsageError(f"the checkpoint of trial {choice.row['name']} is missing: {checkpoint}")
-    config = json.loads((checkpoint.parent / "params.json").read_text())
+    config = json.loads(tune_storage.read_text(params))
     version = register(client, args.name or f"putlab-{preset.name}", preset, choice, checkpoint, config)
     print(f"registered {version.name} version {version.version}: {version.description}", flush=True)
     print(f"serve it: {python_module('serve', '--tracking-uri', client.tracking_uri, '--models', f'{version.name}/{version.version}')}")

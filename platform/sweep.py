@@ -16,6 +16,7 @@ import ray
 
 from attacks.farm import check_names
 from platform import preflight, tracking
+from platform import storage as tune_storage
 from platform.attack import attack_missing
 from platform.cli import guarded
 from core.commands import command
@@ -53,7 +54,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--attackers", help="comma-separated attack farm for every checkpoint, or 'none' (default: the preset's)")
     p.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite:///<cwd>/mlflow.db)")
     p.add_argument("--experiment", help="MLflow experiment name (default: putlab-<preset>)")
-    p.add_argument("--storage", default="putlab_runs", help="Tune storage path for trials and checkpoints (default: ./putlab_runs)")
+    p.add_argument("--storage", default="putlab_runs",
+                   help="Tune storage for trials and checkpoints: a folder every node sees, or a URI such as "
+                        "s3://bucket/runs (default: ./putlab_runs)")
     p.add_argument("--gpus-per-trial", type=float, help="GPU share per trial (default: 0.25 when the cluster has GPUs, else 0)")
     p.add_argument("--max-concurrent", type=int, help="most trials running at once (default: as resources allow)")
     p.add_argument("--max-failures", type=int, default=2, help="retries of a failed trial from its last checkpoint (default 2)")
@@ -95,18 +98,19 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
     attackers = farm_attackers(args, spec)
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
     client = tracking.connect(tracking_uri)
-    storage = Path(args.storage).expanduser().resolve()
+    storage = tune_storage.resolve(args.storage)
     preflight.check_storage(storage)
     name = find_sweep(storage, spec.preset.name, args.resume or None) if args.resume is not None \
         else f"{spec.preset.name}-{spec.profile}-{time.strftime('%Y%m%d-%H%M%S')}"
-    if args.resume is not None:
-        preflight.check_resume_source(storage, storage / name, storage / name / TUNER_STATE)
+    local = tune_storage.local_path(storage)
+    if args.resume is not None and local is not None:  # a bucket's permissions are the store's own business
+        preflight.check_resume_source(local, local / name, local / name / TUNER_STATE)
 
     counts = check_data(spec)
     print(f"data: {counts}", flush=True)
     planned = len(spec.grid_points()) if args.search == "grid" else (args.samples or spec.preset.profiles[spec.profile].optuna_samples)
     if args.resume is not None:
-        print(f"resuming sweep {name} from {storage / name} (its own grid and config)", flush=True)
+        print(f"resuming sweep {name} from {tune_storage.join(storage, name)} (its own grid and config)", flush=True)
     else:
         print(f"sweep {name}: preset {spec.preset.name}, profile {spec.profile}, {args.search} search, {planned} trials", flush=True)
 
@@ -122,11 +126,11 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
     exp_id = tracking.experiment_id(client, args.experiment or f"putlab-{spec.preset.name}")
     parent_id, reopened = tracking.start_parent(client, exp_id, name, {
         "preset": spec.preset.name, "profile": spec.profile, "mechanism": spec.preset.mechanism,
-        "dataset": spec.preset.dataset, "search": args.search, "storage": str(storage / name),
+        "dataset": spec.preset.dataset, "search": args.search, "storage": tune_storage.join(storage, name),
         "grid": spec.grid, "config": spec.config, "planned_trials": planned, "attackers": attackers,
     })
     ending.attach(client, exp_id, parent_id, resume_command(spec.preset.name, name, {
-        "--tracking-uri": tracking_uri, "--storage": str(storage), "--experiment": args.experiment,
+        "--tracking-uri": tracking_uri, "--storage": storage, "--experiment": args.experiment,
         "--address": args.address, "--attackers": args.attackers, "--gpus-per-trial": args.gpus_per_trial}))
     planned = int(client.get_run(parent_id).data.params["planned_trials"])  # a resumed sweep keeps its own plan
     if not reopened:
@@ -143,6 +147,7 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
         tuner = restore_tuner(spec, resources, storage, name)
     else:
         logger = MlflowTrialLogger(tracking_uri, exp_id, parent_id, spec.preset.label_keys, spec.preset.checkpoint_figures,
+                                   storage=storage,
                                    shown=tuple(m for m, _ in spec.preset.optuna_objectives),
                                    total_epochs=spec.config.get("epochs"), farm=plan, verbose=args.verbose)
         tuner = build_tuner(spec, search=args.search, samples=args.samples, resources=resources,
@@ -167,9 +172,14 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
         print("raw-data baselines: " + ", ".join(f"{k} {readable(v)}" for k, v in sorted(parent_metrics.items()) if k.startswith("baseline/")))
     print(f"report: {write_sweep_report(client, parent_id, tracking_uri)}", flush=True)
     incomplete = results.num_errors > 0 or results.num_terminated < planned
-    print(f"MLflow: {command('mlflow', 'ui', '--backend-store-uri', tracking_uri, '--workers', '1')}  "
-          f"(experiment {client.get_experiment(exp_id).name}, run {name})")
-    print(f"       then open {tracking.ui_url(tracking_uri, exp_id)}  (the front's trials: expand run {name})")
+    experiment = client.get_experiment(exp_id).name
+    if tracking_uri.startswith(("http://", "https://")):  # a tracking server is its own UI
+        print(f"MLflow: open {tracking.ui_url(tracking_uri, exp_id)}  (experiment {experiment}; the front's trials: "
+              f"expand run {name})")
+    else:
+        print(f"MLflow: {command('mlflow', 'ui', '--backend-store-uri', tracking_uri, '--workers', '1')}  "
+              f"(experiment {experiment}, run {name})")
+        print(f"       then open {tracking.ui_url(tracking_uri, exp_id)}  (the front's trials: expand run {name})")
     if incomplete:
         return ending.interrupted(f"{name} incomplete")
     client.set_terminated(parent_id, "FINISHED")

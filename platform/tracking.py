@@ -27,6 +27,8 @@ TAG_PARENT = "putlab.parent_run_id"
 TAG_TRIAL = "putlab.trial_id"
 TAG_CHECKPOINT = "putlab.checkpoint"
 TAG_FRONT = "putlab.pareto_front"
+TAG_NODE = "putlab.node_id"  # the Ray node a trial reported from (comma-separated when it moved after a failure)
+TAG_FARM_NODES = "putlab.farm_node_ids"  # the Ray nodes that ran the trial's attack-farm tasks
 # MLflow 3's UI opens an experiment on its GenAI overview (traces) unless told otherwise. The experiment-kind tag
 # says "model training" where the UI reads it; the URL of ``ui_url`` (workflowType=machine_learning) always does.
 TAG_EXPERIMENT_KIND = "mlflow.experimentKind"
@@ -116,6 +118,15 @@ def log_metrics(client: MlflowClient, run_id: str, metrics: Mapping[str, float],
     """Log a dict of metrics at one step."""
     now = int(time.time() * 1000)
     client.log_batch(run_id, metrics=[Metric(k, v, now, step) for k, v in metrics.items()])
+
+
+def tag_node(client: MlflowClient, run_id: str, tag: str, node_id: str | None) -> None:
+    """Add Ray node ``node_id`` to the run's comma-separated ``tag`` (kept in order of first appearance)."""
+    if not node_id:
+        return
+    nodes = [n for n in client.get_run(run_id).data.tags.get(tag, "").split(",") if n]
+    if node_id not in nodes:
+        client.set_tag(run_id, tag, ",".join([*nodes, node_id]))
 
 
 def find_parent(client: MlflowClient, exp_id: str, sweep: str) -> str | None:

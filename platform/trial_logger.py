@@ -13,6 +13,7 @@ from typing import Any
 from mlflow.tracking import MlflowClient
 from ray import tune
 
+from platform import storage as tune_storage
 from platform import tracking
 from platform.farm_scheduler import FarmPlan, FarmScheduler
 from platform.numbers import readable
@@ -30,8 +31,9 @@ class MlflowTrialLogger(tune.Callback):
 
     def __init__(self, tracking_uri: str, experiment_id: str, parent_run_id: str, label_keys: tuple[str, ...],
                  figures: tuple[str, ...], shown: tuple[str, ...], total_epochs: int | None = None,
-                 farm: FarmPlan | None = None, verbose: bool = False) -> None:
+                 farm: FarmPlan | None = None, verbose: bool = False, storage: str = "") -> None:
         self.tracking_uri = tracking_uri
+        self.storage = storage  # the sweep's Tune storage (path or URI): checkpoint tags are locations on it
         self.verbose = verbose
         self.shown = shown
         self.farm = farm
@@ -44,13 +46,14 @@ class MlflowTrialLogger(tune.Callback):
         self._scheduler: FarmScheduler | None = None
         self._runs: dict[str, tuple[str, int]] = {}  # trial id -> (run id, last logged step)
         self._started: dict[str, float] = {}
+        self._nodes: dict[str, str] = {}  # trial id -> the Ray node of its last result
 
     def __getstate__(self) -> dict:
         """Tune pickles callbacks with the experiment state: keep only the configuration."""
-        return {k: v for k, v in self.__dict__.items() if k not in ("_client", "_scheduler", "_runs", "_started")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_client", "_scheduler", "_runs", "_started", "_nodes")}
 
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state, _client=None, _scheduler=None, _runs={}, _started={})
+        self.__dict__.update({"storage": ""} | state, _client=None, _scheduler=None, _runs={}, _started={}, _nodes={})
 
     @property
     def client(self) -> MlflowClient:
@@ -105,6 +108,10 @@ class MlflowTrialLogger(tune.Callback):
             return
         metrics = tracking.numeric_metrics(result)
         tracking.log_metrics(self.client, run_id, metrics, step=step)
+        node = result.get("node_id")
+        if node and self._nodes.get(trial.trial_id) != node:  # the run's tags are read only when the node changes
+            tracking.tag_node(self.client, run_id, tracking.TAG_NODE, node)
+            self._nodes[trial.trial_id] = node
         self._runs[trial.trial_id] = (run_id, step)
         of = f"/{self.total_epochs}" if self.total_epochs else ""
         if not self.verbose:
@@ -115,7 +122,7 @@ class MlflowTrialLogger(tune.Callback):
     def on_checkpoint(self, iteration: int, trials: list, trial: Any, checkpoint: tune.Checkpoint, **info: Any) -> None:
         run_id, _ = self._run(trial)
         step = int(trial.last_result.get("training_iteration", 0))
-        self.client.set_tag(run_id, tracking.TAG_CHECKPOINT, checkpoint.path)
+        self.client.set_tag(run_id, tracking.TAG_CHECKPOINT, tune_storage.location(self.storage, checkpoint.path))
         with checkpoint.as_directory() as directory:
             for name in self.figures:
                 src = Path(directory) / name

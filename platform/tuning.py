@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 import ray
@@ -11,6 +10,8 @@ from ray.tune.search.basic_variant import BasicVariantGenerator
 from ray.tune import ProgressReporter
 from ray.tune.search.optuna import OptunaSearch
 
+from platform import preflight
+from platform import storage as tune_storage
 from platform.errors import UsageError
 from core.quiet import silence
 from platform.sweep_config import SweepSpec
@@ -21,15 +22,18 @@ TUNER_STATE = "tuner.pkl"
 def init_ray(address: str | None, verbose: bool = False) -> None:
     """Connect to a cluster (``--address`` or RAY_ADDRESS, as under ``ray job submit``) or start a local one.
 
+    An unreachable address is a UsageError within seconds. Without an address a new local Ray starts even when a
+    ``ray start`` node runs on this machine (``address="local"``: plain ``ray.init()`` would join that node).
     Quiet unless ``verbose``: workers' output (e.g. their exit tracebacks at shutdown) stays in Ray's logs; trial
     failures still reach the user through Tune's error files, which the sweep names."""
     address = address or os.environ.get("RAY_ADDRESS")
     silence(verbose)
     kwargs: dict[str, Any] = {"logging_level": "WARNING", "log_to_driver": verbose}
     if address:
+        preflight.check_ray_address(address)
         ray.init(address=address, **kwargs)  # resources belong to the cluster: ray.init(num_cpus=...) would raise
     else:
-        ray.init(num_cpus=os.cpu_count(), include_dashboard=False, **kwargs)
+        ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, **kwargs)
 
 
 def default_gpus_per_trial() -> float:
@@ -37,16 +41,16 @@ def default_gpus_per_trial() -> float:
     return 0.25 if ray.cluster_resources().get("GPU", 0) > 0 else 0.0
 
 
-def find_sweep(storage: Path, preset: str, name: str | None) -> str:
-    """The Tune run to resume: ``name`` if given, else the newest run of ``preset`` under ``storage``."""
+def find_sweep(storage: str, preset: str, name: str | None) -> str:
+    """The Tune run to resume: ``name`` if given, else the newest run of ``preset`` under ``storage`` (path or URI)."""
     if name:
-        if not (storage / name / TUNER_STATE).exists():
+        if not tune_storage.exists(tune_storage.join(storage, name, TUNER_STATE)):
             raise UsageError(f"no resumable sweep {name!r} under {storage}")
         return name
-    runs = sorted((p for p in storage.glob(f"{preset}-*") if (p / TUNER_STATE).exists()), key=lambda p: p.stat().st_mtime)
-    if not runs:
+    newest = tune_storage.newest(storage, f"{preset}-", TUNER_STATE)
+    if newest is None:
         raise UsageError(f"no sweep of preset {preset!r} to resume under {storage}")
-    return runs[-1].name
+    return newest
 
 
 def _optuna_param(spec: SweepSpec, key: str) -> Any:
@@ -57,7 +61,7 @@ def _optuna_param(spec: SweepSpec, key: str) -> Any:
 
 
 def build_tuner(spec: SweepSpec, *, search: str, samples: int | None, resources: dict[str, float],
-                storage: Path, name: str, callbacks: list, max_concurrent: int | None, max_failures: int,
+                storage: str, name: str, callbacks: list, max_concurrent: int | None, max_failures: int,
                 progress: ProgressReporter | None = None) -> tune.Tuner:
     """A fresh Tuner: one trial per grid point, or ``samples`` Optuna multi-objective suggestions; ``progress``
     reports on the terminal (see ``platform.progress``)."""
@@ -79,7 +83,7 @@ def build_tuner(spec: SweepSpec, *, search: str, samples: int | None, resources:
                                       num_samples=samples or spec.preset.profiles[spec.profile].optuna_samples)
     run_config = tune.RunConfig(
         name=name,
-        storage_path=str(storage),
+        storage_path=storage,
         callbacks=callbacks,
         failure_config=tune.FailureConfig(max_failures=max_failures),
         checkpoint_config=tune.CheckpointConfig(num_to_keep=None),  # the attack farm wants every checkpoint
@@ -89,7 +93,7 @@ def build_tuner(spec: SweepSpec, *, search: str, samples: int | None, resources:
     return tune.Tuner(trainable, param_space=param_space, tune_config=tune_config, run_config=run_config)
 
 
-def restore_tuner(spec: SweepSpec, resources: dict[str, float], storage: Path, name: str) -> tune.Tuner:
+def restore_tuner(spec: SweepSpec, resources: dict[str, float], storage: str, name: str) -> tune.Tuner:
     """The interrupted Tuner: finished trials stay finished, unfinished and errored ones continue."""
     trainable = tune.with_resources(spec.preset.trainable, resources)
-    return tune.Tuner.restore(str(storage / name), trainable=trainable, resume_unfinished=True, resume_errored=True)
+    return tune.Tuner.restore(tune_storage.join(storage, name), trainable=trainable, resume_unfinished=True, resume_errored=True)

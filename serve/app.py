@@ -1,6 +1,6 @@
 """The putlab release service: registered operating points on Ray Serve, over HTTP.
 
-  GET  /health                          liveness
+  GET  /health                          liveness (always open)
   GET  /points                          servable points (``name/version``) with their metrics and why they were chosen
   POST /points/{name}/{version}/release ``{"inputs": [...], "seed": 7}`` -> the point's released outputs; or, with
        ``Content-Type: application/octet-stream``, raw float32 samples (seed in ``x-putlab-seed``) -> raw float32
@@ -8,6 +8,8 @@
 Each replica keeps up to ``max_points_per_replica`` points loaded (Serve's model multiplexing, least recently used
 evicted); send the header ``serve_multiplexed_model_id: name/version`` to be routed to a replica that has it.
 Every malformed request gets a 4xx with one line; the replica keeps serving. CUDA when the replica has a GPU.
+With an API key in ``PUTLAB_SERVE_API_KEY`` every route but ``/health`` needs ``Authorization: Bearer <key>`` (401
+otherwise, see ``serve.auth``); ``require_api_key=true`` refuses to serve without one (the Kubernetes manifests set it).
 
     serve run serve.app:build_app tracking_uri=sqlite:///$PWD/mlflow.db
 """
@@ -25,7 +27,8 @@ from ray import serve
 from ray.serve import Application
 from starlette.exceptions import HTTPException
 
-from serve.openapi import RELEASE_EXTRA, RELEASE_RESPONSES
+from serve.auth import authorized, configured_key
+from serve.openapi import RELEASE_EXTRA, RELEASE_RESPONSES, UNAUTHORIZED
 from serve.points import PointInfo, list_points, load_point
 from serve.validation import Limits, RequestError, parse_binary, parse_release, read_body
 from trainables.release_map import ReleaseMap
@@ -33,6 +36,20 @@ from trainables.release_map import ReleaseMap
 BINARY = "application/octet-stream"  # raw little-endian float32 samples in, the released ones out
 SEED_HEADER = "x-putlab-seed"
 api = FastAPI(title="putlab release service")
+
+
+@api.middleware("http")
+async def _authenticate(request: Request, call_next: Any) -> Response:
+    """401 for a request without the replica's API key (when it has one); /health always passes.
+
+    The key is read from the replica's environment here: Serve runs a copy of this app and of the class, so state
+    set on ``api`` by ``ReleaseService.__init__`` would not be the state this middleware sees."""
+    root, path = request.scope.get("root_path", ""), request.scope["path"]
+    route = (path[len(root):] if root and path.startswith(root) else path) or "/"
+    if not authorized(route, request.headers.get("authorization"), configured_key()):
+        return JSONResponse({"error": "missing or wrong API key: send the header Authorization: Bearer <key>"},
+                            status_code=401, headers={"WWW-Authenticate": "Bearer"})
+    return await call_next(request)
 
 
 @api.exception_handler(RequestError)
@@ -63,7 +80,9 @@ def media_type(request: Request) -> str:
 class ReleaseService:
     """One replica: the registry view, a multiplexed cache of loaded points, and the HTTP routes."""
 
-    def __init__(self, tracking_uri: str, models: tuple[str, ...] = (), limits: Limits = Limits()) -> None:
+    def __init__(self, tracking_uri: str, models: tuple[str, ...] = (), limits: Limits = Limits(),
+                 require_api_key: bool = False) -> None:
+        configured_key(require_api_key)  # a replica without the key it must have, or with a weak one, refuses to start
         self.client = MlflowClient(tracking_uri)
         self.models = models
         self.limits = limits
@@ -91,7 +110,7 @@ class ReleaseService:
     async def health(self) -> dict[str, Any]:
         return {"status": "ok", "device": str(self.device)}
 
-    @api.get("/points")
+    @api.get("/points", responses={401: UNAUTHORIZED})
     async def list_served(self) -> dict[str, Any]:
         self.points = list_points(self.client, self.models)
         return {"points": [info.as_dict() for info in self.points.values()]}
@@ -125,12 +144,16 @@ class ReleaseService:
 
 
 def build_app(args: dict[str, str]) -> Application:
-    """Application builder for ``serve run serve.app:build_app tracking_uri=... [models=a/1,b] [num_gpus=0.25]``."""
+    """Application builder for ``serve run serve.app:build_app tracking_uri=... [models=a/1,b] [num_gpus=0.25]
+    [require_api_key=true]``."""
     if not args.get("tracking_uri"):
         raise ValueError("serve.app:build_app needs tracking_uri=<MLflow tracking URI>")
+    require = str(args.get("require_api_key", "false")).lower()
+    if require not in ("true", "false"):
+        raise ValueError(f"require_api_key must be true or false (got {require!r})")
     models = tuple(m.strip() for m in str(args.get("models", "")).split(",") if m.strip())
     limits = Limits(max_body_bytes=int(args.get("max_body_bytes", Limits.max_body_bytes)),
                     max_batch=int(args.get("max_batch", Limits.max_batch)))
     options = {"num_replicas": int(args.get("num_replicas", 1)),
                "ray_actor_options": {"num_cpus": float(args.get("num_cpus", 1)), "num_gpus": float(args.get("num_gpus", 0))}}
-    return ReleaseService.options(**options).bind(args["tracking_uri"], models, limits)
+    return ReleaseService.options(**options).bind(args["tracking_uri"], models, limits, require == "true")

@@ -54,12 +54,14 @@ def refusal(description: str) -> dict[str, Any]:
     return {"model": ErrorBody, "description": description}
 
 
+UNAUTHORIZED = refusal("the service has an API key and the request lacks it (Authorization: Bearer <key>)")
 RELEASE_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {"description": "released samples: JSON for a JSON request; raw float32 for a binary one "
                          "(headers x-putlab-seed and x-putlab-shape)",
           "content": {"application/json": {"schema": ReleaseResult.model_json_schema()},
                       "application/octet-stream": BINARY_BODY}},
     400: refusal("the body is not valid JSON"),
+    401: UNAUTHORIZED,
     404: refusal("no such operating point (GET /points lists them)"),
     409: refusal("the operating point's registered checkpoint cannot be loaded"),
     413: refusal("the body or the batch exceeds the service's limits"),

@@ -19,12 +19,13 @@ def sweep_env() -> dict[str, str]:
     return env
 
 
-def run_sweep(workdir: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+def run_sweep(workdir: Path, *args: str, timeout: float = 300, env: dict[str, str] | None = None,
+              cwd: Path = REPO) -> subprocess.CompletedProcess:
     """``python -m platform.sweep ARGS`` with an isolated store and storage under ``workdir``."""
     defaults = {"--tracking-uri": f"sqlite:///{workdir / 'mlflow.db'}", "--storage": str(workdir / "runs")}
     extra = [item for key, value in defaults.items() if key not in args for item in (key, value)]
     cmd = [sys.executable, "-m", "platform.sweep", *args, *extra]
-    return subprocess.run(cmd, cwd=REPO, env=sweep_env(), capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(cmd, cwd=cwd, env=env or sweep_env(), capture_output=True, text=True, timeout=timeout)
 
 
 def assert_runs_as_printed(line: str, *extra: str, expect: str) -> None:

@@ -106,11 +106,11 @@ def test_storage_and_resume_trust(tmp_path: Path) -> None:
     readonly.mkdir()
     readonly.chmod(0o555)
     with pytest.raises(UsageError, match="is not writable"):
-        preflight.check_storage(readonly / "runs")
+        preflight.check_storage(str(readonly / "runs"))
     afile = tmp_path / "file"
     afile.write_text("x")
     with pytest.raises(UsageError, match="is not a folder"):
-        preflight.check_storage(afile / "runs")
+        preflight.check_storage(str(afile / "runs"))
     shared = tmp_path / "shared"
     (shared / "sweep").mkdir(parents=True)
     (shared / "sweep" / "tuner.pkl").write_bytes(b"")

@@ -4,6 +4,7 @@ modules, options, imports and objects that do not exist."""
 from __future__ import annotations
 
 import copy
+import re
 import shutil
 import subprocess
 import sys
@@ -45,7 +46,8 @@ def test_repo_manifests_validate_through_the_cli():
     assert result.returncode == 0, result.stdout + result.stderr
     assert "all valid" in result.stdout
     names = {p.name for p in default_manifests()}
-    assert {"raycluster-gpu.yaml", "rayjob-sweep-amnist.yaml", "rayservice-putlab.yaml", "mlflow.yaml"} <= names
+    assert {"raycluster-gpu.yaml", "rayjob-sweep-amnist.yaml", "rayservice-putlab.yaml", "mlflow.yaml",
+            "networkpolicy-mlflow.yaml", "networkpolicy-serve.yaml", "networkpolicy-postgres.yaml"} <= names
     assert not any(p.parent.name == "crds" for p in default_manifests())
 
 
@@ -114,6 +116,13 @@ CASES = {  # name: (manifest, change, JSON path of the problem, words of its mes
                                f"{MLFLOW0}.securityContext.allowPrivilegeEscalation", "allowPrivilegeEscalation: false"),
     "undefined Secret": (MLFLOW, lambda d: _mlflow_container(d)["env"][0]["valueFrom"]["secretKeyRef"].update(name="mlflow-pg"),
                          f"{MLFLOW0}.env[0].valueFrom.secretKeyRef", "Secret 'mlflow-pg' is not defined"),
+    "NetworkPolicy typo": (REPO / "k8s" / "networkpolicy-mlflow.yaml",
+                           lambda d: d[0]["spec"].update(podSelectr=d[0]["spec"].pop("podSelector")),
+                           "$.spec.podSelectr", "unknown field"),
+    "undefined API-key Secret": (REPO / "k8s" / "rayservice-putlab.yaml",
+                                 lambda d: _head([{"spec": d[0]["spec"]["rayClusterConfig"]}])["envFrom"][1]["secretRef"].update(name="serve-key"),
+                                 "$.spec.rayClusterConfig.headGroupSpec.template.spec.containers[0].envFrom[1].secretRef",
+                                 "Secret 'serve-key' is not defined"),
     "wrong Service port": (RAYCLUSTER, lambda d: _head(d)["env"][0].update(value="http://mlflow.putlab.svc:5001"),
                            "$.spec.headGroupSpec.template.spec.containers[0].env[0].value", "Service 'mlflow' has no port 5001"),
 }
@@ -179,3 +188,68 @@ def test_user_crds_are_used(tmp_path: Path):
     assert any(line.startswith(no_schema) for line in lines)
     shutil.copy(DEFAULT_CRDS / "ray.io_rayjobs.yaml", mine / "crds.yaml")
     assert cli("--crds", str(mine), str(RAYJOB)).returncode == 0
+
+
+def _docs(name: str) -> list[dict]:
+    return list(yaml.safe_load_all((REPO / "k8s" / name).read_text()))
+
+
+def _pod_labels() -> list[dict]:
+    """The labels of every pod template the manifests define (Deployments, StatefulSets, Ray head and worker groups)."""
+    found = []
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("spec"), dict) and isinstance(node["spec"].get("containers"), list):
+                found.append(((node.get("metadata") or {}).get("labels") or {}))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for path in default_manifests():
+        for doc in yaml.safe_load_all(path.read_text()):
+            walk(doc)
+    return found
+
+
+KUBERAY_POD_LABELS = {"ray.io/is-ray-node": "yes"}  # set by the operator on every Ray pod, not in the templates
+
+
+@pytest.mark.parametrize("name, selects, port", [("networkpolicy-postgres.yaml", "postgres", 5432),
+                                                 ("networkpolicy-mlflow.yaml", "mlflow", 5000),
+                                                 ("networkpolicy-serve.yaml", "serve", 8000)])
+def test_network_policies_select_real_pods_and_admit_only_named_peers(name: str, selects: str, port: int):
+    (policy,) = _docs(name)
+    assert policy["kind"] == "NetworkPolicy" and policy["spec"]["policyTypes"] == ["Ingress"]
+    labels = _pod_labels()
+    target = policy["spec"]["podSelector"]["matchLabels"]
+    assert selects in target.values() and any(target.items() <= l.items() for l in labels), target
+    for rule in policy["spec"]["ingress"]:
+        assert rule["from"], "an ingress rule without peers admits everyone"
+        for peer in rule["from"]:
+            if "podSelector" in peer and "namespaceSelector" not in peer:
+                wanted = peer["podSelector"]["matchLabels"]
+                assert wanted == KUBERAY_POD_LABELS or wanted == {"putlab.io/serve-client": "true"} \
+                    or any(wanted.items() <= l.items() for l in labels), wanted
+    assert any(p["port"] == port for rule in policy["spec"]["ingress"] for p in rule.get("ports", [])), port
+
+
+def test_authentication_is_on_by_default_in_the_manifests():
+    mlflow = next(d for d in _docs("mlflow.yaml") if d["kind"] == "Deployment")["spec"]["template"]["spec"]["containers"][0]
+    script = " ".join(mlflow["command"] + mlflow["args"])
+    assert "--app-name=basic-auth" in script and "exec mlflow server" in script
+    env = {e["name"]: e for e in mlflow["env"]}
+    assert env["MLFLOW_AUTH_ADMIN_PASSWORD"]["valueFrom"]["secretKeyRef"]["name"] == "mlflow-auth"
+    (service,) = _docs("rayservice-putlab.yaml")
+    app = yaml.safe_load(service["spec"]["serveConfigV2"])["applications"][0]
+    assert app["args"]["require_api_key"] == "true"
+    groups = [service["spec"]["rayClusterConfig"]["headGroupSpec"], *service["spec"]["rayClusterConfig"]["workerGroupSpecs"]]
+    for group in groups:
+        container = group["template"]["spec"]["containers"][0]
+        assert {"mlflow-auth", "putlab-serve-api-key"} <= {e["secretRef"]["name"] for e in container["envFrom"]}
+    for name in ("raycluster-gpu.yaml", "rayjob-sweep-amnist.yaml", "rayjob-select.yaml"):
+        text = (REPO / "k8s" / name).read_text()
+        ray_containers = len(re.findall(r"- name: ray-(?:head|worker)$", text, re.M))
+        assert text.count("name: mlflow-auth") == ray_containers == 1 + (name != "rayjob-select.yaml"), name

@@ -22,5 +22,5 @@ def test_a_failed_registration_removes_its_checkpoint_copy(tmp_path: Path) -> No
     (checkpoint / "state.pt").write_bytes(b"weights")
     row = pd.Series({"run_id": run_id, "trial_id": "t0", "name": "alpha=1 lam=1", "utility/accuracy": 0.9})
     with pytest.raises(MlflowException):  # MLflow refuses the name only when the version is registered
-        register(client, "a/b", presets()["amnist"], Choice(row, "test"), checkpoint, {"alpha": 1.0})
+        register(client, "a/b", presets()["amnist"], Choice(row, "test"), str(checkpoint), {"alpha": 1.0})
     assert client.list_artifacts(run_id, POINT_DIR) == []

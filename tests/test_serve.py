@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -24,10 +23,12 @@ from schemathesis.specs.openapi.checks import (content_type_conformance, respons
                                                status_code_conformance)
 
 from conftest import REPO, assert_runs_as_printed, run_sweep, store, sweep_env
+from serve_client import call, start_service, stop_service
 from platform.errors import UsageError
 from platform.pareto import Axis
 from platform.select import choose
 from search_spaces import presets
+from serve.auth import API_KEY_ENV, authorized, configured_key
 from serve.points import POINT_FILE
 from core.data import load_amnist
 
@@ -38,23 +39,6 @@ LIMITS = {"max_batch": 8, "max_body_bytes": 200_000}
 def select(workdir: Path, *args: str) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "platform.select", "putlab-amnist", "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}", *args]
     return subprocess.run(cmd, cwd=REPO, env=sweep_env(), capture_output=True, text=True, timeout=120)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def call(url: str, body: bytes | dict | None = None) -> tuple[int, dict]:
-    """(status, JSON) of a GET (no body) or POST; 4xx answers are returned, not raised."""
-    data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, headers={"content-type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=120) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as err:
-        return err.code, json.loads(err.read())
 
 
 @pytest.fixture(scope="module")
@@ -69,28 +53,10 @@ def deployment(tmp_path_factory: pytest.TempPathFactory):
         chosen = select(workdir, "--trial", trial)
         assert chosen.returncode == 0, chosen.stderr
         (workdir / "select.out").write_text(chosen.stdout)
-    port = free_port()
-    log = (workdir / "serve.log").open("w")  # a file, not a pipe nobody reads: a full pipe would stall the server
-    server = subprocess.Popen([sys.executable, "-m", "serve", "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}",
-                               "--port", str(port), "--num-cpus", "2", "--max-batch", str(LIMITS["max_batch"]),
-                               "--max-body-bytes", str(LIMITS["max_body_bytes"])],
-                              cwd=REPO, env=sweep_env(), stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 240
-    while time.time() < deadline:
-        try:
-            if call(f"{base}/health")[0] == 200:
-                break
-        except (urllib.error.URLError, ConnectionError, ValueError):
-            pass
-        time.sleep(2)
-    else:
-        server.kill()
-        pytest.fail(f"service did not come up: {(workdir / 'serve.log').read_text()[-3000:]}")
+    server, base = start_service(workdir, sweep_env(), "--max-batch", str(LIMITS["max_batch"]),
+                                 "--max-body-bytes", str(LIMITS["max_body_bytes"]))
     yield workdir, base, trials
-    server.terminate()
-    server.wait(timeout=60)
-    log.close()
+    stop_service(server)
 
 
 def test_choose_takes_the_best_utility_under_the_privacy_bound() -> None:
@@ -241,6 +207,38 @@ def test_serve_refuses_an_unreachable_store_in_one_line() -> None:
     assert len(out.stderr.strip().splitlines()) == 1
 
 
+def test_serve_refuses_a_short_api_key_in_one_line() -> None:
+    out = subprocess.run([sys.executable, "-m", "serve"], cwd=REPO, env=sweep_env() | {API_KEY_ENV: "short"},
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and out.stderr.strip() == f"error: {API_KEY_ENV} must be at least 16 characters (e.g. openssl rand -hex 32)"
+
+
+def test_api_key_guards_every_route_but_health(deployment) -> None:
+    """A service started with an API key in its environment: 401 without it or with a wrong one, 200 with it."""
+    workdir, _, _ = deployment
+    key = "k" * 8 + "-0123456789abcdef"
+    server, base = start_service(workdir, sweep_env() | {API_KEY_ENV: key}, log_name="serve-keyed.log")
+    try:
+        release, body = f"{base}/points/putlab-amnist/1/release", {"inputs": [SAMPLE], "seed": 1}
+        for headers in ({}, {"authorization": "Bearer wrong-0123456789abcdef"}, {"authorization": key},
+                        {"authorization": f"Basic {key}"}, {"authorization": f"Bearer {key}x"}):
+            for url, data in ((f"{base}/points", None), (release, body), (f"{base}/nowhere", None), (f"{base}/openapi.json", None)):
+                status, answer = call(url, data, headers)
+                assert status == 401 and answer["error"].startswith("missing or wrong API key"), (url, headers, answer)
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(release, data=b"{}", timeout=60)
+        assert refused.value.headers["www-authenticate"] == "Bearer"
+        assert call(f"{base}/health")[0] == 200  # probes need no key
+        good = {"authorization": f"Bearer {key}"}
+        status, listed = call(f"{base}/points", headers=good)
+        assert status == 200 and "putlab-amnist/1" in {p["id"] for p in listed["points"]}
+        status, answer = call(release, body, good)
+        assert status == 200 and answer["shape"] == [1, 1, 28, 28] and answer["seed"] == 1
+    finally:
+        stop_service(server)
+    assert "Authorization: Bearer $PUTLAB_SERVE_API_KEY required" in (workdir / "serve-keyed.log").read_text()
+
+
 def test_a_chunked_body_over_the_limit_is_refused_while_it_is_read(deployment) -> None:
     _, base, _ = deployment
     chunks = (b" " * 50_000 for _ in range(100))  # 5 MB in chunks, no Content-Length: the limit is 200,000
@@ -317,3 +315,14 @@ def test_printed_serve_command_runs_as_printed(deployment) -> None:
     workdir, _, _ = deployment
     line = next(l for l in (workdir / "select.out").read_text().splitlines() if l.startswith("serve it: "))
     assert_runs_as_printed(line.removeprefix("serve it: "), "--help", expect="usage: python -m serve")
+
+
+def test_api_key_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(API_KEY_ENV, raising=False)
+    assert configured_key() is None and authorized("/points", None, None)  # no key: open, as on a laptop
+    with pytest.raises(ValueError, match=f"requires an API key but {API_KEY_ENV} is empty or not set"):
+        configured_key(require=True)  # what a replica with require_api_key=true says, and refuses to start
+    monkeypatch.setenv(API_KEY_ENV, "  0123456789abcdef  ")
+    assert configured_key(require=True) == "0123456789abcdef"
+    assert authorized("/health", None, "0123456789abcdef") and authorized("/points", "bearer 0123456789abcdef", "0123456789abcdef")
+    assert not authorized("/points", "Bearer 0123456789abcdeg", "0123456789abcdef")

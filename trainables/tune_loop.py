@@ -29,7 +29,9 @@ Restore = Callable[[Any], int]  # loads a checkpoint into the game's models, ret
 
 def report_game(game: Callable[[Restore | None], Iterator[Outcome]], load: Callable[[str, Any], int],
                 write: Callable[[Any, Path], None], kill_worker_after_epoch: int = -1) -> None:
-    """Run ``game`` inside a Tune trial: resume from Tune's checkpoint if any, report every epoch."""
+    """Run ``game`` inside a Tune trial: resume from Tune's checkpoint if any, report every epoch with the Ray node
+    it ran on (``node_id``: where a multi-node sweep placed the trial)."""
+    import ray
     from ray import tune  # only here: the game loops themselves run without Ray (e.g. benchmarks/bench_gpu.py)
 
     # Ray logs every persisted checkpoint at INFO; the driver already prints one line per epoch.
@@ -40,13 +42,14 @@ def report_game(game: Callable[[Restore | None], Iterator[Outcome]], load: Calla
         with checkpoint.as_directory() as directory:
             return load(directory, models)
 
+    node = {"node_id": ray.get_runtime_context().get_node_id()}  # the driver tags the trial's run with it
     for outcome in game(restore if checkpoint is not None else None):
         if outcome.checkpoint:
             with tempfile.TemporaryDirectory() as directory:
                 write(outcome, Path(directory))
-                tune.report(outcome.metrics, checkpoint=tune.Checkpoint.from_directory(directory))
+                tune.report(outcome.metrics | node, checkpoint=tune.Checkpoint.from_directory(directory))
         else:
-            tune.report(outcome.metrics)
+            tune.report(outcome.metrics | node)
         if outcome.epoch == kill_worker_after_epoch and checkpoint is None:
             os.kill(os.getpid(), signal.SIGKILL)  # fault injection for resilience tests: dies once, then resumes
 
