@@ -209,12 +209,14 @@ def final_metrics(**overrides: object) -> dict[str, float]:
     return [o.metrics for o in run_game(cfg, torch.device("cpu"))][-1]
 
 
+@pytest.mark.slow  # end to end, over half a minute: runs under -m slow (CI runs both)
 def test_without_privacy_the_release_is_close_to_the_original() -> None:
     m = final_metrics(lam=0.0, epochs=2, pretrain_epochs=3)
     assert m["utility/nmse"] < 0.02, m
     assert m["attack/deep/accuracy"] > 0.9, m
 
 
+@pytest.mark.slow  # end to end, over half a minute: runs under -m slow (CI runs both)
 def test_strong_privacy_drives_the_attacker_to_what_the_hour_reveals() -> None:
     m, raw = final_metrics(lam=3.0, epochs=5, pretrain_epochs=3), raw_attack()
     # Within each hour chance is 0.5; pooled over hours, the floor is what the hour alone gives (~0.79 here).

@@ -25,6 +25,7 @@ def trials(workdir: Path) -> list:
     return client.search_runs([exp.experiment_id], filter_string="tags.`putlab.role` = 'trial'")
 
 
+@pytest.mark.slow  # end to end, over half a minute: runs under -m slow (CI runs both)
 def test_farm_attacks_every_checkpoint_and_max_is_the_strongest(workdir: Path) -> None:
     out = run_sweep(workdir, "amnist", "--profile", "smoke", "--set", "lam=0", "--set", "epochs=2")
     assert out.returncode == 0, out.stderr[-3000:]

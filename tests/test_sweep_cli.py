@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_sweep, store
+from platform.sweep import main
 
 BAD = [
     (["nope"], "unknown preset 'nope'"),
@@ -21,11 +22,17 @@ BAD = [
 
 
 @pytest.mark.parametrize("args,message", BAD, ids=[" ".join(a) for a, _ in BAD])
-def test_bad_input_is_one_line_and_exit_2(workdir: Path, args: list[str], message: str) -> None:
-    out = run_sweep(workdir, *args, timeout=120)
-    assert out.returncode == 2, out.stderr
-    lines = [line for line in out.stderr.splitlines() if line.strip()]
-    assert lines == [lines[0]] and lines[0].startswith("error: ") and message in lines[0], out.stderr
+def test_bad_input_is_one_line_and_exit_2(workdir: Path, capsys: pytest.CaptureFixture[str], args: list[str],
+                                          message: str) -> None:
+    """In-process through the CLI's own entry point (the real process exit is tested in test_bad_inputs)."""
+    try:
+        code = main([*args, "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}", "--storage", str(workdir / "runs")])
+    except SystemExit as exited:  # argparse's own refusals
+        code = exited.code
+    stderr = capsys.readouterr().err
+    assert code == 2, stderr
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert lines == [lines[0]] and lines[0].startswith("error: ") and message in lines[0], stderr
     assert not (workdir / "runs").exists()  # nothing scheduled
 
 
