@@ -1,19 +1,19 @@
-"""KL membership leakage of one record (docs/estimators.md#kl-membership-leakage).
+"""KL membership leakage of one record, estimated without the plug-in bias (docs/estimators.md#kl-membership-leakage).
 
-ρ_KL = KL(p1||p0) + KL(p0||p1), with p1 / p0 the distributions of trained parameters with / without
-the record, each approximated by a Gaussian fitted to Monte-Carlo retrainings. The reported ρ_KL is the
-expectation of this over records: average :func:`monte_carlo_kl_leakage` over the records of interest.
+ρ_KL = KL(p1||p0) + KL(p0||p1), with p1 / p0 the distributions of trained parameters over random training sets
+with / without the record (and the training noise), each approximated by a Gaussian fitted to independent Monte-Carlo
+runs. The reported ρ_KL is its expectation over records: :meth:`KlLeakage.from_records`.
 Bounds: ρ_MI ≤ ρ_KL / 4 and the membership adversary's success (advantage) ≤ ½·sqrt(ρ_KL).
 Worker-side code: never imports ``platform.*``.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
-import torch
+
+from core.metrics import Z95
 
 
 def gaussian_kl(mu0: np.ndarray, cov0: np.ndarray, mu1: np.ndarray, cov1: np.ndarray) -> float:
@@ -31,21 +31,64 @@ def gaussian_kl(mu0: np.ndarray, cov0: np.ndarray, mu1: np.ndarray, cov1: np.nda
 
 
 def symmetric_kl(mu1: np.ndarray, cov1: np.ndarray, mu0: np.ndarray, cov0: np.ndarray) -> float:
-    """KL(p1||p0) + KL(p0||p1) for Gaussians p1, p0: the leakage ρ_KL of one record."""
+    """KL(p1||p0) + KL(p0||p1) for known Gaussians p1, p0 (the log-determinants cancel): ρ_KL of one record."""
     return gaussian_kl(mu1, cov1, mu0, cov0) + gaussian_kl(mu0, cov0, mu1, cov1)
+
+
+def gaussian_fit(params: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sample mean and unbiased sample covariance (ddof 1) of the rows of ``params`` (runs × parameters)."""
+    params = np.asarray(params, dtype=np.float64)
+    return params.mean(axis=0), np.atleast_2d(np.cov(params, rowvar=False))
+
+
+def unbiased_symmetric_kl(with_record: np.ndarray, without: np.ndarray) -> float:
+    """ρ_KL of two Gaussian laws from independent samples of each (rows = runs): unbiased, so it can fall below 0.
+
+    With n runs of p parameters, E[S⁻¹] = (n−1)/(n−p−2)·Σ⁻¹ and E[(m1−m0)(m1−m0)ᵀ] = ΔΔᵀ + Σ1/n1 + Σ0/n0, so each
+    trace term tr(S_a⁻¹S_b) is scaled by c_a = (n_a−p−2)/(n_a−1), and each Mahalanobis term c_a·Δ̂ᵀS_a⁻¹Δ̂ loses the
+    means' own spread (the corrected trace over n_b, plus p/n_a). The log-determinants cancel in the symmetric sum.
+    """
+    sets = (np.asarray(with_record, dtype=np.float64), np.asarray(without, dtype=np.float64))
+    p = sets[0].shape[1]
+    runs = [len(s) for s in sets]
+    if min(runs) <= p + 2:
+        raise ValueError(f"the Gaussian KL estimate needs more than p + 2 = {p + 2} Monte-Carlo runs per side for "
+                         f"p = {p} parameters (got {min(runs)})")
+    (m1, s1), (m0, s0) = gaussian_fit(sets[0]), gaussian_fit(sets[1])
+    c1, c0 = ((n - p - 2) / (n - 1) for n in runs)
+    n1, n0 = runs
+    diff = m1 - m0
+    trace_10 = c0 * float(np.trace(np.linalg.solve(s0, s1)))  # unbiased tr(Σ0⁻¹Σ1)
+    trace_01 = c1 * float(np.trace(np.linalg.solve(s1, s0)))
+    maha_0 = c0 * float(diff @ np.linalg.solve(s0, diff)) - trace_10 / n1 - p / n0  # unbiased ΔᵀΣ0⁻¹Δ
+    maha_1 = c1 * float(diff @ np.linalg.solve(s1, diff)) - trace_01 / n0 - p / n1
+    return 0.5 * (trace_10 + trace_01 - 2 * p + maha_0 + maha_1)
+
+
+def box_stats(values: np.ndarray) -> dict[str, float]:
+    """Quartiles and 1.5·IQR whiskers (clipped to the data, as matplotlib draws them) of per-record values."""
+    values = np.sort(np.asarray(values, dtype=np.float64))
+    q1, median, q3 = np.percentile(values, [25, 50, 75])
+    low, high = q1 - 1.5 * (q3 - q1), q3 + 1.5 * (q3 - q1)
+    return {"q1": float(q1), "median": float(median), "q3": float(q3),
+            "whislo": float(values[values >= low].min()), "whishi": float(values[values <= high].max())}
 
 
 @dataclass(frozen=True)
 class KlLeakage:
-    """ρ_KL of a record with its two bounds: ρ_MI ≤ ρ_KL/4 and adversary success ≤ ½·sqrt(ρ_KL).
+    """ρ_KL with its two bounds (ρ_MI ≤ ρ_KL/4, adversary success ≤ ½·sqrt(ρ_KL)) and its spread over records.
 
-    ``success_bound`` is clipped at 1 (an advantage cannot exceed 1, so larger values say nothing).
+    ``success_bound`` is clipped to [0, 1] (an advantage cannot exceed 1; an unbiased ρ may fall below 0).
+    ``interval`` is the 95 % normal interval of the mean over records (absent for one record); ``boxes`` the box-plot
+    statistics of the per-record values.
     """
 
     rho_kl: float
     mi_bound: float
     success_bound: float
     n_runs: int
+    interval: tuple[float, float] | None = None
+    boxes: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def from_rho(cls, rho_kl: float, n_runs: int) -> KlLeakage:
@@ -53,59 +96,20 @@ class KlLeakage:
         rho_kl = float(rho_kl)
         return cls(rho_kl, rho_kl / 4, min(1.0, 0.5 * math.sqrt(max(rho_kl, 0.0))), n_runs)
 
+    @classmethod
+    def from_records(cls, per_record: np.ndarray, n_runs: int) -> KlLeakage:
+        """ρ_KL as the mean over records' estimates, with its interval and box-plot statistics."""
+        per_record = np.asarray(per_record, dtype=np.float64)
+        mean = float(per_record.mean())
+        half = Z95 * float(per_record.std(ddof=1)) / math.sqrt(len(per_record)) if len(per_record) > 1 else None
+        base = cls.from_rho(mean, n_runs)
+        return cls(base.rho_kl, base.mi_bound, base.success_bound, n_runs,
+                   None if half is None else (mean - half, mean + half), box_stats(per_record))
+
     def logged(self, prefix: str = "leakage/kl") -> dict[str, float]:
         """Metrics under their shared MLflow names (docs/metrics.md#metric-names: ``leakage/<name>``)."""
-        return {f"{prefix}/rho": self.rho_kl, f"{prefix}/mi_bound": self.mi_bound,
-                f"{prefix}/success_bound": self.success_bound}
-
-
-def _gaussian_fit(params: np.ndarray, ridge: float) -> tuple[np.ndarray, np.ndarray]:
-    """Sample mean and sample covariance (+ ridge·I, so a deterministic fit stays invertible) of rows."""
-    cov = np.atleast_2d(np.cov(params, rowvar=False)) + ridge * np.eye(params.shape[1])
-    return params.mean(axis=0), cov
-
-
-def monte_carlo_kl_leakage(fit: Callable[[np.ndarray, np.ndarray, int], np.ndarray], x: np.ndarray,
-                           y: np.ndarray, record: int, n_runs: int, seed: int = 0,
-                           ridge: float = 1e-6) -> KlLeakage:
-    """ρ_KL of row ``record`` from ``n_runs`` retrainings with and without it, Gaussian-approximated.
-
-    ``fit(x, y, run_seed)`` returns the flat parameter vector; all training randomness comes from
-    ``run_seed``. Run i uses the same seed with and without the record (common random numbers):
-    each set is still an i.i.d. sample of its own distribution, but the two Gaussians' estimation
-    errors largely cancel, which removes the positive bias that independent runs leave in ρ_KL.
-    """
-    if n_runs < 2:
-        raise ValueError("need n_runs >= 2 to estimate a covariance")
-    keep = np.arange(len(x)) != record
-    seeds = np.random.SeedSequence(seed).generate_state(n_runs)
-    with_record = np.stack([np.ravel(fit(x, y, int(s))) for s in seeds])
-    without = np.stack([np.ravel(fit(x[keep], y[keep], int(s))) for s in seeds])
-    mu1, cov1 = _gaussian_fit(with_record, ridge)
-    mu0, cov0 = _gaussian_fit(without, ridge)
-    return KlLeakage.from_rho(symmetric_kl(mu1, cov1, mu0, cov0), n_runs)
-
-
-def fit_logistic(x: np.ndarray, y: np.ndarray, seed: int, lam: float, sigma: float, epochs: int) -> np.ndarray:
-    """L2-regularised logistic regression by full-batch GD, then output perturbation N(0, σ²): [w, b].
-
-    Minimises mean log-loss + (λ/2)·||w||² (bias unpenalised) from zero with step 1/L, L the
-    gradient's Lipschitz constant, so training is deterministic and the only randomness is the
-    output noise drawn from ``seed`` and added to weights and bias alike (σ is the membership
-    preset's "additive noise" axis).
-    """
-    xt = torch.as_tensor(np.asarray(x), dtype=torch.float64)
-    yt = torch.as_tensor(np.asarray(y), dtype=torch.float64).ravel()
-    design = torch.cat([xt, torch.ones(len(xt), 1, dtype=torch.float64)], dim=1)
-    design_t = design.T.contiguous()
-    n, p = design.shape
-    # Log-loss Hessian <= DᵀD/(4n): its top eigenvalue gives the safe step. numpy's eigvalsh on this
-    # tiny p×p matrix takes microseconds; torch's LAPACK call took ~16 ms on a busy 2-core machine.
-    step = 1.0 / (0.25 * float(np.linalg.eigvalsh((design_t @ design / n).numpy())[-1]) + lam)
-    penalty = torch.full((p,), float(lam), dtype=torch.float64)
-    penalty[-1] = 0.0
-    decay = 1.0 - step * penalty
-    theta = torch.zeros(p, dtype=torch.float64)
-    for _ in range(epochs):
-        theta = decay * theta - (step / n) * (design_t @ (torch.sigmoid(design @ theta) - yt))
-    return theta.numpy() + np.random.default_rng(seed).normal(0.0, sigma, size=p)
+        out = {f"{prefix}/rho": self.rho_kl, f"{prefix}/mi_bound": self.mi_bound,
+               f"{prefix}/success_bound": self.success_bound}
+        if self.interval is not None:
+            out |= {f"{prefix}/rho/ci_low": self.interval[0], f"{prefix}/rho/ci_high": self.interval[1]}
+        return out | {f"{prefix}/rho/{name}": value for name, value in self.boxes.items()}

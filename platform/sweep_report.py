@@ -18,6 +18,7 @@ from search_spaces import Preset
 from platform import tracking
 from platform.front_plot import plot_front
 from platform.information_plane import log_information_plane
+from platform.kl_boxplot import log_kl_boxes
 from platform.numbers import readable
 from platform.pareto import Axis, pareto_mask
 from platform.replicates import SEED, format_points, hypervolume_by_seed, point_index, point_table, spread_metrics
@@ -76,6 +77,7 @@ def summarise(table: pd.DataFrame, axes: list[Axis], label_keys: tuple[str, ...]
 
 SWEEP_FIGURES: dict[str, Callable[[MlflowClient, str, pd.DataFrame], None]] = {
     "information_plane": log_information_plane,
+    "kl_boxplots": log_kl_boxes,
 }
 
 

@@ -1,52 +1,63 @@
-"""Membership leakage of logistic regression on UCI Adult (docs/mechanisms.md#membership-models): Yeom's advantage and KL leakage
-against training-set size n, L2 regularisation λ, PCA features p_x and output-noise σ."""
+"""Membership leakage of linear models on UCI Adult (docs/mechanisms.md#membership-models): Yeom's advantage and the KL
+leakage ρ_KL against training-set size n, L2 regularisation λ, PCA features p_x and output-noise σ.
+
+The ``paper-*`` profiles are Farokhi & Kaafar's one-factor experiments (ridge regression, 100 records per point, box
+plots of ρ_KL per level): n; λ at n = 10; p_x at n = 10; σ at n = 30."""
 from search_spaces import OptunaRange, Preset, Profile
 from trainables.membership import checkpoint_inputs, data_counts, train_membership
 from trainables.membership_config import MembershipConfig
 
+# One factor varies, the others stay at these values (the paper's figures each vary one).
+PAPER = {"mc_runs": 200, "kl_records": 100, "n": 10, "lam": 1e-3, "p_x": 5, "sigma": 0.0}
+
+
+def _paper(description: str, axis: str, levels: list, **fixed: object) -> Profile:
+    """A one-factor profile: ``axis`` over ``levels``, every other axis at :data:`PAPER` (or as ``fixed`` says)."""
+    config = {k: v for k, v in {**PAPER, **fixed}.items() if k != axis}
+    return Profile(description=description, config=config, grid={axis: levels}, optuna_samples=len(levels))
+
+
 PRESET = Preset(
     name="adult-membership",
-    mechanism="logistic",
+    mechanism="membership",
     dataset="adult",
     trainable=train_membership,
     validate=MembershipConfig.normalise,
     base=MembershipConfig().as_dict(),
     profiles={
         "smoke": Profile(
-            description="seconds: two points, few Monte-Carlo retrainings (for tests)",
-            config={"mc_runs": 12, "kl_records": 1, "gd_steps": 150},
+            description="seconds: two points, few Monte-Carlo runs (for tests)",
+            config={"mc_runs": 20, "kl_records": 5},
             grid={"n": [100, 2000], "lam": [1e-3], "p_x": [5], "sigma": [0.1]},
             optuna_samples=2,
         ),
         "quick": Profile(
-            description="a few minutes on 2 CPUs: 54 points over n, λ, p_x and σ",
-            config={"mc_runs": 30, "kl_records": 3},
-            grid={"n": [100, 1000, 3000], "lam": [1e-4, 1e-2, 1.0], "p_x": [2, 5, 10], "sigma": [0.1, 1.0]},
+            description="a few minutes on 2 CPUs: 36 ridge points over n, λ, p_x and σ",
+            config={"mc_runs": 100, "kl_records": 20},
+            grid={"n": [10, 100, 1000], "lam": [1e-3, 1e-1], "p_x": [2, 5, 10], "sigma": [0.0, 0.1]},
             optuna_samples=30,
         ),
-        "paper": Profile(
-            description="the seed's scale: more points, 100 retrainings, 20 records per KL estimate",
-            config={"mc_runs": 100, "kl_records": 20},
-            grid={"n": [50, 100, 300, 1000, 3000, 10000], "lam": [1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0],
-                  "p_x": [2, 5, 10, 20], "sigma": [0.01, 0.1, 0.3, 1.0]},
-            optuna_samples=300,
-        ),
+        "paper-n": _paper("the paper's ρ_KL against n (λ = 1e-3, p_x = 5, σ = 0)", "n", [10, 30, 100, 300, 1000, 3000]),
+        "paper-lam": _paper("the paper's ρ_KL against λ at n = 10", "lam", [1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0]),
+        "paper-p_x": _paper("the paper's ρ_KL against p_x at n = 10", "p_x", [1, 2, 5, 10, 20]),
+        "paper-sigma": _paper("the paper's ρ_KL against σ at n = 30", "sigma", [0.0, 0.01, 0.03, 0.1, 0.3, 1.0], n=30),
     },
     default_profile="quick",
     optuna={
-        "n": OptunaRange(50, 10000, log=True, integer=True),
-        "lam": OptunaRange(1e-5, 1.0, log=True),
-        "p_x": OptunaRange(2, 20, integer=True),
-        "sigma": OptunaRange(0.01, 2.0, log=True),
+        "n": OptunaRange(10, 10000, log=True, integer=True),
+        "lam": OptunaRange(1e-5, 10.0, log=True),
+        "p_x": OptunaRange(1, 20, integer=True),
+        "sigma": OptunaRange(0.001, 2.0, log=True),
     },
     pareto_axes=(
         {"metric": "utility/accuracy", "higher_is_better": True, "bound": 0.0, "ideal": 1.0},
-        {"metric": "attack/yeom/advantage", "higher_is_better": False, "bound": 1.0, "ideal": 0.0},
+        {"metric": "attack/yeom/advantage_abs", "higher_is_better": False, "bound": 1.0, "ideal": 0.0},
     ),
     data_counts=data_counts,
     checkpoint_inputs=checkpoint_inputs,
-    farm_attackers=("rmia", "lira"),  # Yeom runs in the trial (its advantage is the privacy axis)
-    optuna_objectives=(("utility/accuracy", "max"), ("attack/yeom/advantage", "min")),
+    farm_attackers=("rmia", "lira"),  # Yeom runs in the trial (its |advantage| is the privacy axis)
+    optuna_objectives=(("utility/accuracy", "max"), ("attack/yeom/advantage_abs", "min")),
     label_keys=("n", "lam", "p_x", "sigma"),
-    trend_metrics=("attack/yeom/advantage", "leakage/kl/rho", "utility/accuracy"),
+    trend_metrics=("attack/yeom/advantage_abs", "leakage/kl/rho", "utility/accuracy"),
+    sweep_figures=("kl_boxplots",),
 )

@@ -1,13 +1,15 @@
-"""The adult-membership preset end to end: one point per trial, leakage metrics, trend plot and front."""
+"""The adult-membership preset end to end: one point per trial, leakage metrics, trend and box plots, front on |advantage|."""
 from __future__ import annotations
-
-import pytest
 
 from pathlib import Path
 
+import matplotlib.image
 import pandas as pd
+import pytest
 
 from conftest import run_sweep, store
+from platform.kl_boxplot import plot_kl_boxes
+from platform.sweep_config import resolve
 from platform.trend_plot import trend_table
 
 
@@ -23,11 +25,14 @@ def test_adult_membership_smoke_sweep(workdir: Path) -> None:
     assert parent.data.metrics["data/adult_train"] == 30162 and parent.data.metrics["data/adult_test"] == 15060
     assert sorted(c.data.params["n"] for c in children) == ["100", "2000"]
     for child in children:
-        for key in ("utility/accuracy", "attack/yeom/advantage", "attack/yeom/auc", "leakage/kl/rho", "leakage/kl/mi_bound"):
+        for key in ("utility/accuracy", "attack/yeom/advantage_abs", "attack/yeom/advantage_abs/ci_high",
+                    "attack/yeom/auc", "leakage/kl/rho", "leakage/kl/rho/median", "leakage/kl/mi_bound"):
             assert key in child.data.metrics, key
         assert child.data.metrics["leakage/kl/mi_bound"] == child.data.metrics["leakage/kl/rho"] / 4
         assert 0.6 < child.data.metrics["utility/accuracy"] < 0.9
-    assert {a.path for a in client.list_artifacts(parent.info.run_id, "front")} >= {"front/front.png", "front/trends.png"}
+        assert child.data.params["model"] == "linear"
+    artifacts = {a.path for a in client.list_artifacts(parent.info.run_id, "front")}
+    assert artifacts >= {"front/front.png", "front/trends.png", "front/kl_boxplots.png"}
 
 
 def test_trend_table_averages_over_the_other_axes() -> None:
@@ -35,3 +40,40 @@ def test_trend_table_averages_over_the_other_axes() -> None:
                           "status": ["FINISHED"] * 3 + ["FAILED"]})
     trend = trend_table(table, "n", "rho")
     assert trend.loc[1].tolist() == [3.0, 2.0, 4.0] and trend.loc[2].tolist() == [1.0, 1.0, 1.0]
+
+
+def _box_row(n: int, median: float, status: str = "FINISHED") -> dict:
+    stats = {"q1": median / 2, "median": median, "q3": 2 * median, "whislo": median / 4, "whishi": 4 * median}
+    return {"n": n, "lam": 1e-3, "status": status, "leakage/kl/rho": 1.5 * median,
+            **{f"leakage/kl/rho/{k}": v for k, v in stats.items()}}
+
+
+def test_kl_box_plot_draws_one_box_per_finished_trial(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from matplotlib.axes import Axes
+
+    drawn = []
+    original = Axes.bxp
+    monkeypatch.setattr(Axes, "bxp", lambda ax, stats, **kw: drawn.append((ax, stats)) or original(ax, stats, **kw))
+    table = pd.DataFrame([_box_row(1000, 0.01), _box_row(10, 5.0), _box_row(100, 0.3), _box_row(30, 1.0, "FAILED")])
+    path = plot_kl_boxes(table, ("n", "lam"), tmp_path / "boxes.png")
+    assert matplotlib.image.imread(path).ndim == 3
+    ((ax, stats),) = drawn
+    assert [b["label"] for b in stats] == ["n=10", "n=100", "n=1000"]  # sorted by the varying axis, failed one left out
+    assert [b["med"] for b in stats] == [5.0, 0.3, 0.01] and stats[0]["mean"] == 7.5
+    assert ax.get_yscale() == "log"
+    # An unbiased per-record ρ below 0 switches to symlog, where log would hide it.
+    negative = pd.DataFrame([_box_row(10, 5.0), {**_box_row(100, 0.3), "leakage/kl/rho/whislo": -0.2}])
+    plot_kl_boxes(negative, ("n",), tmp_path / "negative.png")
+    assert drawn[-1][0].get_yscale() == "symlog"
+    assert plot_kl_boxes(table.drop(columns="leakage/kl/rho/q1"), ("n",), tmp_path / "none.png") is None
+
+
+@pytest.mark.parametrize("profile, axis, n", [("paper-n", "n", None), ("paper-lam", "lam", 10), ("paper-p_x", "p_x", 10),
+                                              ("paper-sigma", "sigma", 30)])
+def test_paper_profiles_vary_one_factor_with_a_hundred_records(profile: str, axis: str, n: int | None) -> None:
+    spec = resolve("adult-membership", profile, [])
+    assert list(spec.grid) == [axis] and len(spec.grid[axis]) >= 5
+    assert spec.config["kl_records"] >= 100 and spec.config["model"] == "linear"
+    assert spec.config["mc_runs"] > spec.config.get("p_x", max(spec.grid.get("p_x", [0]))) + 3
+    if n is not None:
+        assert spec.config["n"] == n

@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from attacks.kl_leakage import KlLeakage, fit_logistic, gaussian_kl, monte_carlo_kl_leakage, symmetric_kl
+from attacks.kl_leakage import KlLeakage, box_stats, gaussian_fit, gaussian_kl, symmetric_kl, unbiased_symmetric_kl
 from attacks.membership import YeomAttacker, auc, per_sample_loss, roc_curve, tpr_at_fpr
 from attacks.roc_plot import roc_png
 from core.training import fit_classifier
@@ -180,40 +180,72 @@ def test_kl_leakage_bounds_and_names() -> None:
                              "leakage/kl/success_bound": pytest.approx(0.3)}
 
 
-@pytest.fixture(scope="module")
-def logistic_problem() -> tuple[np.ndarray, np.ndarray]:
-    """200 rows, 3 features, labels from a noisy linear rule; row 0 is an outlier with a flipped label."""
+def test_kl_leakage_over_records_has_interval_and_boxes() -> None:
+    per_record = np.array([0.1, 0.2, 0.3, 0.4, 10.0])
+    leak = KlLeakage.from_records(per_record, n_runs=50)
+    assert leak.rho_kl == pytest.approx(2.2) and leak.mi_bound == pytest.approx(0.55)
+    half = 1.959964 * per_record.std(ddof=1) / math.sqrt(5)
+    assert leak.interval == pytest.approx((2.2 - half, 2.2 + half))
+    # 10 lies beyond q3 + 1.5·IQR = 0.4 + 0.3: the upper whisker stops at 0.4, as matplotlib's boxplot draws it.
+    assert box_stats(per_record) == pytest.approx({"q1": 0.2, "median": 0.3, "q3": 0.4, "whislo": 0.1, "whishi": 0.4})
+    logged = leak.logged()
+    assert logged["leakage/kl/rho/ci_low"] == pytest.approx(2.2 - half) and logged["leakage/kl/rho/whishi"] == 0.4
+    assert KlLeakage.from_records(np.array([-0.3]), 50).success_bound == 0.0  # an unbiased ρ below 0 bounds nothing
+    assert "leakage/kl/rho/ci_low" not in KlLeakage.from_records(np.array([0.3]), 50).logged()
+
+
+def _gaussian_law(p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Two p-dimensional Gaussians with different means and different, correlated covariances."""
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=(p, p)), rng.normal(size=(p, p))
+    return np.zeros(p), a @ a.T / p + np.eye(p), rng.normal(size=p) * 0.5, b @ b.T / p + np.eye(p)
+
+
+def test_corrected_kl_is_unbiased_where_the_plug_in_is_off_by_the_predicted_factor() -> None:
+    p, runs, draws = 6, 30, 3000
+    mu1, cov1, mu0, cov0 = _gaussian_law(p)
+    truth = symmetric_kl(mu1, cov1, mu0, cov0)
     rng = np.random.default_rng(0)
-    x = rng.normal(size=(200, 3))
-    y = (x @ np.array([1.5, -1.0, 0.5]) + rng.logistic(size=200) > 0).astype(float)
-    x[0], y[0] = [3.0, -3.0, 2.0], 0.0
-    return x, y
+    chol1, chol0 = np.linalg.cholesky(cov1), np.linalg.cholesky(cov0)
+    corrected, plug_in = [], []
+    for _ in range(draws):
+        w, o = mu1 + rng.normal(size=(runs, p)) @ chol1.T, mu0 + rng.normal(size=(runs, p)) @ chol0.T
+        corrected.append(unbiased_symmetric_kl(w, o))
+        plug_in.append(symmetric_kl(*gaussian_fit(w), *gaussian_fit(o)))
+    # Measured: truth 2.779, corrected mean 2.772 (standard error 0.021), plug-in mean 6.16 (2.2x).
+    assert np.mean(corrected) == pytest.approx(truth, rel=0.03)
+    # The plug-in's expectation: every S⁻¹ inflated by (n−1)/(n−p−2) = 29/22, and the sample means' own spread
+    # (Σ1/n + Σ0/n) added to ΔΔᵀ inside both Mahalanobis terms.
+    factor = (runs - 1) / (runs - p - 2)
+    t10, t01 = np.trace(np.linalg.solve(cov0, cov1)), np.trace(np.linalg.solve(cov1, cov0))
+    d = mu1 - mu0
+    m0, m1 = d @ np.linalg.solve(cov0, d), d @ np.linalg.solve(cov1, d)
+    predicted = 0.5 * (factor * (t10 + t01 + m0 + m1 + (t10 + t01 + 2 * p) / runs) - 2 * p)
+    assert np.mean(plug_in) == pytest.approx(predicted, rel=0.03)
+    assert np.mean(plug_in) > 2 * truth
 
 
-def _leakage(problem: tuple[np.ndarray, np.ndarray], lam: float, sigma: float) -> KlLeakage:
-    x, y = problem
-    return monte_carlo_kl_leakage(lambda a, b, s: fit_logistic(a, b, s, lam=lam, sigma=sigma, epochs=300),
-                                  x, y, record=0, n_runs=40, seed=0)
+def test_corrected_mahalanobis_term_alone_on_equal_covariances() -> None:
+    # Equal covariances: ρ_KL = ΔᵀΣ⁻¹Δ exactly, and the plug-in's E[Δ̂ᵀS⁻¹Δ̂] is (n−1)/(n−p−2)·(ΔᵀΣ⁻¹Δ + 2p/n).
+    p, runs, draws = 4, 20, 3000
+    mu1, cov, mu0, _ = _gaussian_law(p)
+    truth = symmetric_kl(mu1, cov, mu0, cov)
+    assert truth == pytest.approx((mu1 - mu0) @ np.linalg.solve(cov, mu1 - mu0))
+    rng = np.random.default_rng(1)
+    chol = np.linalg.cholesky(cov)
+    corrected, plug_in = [], []
+    for _ in range(draws):
+        w, o = mu1 + rng.normal(size=(runs, p)) @ chol.T, mu0 + rng.normal(size=(runs, p)) @ chol.T
+        corrected.append(unbiased_symmetric_kl(w, o))
+        (m1, _), (m0, s0) = gaussian_fit(w), gaussian_fit(o)
+        plug_in.append((m1 - m0) @ np.linalg.solve(s0, m1 - m0))
+    assert np.mean(corrected) == pytest.approx(truth, rel=0.04)
+    assert np.mean(plug_in) == pytest.approx((runs - 1) / (runs - p - 2) * (truth + 2 * p / runs), rel=0.04)
 
 
-def test_kl_leakage_falls_with_output_noise(logistic_problem) -> None:
-    quiet, noisy = _leakage(logistic_problem, 1e-2, 0.05), _leakage(logistic_problem, 1e-2, 0.5)
-    assert quiet.rho_kl > 10 * noisy.rho_kl > 0
-    assert noisy.mi_bound == pytest.approx(noisy.rho_kl / 4)
-    assert noisy.success_bound == pytest.approx(min(1.0, 0.5 * math.sqrt(noisy.rho_kl)))
-    assert noisy.n_runs == 40
-
-
-def test_kl_leakage_falls_with_regularisation(logistic_problem) -> None:
-    loose, tight = _leakage(logistic_problem, 1e-3, 0.1), _leakage(logistic_problem, 1.0, 0.1)
-    assert loose.rho_kl > 3 * tight.rho_kl > 0
-
-
-def test_fit_logistic_reaches_the_regularised_optimum(logistic_problem) -> None:
-    x, y = logistic_problem
-    theta = fit_logistic(x, y, seed=0, lam=0.1, sigma=0.0, epochs=2000)
-    z = x @ theta[:-1] + theta[-1]
-    grad_w = x.T @ (1 / (1 + np.exp(-z)) - y) / len(x) + 0.1 * theta[:-1]
-    grad_b = np.mean(1 / (1 + np.exp(-z)) - y)
-    assert np.abs(grad_w).max() < 1e-6 and abs(grad_b) < 1e-6
-    assert np.array_equal(fit_logistic(x, y, 7, 0.1, 0.3, 50), fit_logistic(x, y, 7, 0.1, 0.3, 50))
+def test_corrected_kl_refuses_too_few_runs_in_one_line() -> None:
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match=r"more than p \+ 2 = 8 Monte-Carlo runs per side for p = 6 parameters \(got 8\)") as info:
+        unbiased_symmetric_kl(rng.normal(size=(8, 6)), rng.normal(size=(30, 6)))
+    assert "\n" not in str(info.value)
+    assert math.isfinite(unbiased_symmetric_kl(rng.normal(size=(9, 6)), rng.normal(size=(9, 6))))

@@ -247,7 +247,7 @@ def test_farm_runs_rmia_and_lira_on_an_adult_point(tmp_path: Path) -> None:
     from trainables.membership import STATE_FILE, checkpoint_inputs, evaluate_model
     from trainables.membership_config import MembershipConfig
 
-    config = MembershipConfig(n=300, p_x=20, lam=1e-4, mc_runs=24, kl_records=1, gd_steps=300).as_dict()
+    config = MembershipConfig(model="logistic", n=300, p_x=20, lam=1e-4, mc_runs=24, kl_records=1, gd_steps=300).as_dict()
     metrics, theta = evaluate_model(MembershipConfig.from_dict(config))
     checkpoint = tmp_path / "trial" / "checkpoint_000000"
     checkpoint.mkdir(parents=True)

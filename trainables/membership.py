@@ -1,10 +1,10 @@
-"""Membership leakage of L2 logistic regression on Adult as a Ray Tune trainable (docs/mechanisms.md#membership-models).
+"""Membership leakage of a linear model (ridge regression, or logistic) on Adult as a Ray Tune trainable (docs/mechanisms.md#membership-models).
 
-One point = one configuration (n, λ, p_x, σ): PCA Adult to p_x features, train on n members drawn
-from the training file, then measure utility (balanced test accuracy), Yeom's loss-threshold attack
-(members vs as many held-out non-members) and the KL leakage ρ_KL from Monte-Carlo retrainings.
-A point takes seconds, so it reports once; its checkpoint is the model, for the farm's RMIA and LiRA. Worker-side code: never imports
-``platform.*``.
+One point = one configuration (n, λ, p_x, σ): PCA Adult to p_x features, train on n members drawn from the
+training file, then measure utility (balanced test accuracy), Yeom's loss-threshold attack (members vs as many
+held-out non-members) and the KL leakage ρ_KL as Farokhi & Kaafar define it: per record, Monte Carlo over random
+training sets drawn from the pool (the training file) with and without it. A point takes seconds, so it reports
+once; its checkpoint is the model, for the farm's RMIA and LiRA. Worker-side code: never imports ``platform.*``.
 """
 from __future__ import annotations
 
@@ -19,12 +19,13 @@ import torch
 from torch import nn
 
 from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, ReferenceData
-from attacks.kl_leakage import KlLeakage, fit_logistic, monte_carlo_kl_leakage
+from attacks.kl_leakage import KlLeakage, unbiased_symmetric_kl
 from attacks.membership import YeomAttacker
 from attacks.reference import reference_cache_dir
+from core import linear_models as lm
 from core.data.adult import AdultData, load_adult, pca, project
-from trainables.membership_config import MembershipConfig
 from core.metrics import balanced_accuracy
+from trainables.membership_config import MembershipConfig
 
 STATE_FILE = "model.pt"
 
@@ -43,17 +44,6 @@ def member_split(cfg: MembershipConfig, pool: int) -> tuple[np.ndarray, np.ndarr
         raise ValueError(f"n={cfg.n} members plus as many non-members exceed the {pool} Adult training rows")
     order = np.random.default_rng(cfg.seed).permutation(pool)
     return order[:cfg.n], order[cfg.n:2 * cfg.n]
-
-
-def logistic_losses(theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Per-sample log-loss of the linear model ``theta`` = [w, b]: Yeom's membership signal."""
-    logits = x @ theta[:-1] + theta[-1]
-    return np.logaddexp(0.0, np.where(y == 1, -logits, logits))
-
-
-def _predict(theta: np.ndarray, x: np.ndarray) -> torch.Tensor:
-    """Class predictions (logit > 0) as the int64 tensor balanced_accuracy takes."""
-    return torch.from_numpy((x @ theta[:-1] + theta[-1] > 0).astype(np.int64))
 
 
 @dataclass(frozen=True)
@@ -79,8 +69,46 @@ def point_data(cfg: MembershipConfig) -> PointData:
     return PointData(train_x, data.train_y, test_x, data.test_y, members, nonmembers)
 
 
+def fit_point(cfg: MembershipConfig, x: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The config's model trained on (a stack of) training sets, with its output noise drawn from ``rng``."""
+    return lm.fit(cfg.model, x, y, cfg.lam, cfg.sigma, rng, cfg.gd_steps)
+
+
+def record_leakage(cfg: MembershipConfig, x: np.ndarray, y: np.ndarray, record: int, rng: np.random.Generator) -> float:
+    """ρ_KL of pool row ``record``: ``mc_runs`` random n-row training sets from the pool with it, as many without.
+
+    A set with the record is the record plus n − 1 other pool rows; a set without is n other pool rows; all drawn
+    independently (the unbiased estimator needs independent samples of p1 and p0).
+    """
+    others = len(x) - 1
+
+    def draw(size: int) -> np.ndarray:
+        rows = np.stack([rng.choice(others, size=size, replace=False) for _ in range(cfg.mc_runs)])
+        return rows + (rows >= record)  # skip the record itself
+
+    with_rows = np.concatenate([np.full((cfg.mc_runs, 1), record), draw(cfg.n - 1)], axis=1)
+    without_rows = draw(cfg.n)
+    return unbiased_symmetric_kl(fit_point(cfg, x[with_rows], y[with_rows], rng),
+                                 fit_point(cfg, x[without_rows], y[without_rows], rng))
+
+
+def kl_leakage(cfg: MembershipConfig, x: np.ndarray, y: np.ndarray) -> KlLeakage:
+    """ρ_KL averaged over ``kl_records`` pool rows drawn by the seed (the paper's expectation over records)."""
+    rng = np.random.default_rng([cfg.seed, 1])
+    records = rng.choice(len(x), size=cfg.kl_records, replace=False)
+    return KlLeakage.from_records(np.array([record_leakage(cfg, x, y, int(r), rng) for r in records]), cfg.mc_runs)
+
+
+def abs_advantage(metrics: dict[str, float]) -> dict[str, float]:
+    """|advantage| with its 95 % interval, the image of the signed one's under |·| (the front's privacy axis)."""
+    value, low, high = metrics["advantage"], metrics["advantage/ci_low"], metrics["advantage/ci_high"]
+    ends = sorted((abs(low), abs(high)))
+    return {"advantage_abs": abs(value), "advantage_abs/ci_low": 0.0 if low <= 0 <= high else ends[0],
+            "advantage_abs/ci_high": ends[1]}
+
+
 def evaluate_point(cfg: MembershipConfig) -> dict[str, float]:
-    """Train one logistic model and measure its utility, Yeom attack and KL leakage (metric name -> value)."""
+    """Train one model and measure its utility, Yeom attack and KL leakage (metric name -> value)."""
     return evaluate_model(cfg)[0]
 
 
@@ -89,28 +117,21 @@ def evaluate_model(cfg: MembershipConfig) -> tuple[dict[str, float], np.ndarray]
     t0 = time.perf_counter()
     d = point_data(cfg)
     x, y = d.train_x[d.members], d.train_y[d.members]
-
-    def fit(fx: np.ndarray, fy: np.ndarray, seed: int) -> np.ndarray:
-        return fit_logistic(fx, fy, seed, cfg.lam, cfg.sigma, cfg.gd_steps)
-
-    theta = fit(x, y, cfg.seed)
+    theta = fit_point(cfg, x, y, np.random.default_rng(cfg.seed))
     metrics = {
-        "utility/accuracy": balanced_accuracy(_predict(theta, d.test_x), torch.tensor(d.test_y), 2),
-        "train/accuracy": float(np.mean(_predict(theta, x).numpy() == y)),
+        "utility/accuracy": balanced_accuracy(torch.from_numpy(lm.predict(cfg.model, theta, d.test_x)),
+                                              torch.tensor(d.test_y), 2),
+        "train/accuracy": float(np.mean(lm.predict(cfg.model, theta, x) == y)),
     }
     attack = YeomAttacker(seed=cfg.seed, figure=False).run_on_losses(
-        torch.from_numpy(logistic_losses(theta, x, y)),
-        torch.from_numpy(logistic_losses(theta, d.train_x[d.nonmembers], d.train_y[d.nonmembers])), target="logistic",
+        torch.from_numpy(lm.losses(cfg.model, theta, x, y)),
+        torch.from_numpy(lm.losses(cfg.model, theta, d.train_x[d.nonmembers], d.train_y[d.nonmembers])),
+        target=cfg.model,
     )
-    metrics.update({f"attack/yeom/{k}": v for k, v in attack.metrics.items()
-                    if k.split("/")[0] in ("advantage", "auc", "advantage_max", "tpr_at_1pct_fpr", "tpr_at_1pct_fpr_measurable")})
-
-    rng = np.random.default_rng([cfg.seed, 1])
-    records = rng.choice(cfg.n, size=cfg.kl_records, replace=False)
-    seeds = rng.integers(2**31, size=cfg.kl_records)
-    rho = np.mean([monte_carlo_kl_leakage(fit, x, y, int(r), cfg.mc_runs, seed=int(s)).rho_kl
-                   for r, s in zip(records, seeds)])
-    metrics.update(KlLeakage.from_rho(float(rho), cfg.mc_runs).logged())
+    yeom = attack.metrics | abs_advantage(attack.metrics)
+    metrics.update({f"attack/yeom/{k}": v for k, v in yeom.items() if k.split("/")[0] in (
+        "advantage", "advantage_abs", "auc", "advantage_max", "tpr_at_1pct_fpr", "tpr_at_1pct_fpr_measurable")})
+    metrics.update(kl_leakage(cfg, d.train_x, d.train_y).logged())
     metrics["time/eval_s"] = time.perf_counter() - t0
     return metrics, theta
 
@@ -127,8 +148,8 @@ def train_membership(config: dict) -> None:
         tune.report(metrics, checkpoint=tune.Checkpoint.from_directory(directory))
 
 
-class LogisticNet(nn.Module):
-    """The linear model θ = [w, b] as a two-class network: logits (0, x·w + b), so softmax gives its probabilities."""
+class LinearNet(nn.Module):
+    """A linear model as a two-class network: logits (0, x·w + b) with θ = [w, b] its class-1 logit (lm.two_class_logit)."""
 
     def __init__(self, p: int) -> None:
         super().__init__()
@@ -139,46 +160,53 @@ class LogisticNet(nn.Module):
         return torch.stack([torch.zeros_like(z), z], dim=1)
 
 
-@dataclass(frozen=True)
-class LogisticRecipe:
-    """Train a fresh logistic model as a point does (fit_logistic with its λ, σ and steps): reference models."""
+def as_network(model: str, theta: np.ndarray) -> LinearNet:
+    """The trained model θ as the two-class network the farm's likelihood attacks read."""
+    net = LinearNet(len(theta) - 1)
+    net.theta.data = torch.from_numpy(lm.two_class_logit(model, theta))
+    return net.eval()
 
+
+@dataclass(frozen=True)
+class LinearRecipe:
+    """Train a fresh model as a point does (its model, λ, σ and steps): the farm's reference models."""
+
+    model: str
     p: int
     lam: float
     sigma: float
     gd_steps: int
 
-    def build(self) -> LogisticNet:
-        """An untrained model (θ = 0)."""
-        return LogisticNet(self.p)
+    def build(self) -> LinearNet:
+        """An untrained network (θ = 0)."""
+        return LinearNet(self.p)
 
-    def __call__(self, x: torch.Tensor, y: torch.Tensor, seed: int) -> LogisticNet:
+    def __call__(self, x: torch.Tensor, y: torch.Tensor, seed: int) -> LinearNet:
         """The model fitted to (x, y), with its output noise drawn from ``seed``."""
-        model = self.build()
-        theta = fit_logistic(x.cpu().numpy(), y.cpu().numpy(), seed, self.lam, self.sigma, self.gd_steps)
-        model.theta.data = torch.from_numpy(theta)
-        return model.eval()
+        theta = lm.fit(self.model, x.cpu().numpy(), y.cpu().numpy(), self.lam, self.sigma, np.random.default_rng(seed),
+                       self.gd_steps)
+        return as_network(self.model, theta)
 
 
 def checkpoint_inputs(config: dict, checkpoint_dir: str) -> CheckpointInputs:
-    """The farm's view of a point: the logistic model, its members and non-members, and a population for references.
+    """The farm's view of a point: the model as a network, its members and non-members, and a population for references.
 
     The population is every training-file row that is neither a member nor an audited non-member.
     """
     cfg = MembershipConfig.from_dict(config)
     torch.set_num_threads(cfg.threads)
     d = point_data(cfg)
-    model = LogisticNet(cfg.p_x)
-    model.theta.data = torch.load(Path(checkpoint_dir) / STATE_FILE, map_location="cpu", weights_only=True)["theta"]
+    theta = torch.load(Path(checkpoint_dir) / STATE_FILE, map_location="cpu", weights_only=True)["theta"].numpy()
     rest = np.ones(len(d.train_x), dtype=bool)
     rest[d.members] = rest[d.nonmembers] = False
 
     def rows(index: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
         return torch.from_numpy(d.train_x[index]), torch.from_numpy(d.train_y[index])
 
-    reference = ReferenceData(LogisticRecipe(cfg.p_x, cfg.lam, cfg.sigma, cfg.gd_steps), *rows(np.flatnonzero(rest)),
+    recipe = LinearRecipe(cfg.model, cfg.p_x, cfg.lam, cfg.sigma, cfg.gd_steps)
+    reference = ReferenceData(recipe, *rows(np.flatnonzero(rest)),
                               cache_dir=reference_cache_dir(checkpoint_dir, per_checkpoint=False))
-    target = MembershipTarget("logistic", model.eval(), *rows(d.members), *rows(d.nonmembers), reference)
+    target = MembershipTarget(cfg.model, as_network(cfg.model, theta), *rows(d.members), *rows(d.nonmembers), reference)
     empty = torch.zeros(0)
     return CheckpointInputs(AttackInput(empty, empty, empty, empty, num_classes=2), (target,))
 
