@@ -1,4 +1,4 @@
-"""KL membership leakage of one record, estimated without the plug-in bias (docs/estimators.md#kl-membership-leakage).
+"""KL membership leakage of one record, estimated without the plug-in bias (docs/membership.md#kl-membership-leakage).
 
 ρ_KL = KL(p1||p0) + KL(p0||p1), with p1 / p0 the distributions of trained parameters over random training sets
 with / without the record (and the training noise), each approximated by a Gaussian fitted to independent Monte-Carlo
