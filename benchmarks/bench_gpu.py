@@ -144,7 +144,7 @@ def bare_trial(name: str, profile: str, device: torch.device, epochs: int | None
     torch.set_num_threads(cfg.threads)
     result = TrialResult(name, str(device))
     _reset_peak(device)
-    if mech.run == "evaluate_point":  # Adult membership: numpy logistic regression, one report, no checkpoint
+    if mech.run == "evaluate_point":  # Adult membership: numpy linear models, one report, no checkpoint
         metrics = game.evaluate_point(cfg)
         result.game_s = result.wall_s = time.perf_counter() - t_start
         result.attack_metrics = {k: v for k, v in metrics.items() if k.startswith("attack/")}

@@ -43,7 +43,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         epilog="Example: python -m platform.sweep amnist --profile smoke --set lam=0,1,10 --set epochs=2",
     )
     p.add_argument("preset", help="preset name, e.g. amnist (see search_spaces/)")
-    p.add_argument("--profile", help="scale of the sweep: smoke | quick (default) | paper")
+    p.add_argument("--profile", help="scale of the sweep: smoke | quick (default) | paper (adult-membership: paper-n, paper-lam, paper-p_x, paper-sigma)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value, or a grid axis with comma-separated values (alpha=0.5,1,inf)")
     p.add_argument("--search", choices=("grid", "optuna"), default="grid",
