@@ -263,3 +263,24 @@ def test_rho_falls_as_lambda_grows() -> None:
 def test_rho_rises_with_p_x() -> None:
     # Measured (n=10, seed 0): ρ_KL 0.73 [0.47, 1.0] at p_x=2, 9.3e4 at p_x=20 (21 parameters fitted to 10 rows).
     assert _apart(_point(**dict(BASE, n=10, p_x=20)), _point(**dict(BASE, n=10, p_x=2)))
+
+
+def test_monte_carlo_draws_fresh_training_sets_with_and_without_the_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    import trainables.membership as membership
+
+    seen = []
+
+    def fake_fit(cfg: MembershipConfig, x: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        seen.append(x[..., 0].astype(int))  # the pool rows of each set (feature = row index)
+        return rng.normal(size=(x.shape[0], 2))
+
+    monkeypatch.setattr(membership, "fit_point", fake_fit)
+    cfg = MembershipConfig(n=8, p_x=1, mc_runs=40)
+    pool = np.arange(50, dtype=float)[:, None]
+    membership.record_leakage(cfg, pool, np.zeros(50), record=7, rng=np.random.default_rng(0))
+    with_sets, without_sets = seen
+    assert with_sets.shape == without_sets.shape == (40, 8)
+    assert all(7 in s and len(set(s)) == 8 for s in with_sets)  # the record plus n − 1 distinct others
+    assert all(7 not in s and len(set(s)) == 8 for s in without_sets)
+    assert len({tuple(sorted(s)) for s in without_sets}) == 40  # a new training set every run, not one fixed set
+    assert set(np.concatenate([with_sets.ravel(), without_sets.ravel()])) == set(range(50))  # drawn from the whole pool
