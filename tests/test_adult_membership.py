@@ -284,3 +284,13 @@ def test_monte_carlo_draws_fresh_training_sets_with_and_without_the_record(monke
     assert all(7 not in s and len(set(s)) == 8 for s in without_sets)
     assert len({tuple(sorted(s)) for s in without_sets}) == 40  # a new training set every run, not one fixed set
     assert set(np.concatenate([with_sets.ravel(), without_sets.ravel()])) == set(range(50))  # drawn from the whole pool
+
+
+def test_the_farm_reads_ridge_as_a_gaussian_likelihood_network() -> None:
+    from trainables.membership import as_network
+
+    theta, x = np.array([0.5, -1.0, 0.2]), np.array([[1.0, 2.0], [0.0, -1.0]])
+    s = x @ theta[:-1] + theta[-1]
+    logits = as_network("linear", theta)(torch.from_numpy(x))
+    np.testing.assert_allclose(logits[:, 1].numpy() - logits[:, 0].numpy(), 2 * s - 1)
+    np.testing.assert_allclose(as_network("logistic", theta)(torch.from_numpy(x))[:, 1].numpy(), s)
