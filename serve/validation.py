@@ -51,7 +51,8 @@ def parse_release(body: bytes, input_shape: tuple[int, ...], value_range: tuple[
         raise RequestError(422, 'request body must be a JSON object with "inputs" (and optionally "seed")')
     unknown = sorted(set(payload) - {"inputs", "seed"})
     if unknown:
-        raise RequestError(422, f"unknown request field(s): {', '.join(unknown)}")
+        # repr: a field name is the client's text, and may hold a newline that would split the one-line error
+        raise RequestError(422, f"unknown request field(s): {', '.join(repr(name[:40]) for name in unknown[:5])}")
     inputs = payload["inputs"]
     if not isinstance(inputs, list) or not inputs:
         raise RequestError(422, "inputs must be a non-empty list of samples")

@@ -163,6 +163,7 @@ REQUESTS = [
     (b"{", 400, "not valid JSON"),
     (b'{"inputs": [[[[0.5]]]], "seed": 1e400}', 422, "seed must be a whole number"),
     (b'{"inputs": [[[[NaN]]]]}', 422, "NaN or infinite"),
+    (b'{"inputs": [[[[0.5]]]], "a\\nb": 1}', 422, "unknown request field(s): 'a\\nb'"),  # found by the fuzzer
 ]
 
 

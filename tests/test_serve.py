@@ -134,7 +134,7 @@ SAMPLE = [[[0.5] * 28] * 28]
     (b"{", 400, "not valid JSON"),
     ([1, 2], 422, 'JSON object with "inputs"'),
     ({"input": [SAMPLE]}, 422, 'JSON object with "inputs"'),
-    ({"inputs": [SAMPLE], "extra": 1}, 422, "unknown request field(s): extra"),
+    ({"inputs": [SAMPLE], "extra": 1}, 422, "unknown request field(s): 'extra'"),
     ({"inputs": []}, 422, "non-empty list"),
     ({"inputs": [[[[0.5] * 28] * 27]]}, 422, "shape [1, 28, 28] (got [1, 27, 28])"),
     ({"inputs": [[[0.5] * 28] * 28, [[0.5] * 27] * 28]}, 422, "rectangular array of numbers"),
