@@ -23,7 +23,7 @@ def check(doc: Document) -> Iterator[Problem]:
 
 
 def _parsed(text: str) -> Any:
-    """The YAML of an embedded config, or None when it does not parse (manifest_refs reports that)."""
+    """The YAML of an embedded config, or None when it does not parse (refs reports that)."""
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError:

@@ -3,8 +3,8 @@
 Core kinds are validated against the Kubernetes schemas of ``kubernetes-validate`` (strict: unknown
 fields are errors), ray.io kinds against the openAPIV3Schema of the KubeRay CRDs (vendored in
 k8s/crds, or a user's own with ``--crds``) made strict the way the API server's structural pruning
-would drop unknown fields. Then putlab's rules (manifest_rules), references into the repo
-(manifest_refs) and Ray's own checks of the Serve config and runtime environments (manifest_ray).
+would drop unknown fields. Then putlab's rules (rules), references into the repo
+(refs) and Ray's own checks of the Serve config and runtime environments (ray_checks).
 One line per problem; exit 1 on problems, 2 on unusable input.
 
     python -m platform.manifests [--crds DIR] [--kubernetes-version 1.30.0] [files...]
@@ -25,7 +25,7 @@ import jsonschema
 import yaml
 from referencing import Registry, Resource
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 MANIFEST_DIR = REPO / "k8s"
 DEFAULT_CRDS = MANIFEST_DIR / "crds"
 DEFAULT_KUBERNETES_VERSION = "1.30.0"
@@ -253,7 +253,7 @@ def check_files(files: list[Path], crd_dir: Path = DEFAULT_CRDS, k8s_version: st
 
     ``schemas`` reuses loaded schemas (``crd_dir`` and ``k8s_version`` are then ignored).
     """
-    from platform import manifest_ray, manifest_refs, manifest_rules
+    from platform.manifests import ray_checks, refs, rules
 
     schemas = schemas or SchemaSet(crd_dir, k8s_version)
     docs = [doc for path in files for doc in load_documents(path)]
@@ -261,9 +261,9 @@ def check_files(files: list[Path], crd_dir: Path = DEFAULT_CRDS, k8s_version: st
     problems: list[Problem] = []
     for doc in docs:
         problems += schemas.check(doc)
-        problems += manifest_rules.check(doc)
-        problems += manifest_refs.check(doc, known)
-        problems += manifest_ray.check(doc)
+        problems += rules.check(doc)
+        problems += refs.check(doc, known)
+        problems += ray_checks.check(doc)
     return problems
 
 
@@ -286,10 +286,3 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(files)} file(s) checked against Kubernetes {args.kubernetes_version} and the CRDs in {display(args.crds)}: {verdict}",
           file=sys.stderr if problems else sys.stdout)
     return EXIT_PROBLEMS if problems else EXIT_OK
-
-
-if __name__ == "__main__":
-    # The rules modules import platform.manifests: run that copy, not __main__, so both share its types.
-    from platform.manifests import main as _main
-
-    sys.exit(_main())

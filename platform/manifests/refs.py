@@ -58,7 +58,7 @@ def _strings(node: Any, path: list) -> Iterator[tuple[list, str]]:
 
 def _command_lines(body: dict) -> Iterator[tuple[list, list[str]]]:
     """``(path, argv)`` of every container's command + args."""
-    from platform.manifest_rules import pod_specs
+    from platform.manifests.rules import pod_specs
 
     for pod_path, pod in pod_specs(body, []):
         for key in ("initContainers", "containers"):
