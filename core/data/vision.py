@@ -8,6 +8,7 @@ only builds numpy arrays) and CelebA's JPEGs and text tables. Downloads always g
 """
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,6 +121,19 @@ def builtin_idx(folder: str, class_names: Sequence[str]) -> Reader:
     return read
 
 
+def _latin1_bytes(text: str, encoding: str = "latin1") -> bytes:
+    """``_codecs.encode`` restricted to latin1: how a protocol-2 pickle written by Python 3 stores bytes."""
+    if encoding != "latin1":
+        raise pickle.UnpicklingError(f"refusing _codecs.encode with encoding {encoding!r}")
+    return text.encode("latin1")
+
+
+class CifarUnpickler(NumpyOnlyUnpickler):
+    """Numpy arrays only, plus the latin1 bytes of protocol-2 pickles written by Python 3 (the published ones are Python 2)."""
+
+    _ALLOWED = {**NumpyOnlyUnpickler._ALLOWED, ("_codecs", "encode"): _latin1_bytes}
+
+
 def builtin_cifar(folder: str, train_files: Sequence[str], test_files: Sequence[str], meta: str = "batches.meta",
                   label_key: str = "labels", names_key: str = "label_names") -> Reader:
     """A reader of CIFAR's python layout: pickled batches (``data`` uint8 [N, 3072], labels) and the meta file of class names."""
@@ -128,7 +142,7 @@ def builtin_cifar(folder: str, train_files: Sequence[str], test_files: Sequence[
         if not path.is_file():
             raise DataUnavailableError(f"missing CIFAR file {path}")
         with open(path, "rb") as f:
-            entry = NumpyOnlyUnpickler(f, encoding="latin1").load()
+            entry = CifarUnpickler(f, encoding="latin1").load()
         if not isinstance(entry, dict):
             raise ValueError(f"{path}: expected a pickled dict, found {type(entry).__name__}")
         return entry
