@@ -1,4 +1,4 @@
-"""The data set registry on tiny files written in torchvision's on-disk layouts (nothing is downloaded).
+"""The data set registry on tiny files written in torchvision's on-disk layouts (nothing is downloaded), and networks sized by it.
 
 Each image set is loaded through the registry with the built-in reader and, where torchvision imports, with
 torchvision's own dataset classes (MD5 checks off: the files are not the published ones).
@@ -13,9 +13,14 @@ import pytest
 import torch
 from PIL import Image
 
+from attacks.base import AttackInput
+from attacks.deep import DeepAttacker
+from attacks.thickness import ThicknessAttacker
+from attacks.tuning import AttackBudget
 from core.data.mnist import DataUnavailableError
 from core.data.registry import get_dataset, dataset_names
 from core.data.vision import torchvision_datasets
+from core.nets import ConvReleaser, SmallCNN, StochasticUNet
 
 BACKENDS = ("builtin", "torchvision")
 
@@ -246,3 +251,44 @@ def test_eco_synthetic_through_the_registry() -> None:
     assert torch.equal(splits.train.x, splits.train.u)
     assert splits.counts["train_available"] + splits.counts["test_available"] == 56
     assert len(splits.population) == splits.counts["train_available"] - 40
+
+
+# ---------------------------------------------------------------- networks sized by the data set
+
+
+@pytest.mark.parametrize("name", ["amnist", "mnist32", "cifar10", "celeba"])
+def test_image_networks_take_the_entry_shape(name: str) -> None:
+    shape = get_dataset(name).input_shape
+    x = torch.rand(2, *shape)
+    assert SmallCNN(10, 4, in_shape=shape)(x).shape == (2, 10)
+    assert ConvReleaser(4, 2, in_shape=shape)(x).shape == x.shape
+    assert StochasticUNet(4, 2, in_shape=shape)(x).shape == x.shape
+
+
+def test_default_networks_are_amnist_sized() -> None:
+    assert SmallCNN(2).head[1].in_features == 32 * 7 * 7 and SmallCNN(2).features[0].in_channels == 1
+    assert ConvReleaser().decoder[-1].out_channels == 1
+
+
+def test_network_shape_errors_are_one_line() -> None:
+    with pytest.raises(ValueError, match=r"SmallCNN needs in_shape \(C, H, W\) with H and W multiples of 4, got \(3, 30, 30\)"):
+        SmallCNN(2, in_shape=(3, 30, 30))
+
+
+def test_deep_attacker_on_colour_images() -> None:
+    torch.set_num_threads(2)
+    gen = torch.Generator().manual_seed(0)
+    s = torch.randint(0, 2, (96,), generator=gen)
+    x = torch.rand(96, 3, 32, 32, generator=gen) * 0.2
+    x[:, 0] += 0.8 * s[:, None, None]  # the red channel gives S away
+    budget = AttackBudget(max_epochs=3, patience=2, width_factors=(1.0,), lrs=(3e-3,), augment=(False,), rung_epochs=1)
+    result = DeepAttacker(budget, width=4).run(AttackInput(x[:64], s[:64], x[64:], s[64:], 2))
+    assert result.metrics["accuracy"] > 0.8
+    with pytest.raises(ValueError, match="the default deep attacker is a CNN for images"):
+        DeepAttacker(budget, width=4).run(AttackInput(x[:64, 0, 0], s[:64], x[64:, 0, 0], s[64:], 2))
+
+
+def test_thickness_attacker_is_amnist_only() -> None:
+    x, s = torch.rand(8, 3, 32, 32), torch.randint(0, 2, (8,))
+    with pytest.raises(ValueError, match=r"thickness attacker applies to AMNIST only: it reads 1×28×28 digits, got inputs \[8, 3, 32, 32\]"):
+        ThicknessAttacker().run(AttackInput(x, s, x, s, 2, train_u=s, test_u=s))
