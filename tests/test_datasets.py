@@ -17,6 +17,8 @@ from attacks.base import AttackInput
 from attacks.deep import DeepAttacker
 from attacks.thickness import ThicknessAttacker
 from attacks.tuning import AttackBudget
+from core.data import load_amnist
+from core.data.adult import load_adult
 from core.data.mnist import DataUnavailableError
 from core.data.registry import get_dataset, dataset_names
 from core.data.vision import torchvision_datasets
@@ -292,3 +294,27 @@ def test_thickness_attacker_is_amnist_only() -> None:
     x, s = torch.rand(8, 3, 32, 32), torch.randint(0, 2, (8,))
     with pytest.raises(ValueError, match=r"thickness attacker applies to AMNIST only: it reads 1×28×28 digits, got inputs \[8, 3, 32, 32\]"):
         ThicknessAttacker().run(AttackInput(x, s, x, s, 2, train_u=s, test_u=s))
+
+
+# ---------------------------------------------------------------- the wrapped loaders (offline wheels)
+
+
+def test_amnist_and_mnist32_entries_wrap_load_amnist() -> None:
+    train, test, counts = load_amnist(n_train=50, n_test=20, seed=1)
+    splits = get_dataset("amnist").load(n_train=50, n_test=20, seed=1, population=True)
+    assert torch.equal(splits.train.x, train.x) and torch.equal(splits.train.s, train.thick)
+    assert torch.equal(splits.test.u, test.digit)
+    assert splits.counts == {**counts, "population": counts["amnist_train"] - 50} == {**counts, "population": len(splits.population)}
+    padded = get_dataset("mnist32").load(n_train=50, n_test=20, seed=1)
+    assert padded.train.x.shape == (50, 1, 32, 32) and torch.equal(padded.train.x[:, :, 2:30, 2:30], train.x)
+    assert float(padded.train.x[:, :, :2].abs().sum()) == 0 and torch.equal(padded.test.s, test.thick)
+
+
+def test_adult_entry_takes_sex_out_of_the_features() -> None:
+    data = load_adult()
+    splits = get_dataset("adult").load(n_train=200, seed=0, population=True)
+    male = list(data.feature_names).index("sex=Male")
+    assert splits.train.x.shape == (200, 102) and splits.test.x.shape == (len(data.test_y), 102)
+    assert torch.equal(splits.test.s, torch.from_numpy(data.test_x[:, male].astype(np.int64)))
+    assert torch.equal(splits.test.u, torch.from_numpy(data.test_y.copy()))
+    assert len(splits.population) == len(data.train_y) - 200 and splits.counts["dropped"] == data.n_dropped
