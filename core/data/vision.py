@@ -164,6 +164,8 @@ def pick_reader(backend: str, download: bool, torchvision_reader: Reader, builti
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     if backend == "builtin" and download:
         raise ValueError("download=True needs backend 'torchvision' or 'auto' (downloads go through torchvision)")
+    if builtin_reader is None and backend == "builtin":
+        raise ValueError("this data set has no built-in reader: it needs backend 'torchvision' or 'auto'")
     if builtin_reader is None or backend == "torchvision" or download:
         return torchvision_reader
     if backend == "builtin":

@@ -45,6 +45,9 @@ def read_builtin(root: Path, train: bool, download: bool, checksums: bool) -> Im
     partition = dict(_rows(folder / "list_eval_partition.txt", skip=0))
     attr_rows = _rows(folder / "list_attr_celeba.txt", skip=2)
     names = tuple((folder / "list_attr_celeba.txt").read_text().splitlines()[1].split())
+    unassigned = [name for name, _ in attr_rows if name not in partition]
+    if unassigned:
+        raise ValueError(f"{folder / 'list_eval_partition.txt'} has no partition for {unassigned[0]}")
     files = [name for name, _ in attr_rows if int(partition[name][0]) == PARTITIONS[train]]
     chosen = set(files)
     attr = torch.tensor([[int(v) for v in values] for name, values in attr_rows if name in chosen], dtype=torch.int64)
