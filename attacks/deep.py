@@ -9,6 +9,7 @@ import hashlib
 import os
 import tempfile
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 
 import torch
@@ -24,24 +25,32 @@ class DeepAttacker:
     """A family of fresh networks fitted on the released training split; the best on validation scores the test split.
 
     ``model`` builds a network from (number of classes, width); ``width`` is the family's base width
-    (default: the AMNIST SmallCNN at width 16, so the family has widths 16 and 32). Per-step labels
-    [N, T] (e.g. hourly occupancy) need a network with logits [N, classes, T].
+    (default: a SmallCNN sized for the images' (C, H, W), at width 16, so the family has widths 16 and 32).
+    Per-step labels [N, T] (e.g. hourly occupancy) need a network with logits [N, classes, T].
     """
 
     budget: AttackBudget = field(default_factory=AttackBudget)
     name: str = "deep"
-    model: ModelBuilder = SmallCNN
+    model: ModelBuilder | None = None
     width: int = 16
 
     def fit(self, x: torch.Tensor, s: torch.Tensor, num_classes: int) -> TunedFit:
         """The tuned, early-stopped attacker on training data (x, s): nothing of the test split is read."""
-        return tune_classifier(self.model, x, s, num_classes, self.budget, self.width)
+        return tune_classifier(self.model or image_cnn(x), x, s, num_classes, self.budget, self.width)
 
     def run(self, data: AttackInput) -> AttackResult:
         """Tune on the released training split, then score the chosen network once on the released test split."""
         fit = self.fit(data.train_x, data.train_s, data.num_classes)
         pred = predict_logits(fit.model, data.test_x).argmax(1)
         return tuned_result(self.name, fit, pred, data.test_s, data.num_classes)
+
+
+def image_cnn(x: torch.Tensor) -> ModelBuilder:
+    """The default family's builder: SmallCNN for the (C, H, W) of images ``x`` [N, C, H, W]; other inputs need a model."""
+    if x.dim() != 4:
+        raise ValueError(f"the default deep attacker is a CNN for images [N, C, H, W], got inputs {list(x.shape)}; "
+                         "give it a model for this data")
+    return partial(SmallCNN, in_shape=tuple(x.shape[1:]))
 
 
 _RAW_FITS: dict[str, TunedFit] = {}
@@ -80,11 +89,11 @@ class RawTrainedDeepAttacker:
             blob = torch.load(path, map_location=x.device, weights_only=True)
             candidate, log = Candidate(**blob["candidate"]), FitLog(**blob["log"])
             shape = (1, *x.shape[1:])
-            model = Standardized(SmallCNN(num_classes, candidate.width), torch.zeros(shape), torch.ones(shape)).to(x.device)
+            model = Standardized(image_cnn(x)(num_classes, candidate.width), torch.zeros(shape), torch.ones(shape)).to(x.device)
             model.load_state_dict(blob["state"])
             fit = TunedFit(model.eval(), candidate, log, blob["val_scores"])
         except Exception:  # missing, corrupt, or written by another putlab version: a cache miss, trained again
-            fit = DeepAttacker(self.budget, self.name, SmallCNN, self.width).fit(x, s, num_classes)
+            fit = DeepAttacker(self.budget, self.name, image_cnn(x), self.width).fit(x, s, num_classes)
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".{os.getpid()}.tmp")
             torch.save({"state": fit.model.state_dict(), "candidate": asdict(fit.candidate), "log": asdict(fit.log),

@@ -1,20 +1,36 @@
-"""Networks of the AMNIST releaser experiment: the conv encoder-decoder and the small CNN classifier."""
+"""Networks of the image mechanisms: the conv encoder-decoder, the U-Net and the small CNN classifier.
+
+Each takes its input shape ``in_shape=(C, H, W)`` from the data set (default: AMNIST's 1×28×28); height and
+width must be multiples of 4 (two 2× down-samplings).
+"""
 from __future__ import annotations
 
 import torch
 from torch import nn
 
+AMNIST_SHAPE = (1, 28, 28)
+
+
+def checked_shape(in_shape: tuple[int, ...], network: str) -> tuple[int, int, int]:
+    """(C, H, W) with H and W multiples of 4; anything else is a one-line ValueError naming the network."""
+    shape = tuple(int(v) for v in in_shape)
+    if len(shape) != 3 or min(shape) < 1 or shape[1] % 4 or shape[2] % 4:
+        raise ValueError(f"{network} needs in_shape (C, H, W) with H and W multiples of 4, got {tuple(in_shape)}")
+    return shape  # type: ignore[return-value]
+
 
 class SmallCNN(nn.Module):
-    """Two conv blocks and two dense layers: the adversary, utility net and deep attacker (28×28 input)."""
+    """Two conv blocks and two dense layers: the adversary, utility net and deep attacker (``in_shape`` images)."""
 
-    def __init__(self, num_classes: int, width: int = 16) -> None:
+    def __init__(self, num_classes: int, width: int = 16, in_shape: tuple[int, int, int] = AMNIST_SHAPE) -> None:
         super().__init__()
+        channels, height, width_px = checked_shape(in_shape, "SmallCNN")
         self.features = nn.Sequential(
-            nn.Conv2d(1, width, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(channels, width, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
             nn.Conv2d(width, 2 * width, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
         )
-        self.head = nn.Sequential(nn.Flatten(), nn.Linear(2 * width * 49, 64), nn.ReLU(), nn.Linear(64, num_classes))
+        flat = 2 * width * (height // 4) * (width_px // 4)
+        self.head = nn.Sequential(nn.Flatten(), nn.Linear(flat, 64), nn.ReLU(), nn.Linear(64, num_classes))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.features(x))
@@ -47,21 +63,22 @@ class Standardized(nn.Module):
 class ConvReleaser(nn.Module):
     """Conv encoder-decoder Y = R(X, Z) with output in [0, 1] and the same shape as X.
 
-    Uniform noise channels Z join the 7×7 bottleneck so the release can be stochastic; with
-    ``noise_channels=0`` the releaser is deterministic.
+    Uniform noise channels Z join the bottleneck (H/4 × W/4, 7×7 for AMNIST) so the release can be stochastic;
+    with ``noise_channels=0`` the releaser is deterministic.
     """
 
-    def __init__(self, width: int = 16, noise_channels: int = 4) -> None:
+    def __init__(self, width: int = 16, noise_channels: int = 4, in_shape: tuple[int, int, int] = AMNIST_SHAPE) -> None:
         super().__init__()
+        channels = checked_shape(in_shape, "ConvReleaser")[0]
         self.noise_channels = noise_channels
         self.encoder = nn.Sequential(
-            nn.Conv2d(1, width, 3, stride=2, padding=1), nn.ReLU(),
+            nn.Conv2d(channels, width, 3, stride=2, padding=1), nn.ReLU(),
             nn.Conv2d(width, 2 * width, 3, stride=2, padding=1), nn.ReLU(),
         )
         self.decoder = nn.Sequential(
             nn.ConvTranspose2d(2 * width + noise_channels, width, 4, stride=2, padding=1), nn.ReLU(),
             nn.ConvTranspose2d(width, width, 4, stride=2, padding=1), nn.ReLU(),
-            nn.Conv2d(width, 1, 3, padding=1),
+            nn.Conv2d(width, channels, 3, padding=1),
         )
 
     def forward(self, x: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
@@ -74,25 +91,26 @@ class ConvReleaser(nn.Module):
 
 
 class StochasticUNet(nn.Module):
-    """Space-preserving stochastic map Q = U(X, Z): a two-level U-Net, uniform noise channels joined at the 7×7 bottleneck.
+    """Space-preserving stochastic map Q = U(X, Z): a two-level U-Net, uniform noise channels joined at the H/4 × W/4 bottleneck.
 
     Skip connections let it keep what utility needs at full resolution; the noise gives a stochastic release.
     """
 
-    def __init__(self, width: int = 16, noise_channels: int = 4) -> None:
+    def __init__(self, width: int = 16, noise_channels: int = 4, in_shape: tuple[int, int, int] = AMNIST_SHAPE) -> None:
         super().__init__()
+        channels = checked_shape(in_shape, "StochasticUNet")[0]
         self.noise_channels = noise_channels
-        self.down1 = nn.Sequential(nn.Conv2d(1, width, 3, padding=1), nn.ReLU())
+        self.down1 = nn.Sequential(nn.Conv2d(channels, width, 3, padding=1), nn.ReLU())
         self.down2 = nn.Sequential(nn.Conv2d(width, 2 * width, 3, stride=2, padding=1), nn.ReLU())
         self.bottom = nn.Sequential(nn.Conv2d(2 * width, 2 * width, 3, stride=2, padding=1), nn.ReLU())
         self.up2 = nn.Sequential(nn.ConvTranspose2d(2 * width + noise_channels, 2 * width, 4, stride=2, padding=1), nn.ReLU())
         self.up1 = nn.Sequential(nn.ConvTranspose2d(4 * width, width, 4, stride=2, padding=1), nn.ReLU())
-        self.out = nn.Conv2d(2 * width, 1, 3, padding=1)
+        self.out = nn.Conv2d(2 * width, channels, 3, padding=1)
 
     def forward(self, x: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
-        h1 = self.down1(x)  # 28×28
-        h2 = self.down2(h1)  # 14×14
-        h = self.bottom(h2)  # 7×7
+        h1 = self.down1(x)  # H × W
+        h2 = self.down2(h1)  # H/2 × W/2
+        h = self.bottom(h2)  # H/4 × W/4
         if self.noise_channels:
             z = torch.rand((h.shape[0], self.noise_channels, *h.shape[2:]), device=h.device, dtype=h.dtype, generator=generator)
             h = torch.cat([h, z], dim=1)

@@ -1,4 +1,4 @@
-"""Data sets for putlab's trainables: MNIST from local or offline sources, and Annotated MNIST (AMNIST)."""
+"""Data sets for putlab's trainables: the registry of data sets (``get_dataset``), MNIST and Annotated MNIST (AMNIST)."""
 from .amnist import (
     LINE,
     MEAN,
@@ -20,8 +20,15 @@ from .mnist import (
     load_mnist,
     write_idx_files,
 )
+from .registry import Attribute, Dataset, Split, Splits, dataset_names, get_dataset
 
 __all__ = [
+    "Attribute",
+    "Dataset",
+    "Split",
+    "Splits",
+    "dataset_names",
+    "get_dataset",
     "LINE",
     "MEAN",
     "RANGE",

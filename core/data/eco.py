@@ -203,3 +203,17 @@ def load_eco(root: str | Path, max_missing_hours: int = 2, cache_dir: str | Path
                 "counts": days.counts}, tmp)
     tmp.replace(path)
     return days
+
+
+def split_days(days: EcoDays, test_fraction: float, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Train/test day indices by whole (household, week) blocks, so test weeks are unseen and contiguous."""
+    if not 0 < test_fraction < 1:
+        raise ValueError(f"test_fraction must be in (0, 1) (got {test_fraction})")
+    block = days.household * 100_000 + torch.div(days.day, 7, rounding_mode="floor")
+    blocks, inverse = torch.unique(block, return_inverse=True)
+    gen = torch.Generator().manual_seed(seed)
+    n_test = max(1, round(test_fraction * len(blocks)))
+    is_test = torch.zeros(len(blocks), dtype=torch.bool)
+    is_test[torch.randperm(len(blocks), generator=gen)[:n_test]] = True
+    test = is_test[inverse]
+    return torch.nonzero(~test).flatten(), torch.nonzero(test).flatten()
