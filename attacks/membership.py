@@ -16,6 +16,7 @@ from torch.nn import functional as F
 from attacks.base import AttackResult, MembershipTarget
 from attacks.membership_stats import balanced_draw, membership_metrics, require_finite
 from attacks.roc_plot import roc_png
+from attacks.spec import AttackerSpec, Need
 from core.training import predict_logits
 
 
@@ -108,3 +109,10 @@ class YeomAttacker:
         attacker = replace(self, name=f"{self.name}/{target.name}")
         return attacker.run_on_model(target.model, target.member_x, target.member_y, target.nonmember_x,
                                      target.nonmember_y, target=target.name)
+
+
+SPECS = (
+    AttackerSpec("yeom", lambda config, figures: YeomAttacker(seed=int(config.get("seed", 0)), figure=figures),
+                 frozenset({Need.TARGETS}), primary_metric="auc",
+                 summary="loss threshold at the mean training loss, against every trained network"),
+)

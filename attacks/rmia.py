@@ -15,7 +15,8 @@ import numpy as np
 import torch
 
 from attacks.base import AttackResult, MembershipTarget
-from attacks.reference_attack import ReferenceSettings, scores_result, true_class_probability, view
+from attacks.reference_attack import MembershipSettings, ReferenceSettings, scores_result, true_class_probability, view
+from attacks.spec import AttackerSpec, Need
 
 
 def rmia_scores(target_x: np.ndarray, refs_x: np.ndarray, target_z: np.ndarray, refs_z: np.ndarray,
@@ -58,3 +59,14 @@ class RmiaAttacker:
         result = scores_result(f"{self.name}/{target.name}", members, nonmembers, self.settings, "RMIA")
         return replace(result, metrics={**result.metrics, "references": float(self.settings.references),
                                         "population_z": float(len(v.z_y))})
+
+
+def _build(config: dict, figures: bool) -> RmiaAttacker:
+    settings = MembershipSettings.from_config(config)
+    return RmiaAttacker(offline_a=settings.offline_a, settings=settings.reference(figures))
+
+
+SPECS = (
+    AttackerSpec("rmia", _build, frozenset({Need.TARGETS, Need.REFERENCE}), primary_metric="auc",
+                 summary="offline RMIA with reference models trained on a population"),
+)
