@@ -16,6 +16,7 @@ PLUGINS: tuple[str, ...] = (
     "attacks.membership",
     "attacks.rmia",
     "attacks.lira",
+    "attacks.knn",
 )
 
 
