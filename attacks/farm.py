@@ -16,7 +16,7 @@ import torch
 
 from attacks.base import CheckpointInputs
 from attacks.membership_farm import run_membership, skipped_targets
-from attacks.registry import REGISTRY, check_names
+from attacks.registry import REGISTRY, Registry, check_names
 from attacks.spec import SKIPPED_WHEN_ABSENT, AttackerSpec
 
 if TYPE_CHECKING:  # a checkpoint is only read here, so the attackers run without Ray installed
@@ -65,21 +65,21 @@ def check_needs(specs: Sequence[AttackerSpec], inputs: CheckpointInputs) -> dict
 
 
 def attack_inputs(inputs: CheckpointInputs, config: dict, attackers: Sequence[str],
-                  figures: bool = True) -> FarmReport:
-    """Run each named attacker on one checkpoint's loaded release, on the device its tensors live on.
+                  figures: bool = True, registry: Registry = REGISTRY) -> FarmReport:
+    """Run each named attacker of ``registry`` on one checkpoint's loaded release, on the device its tensors live on.
 
     ``config`` is the trial's: it sets the learned attackers' budget and the membership attacks' reference models.
     Every attacker's needs are checked before any runs.
     """
-    check_names(attackers)
-    specs = [REGISTRY[name] for name in attackers]
+    registry.check_names(attackers)
+    specs = [registry[name] for name in attackers]
     report = FarmReport(skipped=check_needs(specs, inputs))
     for spec in specs:
         if spec.name in report.skipped:
             continue
         t0 = time.perf_counter()
         if spec.per_target:
-            metrics, pngs = run_membership(spec.name, inputs, config, figures)
+            metrics, pngs = run_membership(spec.name, inputs, config, figures, registry)
             report.metrics.update(metrics)
             report.figures.update(pngs)
             report.skipped.update(skipped_targets(spec, inputs.targets))

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from attacks.base import CheckpointInputs, MembershipTarget
 from attacks.membership_stats import LOW_FPRS
-from attacks.registry import REGISTRY
+from attacks.registry import REGISTRY, Registry
 from attacks.spec import AttackerSpec
 
 WORST_CASE = ("advantage", "advantage_max", "auc", *LOW_FPRS)
@@ -34,9 +34,10 @@ def skipped_targets(spec: AttackerSpec, targets: Sequence[MembershipTarget]) -> 
     return {f"{spec.name}/{t}": "needs " + "; ".join(n.value for n in lacks) for t, lacks in reasons.items() if lacks}
 
 
-def run_membership(name: str, inputs: CheckpointInputs, config: dict, figures: bool) -> tuple[dict[str, float], dict[str, bytes]]:
+def run_membership(name: str, inputs: CheckpointInputs, config: dict, figures: bool,
+                   registry: Registry = REGISTRY) -> tuple[dict[str, float], dict[str, bytes]]:
     """Attacker ``name`` against every network of the checkpoint that meets its needs (a population, for reference attacks)."""
-    spec = REGISTRY[name]
+    spec = registry[name]
     attacker = spec.build(config, figures)
     metrics: dict[str, float] = {}
     pngs: dict[str, bytes] = {}
