@@ -10,7 +10,6 @@ which does not round to 1 for confident members (higher = member).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import ClassVar
 
 import numpy as np
 
@@ -37,7 +36,6 @@ def lira_scores(target_phi: np.ndarray, refs_phi: np.ndarray, sigma: float) -> n
 class LiraAttacker:
     """Offline fixed-variance LiRA against one network; ``reference`` of the target supplies the population."""
 
-    needs_reference: ClassVar[bool] = True
     name: str = "lira"
     settings: ReferenceSettings = field(default_factory=ReferenceSettings)
 
@@ -54,7 +52,8 @@ class LiraAttacker:
 
 
 SPECS = (
-    AttackerSpec("lira", lambda config, figures: LiraAttacker(settings=MembershipSettings.from_config(config).reference(figures)),
+    AttackerSpec("lira",
+                 lambda config, figures: LiraAttacker(settings=MembershipSettings.from_config(config).reference(figures)),
                  frozenset({Need.TARGETS, Need.REFERENCE}), primary_metric="auc",
                  summary="offline fixed-variance LiRA with reference models trained on a population"),
 )

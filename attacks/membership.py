@@ -6,7 +6,6 @@ score is ``-loss``. Worker-side code: never imports ``platform.*``.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import ClassVar
 
 import numpy as np
 import torch
@@ -73,7 +72,6 @@ class YeomAttacker:
     since the ROC contains (0, 0)). Every metric carries a 95 % bootstrap interval.
     """
 
-    needs_reference: ClassVar[bool] = False
     name: str = "yeom"
     seed: int = 0
     max_samples: int | None = None

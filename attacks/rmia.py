@@ -9,7 +9,6 @@ LR(x, z) = [p(x|θ) / p(x)] / [p(z|θ) / p(z)], and score(x) = share of z with L
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import ClassVar
 
 import numpy as np
 import torch
@@ -40,7 +39,6 @@ def rmia_scores(target_x: np.ndarray, refs_x: np.ndarray, target_z: np.ndarray, 
 class RmiaAttacker:
     """Offline RMIA against one network; ``reference`` of the target supplies the population."""
 
-    needs_reference: ClassVar[bool] = True
     name: str = "rmia"
     offline_a: float = 0.3
     gamma: float = 1.0
