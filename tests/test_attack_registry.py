@@ -1,7 +1,9 @@
 """The attacker registry: declarations, one-line errors for unknown names and unmet needs, and skips with reasons."""
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 import torch
@@ -96,3 +98,12 @@ def test_built_attackers_follow_the_trial_config() -> None:
     rmia = REGISTRY["rmia"].build({"seed": 2, "mia_references": 4, "rmia_offline_a": 0.5}, True)
     assert (rmia.offline_a, rmia.settings.references, rmia.settings.seed, rmia.settings.figure) == (0.5, 4, 2, True)
     assert REGISTRY["deep"].build({"attack_epochs": 7}, True).budget.max_epochs == 7
+
+
+def test_attack_modules_import_neither_platform_nor_trainables() -> None:
+    root = Path(__file__).resolve().parents[1] / "attacks"
+    for path in root.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            assert not any(n.split(".")[0] in ("platform", "trainables") for n in names), path.name
