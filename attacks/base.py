@@ -6,7 +6,7 @@ split (docs/attacks.md#how-a-checkpoint-is-attacked), and returns its metrics un
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar, Protocol
+from typing import Protocol
 
 import torch
 
@@ -104,10 +104,12 @@ class MembershipTarget:
 
 
 class MembershipAttacker(Protocol):
-    """Anything that attacks one network's membership: scores with "higher = member", metrics per target."""
+    """Anything that attacks one network's membership: scores with "higher = member", metrics per target.
+
+    What it needs (e.g. a population for reference models) is declared in its registry entry (attacks/spec.py).
+    """
 
     name: str
-    needs_reference: ClassVar[bool]  # True: skips networks without a population for reference models
 
     def run_on_target(self, target: MembershipTarget) -> AttackResult: ...
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 from attacks.base import AttackInput, AttackResult
+from attacks.spec import AttackerSpec, Need
 from attacks.tuning import AttackBudget, Candidate, ModelBuilder, TunedFit, tune_classifier, tuned_result
 from core.nets import SmallCNN, Standardized
 from core.training import FitLog, predict_logits
@@ -110,3 +111,12 @@ class RawTrainedDeepAttacker:
         fit = self._fit(data.raw_train_x, data.train_s, data.num_classes)
         pred = predict_logits(fit.model, data.test_x).argmax(1)
         return tuned_result(self.name, fit, pred, data.test_s, data.num_classes)
+
+
+SPECS = (
+    AttackerSpec("deep", lambda config, figures: DeepAttacker(AttackBudget.from_config(config)), frozenset({Need.RELEASED}),
+                 summary="the tuned CNN family retrained on the released training split"),
+    AttackerSpec("deep_raw", lambda config, figures: RawTrainedDeepAttacker(AttackBudget.from_config(config)),
+                 frozenset({Need.RELEASED, Need.RAW_TRAIN_X}),
+                 summary="the tuned CNN family fitted on raw training inputs, applied unchanged to the release"),
+)

@@ -2,7 +2,8 @@
 
 ``run_farm`` runs as a Ray task scheduled by the driver, so attacks of earlier checkpoints overlap
 with the training of later ones. The mechanism supplies ``load(config, checkpoint_dir)``, which
-turns a checkpoint into released splits and the networks to test for membership.
+turns a checkpoint into released splits and the networks to test for membership. Attackers come
+from the registry (attacks/registry.py): the farm reads their declarations, never their names.
 """
 from __future__ import annotations
 
@@ -13,42 +14,26 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from attacks.base import Attacker, CheckpointInputs
-from attacks.deep import DeepAttacker, RawTrainedDeepAttacker
-from attacks.membership_farm import MEMBERSHIP_ATTACKERS, run_membership
-from attacks.side_info import SideInfoAttacker, SiOnlyAttacker
-from attacks.thickness import ThicknessAttacker
-from attacks.tuning import AttackBudget
+from attacks.base import CheckpointInputs
+from attacks.membership_farm import run_membership, skipped_targets
+from attacks.registry import REGISTRY, Registry, check_names
+from attacks.spec import SKIPPED_WHEN_ABSENT, AttackerSpec
 
 if TYPE_CHECKING:  # a checkpoint is only read here, so the attackers run without Ray installed
     from ray import tune
 
-
-ATTACKERS: dict[str, Callable[[AttackBudget], Attacker]] = {
-    "deep": lambda b: DeepAttacker(b),
-    "deep_raw": lambda b: RawTrainedDeepAttacker(b),
-    "thickness": lambda b: ThicknessAttacker(seed=b.seed),
-    "side_info": lambda b: SideInfoAttacker(b),
-    "si_only": lambda b: SiOnlyAttacker(b),
-}
-KNOWN = (*ATTACKERS, *MEMBERSHIP_ATTACKERS)
-
-
 @dataclass(frozen=True)
 class FarmReport:
-    """Metrics (shared names), PNG figures, seconds per attacker for one checkpoint, and the Ray node that ran it."""
+    """Metrics (shared names), PNG figures, seconds per attacker for one checkpoint, and the Ray node that ran it.
+
+    ``skipped``: ``<name>`` (or ``<name>/<target>``) -> why that attacker did not run there (e.g. no population).
+    """
 
     metrics: dict[str, float] = field(default_factory=dict)
     figures: dict[str, bytes] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     node_id: str = ""
-
-
-def check_names(names: Sequence[str]) -> None:
-    """Reject unknown attacker names with one line listing the known ones."""
-    unknown = [n for n in names if n not in KNOWN]
-    if unknown:
-        raise ValueError(f"unknown attacker(s) {', '.join(unknown)}; known: {', '.join(KNOWN)}")
+    skipped: dict[str, str] = field(default_factory=dict)
 
 
 def run_farm(load: Callable[[dict, str], CheckpointInputs], config: dict, checkpoint: tune.Checkpoint,
@@ -66,24 +51,41 @@ def run_farm(load: Callable[[dict, str], CheckpointInputs], config: dict, checkp
     return replace(attack_inputs(inputs, config, attackers, figures), node_id=ray.get_runtime_context().get_node_id())
 
 
+def check_needs(specs: Sequence[AttackerSpec], inputs: CheckpointInputs) -> dict[str, str]:
+    """Attackers to skip, with why (no network to test); a one-line ValueError for a need the preset cannot meet."""
+    skipped = {}
+    for spec in specs:
+        lacks = spec.missing(inputs)
+        fatal = [need.value for need in lacks if need not in SKIPPED_WHEN_ABSENT]
+        if fatal:
+            raise ValueError(f"attacker {spec.name!r} needs {'; '.join(fatal)}, which this checkpoint does not provide")
+        if lacks:
+            skipped[spec.name] = "needs " + "; ".join(need.value for need in lacks)
+    return skipped
+
+
 def attack_inputs(inputs: CheckpointInputs, config: dict, attackers: Sequence[str],
-                  figures: bool = True) -> FarmReport:
-    """Run each named attacker on one checkpoint's loaded release, on the device its tensors live on.
+                  figures: bool = True, registry: Registry = REGISTRY) -> FarmReport:
+    """Run each named attacker of ``registry`` on one checkpoint's loaded release, on the device its tensors live on.
 
     ``config`` is the trial's: it sets the learned attackers' budget and the membership attacks' reference models.
+    Every attacker's needs are checked before any runs.
     """
-    check_names(attackers)
-    budget = AttackBudget.from_config(config)
-    report = FarmReport()
-    for name in attackers:
+    registry.check_names(attackers)
+    specs = [registry[name] for name in attackers]
+    report = FarmReport(skipped=check_needs(specs, inputs))
+    for spec in specs:
+        if spec.name in report.skipped:
+            continue
         t0 = time.perf_counter()
-        if name in MEMBERSHIP_ATTACKERS:
-            metrics, pngs = run_membership(name, inputs, config, figures)
+        if spec.per_target:
+            metrics, pngs = run_membership(spec.name, inputs, config, figures, registry)
             report.metrics.update(metrics)
             report.figures.update(pngs)
+            report.skipped.update(skipped_targets(spec, inputs.targets))
         else:
-            result = ATTACKERS[name](budget).run(inputs.data)
+            result = spec.build(config, figures).run(inputs.data)
             report.metrics.update(result.logged())
             report.figures.update(result.figures)
-        report.seconds[name] = time.perf_counter() - t0
+        report.seconds[spec.name] = time.perf_counter() - t0
     return report

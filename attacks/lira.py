@@ -10,12 +10,12 @@ which does not round to 1 for confident members (higher = member).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import ClassVar
 
 import numpy as np
 
 from attacks.base import AttackResult, MembershipTarget
-from attacks.reference_attack import ReferenceSettings, logit_confidence, scores_result, view
+from attacks.reference_attack import MembershipSettings, ReferenceSettings, logit_confidence, scores_result, view
+from attacks.spec import AttackerSpec, Need
 
 
 def global_sigma(refs_phi: np.ndarray) -> float:
@@ -36,7 +36,6 @@ def lira_scores(target_phi: np.ndarray, refs_phi: np.ndarray, sigma: float) -> n
 class LiraAttacker:
     """Offline fixed-variance LiRA against one network; ``reference`` of the target supplies the population."""
 
-    needs_reference: ClassVar[bool] = True
     name: str = "lira"
     settings: ReferenceSettings = field(default_factory=ReferenceSettings)
 
@@ -50,3 +49,11 @@ class LiraAttacker:
         result = scores_result(f"{self.name}/{target.name}", lira_scores(*members, sigma),
                                lira_scores(*nonmembers, sigma), self.settings, "LiRA")
         return replace(result, metrics={**result.metrics, "sigma": sigma, "references": float(self.settings.references)})
+
+
+SPECS = (
+    AttackerSpec("lira",
+                 lambda config, figures: LiraAttacker(settings=MembershipSettings.from_config(config).reference(figures)),
+                 frozenset({Need.TARGETS, Need.REFERENCE}), primary_metric="auc",
+                 summary="offline fixed-variance LiRA with reference models trained on a population"),
+)

@@ -6,7 +6,6 @@ score is ``-loss``. Worker-side code: never imports ``platform.*``.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import ClassVar
 
 import numpy as np
 import torch
@@ -16,6 +15,7 @@ from torch.nn import functional as F
 from attacks.base import AttackResult, MembershipTarget
 from attacks.membership_stats import balanced_draw, membership_metrics, require_finite
 from attacks.roc_plot import roc_png
+from attacks.spec import AttackerSpec, Need
 from core.training import predict_logits
 
 
@@ -72,7 +72,6 @@ class YeomAttacker:
     since the ROC contains (0, 0)). Every metric carries a 95 % bootstrap interval.
     """
 
-    needs_reference: ClassVar[bool] = False
     name: str = "yeom"
     seed: int = 0
     max_samples: int | None = None
@@ -108,3 +107,10 @@ class YeomAttacker:
         attacker = replace(self, name=f"{self.name}/{target.name}")
         return attacker.run_on_model(target.model, target.member_x, target.member_y, target.nonmember_x,
                                      target.nonmember_y, target=target.name)
+
+
+SPECS = (
+    AttackerSpec("yeom", lambda config, figures: YeomAttacker(seed=int(config.get("seed", 0)), figure=figures),
+                 frozenset({Need.TARGETS}), primary_metric="auc",
+                 summary="loss threshold at the mean training loss, against every trained network"),
+)

@@ -1,46 +1,18 @@
-"""The farm's membership attackers: a registry (name -> attacker) run against every network of a checkpoint.
+"""The farm's membership attackers: one registered attacker run against every network of a checkpoint.
 
 Each attacker logs ``attack/<name>/<target>/<metric>`` per network and ``attack/<name>/<metric>`` as the
 worst case (the largest value over networks, with that network's interval).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Sequence
 
-from attacks.base import CheckpointInputs, MembershipAttacker
-from attacks.lira import LiraAttacker
-from attacks.membership import YeomAttacker
+from attacks.base import CheckpointInputs, MembershipTarget
 from attacks.membership_stats import LOW_FPRS
-from attacks.reference_attack import ReferenceSettings
-from attacks.rmia import RmiaAttacker
+from attacks.registry import REGISTRY, Registry
+from attacks.spec import AttackerSpec
 
 WORST_CASE = ("advantage", "advantage_max", "auc", *LOW_FPRS)
-
-
-@dataclass(frozen=True)
-class MembershipSettings:
-    """The trial-config knobs of the membership attackers (defaults where a config lacks them)."""
-
-    seed: int = 0
-    references: int = 2
-    offline_a: float = 0.3
-
-    @classmethod
-    def from_config(cls, config: dict) -> "MembershipSettings":
-        """seed, mia_references and rmia_offline_a of a trial config."""
-        return cls(int(config.get("seed", 0)), int(config.get("mia_references", 2)), float(config.get("rmia_offline_a", 0.3)))
-
-    def reference(self, figure: bool) -> ReferenceSettings:
-        """Settings of the reference-model attackers."""
-        return ReferenceSettings(references=self.references, seed=self.seed, figure=figure)
-
-
-MEMBERSHIP_ATTACKERS: dict[str, Callable[[MembershipSettings, bool], MembershipAttacker]] = {
-    "yeom": lambda s, figure: YeomAttacker(seed=s.seed, figure=figure),
-    "rmia": lambda s, figure: RmiaAttacker(offline_a=s.offline_a, settings=s.reference(figure)),
-    "lira": lambda s, figure: LiraAttacker(settings=s.reference(figure)),
-}
 
 
 def worst_case(per_target: list[dict[str, float]]) -> dict[str, float]:
@@ -56,14 +28,22 @@ def worst_case(per_target: list[dict[str, float]]) -> dict[str, float]:
     return out
 
 
-def run_membership(name: str, inputs: CheckpointInputs, config: dict, figures: bool) -> tuple[dict[str, float], dict[str, bytes]]:
-    """Attacker ``name`` against every network of the checkpoint (those with a population, for reference attacks)."""
-    attacker = MEMBERSHIP_ATTACKERS[name](MembershipSettings.from_config(config), figures)
+def skipped_targets(spec: AttackerSpec, targets: Sequence[MembershipTarget]) -> dict[str, str]:
+    """The networks ``spec`` cannot attack, as ``<name>/<target>`` -> the reason (what it lacks)."""
+    reasons = {t.name: spec.target_missing(t) for t in targets}
+    return {f"{spec.name}/{t}": "needs " + "; ".join(n.value for n in lacks) for t, lacks in reasons.items() if lacks}
+
+
+def run_membership(name: str, inputs: CheckpointInputs, config: dict, figures: bool,
+                   registry: Registry = REGISTRY) -> tuple[dict[str, float], dict[str, bytes]]:
+    """Attacker ``name`` against every network of the checkpoint that meets its needs (a population, for reference attacks)."""
+    spec = registry[name]
+    attacker = spec.build(config, figures)
     metrics: dict[str, float] = {}
     pngs: dict[str, bytes] = {}
     per_target = []
     for target in inputs.targets:
-        if attacker.needs_reference and target.reference is None:
+        if spec.target_missing(target):
             continue
         result = attacker.run_on_target(target)
         metrics.update(result.logged())

@@ -28,6 +28,24 @@ class ReferenceSettings:
 
 
 @dataclass(frozen=True)
+class MembershipSettings:
+    """The trial-config knobs of the membership attackers (defaults where a config lacks them)."""
+
+    seed: int = 0
+    references: int = 2
+    offline_a: float = 0.3
+
+    @classmethod
+    def from_config(cls, config: dict) -> "MembershipSettings":
+        """seed, mia_references and rmia_offline_a of a trial config."""
+        return cls(int(config.get("seed", 0)), int(config.get("mia_references", 2)), float(config.get("rmia_offline_a", 0.3)))
+
+    def reference(self, figure: bool) -> ReferenceSettings:
+        """Settings of the reference-model attackers."""
+        return ReferenceSettings(references=self.references, seed=self.seed, figure=figure)
+
+
+@dataclass(frozen=True)
 class TargetView:
     """A target's checked logits on members, non-members and the population samples z, and its references' logits."""
 

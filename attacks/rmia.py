@@ -9,13 +9,13 @@ LR(x, z) = [p(x|θ) / p(x)] / [p(z|θ) / p(z)], and score(x) = share of z with L
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import ClassVar
 
 import numpy as np
 import torch
 
 from attacks.base import AttackResult, MembershipTarget
-from attacks.reference_attack import ReferenceSettings, scores_result, true_class_probability, view
+from attacks.reference_attack import MembershipSettings, ReferenceSettings, scores_result, true_class_probability, view
+from attacks.spec import AttackerSpec, Need
 
 
 def rmia_scores(target_x: np.ndarray, refs_x: np.ndarray, target_z: np.ndarray, refs_z: np.ndarray,
@@ -39,7 +39,6 @@ def rmia_scores(target_x: np.ndarray, refs_x: np.ndarray, target_z: np.ndarray, 
 class RmiaAttacker:
     """Offline RMIA against one network; ``reference`` of the target supplies the population."""
 
-    needs_reference: ClassVar[bool] = True
     name: str = "rmia"
     offline_a: float = 0.3
     gamma: float = 1.0
@@ -58,3 +57,14 @@ class RmiaAttacker:
         result = scores_result(f"{self.name}/{target.name}", members, nonmembers, self.settings, "RMIA")
         return replace(result, metrics={**result.metrics, "references": float(self.settings.references),
                                         "population_z": float(len(v.z_y))})
+
+
+def _build(config: dict, figures: bool) -> RmiaAttacker:
+    settings = MembershipSettings.from_config(config)
+    return RmiaAttacker(offline_a=settings.offline_a, settings=settings.reference(figures))
+
+
+SPECS = (
+    AttackerSpec("rmia", _build, frozenset({Need.TARGETS, Need.REFERENCE}), primary_metric="auc",
+                 summary="offline RMIA with reference models trained on a population"),
+)

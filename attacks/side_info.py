@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from attacks.base import AttackInput, AttackResult
+from attacks.spec import AttackerSpec, Need
 from attacks.tuning import AttackBudget, accuracy_metrics, tune_classifier, tuned_result
 from core.metrics import balanced_accuracy
 from core.training import predict_logits
@@ -134,3 +135,11 @@ class SiOnlyAttacker:
         pred = self.predict(per_step(train_si, steps, True), train_s, per_step(test_si, steps, True), data.num_classes)
         metrics["accuracy_with_position"] = balanced_accuracy(pred, data.test_s.flatten(), data.num_classes)
         return AttackResult(self.name, metrics)
+
+
+SPECS = (
+    AttackerSpec("side_info", lambda config, figures: SideInfoAttacker(AttackBudget.from_config(config)),
+                 frozenset({Need.RELEASED, Need.SIDE_INFO}), summary="a tuned MLP on released data joined with side information"),
+    AttackerSpec("si_only", lambda config, figures: SiOnlyAttacker(AttackBudget.from_config(config)),
+                 frozenset({Need.SIDE_INFO}), summary="the floor: the private attribute from side information alone"),
+)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from attacks.base import AttackInput, AttackResult
+from attacks.spec import AttackerSpec, Need
 from attacks.tuning import accuracy_metrics
 from core.data.amnist import DEFAULT_NONZERO_THRESHOLD, NORMAL, THICK, THIN, thickness_labels
 from core.metrics import balanced_accuracy
@@ -80,3 +81,10 @@ class ThicknessAttacker:
         metrics["normal_to_thick"] = float(chosen == "thick")
         metrics["normal_share"] = float((labels == NORMAL).float().mean())
         return AttackResult(self.name, metrics)
+
+
+SPECS = (
+    AttackerSpec("thickness", lambda config, figures: ThicknessAttacker(seed=int(config.get("seed", 0))),
+                 frozenset({Need.RELEASED, Need.UTILITY}),
+                 summary="AMNIST's thickness labeler rerun on released images with the public digit"),
+)

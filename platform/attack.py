@@ -14,8 +14,7 @@ from pathlib import Path
 from mlflow.tracking import MlflowClient
 from ray import tune
 
-from attacks.farm import check_names
-from attacks.membership_farm import MEMBERSHIP_ATTACKERS
+from attacks.registry import check_names, primary_metric
 from platform import storage as tune_storage
 from platform import tracking
 from platform.cli import guarded
@@ -25,11 +24,6 @@ from platform.pareto import Axis
 from platform.sweep_config import get_preset
 from platform.sweep_report import format_summary, log_summary, summarise, trials_table
 from platform.tuning import init_ray
-
-
-def primary_metric(attacker: str) -> str:
-    """The metric whose presence at a step means ``attacker`` already ran on that checkpoint."""
-    return f"attack/{attacker}/auc" if attacker in MEMBERSHIP_ATTACKERS else f"attack/{attacker}/accuracy"
 
 
 def checkpoints_of(run) -> list[tuple[int, str]]:

@@ -23,6 +23,7 @@ from platform.numbers import readable
 MAX_METRIC = "attack/max/accuracy"
 TAG_STRONGEST = "putlab.strongest_attacker"
 TAG_CAPPED = "putlab.capped_attackers"
+TAG_SKIPPED = "putlab.skipped_attackers"
 CI_BOUNDS = ("ci_low", "ci_high")
 
 
@@ -85,6 +86,19 @@ def flag_capped(client: MlflowClient, run_id: str, step: int, attackers: Sequenc
     return capped
 
 
+def report_skipped(client: MlflowClient, run_id: str, step: int, skipped: dict[str, str]) -> None:
+    """Tag the run with the attackers (or attacker/network pairs) the farm skipped; say why once per run and set."""
+    if not skipped:
+        return
+    run = client.get_run(run_id)
+    names = ",".join(sorted(skipped))
+    if run.data.tags.get(TAG_SKIPPED) == names:
+        return
+    client.set_tag(run_id, TAG_SKIPPED, names)
+    for name, reason in sorted(skipped.items()):
+        print(f"[{run.info.run_name}] step {step}: attacker {name} skipped: {reason}", flush=True)
+
+
 class FarmScheduler:
     """Submits ``run_farm`` tasks and logs their reports; never lets a failed attack stop the sweep."""
 
@@ -141,3 +155,4 @@ class FarmScheduler:
         if scores:
             print(strongest_line(self.client.get_run(run_id).info.run_name, step, scores), flush=True)
         flag_capped(self.client, run_id, step, self.plan.privacy_attackers)
+        report_skipped(self.client, run_id, step, report.skipped)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import ray
 
-from attacks.farm import check_names
+from attacks.registry import check_names
 from platform import preflight, tracking
 from platform import storage as tune_storage
 from platform.attack import attack_missing

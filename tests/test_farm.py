@@ -86,3 +86,16 @@ def test_strongest_attacker_is_the_maximum_of_the_privacy_attackers(workdir: Pat
     update_strongest(client, run_id, 1, ("deep", "deep_raw", "thickness"))  # same value: logged once
     assert history(client, run_id, MAX_METRIC) == [(1, 0.8)]
     assert client.get_run(run_id).data.tags[TAG_STRONGEST] == "deep_raw"
+
+
+def test_skipped_attackers_are_tagged_and_said_once(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from platform.farm_scheduler import TAG_SKIPPED, report_skipped
+
+    client = store(workdir)
+    run_id = client.create_run(client.create_experiment("skipped"), run_name="trial").info.run_id
+    skipped = {"rmia/utility": "needs a population for reference models (MembershipTarget.reference)"}
+    report_skipped(client, run_id, 1, skipped)
+    report_skipped(client, run_id, 2, skipped)  # the same skips again: no second line
+    assert client.get_run(run_id).data.tags[TAG_SKIPPED] == "rmia/utility"
+    assert capsys.readouterr().out.splitlines() == [
+        "[trial] step 1: attacker rmia/utility skipped: needs a population for reference models (MembershipTarget.reference)"]
