@@ -22,8 +22,8 @@ from mlflow.tracking import MlflowClient  # noqa: E402
 
 from platform import sweep  # noqa: E402
 from platform.sweep_config import resolve  # noqa: E402
-from trainables.releaser import pick_device, run_game  # noqa: E402
-from trainables.releaser_config import ReleaserConfig  # noqa: E402
+from trainables.releaser.mechanism import pick_device, run_game  # noqa: E402
+from trainables.releaser.config import ReleaserConfig  # noqa: E402
 
 
 def bare(config: dict) -> tuple[float, dict[str, float]]:

@@ -4,8 +4,8 @@ leakage ρ_KL against training-set size n, L2 regularisation λ, PCA features p_
 The ``paper-*`` profiles are Farokhi & Kaafar's one-factor experiments (ridge regression, 100 records per point, box
 plots of ρ_KL per level): n; λ at n = 10; p_x at n = 10; σ at n = 30."""
 from search_spaces import OptunaRange, Preset, Profile
-from trainables.membership import checkpoint_inputs, data_counts, train_membership
-from trainables.membership_config import MembershipConfig
+from trainables.membership.mechanism import checkpoint_inputs, data_counts, train_membership
+from trainables.membership.config import MembershipConfig
 
 # One factor varies, the others stay at these values (the paper's figures each vary one).
 PAPER = {"mc_runs": 200, "kl_records": 100, "n": 10, "lam": 1e-3, "p_x": 5, "sigma": 0.0}

@@ -2,8 +2,8 @@
 import math
 
 from search_spaces import OptunaRange, Preset, Profile, lambda_zero_anchor
-from trainables.releaser import FIGURE_FILE, checkpoint_inputs, data_counts, load_release, raw_baselines, train_releaser
-from trainables.releaser_config import ReleaserConfig
+from trainables.releaser.mechanism import FIGURE_FILE, checkpoint_inputs, data_counts, load_release, raw_baselines, train_releaser
+from trainables.releaser.config import ReleaserConfig
 
 PRESET = Preset(
     name="amnist",

@@ -5,9 +5,9 @@ Same data, attackers and Pareto axes as the ``amnist`` releaser preset, so the t
 """
 from search_spaces import OptunaRange, Preset, Profile
 from search_spaces.amnist import PRESET as RELEASER
-from trainables.privatizer import (FIGURE_FILE, checkpoint_inputs, data_counts, load_release, raw_baselines,
+from trainables.privatizer.mechanism import (FIGURE_FILE, checkpoint_inputs, data_counts, load_release, raw_baselines,
                                    train_privatizer)
-from trainables.privatizer_config import PrivatizerConfig
+from trainables.privatizer.config import PrivatizerConfig
 
 PRESET = Preset(
     name="amnist-privatizer",

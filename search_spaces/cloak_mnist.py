@@ -5,7 +5,7 @@ suppressed; T ≥ M suppresses nothing) and M (the largest σ). The privacy atta
 thick) of the AMNIST subset, so the front compares with the releaser's ``amnist`` front on the same attackers.
 """
 from search_spaces import OptunaRange, Preset, Profile
-from trainables.cloak import (
+from trainables.cloak.mechanism import (
     NOISE_FIGURE,
     SIFTED_FIGURE,
     checkpoint_inputs,
@@ -14,7 +14,7 @@ from trainables.cloak import (
     raw_baselines,
     train_cloak,
 )
-from trainables.cloak_config import CloakConfig
+from trainables.cloak.config import CloakConfig
 
 PRESET = Preset(
     name="cloak-mnist",

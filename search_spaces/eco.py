@@ -10,8 +10,8 @@ import math
 from typing import Any
 
 from search_spaces import OptunaRange, Preset, Profile, lambda_zero_anchor
-from trainables.eco_config import EcoConfig
-from trainables.eco_releaser import (FIGURE_FILE, checkpoint_inputs, data_counts, load_release, raw_baselines,
+from trainables.eco.config import EcoConfig
+from trainables.eco.mechanism import (FIGURE_FILE, checkpoint_inputs, data_counts, load_release, raw_baselines,
                                      train_eco_releaser)
 
 SMOKE = {"households": 2, "days": 56, "epochs": 2, "pretrain_epochs": 1, "attack_epochs": 2, "checkpoint_every": 2,

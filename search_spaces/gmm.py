@@ -3,8 +3,8 @@ mixture, swept over the codependence k of U and S and the privacy weight α of t
 seed's Algorithm 1, 2 or 3: which estimators are pre-trained on raw data and frozen) is a grid axis holding [1] in every
 profile; ``--set algorithm=1,2,3`` sweeps all three. Optuna keeps it at 1 (its range is [1, 1])."""
 from search_spaces import OptunaRange, Preset, Profile
-from trainables.privatizer_gmm import data_counts, train_gmm_privatizer
-from trainables.privatizer_gmm_config import PrivatizerGmmConfig
+from trainables.privatizer.gmm import data_counts, train_gmm_privatizer
+from trainables.privatizer.gmm_config import PrivatizerGmmConfig
 
 PRESET = Preset(
     name="gmm",

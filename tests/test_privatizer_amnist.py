@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from conftest import REPO, run_sweep, store, sweep_env
-from trainables.privatizer import PrivatizerModels, checkpoint_inputs, load_release, run_game, write_checkpoint
-from trainables.privatizer_config import PrivatizerConfig
-from trainables.releaser import STATE_FILE, CheckpointError, load_checkpoint, release
+from trainables.privatizer.mechanism import PrivatizerModels, checkpoint_inputs, load_release, run_game, write_checkpoint
+from trainables.privatizer.config import PrivatizerConfig
+from trainables.releaser.mechanism import STATE_FILE, CheckpointError, load_checkpoint, release
 
 SMALL = dict(n_train=512, n_test=256, epochs=1, pretrain_epochs=1, attack_epochs=1, width=8, threads=2)
 
@@ -31,7 +31,7 @@ def weights(net: torch.nn.Module) -> list[torch.Tensor]:
                                                       (1, (), ("unet", "eta", "psi", "phi"))])
 def test_algorithms_keep_exactly_their_fixed_estimators(algorithm: int, fixed: tuple, trained: tuple,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    import trainables.privatizer as privatizer
+    import trainables.privatizer.mechanism as privatizer
 
     snapshots = {}
     real_pretrain = privatizer.pretrain

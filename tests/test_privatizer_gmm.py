@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from search_spaces import presets
-from trainables.privatizer_gmm import (
+from trainables.privatizer.gmm import (
     _picked,
     information_terms,
     mutual_information_us,
@@ -20,7 +20,7 @@ from trainables.privatizer_gmm import (
     sample_gmm,
     train_filter,
 )
-from trainables.privatizer_gmm_config import PrivatizerGmmConfig, joint_us
+from trainables.privatizer.gmm_config import PrivatizerGmmConfig, joint_us
 
 
 @pytest.fixture(autouse=True)
@@ -155,7 +155,7 @@ def _snapshot(module: torch.nn.Module) -> dict[str, torch.Tensor]:
 @pytest.mark.parametrize(("algorithm", "fixed", "learned"), [(2, ("phi",), ("eta",)), (3, ("phi", "eta"), ())])
 def test_fixed_estimators_are_frozen_and_unchanged_by_filter_training(
         algorithm: int, fixed: tuple[str, ...], learned: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> None:
-    import trainables.privatizer_gmm as gmm
+    import trainables.privatizer.gmm as gmm
 
     cfg = PrivatizerGmmConfig(k=0.4, alpha=0.5, algorithm=algorithm, steps=20, estimator_steps=2, n_samples=300)
     after_pretrain: dict[str, dict[str, torch.Tensor]] = {}

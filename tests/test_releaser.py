@@ -10,8 +10,8 @@ from attacks.base import AttackInput
 from attacks.deep import DeepAttacker
 from attacks.tuning import AttackBudget
 from core.data import load_amnist
-from trainables.releaser import STATE_FILE, CheckpointError, Models, load_checkpoint, run_game
-from trainables.releaser_config import ReleaserConfig
+from trainables.releaser.mechanism import STATE_FILE, CheckpointError, Models, load_checkpoint, run_game
+from trainables.releaser.config import ReleaserConfig
 
 N_TRAIN, N_TEST = 3000, 1000
 

@@ -130,6 +130,15 @@ class Mechanism(ABC, Generic[C]):
     def load_state(self, state: dict) -> None:
         """Restore from :meth:`state`."""
 
+    def load_checkpoint(self, state: dict, epoch: int, source: str | Path) -> None:
+        """:meth:`load_state` of a checkpoint read from ``source`` at ``epoch`` (a one-line CheckpointError if unfit)."""
+        try:
+            self.load_state(state)
+        except Exception as exc:  # a state of another config or mechanism: the same problem for the user
+            raise CheckpointError(f"cannot restore checkpoint {Path(source) / STATE_FILE}: {type(exc).__name__}: {exc}"
+                                  .splitlines()[0]) from exc
+        self.epoch = epoch
+
     def write_figures(self, directory: Path, epoch: int) -> None:
         """Write :attr:`figures` into the checkpoint ``directory`` of epoch ``epoch`` (default: none)."""
 
@@ -173,12 +182,7 @@ class Mechanism(ABC, Generic[C]):
         """The mechanism saved in ``checkpoint_dir`` (set up with its data, or only built when ``data`` is false)."""
         mechanism = cls.create(config, device)
         mechanism.setup() if data else mechanism.build()
-        state, mechanism.epoch = read_checkpoint(checkpoint_dir)
-        try:
-            mechanism.load_state(state)
-        except Exception as exc:
-            raise CheckpointError(f"cannot restore checkpoint {checkpoint_dir}: {type(exc).__name__}: {exc}"
-                                  .splitlines()[0]) from exc
+        mechanism.load_checkpoint(*read_checkpoint(checkpoint_dir), checkpoint_dir)
         return mechanism
 
     @classmethod

@@ -5,7 +5,7 @@ epochs train μ and ρ on L = −log mean_i σ_i² + λ·CE(f(x + r), y) with th
 (b_i = 1) where σ_i < T and suppresses it where σ_i ≥ T. The last ``suppression_epochs`` train the suppression
 values μ_s on CE only, with μ, ρ and b fixed. :func:`sift` — x_s = (x + r)∘b + μ_s∘(1 − b) — is the one transform
 training, evaluation, the attack farm and serving all use. Every epoch reports the target's accuracy on sifted test
-images (mean over noise draws), the information removed (:mod:`trainables.cloak_info`), the Gaussian baseline at
+images (mean over noise draws), the information removed (:mod:`trainables.cloak.info`), the Gaussian baseline at
 equal information and the fairness gaps.
 """
 from __future__ import annotations
@@ -25,13 +25,13 @@ from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, Refere
 from attacks.deep import DeepAttacker
 from attacks.reference import ClassifierRecipe, reference_cache_dir
 from attacks.tuning import AttackBudget
-from trainables.cloak_config import CloakConfig
-from trainables.cloak_info import (
+from trainables.cloak.config import CloakConfig
+from trainables.cloak.info import (
     feature_variance,
     information_removed,
     matching_gaussian_sigma,
 )
-from trainables.cloak_target import (
+from trainables.cloak.target import (
     LeNet5,
     Target,
     TargetSettings,

@@ -29,10 +29,10 @@ from attacks.side_info import SideInfoAttacker, SiOnlyAttacker
 from trainables.alpha_mi import alpha_mutual_information, renyi_entropy
 from core.data.eco import EPOCH, SI_FEATURES, EcoDays, load_eco
 from core.data.eco_synthetic import synthetic_eco
-from trainables.eco_config import EcoConfig
-from trainables.eco_nets import LstmClassifier, LstmReleaser
+from trainables.eco.config import EcoConfig
+from trainables.eco.nets import LstmClassifier, LstmReleaser
 from trainables.release_map import ReleaseMap
-from trainables.releaser import STATE_FILE, load_checkpoint, pick_device, release
+from trainables.releaser.mechanism import STATE_FILE, load_checkpoint, pick_device, release
 from core.training import batches, fit_classifier, predict_logits
 from trainables.tune_loop import report_game, timed_epochs
 

@@ -25,7 +25,7 @@ from attacks.reference import reference_cache_dir
 from core import linear_models as lm
 from core.data.adult import AdultData, load_adult, pca, project
 from core.metrics import balanced_accuracy
-from trainables.membership_config import MembershipConfig
+from trainables.membership.config import MembershipConfig
 
 STATE_FILE = "model.pt"
 

@@ -28,7 +28,7 @@ import torch
 from torch import Tensor, nn
 
 from core.metrics import balanced_accuracy
-from trainables.privatizer_gmm_config import PrivatizerGmmConfig, joint_us
+from trainables.privatizer.gmm_config import PrivatizerGmmConfig, joint_us
 
 Reporter = Callable[[dict[str, float]], None]
 PAIRS = torch.tensor([[0, 0], [0, 1], [1, 0], [1, 1]])  # component index c = 2u + s -> (u, s)

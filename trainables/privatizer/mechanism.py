@@ -27,10 +27,10 @@ from attacks.tuning import AttackBudget
 from core.data import AmnistSplit
 from trainables.figures import digit_thickness, save_release_grid
 from core.nets import SmallCNN, StochasticUNet
-from trainables.privatizer_config import PrivatizerConfig
-from trainables.privatizer_gmm import privatizer_loss
+from trainables.privatizer.config import PrivatizerConfig
+from trainables.privatizer.gmm import privatizer_loss
 from trainables.release_map import ReleaseMap
-from trainables.releaser import (FIGURE_FILE, STATE_FILE, EpochOutcome, amnist_reference, baselines_for, counts_for,
+from trainables.releaser.mechanism import (FIGURE_FILE, STATE_FILE, EpochOutcome, amnist_reference, baselines_for, counts_for,
                                  load_checkpoint, load_data, load_population, pick_device, release)
 from core.training import batches, evaluate, fit_classifier, predict_logits
 from trainables.tune_loop import report_game, timed_epochs

@@ -26,9 +26,9 @@ from trainables.alpha_mi import leakage_alpha_mi, normalised_alpha_mi
 from core.data import AmnistSplit, default_data_root, load_amnist, load_amnist_population
 from trainables.figures import digit_thickness, save_release_grid
 from core.nets import ConvReleaser, SmallCNN
-from trainables.privatizer_config import PrivatizerConfig
+from trainables.privatizer.config import PrivatizerConfig
 from trainables.release_map import ReleaseMap
-from trainables.releaser_config import ReleaserConfig
+from trainables.releaser.config import ReleaserConfig
 from core.training import batches, evaluate, fit_classifier
 from trainables.tune_loop import report_game, timed_epochs
 
