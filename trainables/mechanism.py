@@ -87,6 +87,7 @@ class Mechanism(ABC, Generic[C]):
         self.cfg = cfg
         self.device = device
         self.epoch = 0  # epochs done: set by the loop, or by restore() from a checkpoint
+        self.checkpoint_dir: str | None = None  # where the loaded checkpoint lies (the farm caches references there)
 
     # --- the game -------------------------------------------------------------------------------------------------
     def setup(self) -> None:
@@ -137,7 +138,7 @@ class Mechanism(ABC, Generic[C]):
         except Exception as exc:  # a state of another config or mechanism: the same problem for the user
             raise CheckpointError(f"cannot restore checkpoint {Path(source) / STATE_FILE}: {type(exc).__name__}: {exc}"
                                   .splitlines()[0]) from exc
-        self.epoch = epoch
+        self.epoch, self.checkpoint_dir = epoch, str(source)
 
     def write_figures(self, directory: Path, epoch: int) -> None:
         """Write :attr:`figures` into the checkpoint ``directory`` of epoch ``epoch`` (default: none)."""
