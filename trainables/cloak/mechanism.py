@@ -1,4 +1,4 @@
-"""Cloak as a Ray Tune trainable (docs/mechanisms.md#cloak): learned per-pixel noise over a frozen, pre-trained target classifier.
+"""Cloak as a Mechanism (docs/mechanisms.md#cloak): learned per-pixel noise over a frozen, pre-trained target classifier.
 
 Per-feature noise r = σ∘e + μ, σ = (1 + tanh ρ)/2 · M, e ~ N(0, I). The first ``epochs − suppression_epochs``
 epochs train μ and ρ on L = −log mean_i σ_i² + λ·CE(f(x + r), y) with the mask off; the mask keeps feature i
@@ -11,8 +11,7 @@ equal information and the fairness gaps.
 from __future__ import annotations
 
 import copy
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -45,18 +44,13 @@ from trainables.figures import digit_thickness, save_release_grid
 from core.metrics import balanced_accuracy, fairness_gaps
 from trainables.release_map import ReleaseMap
 from core.training import batches, predict_logits
-from trainables.tune_loop import report_game
+from trainables.mechanism import Mechanism, pick_device
 
-STATE_FILE = "state.pt"
 NOISE_FIGURE = "noise_map.png"
 SIFTED_FIGURE = "sifted.png"
 INPUT_SHAPE = (1, 32, 32)
 MNIST_TRAIN = 60_000  # the target's training-set size (all of MNIST's training images)
 POLARISED = 0.1  # σ within 10% of M from 0 or from M counts as pushed to an end
-
-
-class CheckpointError(RuntimeError):
-    """A checkpoint that cannot be read back (corrupt, truncated or from another config)."""
 
 
 class CloakMap(nn.Module):
@@ -125,43 +119,6 @@ def target_for(cfg: CloakConfig, device: torch.device) -> Target:
     """The cached LeNet-5 target of the config's task (trained on first use; fixed seed, shared by all trials)."""
     settings = TargetSettings(cfg.task, cfg.num_classes, cfg.target_epochs, cfg.batch_size, cfg.lr)
     return load_target(_root(cfg), settings, device, cfg.download)
-
-
-def pick_device() -> torch.device:
-    """CUDA when Ray gave this trial a GPU (or one is visible), else CPU."""
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-
-
-@dataclass
-class Trial:
-    """A trial's learned map, its two optimisers, the frozen target and the data."""
-
-    cfg: CloakConfig
-    cloak: CloakMap
-    opt_noise: torch.optim.Optimizer
-    opt_supp: torch.optim.Optimizer
-    target: Target
-    train: Split
-    test: Split
-
-    @classmethod
-    def build(cls, cfg: CloakConfig, device: torch.device) -> Trial:
-        """Fresh μ = 0, ρ = rho_init (σ ≈ 0), μ_s = 0, mask off; target and data on ``device``."""
-        cloak = CloakMap(cfg.M, cfg.rho_init).to(device)
-        train, test = load_data(cfg, device)
-        return cls(cfg, cloak, torch.optim.Adam([cloak.mu, cloak.rho], lr=cfg.cloak_lr),
-                   torch.optim.Adam([cloak.mu_s], lr=cfg.cloak_lr), target_for(cfg, device), train, test)
-
-    def state(self) -> dict:
-        """Everything needed to resume."""
-        return {"cloak": self.cloak.state_dict(), "opt_noise": self.opt_noise.state_dict(),
-                "opt_supp": self.opt_supp.state_dict()}
-
-    def load(self, state: dict) -> None:
-        """Restore from :meth:`state`."""
-        self.cloak.load_state_dict(state["cloak"])
-        self.opt_noise.load_state_dict(state["opt_noise"])
-        self.opt_supp.load_state_dict(state["opt_supp"])
 
 
 def perturbation_epoch(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, opt: torch.optim.Optimizer, train: Split,
@@ -242,53 +199,6 @@ def evaluate_cloak(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, test: S
     return metrics, sifted
 
 
-@dataclass
-class StepOutcome:
-    """What one epoch (a perturbation or a suppression-value epoch) produced: metrics, checkpoint or not, the trial,
-    and sifted test images."""
-
-    epoch: int
-    checkpoint: bool
-    metrics: dict[str, float]
-    trial: Trial
-    sifted_test: torch.Tensor
-
-
-def run_cloak(cfg: CloakConfig, device: torch.device, restore: Callable[[Trial], int] | None = None) -> Iterator[StepOutcome]:
-    """Perturbation epochs, then suppression-value epochs (``epochs`` in all), one report each; ``restore`` loads a trial, returns steps done.
-
-    Every ``checkpoint_every``-th step (0: none) and the last one checkpoint (the farm attacks those).
-    """
-    t0 = time.perf_counter()
-    trial = Trial.build(cfg, device)
-    start = 0 if restore is None else restore(trial)
-    gen = torch.Generator(device=device).manual_seed(cfg.seed + start)
-    torch.manual_seed(cfg.seed + start)
-    variance = feature_variance(trial.train.x)
-    cloak, target = trial.cloak, trial.target.model
-    setup = time.perf_counter() - t0
-    for step in range(start + 1, cfg.epochs + 1):
-        t0 = time.perf_counter()
-        perturbing = step <= cfg.perturbation_epochs
-        for p in (cloak.mu, cloak.rho):
-            p.requires_grad_(perturbing)
-        cloak.mu_s.requires_grad_(not perturbing)
-        if perturbing:
-            metrics = perturbation_epoch(cfg, cloak, target, trial.opt_noise, trial.train, gen)
-        else:
-            metrics = suppression_epoch(cfg, cloak, target, trial.opt_supp, trial.train, gen)
-        apply_mask(cloak, cfg.T)
-        t1 = time.perf_counter()
-        eval_metrics, sifted = evaluate_cloak(cfg, cloak, target, trial.test, variance)
-        metrics.update(eval_metrics)
-        metrics.update({
-            "epoch": step, "train/phase": 1.0 if perturbing else 2.0, "train/resumed_from_epoch": start,
-            "time/train_s": t1 - t0, "time/eval_s": time.perf_counter() - t1, "time/setup_s": setup if step == start + 1 else 0.0,
-        })
-        checkpoint = step == cfg.epochs or (cfg.checkpoint_every > 0 and step % cfg.checkpoint_every == 0)
-        yield StepOutcome(step, checkpoint, metrics, trial, sifted)
-
-
 def save_noise_map(cloak: CloakMap, path: Path, title: str) -> Path:
     """σ (0..M), the keep mask b and the suppression values μ_s side by side, as a PNG."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -310,110 +220,122 @@ def save_noise_map(cloak: CloakMap, path: Path, title: str) -> Path:
     return path
 
 
-def write_checkpoint(cfg: CloakConfig, outcome: StepOutcome, directory: Path) -> None:
-    """State to resume from, the noise map and a few original-vs-sifted test images, into ``directory``."""
-    trial = outcome.trial
-    torch.save({"trial": trial.state(), "step": outcome.epoch, "config": cfg.as_dict()}, directory / STATE_FILE)
-    title = f"λ={cfg.lam:g} T={cfg.T:g} M={cfg.M:g} step {outcome.epoch}"
-    save_noise_map(trial.cloak, directory / NOISE_FIGURE, title)
-    k = cfg.samples_in_figure
-    save_release_grid(trial.test.x[:k], outcome.sifted_test[:k].clamp(0, 1), directory / SIFTED_FIGURE, title,
-                      digit_thickness(trial.test.digit[:k], trial.test.thick[:k]))
+class Cloak(Mechanism[CloakConfig]):
+    """A trial's learned map, its two optimisers (noise μ, ρ; suppression values μ_s), the frozen target and the data.
 
+    Epochs 1 .. ``perturbation_epochs`` train μ and ρ; the rest train μ_s with the mask fixed. Every epoch is
+    evaluated in full (the attack farm attacks the checkpoints), so ``evaluate`` ignores ``attack``.
+    """
 
-def load_state(directory: str) -> dict:
-    """The checkpoint's state dict, or a one-line CheckpointError."""
-    path = Path(directory) / STATE_FILE
-    try:
-        return torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:
-        raise CheckpointError(f"cannot restore checkpoint {path}: {type(exc).__name__}: {exc}".splitlines()[0]) from exc
+    name = "cloak"
+    config_class = CloakConfig
+    trainable_name = "train_cloak"
+    figures = (NOISE_FIGURE, SIFTED_FIGURE)
 
+    def build(self) -> None:
+        """Fresh μ = 0, ρ = rho_init (σ ≈ 0), μ_s = 0, mask off, on the device."""
+        cfg = self.cfg
+        self.cloak = CloakMap(cfg.M, cfg.rho_init).to(self.device)
+        self.opt_noise = torch.optim.Adam([self.cloak.mu, self.cloak.rho], lr=cfg.cloak_lr)
+        self.opt_supp = torch.optim.Adam([self.cloak.mu_s], lr=cfg.cloak_lr)
 
-def load_cloak(cfg: CloakConfig, directory: str, device: torch.device) -> tuple[CloakMap, int]:
-    """The checkpoint's learned map (on ``device``) and its step."""
-    blob = load_state(directory)
-    cloak = CloakMap(cfg.M, cfg.rho_init)
-    try:
-        cloak.load_state_dict(blob["trial"]["cloak"])
-        step = int(blob["step"])
-    except Exception as exc:
-        raise CheckpointError(f"cannot restore checkpoint {directory}: {type(exc).__name__}: {exc}".splitlines()[0]) from exc
-    return cloak.to(device).eval(), step
+    def setup(self) -> None:
+        """The map, the trial's AMNIST subsets at 32×32 and the cached target, on the device."""
+        self.build()
+        self.train, self.test = load_data(self.cfg, self.device)
+        self.target = target_for(self.cfg, self.device)
 
+    def begin(self, start: int) -> None:
+        """Noise streams seeded by seed + epochs done, and the per-feature variance of the training images."""
+        self.gen = torch.Generator(device=self.device).manual_seed(self.cfg.seed + start)
+        torch.manual_seed(self.cfg.seed + start)
+        self.variance = feature_variance(self.train.x)
 
-def load_trial(directory: str, trial: Trial) -> int:
-    """Load a checkpoint into ``trial``; return the steps already done (a one-line CheckpointError if unreadable)."""
-    blob = load_state(directory)
-    try:
-        trial.load(blob["trial"])
-        return int(blob["step"])
-    except Exception as exc:
-        raise CheckpointError(f"cannot restore checkpoint {directory}: {type(exc).__name__}: {exc}".splitlines()[0]) from exc
+    def state(self) -> dict:
+        return {"cloak": self.cloak.state_dict(), "opt_noise": self.opt_noise.state_dict(),
+                "opt_supp": self.opt_supp.state_dict()}
 
+    def load_state(self, state: dict) -> None:
+        self.cloak.load_state_dict(state["cloak"])
+        self.opt_noise.load_state_dict(state["opt_noise"])
+        self.opt_supp.load_state_dict(state["opt_supp"])
 
-def train_cloak(config: dict) -> None:
-    """Ray Tune function trainable: reports every step, checkpoints as configured, resumes from the last checkpoint."""
-    cfg = CloakConfig.from_dict(config)
-    torch.set_num_threads(cfg.threads)
-    report_game(lambda restore: run_cloak(cfg, pick_device(), restore), load_trial,
-                lambda outcome, directory: write_checkpoint(cfg, outcome, directory), cfg.kill_worker_after_epoch)
+    def train_epoch(self) -> dict[str, float]:
+        """A perturbation epoch (the first ``perturbation_epochs``) or a suppression-value epoch, then the mask."""
+        cfg, cloak, target = self.cfg, self.cloak, self.target.model
+        perturbing = self.epoch + 1 <= cfg.perturbation_epochs
+        for p in (cloak.mu, cloak.rho):
+            p.requires_grad_(perturbing)
+        cloak.mu_s.requires_grad_(not perturbing)
+        if perturbing:
+            metrics = perturbation_epoch(cfg, cloak, target, self.opt_noise, self.train, self.gen)
+        else:
+            metrics = suppression_epoch(cfg, cloak, target, self.opt_supp, self.train, self.gen)
+        apply_mask(cloak, cfg.T)
+        return metrics | {"train/phase": 1.0 if perturbing else 2.0}
 
+    def evaluate(self, attack: bool) -> dict[str, float]:
+        metrics, self.sifted_test = evaluate_cloak(self.cfg, self.cloak, self.target.model, self.test, self.variance)
+        return metrics
 
-def checkpoint_inputs(config: dict, checkpoint_dir: str) -> CheckpointInputs:
-    """Sifted AMNIST splits cropped to 28×28 (thickness as S, digits as U, raw images) and the target for Yeom."""
-    cfg = CloakConfig.from_dict(config)
-    torch.set_num_threads(cfg.threads)
-    device = pick_device()
-    cloak, step = load_cloak(cfg, checkpoint_dir, device)
-    train, test = load_data(cfg, device)
-    gen = torch.Generator(device=device).manual_seed(cfg.seed + 1000 + step)
-    sifted_train, sifted_test = release(cloak, train.x, gen), release(cloak, test.x, gen)
-    data = AttackInput(crop28(sifted_train), train.thick, crop28(sifted_test), test.thick, num_classes=2,
-                       train_u=train.digit, test_u=test.digit, raw_train_x=crop28(train.x))
-    # The target was trained on all 60,000 MNIST training images, so the AMNIST training split is all members.
-    target = MembershipTarget("target", target_for(cfg, device).model, sifted_train, train.y, sifted_test, test.y,
-                              target_reference(cfg, cloak, step, device, checkpoint_dir))
-    return CheckpointInputs(data, (target,))
+    def write_figures(self, directory: Path, epoch: int) -> None:
+        """The noise map and a few original-vs-sifted test images."""
+        cfg, test = self.cfg, self.test
+        title = f"λ={cfg.lam:g} T={cfg.T:g} M={cfg.M:g} step {epoch}"
+        save_noise_map(self.cloak, directory / NOISE_FIGURE, title)
+        k = cfg.samples_in_figure
+        save_release_grid(test.x[:k], self.sifted_test[:k].clamp(0, 1), directory / SIFTED_FIGURE, title,
+                          digit_thickness(test.digit[:k], test.thick[:k]))
 
+    def farm_inputs(self) -> CheckpointInputs:
+        """Sifted AMNIST splits cropped to 28×28 (thickness as S, digits as U, raw images) and the target for Yeom."""
+        cfg, device, cloak, train, test = self.cfg, self.device, self.cloak.eval(), self.train, self.test
+        gen = torch.Generator(device=device).manual_seed(cfg.seed + 1000 + self.epoch)
+        sifted_train, sifted_test = release(cloak, train.x, gen), release(cloak, test.x, gen)
+        data = AttackInput(crop28(sifted_train), train.thick, crop28(sifted_test), test.thick, num_classes=2,
+                           train_u=train.digit, test_u=test.digit, raw_train_x=crop28(train.x))
+        # The target was trained on all 60,000 MNIST training images, so the AMNIST training split is all members.
+        target = MembershipTarget("target", self.target.model, sifted_train, train.y, sifted_test, test.y,
+                                  self.target_reference())
+        return CheckpointInputs(data, (target,))
 
-def target_reference(cfg: CloakConfig, cloak: CloakMap, step: int, device: torch.device, checkpoint_dir: str) -> ReferenceData:
-    """Reference data for the target: LeNet-5 trained on raw MNIST test images outside the trial's test subset (the
-    only images it never saw), the target's way; queried on their sifted versions. Shared by every checkpoint."""
-    x, digits = load_mnist_test_population(_root(cfg), n_test=cfg.n_test, seed=cfg.seed, download=cfg.download)
-    x = pad32(x).to(device)
-    gen = torch.Generator(device=device).manual_seed(cfg.seed + 2000 + step)
-    recipe = ClassifierRecipe(partial(LeNet5, cfg.num_classes), cfg.target_epochs, cfg.batch_size, cfg.lr)
-    return ReferenceData(recipe, x, task_labels(digits, cfg.task).to(device), release(cloak, x, gen), train_size=MNIST_TRAIN,
-                         cache_dir=reference_cache_dir(checkpoint_dir, per_checkpoint=False))
+    def target_reference(self) -> ReferenceData:
+        """Reference data for the target: LeNet-5 trained on raw MNIST test images outside the trial's test subset
+        (the only images it never saw), the target's way; queried on their sifted versions. Shared by every checkpoint."""
+        cfg, device = self.cfg, self.device
+        x, digits = load_mnist_test_population(_root(cfg), n_test=cfg.n_test, seed=cfg.seed, download=cfg.download)
+        x = pad32(x).to(device)
+        gen = torch.Generator(device=device).manual_seed(cfg.seed + 2000 + self.epoch)
+        recipe = ClassifierRecipe(partial(LeNet5, cfg.num_classes), cfg.target_epochs, cfg.batch_size, cfg.lr)
+        return ReferenceData(recipe, x, task_labels(digits, cfg.task).to(device), release(self.cloak, x, gen),
+                             train_size=MNIST_TRAIN, cache_dir=reference_cache_dir(self.checkpoint_dir, per_checkpoint=False))
 
+    def release_map(self) -> ReleaseMap:
+        """The learned map as a served map: 1×32×32 images in [0, 1] to sifted images."""
+        return ReleaseMap(self.name, INPUT_SHAPE, (0.0, 1.0), self.cloak.eval(), sift)
 
-def load_release(config: dict, checkpoint_dir: str) -> ReleaseMap:
-    """The checkpoint's Cloak as a served map: 1×32×32 images in [0, 1] to sifted images."""
-    cfg = CloakConfig.from_dict(config)
-    cloak, _ = load_cloak(cfg, checkpoint_dir, torch.device("cpu"))
-    return ReleaseMap("cloak", INPUT_SHAPE, (0.0, 1.0), cloak, sift)
+    @classmethod
+    def raw_baselines(cls, config: dict) -> dict[str, float]:
+        """The target's accuracy on raw images (full MNIST test, plain; the AMNIST test subset, balanced) and a deep
+        thickness attacker on raw images: the PUT's two ends."""
+        cfg = cls.typed(config)
+        torch.set_num_threads(cfg.threads)
+        device = pick_device()
+        target = target_for(cfg, device)
+        train, test = load_data(cfg, device)
+        attacker = DeepAttacker(AttackBudget.from_config(cfg.as_dict()))
+        thick = attacker.run(AttackInput(crop28(train.x), train.thick, crop28(test.x), test.thick, num_classes=2))
+        return {
+            "baseline/target/mnist_test_accuracy": target.mnist_test_accuracy,
+            "baseline/utility/accuracy": balanced_accuracy(predict_logits(target.model, test.x).argmax(1), test.y,
+                                                           cfg.num_classes),
+            "baseline/attack/deep/accuracy": thick.metrics["accuracy"],
+        }
 
-
-def raw_baselines(config: dict) -> dict[str, float]:
-    """The target's accuracy on raw images (full MNIST test, plain; the AMNIST test subset, balanced) and a deep
-    thickness attacker on raw images: the PUT's two ends."""
-    cfg = CloakConfig.from_dict(config)
-    torch.set_num_threads(cfg.threads)
-    device = pick_device()
-    target = target_for(cfg, device)
-    train, test = load_data(cfg, device)
-    attacker = DeepAttacker(AttackBudget.from_config(cfg.as_dict()))
-    thick = attacker.run(AttackInput(crop28(train.x), train.thick, crop28(test.x), test.thick, num_classes=2))
-    return {
-        "baseline/target/mnist_test_accuracy": target.mnist_test_accuracy,
-        "baseline/utility/accuracy": balanced_accuracy(predict_logits(target.model, test.x).argmax(1), test.y, cfg.num_classes),
-        "baseline/attack/deep/accuracy": thick.metrics["accuracy"],
-    }
-
-
-def data_counts(config: dict) -> dict[str, int]:
-    """Image counts of the data a trial with this config trains and tests on (fails early if no data)."""
-    cfg = CloakConfig.from_dict(config)
-    _, _, counts = load_amnist(_root(cfg), n_train=cfg.n_train, n_test=cfg.n_test, seed=cfg.seed, download=cfg.download)
-    return counts
+    @classmethod
+    def data_counts(cls, config: dict) -> dict[str, int]:
+        """Image counts of the data a trial with this config trains and tests on (fails early if no data)."""
+        cfg = cls.typed(config)
+        _, _, counts = load_amnist(_root(cfg), n_train=cfg.n_train, n_test=cfg.n_test, seed=cfg.seed,
+                                   download=cfg.download)
+        return counts
