@@ -95,7 +95,8 @@ def run(mechanism_class: type[Mechanism], config: dict) -> None:
     mechanism = mechanism_class.create(config)
     kill_after = kill_after_epoch()
     checkpoint = tune.get_checkpoint() if mechanism.checkpoints else None
-    node = {"node_id": ray.get_runtime_context().get_node_id()}  # the driver tags the trial's run with it
+    # the driver tags the trial's run with it (outside Ray, e.g. a test calling the trainable, there is no node)
+    node = {"node_id": ray.get_runtime_context().get_node_id()} if ray.is_initialized() else {}
     if checkpoint is None:
         outcomes = epochs(mechanism)
     else:
