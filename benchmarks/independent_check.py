@@ -127,7 +127,7 @@ def main() -> None:
     if args.no_raw:
         return
     # The same independent attacker on raw images: a generous ceiling for the farm's raw-data calibration.
-    from trainables.releaser.mechanism import load_data
+    from trainables.amnist_common import load_data
     from trainables.releaser.config import ReleaserConfig
 
     config = trial_config(directory)

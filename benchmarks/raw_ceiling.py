@@ -30,7 +30,7 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=2)
     args = p.parse_args()
     torch.set_num_threads(args.threads)
-    from trainables.releaser.mechanism import load_data
+    from trainables.amnist_common import load_data
     from trainables.releaser.config import ReleaserConfig
 
     config = resolve(args.preset, args.profile, []).grid_points()[0]
