@@ -169,20 +169,23 @@ class Mechanism(ABC, Generic[C]):
         return cls.config_class.from_dict(config)
 
     @classmethod
-    def create(cls: type[M], config: dict, device: torch.device | None = None) -> M:
-        """A mechanism for ``config`` on ``device`` (default: :func:`pick_device`), torch threads set from the config."""
+    def create(cls: type[M], config: dict, device: torch.device | None = None, threads: bool = True) -> M:
+        """A mechanism for ``config`` on ``device`` (default: :func:`pick_device`); with ``threads``, torch's threads
+        are set from the config (a trial or farm worker owns its process; a server does not)."""
         cfg = cls.typed(config)
-        threads = getattr(cfg, "threads", None)
-        if threads:
-            torch.set_num_threads(threads)
+        if threads and getattr(cfg, "threads", None):
+            torch.set_num_threads(cfg.threads)
         return cls(cfg, device or pick_device())
 
     @classmethod
     def restore(cls: type[M], config: dict, checkpoint_dir: str, device: torch.device | None = None,
                 data: bool = True) -> M:
         """The mechanism saved in ``checkpoint_dir`` (set up with its data, or only built when ``data`` is false)."""
-        mechanism = cls.create(config, device)
-        mechanism.setup() if data else mechanism.build()
+        mechanism = cls.create(config, device, threads=data)
+        if data:
+            mechanism.setup()
+        else:
+            mechanism.build()
         mechanism.load_checkpoint(*read_checkpoint(checkpoint_dir), checkpoint_dir)
         return mechanism
 
