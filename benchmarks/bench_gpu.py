@@ -32,29 +32,25 @@ sys.path.insert(0, str(REPO))
 import torch  # noqa: E402
 
 from attacks.farm import attack_inputs  # noqa: E402
+from trainables import tune_loop  # noqa: E402
 
 
 @dataclass(frozen=True)
 class Mechanism:
-    """Where a preset's bare game loop lives and the grid point to measure (values absent from the grid are skipped)."""
+    """A preset and the grid point to measure (values absent from the grid are skipped)."""
 
     preset: str  # module under search_spaces
-    game: str  # module under trainables
-    config: str  # "module:Class" of its typed config
     point: dict[str, Any]
-    run: str = "run_game"
+    game_only: bool = False  # one report and nothing to serve: time the game alone
 
 
 MECHANISMS: dict[str, Mechanism] = {
-    "amnist": Mechanism("amnist", "releaser", "releaser_config:ReleaserConfig", {"alpha": 2.0, "lam": 1.0}),
-    "amnist-privatizer": Mechanism("amnist_privatizer", "privatizer", "privatizer_config:PrivatizerConfig",
-                                   {"alpha": 0.9, "algorithm": 1}),
-    "cloak-mnist": Mechanism("cloak_mnist", "cloak", "cloak_config:CloakConfig", {"lam": 10.0, "T": 1.0, "M": 1.5},
-                             run="run_cloak"),
-    "eco": Mechanism("eco", "eco_releaser", "eco_config:EcoConfig", {"alpha": 1.0, "lam": 3.0}),
-    "eco-si": Mechanism("eco_si", "eco_releaser", "eco_config:EcoConfig", {"alpha": 1.0, "lam": 3.0, "releaser_si": 1}),
-    "adult-membership": Mechanism("adult_membership", "membership", "membership_config:MembershipConfig",
-                                  {"n": 1000, "lam": 1e-2, "p_x": 10, "sigma": 0.1}, run="evaluate_point"),
+    "amnist": Mechanism("amnist", {"alpha": 2.0, "lam": 1.0}),
+    "amnist-privatizer": Mechanism("amnist_privatizer", {"alpha": 0.9, "algorithm": 1}),
+    "cloak-mnist": Mechanism("cloak_mnist", {"lam": 10.0, "T": 1.0, "M": 1.5}),
+    "eco": Mechanism("eco", {"alpha": 1.0, "lam": 3.0}),
+    "eco-si": Mechanism("eco_si", {"alpha": 1.0, "lam": 3.0, "releaser_si": 1}),
+    "adult-membership": Mechanism("adult_membership", {"n": 1000, "lam": 1e-2, "p_x": 10, "sigma": 0.1}, game_only=True),
 }
 
 
@@ -137,31 +133,25 @@ def bare_trial(name: str, profile: str, device: torch.device, epochs: int | None
     t_start = time.perf_counter()
     mech = MECHANISMS[name]
     config = preset_config(name, profile, epochs)
-    module_name, class_name = mech.config.split(":")
-    cfg = getattr(importlib.import_module(f"trainables.{module_name}"), class_name).from_dict(config)
-    game = importlib.import_module(f"trainables.{mech.game}")
     preset = importlib.import_module(f"search_spaces.{mech.preset}").PRESET
-    torch.set_num_threads(cfg.threads)
+    mechanism = preset.mechanism.create(config, device)
     result = TrialResult(name, str(device))
     _reset_peak(device)
-    if mech.run == "evaluate_point":  # Adult membership: numpy linear models, one report, no checkpoint
-        metrics = game.evaluate_point(cfg)
+    if mech.game_only:  # Adult membership: numpy linear models, one report
+        metrics = list(tune_loop.epochs(mechanism))[-1].metrics
         result.game_s = result.wall_s = time.perf_counter() - t_start
         result.attack_metrics = {k: v for k, v in metrics.items() if k.startswith("attack/")}
         result.peak_game_mib = _mib(device)
         return result
 
-    last = None
     t0 = time.perf_counter()
-    for outcome in getattr(game, mech.run)(cfg, device):
+    for outcome in tune_loop.epochs(mechanism):
         result.epochs = outcome.epoch
         result.setup_s += outcome.metrics["time/setup_s"]
         result.epoch_train_s.append(outcome.metrics["time/train_s"])
         result.epoch_eval_s.append(outcome.metrics["time/eval_s"])
         if "attack/deep/accuracy" in outcome.metrics:
             result.attack_metrics["attack/deep/accuracy (in game)"] = outcome.metrics["attack/deep/accuracy"]
-        if outcome.checkpoint:
-            last = outcome
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     result.game_s = time.perf_counter() - t0
@@ -171,7 +161,7 @@ def bare_trial(name: str, profile: str, device: torch.device, epochs: int | None
     t0 = time.perf_counter()
     directory = Path(tempfile.mkdtemp(prefix=f"bench-gpu-{name}-"))
     try:
-        game.write_checkpoint(cfg, last, directory)  # state and figures, from the device's tensors
+        tune_loop.write_checkpoint(mechanism, directory)  # the last epoch's state and figures, from the device's tensors
         inputs = preset.checkpoint_inputs(config, str(directory))
         data = inputs.data
         _check_on(device, f"{name} farm inputs", data.train_x, data.train_s, data.test_x, data.test_s, data.train_u,
@@ -308,7 +298,7 @@ def main() -> None:
 
     levels = [int(n) for n in args.concurrency.split(",") if n]
     concurrent = (args.concurrent_mechanisms.split(",") if args.concurrent_mechanisms
-                  else [n for n in names if MECHANISMS[n].run != "evaluate_point"])
+                  else [n for n in names if not MECHANISMS[n].game_only])
     runs: dict[str, list[dict]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name in concurrent if levels else []:

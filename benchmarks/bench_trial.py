@@ -17,22 +17,20 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-import torch  # noqa: E402
 from mlflow.tracking import MlflowClient  # noqa: E402
 
 from platform import sweep  # noqa: E402
 from platform.sweep_config import resolve  # noqa: E402
-from trainables.releaser import pick_device, run_game  # noqa: E402
-from trainables.releaser_config import ReleaserConfig  # noqa: E402
+from trainables.releaser.mechanism import Releaser  # noqa: E402
+from trainables.tune_loop import epochs  # noqa: E402
 
 
 def bare(config: dict) -> tuple[float, dict[str, float]]:
     """Wall time of the game loop alone, and the summed time/* metrics it reported."""
-    cfg = ReleaserConfig.from_dict(config)
-    torch.set_num_threads(cfg.threads)
+    mechanism = Releaser.create(config)
     totals: dict[str, float] = {}
     t0 = time.perf_counter()
-    for outcome in run_game(cfg, pick_device()):
+    for outcome in epochs(mechanism):
         for k, v in outcome.metrics.items():
             if k.startswith("time/"):
                 totals[k] = totals.get(k, 0.0) + v

@@ -127,8 +127,8 @@ def main() -> None:
     if args.no_raw:
         return
     # The same independent attacker on raw images: a generous ceiling for the farm's raw-data calibration.
-    from trainables.releaser import load_data
-    from trainables.releaser_config import ReleaserConfig
+    from trainables.amnist_common import load_data
+    from trainables.releaser.config import ReleaserConfig
 
     config = trial_config(directory)
     train, test = load_data(ReleaserConfig.from_dict({k: v for k, v in config.items() if k in ReleaserConfig.__dataclass_fields__}),

@@ -43,7 +43,7 @@ def sweep_summary(client, target: str) -> tuple[str, SweepSummary, list[Axis]]:
     if table.empty or any(m not in table for m in needed):
         raise UsageError(f"sweep {parent.info.run_name} has no finished trial reporting {' and '.join(needed)}")
     summary = summarise(table.assign(sweep=parent.info.run_name), axes, preset.label_keys)
-    return f"{preset.name} ({preset.mechanism}) {parent.info.run_name}", summary, axes
+    return f"{preset.name} ({preset.mechanism_name}) {parent.info.run_name}", summary, axes
 
 
 def run(argv: list[str] | None = None) -> int:

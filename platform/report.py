@@ -136,7 +136,7 @@ def sweep_context(client: MlflowClient, parent_id: str, tmp: Path) -> dict[str, 
     return {
         "title": f"putlab sweep {parent.info.run_name}",
         "sweep": parent.info.run_name, "run_id": parent_id, "status": parent.info.status,
-        "preset": preset.name, "mechanism": preset.mechanism, "dataset": params.get("dataset", ""),
+        "preset": preset.name, "mechanism": preset.mechanism_name, "dataset": params.get("dataset", ""),
         "profile": params.get("profile", ""), "search": params.get("search", ""),
         "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(parent.info.start_time / 1000)),
         "wall": _duration(parent.info.start_time, parent.info.end_time),

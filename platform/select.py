@@ -82,7 +82,7 @@ def register(client: MlflowClient, model_name: str, preset: Preset, choice: Choi
     them as a new model version."""
     run_id, preset_name = choice.row["run_id"], preset.name
     metrics = point_metrics(choice.row)
-    point = {"preset": preset_name, "mechanism": preset.mechanism, "config": config, "metrics": metrics,
+    point = {"preset": preset_name, "mechanism": preset.mechanism_name, "config": config, "metrics": metrics,
              "trial_id": choice.row["trial_id"], "run_name": choice.row["name"], "reason": choice.reason}
     artifact_path = f"{POINT_DIR}/{uuid.uuid4().hex[:12]}"  # each version's own copy: later selections never change it
     with tempfile.TemporaryDirectory() as tmp:
@@ -94,8 +94,8 @@ def register(client: MlflowClient, model_name: str, preset: Preset, choice: Choi
             client.get_registered_model(model_name)
         except MlflowException:
             client.create_registered_model(model_name, tags={PRESET_TAG: preset_name},
-                                           description=f"putlab operating points of preset {preset_name} ({preset.mechanism})")
-        tags = {PRESET_TAG: preset_name, "putlab.mechanism": preset.mechanism, "putlab.trial_id": str(choice.row["trial_id"]),
+                                           description=f"putlab operating points of preset {preset_name} ({preset.mechanism_name})")
+        tags = {PRESET_TAG: preset_name, "putlab.mechanism": preset.mechanism_name, "putlab.trial_id": str(choice.row["trial_id"]),
                 "putlab.selection": choice.reason} | {f"metric.{k}": f"{v:.6g}" for k, v in metrics.items()}
         summary = ", ".join(f"{a['metric']} {metrics[a['metric']]:.4f}" for a in preset.pareto_axes if a["metric"] in metrics)
         return client.create_model_version(model_name, source=f"runs:/{run_id}/{artifact_path}", run_id=run_id, tags=tags,

@@ -125,7 +125,7 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
 
     exp_id = tracking.experiment_id(client, args.experiment or f"putlab-{spec.preset.name}")
     parent_id, reopened = tracking.start_parent(client, exp_id, name, {
-        "preset": spec.preset.name, "profile": spec.profile, "mechanism": spec.preset.mechanism,
+        "preset": spec.preset.name, "profile": spec.profile, "mechanism": spec.preset.mechanism_name,
         "dataset": spec.preset.dataset, "search": args.search, "storage": tune_storage.join(storage, name),
         "grid": spec.grid, "config": spec.config, "planned_trials": planned, "attackers": attackers,
     })

@@ -1,12 +1,17 @@
 """Named sweep presets: mechanism, data, grids per profile, Optuna ranges and Pareto axes.
 
-A preset is plain configuration (one module per preset); the driver in ``platform/`` reads it.
+A preset is plain configuration (one module per preset); the driver in ``platform/`` reads it, and everything it
+runs (the trainable, config checks, data counts, baselines, farm inputs, the served release) comes from the preset's
+:class:`~trainables.mechanism.Mechanism`.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from trainables.mechanism import Mechanism
 
 
 @dataclass(frozen=True)
@@ -35,27 +40,76 @@ class Preset:
     """Everything a sweep needs to know about one experiment."""
 
     name: str
-    mechanism: str
+    mechanism: type[Mechanism]
     dataset: str
-    trainable: Callable[[dict], None]
-    validate: Callable[[dict], dict[str, Any]]  # raises ValueError; returns the config with typed values
     base: dict[str, Any]
     profiles: dict[str, Profile]
     default_profile: str
     optuna: dict[str, OptunaRange]
     pareto_axes: tuple[dict[str, Any], ...]
-    data_counts: Callable[[dict], dict[str, int]]
     optuna_objectives: tuple[tuple[str, str], ...]  # (metric reported by the trial itself, "max" | "min")
     label_keys: tuple[str, ...]  # the grid axes, in the order used to name trials
-    baselines: Callable[[dict], dict[str, float]] | None = None  # raw-data reference points, logged on the parent
-    checkpoint_inputs: Callable[[dict, str], Any] | None = None  # (config, dir) -> attacks.base.CheckpointInputs
     farm_attackers: tuple[str, ...] = ()  # run by the attack farm on every checkpoint
     privacy_attackers: tuple[str, ...] = ()  # whose accuracy counts for attack/max/accuracy
     checkpoint_figures: tuple[str, ...] = ()  # PNGs a trial writes into its checkpoints
     trend_metrics: tuple[str, ...] = ()  # plotted against every axis (default: the Pareto axes)
     sweep_figures: tuple[str, ...] = ()  # driver-drawn figures on the parent run (platform.sweep_report.SWEEP_FIGURES)
-    load_release: Callable[[dict, str], Any] | None = None  # (config, checkpoint dir) -> trainables.release_map.ReleaseMap
     canonical: Callable[[dict], dict] | None = None  # maps a grid point to its representative (equivalent points run once)
+
+    @property
+    def mechanism_name(self) -> str:
+        """The mechanism's label on runs and operating points, e.g. "releaser"."""
+        return self.mechanism.name
+
+    @property
+    def trainable(self) -> Callable[[dict], None]:
+        """The Ray Tune function trainable of the mechanism."""
+        from trainables.tune_loop import run_trial
+
+        return run_trial(self.mechanism)
+
+    @property
+    def validate(self) -> Callable[[dict], dict[str, Any]]:
+        """config -> the config with typed values; raises a one-line ValueError."""
+        return _plain(self.mechanism, "validate")
+
+    @property
+    def data_counts(self) -> Callable[[dict], dict[str, int]]:
+        """config -> sizes of the data a trial uses (raises early if there is none)."""
+        return _plain(self.mechanism, "data_counts")
+
+    @property
+    def baselines(self) -> Callable[[dict], dict[str, float]] | None:
+        """config -> raw-data reference points, logged on the parent (None: the mechanism has none)."""
+        return _plain(self.mechanism, "raw_baselines") if _overrides(self.mechanism, "raw_baselines") else None
+
+    @property
+    def checkpoint_inputs(self) -> Callable[[dict, str], Any] | None:
+        """(config, checkpoint dir) -> attacks.base.CheckpointInputs (None: nothing for the attack farm)."""
+        return _plain(self.mechanism, "checkpoint_inputs") if _overrides(self.mechanism, "farm_inputs") else None
+
+    @property
+    def load_release(self) -> Callable[[dict, str], Any] | None:
+        """(config, checkpoint dir) -> trainables.release_map.ReleaseMap (None: nothing to serve)."""
+        return _plain(self.mechanism, "load_release") if _overrides(self.mechanism, "release_map") else None
+
+
+def _overrides(mechanism: type[Mechanism], method: str) -> bool:
+    """Whether ``mechanism`` implements ``method`` itself rather than inheriting the interface's default."""
+    from trainables.mechanism import Mechanism
+
+    below = mechanism.__mro__[:mechanism.__mro__.index(Mechanism)]
+    return any(method in vars(cls) for cls in below)
+
+
+def _plain(mechanism: type[Mechanism], method: str) -> Callable[..., Any]:
+    """The classmethod ``mechanism.method`` as a plain function (``ray.remote`` takes functions, not methods)."""
+
+    def call(*args: Any) -> Any:
+        return getattr(mechanism, method)(*args)
+
+    call.__name__ = f"{mechanism.__name__}.{method}"
+    return call
 
 
 def lambda_zero_anchor(point: dict[str, Any]) -> dict[str, Any]:

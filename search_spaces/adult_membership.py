@@ -4,8 +4,8 @@ leakage ρ_KL against training-set size n, L2 regularisation λ, PCA features p_
 The ``paper-*`` profiles are Farokhi & Kaafar's one-factor experiments (ridge regression, 100 records per point, box
 plots of ρ_KL per level): n; λ at n = 10; p_x at n = 10; σ at n = 30."""
 from search_spaces import OptunaRange, Preset, Profile
-from trainables.membership import checkpoint_inputs, data_counts, train_membership
-from trainables.membership_config import MembershipConfig
+from trainables.membership.config import MembershipConfig
+from trainables.membership.mechanism import Membership
 
 # One factor varies, the others stay at these values (the paper's figures each vary one).
 PAPER = {"mc_runs": 200, "kl_records": 100, "n": 10, "lam": 1e-3, "p_x": 5, "sigma": 0.0}
@@ -19,10 +19,8 @@ def _paper(description: str, axis: str, levels: list, **fixed: object) -> Profil
 
 PRESET = Preset(
     name="adult-membership",
-    mechanism="membership",
+    mechanism=Membership,
     dataset="adult",
-    trainable=train_membership,
-    validate=MembershipConfig.normalise,
     base=MembershipConfig().as_dict(),
     profiles={
         "smoke": Profile(
@@ -53,8 +51,6 @@ PRESET = Preset(
         {"metric": "utility/accuracy", "higher_is_better": True, "bound": 0.0, "ideal": 1.0},
         {"metric": "attack/yeom/advantage_abs", "higher_is_better": False, "bound": 1.0, "ideal": 0.0},
     ),
-    data_counts=data_counts,
-    checkpoint_inputs=checkpoint_inputs,
     farm_attackers=("rmia", "lira"),  # Yeom runs in the trial (its |advantage| is the privacy axis)
     optuna_objectives=(("utility/accuracy", "max"), ("attack/yeom/advantage_abs", "min")),
     label_keys=("n", "lam", "p_x", "sigma"),

@@ -2,15 +2,13 @@
 import math
 
 from search_spaces import OptunaRange, Preset, Profile, lambda_zero_anchor
-from trainables.releaser import FIGURE_FILE, checkpoint_inputs, data_counts, load_release, raw_baselines, train_releaser
-from trainables.releaser_config import ReleaserConfig
+from trainables.releaser.config import ReleaserConfig
+from trainables.releaser.mechanism import Releaser
 
 PRESET = Preset(
     name="amnist",
-    mechanism="releaser",
+    mechanism=Releaser,
     dataset="amnist",
-    trainable=train_releaser,
-    validate=ReleaserConfig.normalise,
     base=ReleaserConfig(alpha=1.0, lam=0.0, adv_steps=1, pretrain_epochs=2).as_dict(),
     profiles={
         "smoke": Profile(
@@ -48,15 +46,11 @@ PRESET = Preset(
         {"metric": "utility/accuracy", "higher_is_better": True, "bound": 0.0, "ideal": 1.0},
         {"metric": "attack/max/accuracy", "higher_is_better": False, "bound": 1.0, "ideal": 0.5},
     ),
-    baselines=raw_baselines,
-    data_counts=data_counts,
-    checkpoint_inputs=checkpoint_inputs,
     farm_attackers=("deep_raw", "thickness", "yeom", "rmia", "lira"),
     privacy_attackers=("deep", "deep_raw", "thickness"),
     optuna_objectives=(("utility/accuracy", "max"), ("attack/deep/accuracy", "min")),
     label_keys=("alpha", "lam", "adv_steps"),
     trend_metrics=("utility/accuracy", "attack/max/accuracy", "leakage/normalised_alpha_mi"),
-    checkpoint_figures=(FIGURE_FILE,),
-    load_release=load_release,
+    checkpoint_figures=Releaser.figures,
     canonical=lambda_zero_anchor,
 )

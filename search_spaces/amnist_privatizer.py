@@ -5,16 +5,13 @@ Same data, attackers and Pareto axes as the ``amnist`` releaser preset, so the t
 """
 from search_spaces import OptunaRange, Preset, Profile
 from search_spaces.amnist import PRESET as RELEASER
-from trainables.privatizer import (FIGURE_FILE, checkpoint_inputs, data_counts, load_release, raw_baselines,
-                                   train_privatizer)
-from trainables.privatizer_config import PrivatizerConfig
+from trainables.privatizer.config import PrivatizerConfig
+from trainables.privatizer.mechanism import Privatizer
 
 PRESET = Preset(
     name="amnist-privatizer",
-    mechanism="privatizer",
+    mechanism=Privatizer,
     dataset="amnist",
-    trainable=train_privatizer,
-    validate=PrivatizerConfig.normalise,
     base=PrivatizerConfig(pretrain_epochs=2).as_dict(),
     profiles={
         "smoke": Profile(
@@ -40,14 +37,10 @@ PRESET = Preset(
     default_profile="quick",
     optuna={"alpha": OptunaRange(0.0, 1.0), "algorithm": OptunaRange(1, 2, integer=True)},
     pareto_axes=RELEASER.pareto_axes,
-    baselines=raw_baselines,
-    data_counts=data_counts,
-    checkpoint_inputs=checkpoint_inputs,
     farm_attackers=RELEASER.farm_attackers,
     privacy_attackers=RELEASER.privacy_attackers,
     optuna_objectives=RELEASER.optuna_objectives,
     label_keys=("alpha", "algorithm"),
     trend_metrics=("utility/accuracy", "attack/max/accuracy", "leakage/secret_term", "leakage/utility_term"),
-    checkpoint_figures=(FIGURE_FILE,),
-    load_release=load_release,
+    checkpoint_figures=Privatizer.figures,
 )

@@ -5,23 +5,13 @@ suppressed; T ≥ M suppresses nothing) and M (the largest σ). The privacy atta
 thick) of the AMNIST subset, so the front compares with the releaser's ``amnist`` front on the same attackers.
 """
 from search_spaces import OptunaRange, Preset, Profile
-from trainables.cloak import (
-    NOISE_FIGURE,
-    SIFTED_FIGURE,
-    checkpoint_inputs,
-    data_counts,
-    load_release,
-    raw_baselines,
-    train_cloak,
-)
-from trainables.cloak_config import CloakConfig
+from trainables.cloak.config import CloakConfig
+from trainables.cloak.mechanism import Cloak
 
 PRESET = Preset(
     name="cloak-mnist",
-    mechanism="cloak",
+    mechanism=Cloak,
     dataset="mnist32",
-    trainable=train_cloak,
-    validate=CloakConfig.normalise,
     base=CloakConfig().as_dict(),
     profiles={
         "smoke": Profile(
@@ -51,15 +41,11 @@ PRESET = Preset(
         {"metric": "utility/accuracy", "higher_is_better": True, "bound": 0.0, "ideal": 1.0},
         {"metric": "attack/max/accuracy", "higher_is_better": False, "bound": 1.0, "ideal": 0.5},
     ),
-    baselines=raw_baselines,
-    data_counts=data_counts,
-    checkpoint_inputs=checkpoint_inputs,
     farm_attackers=("deep", "deep_raw", "thickness", "yeom", "rmia", "lira"),
     privacy_attackers=("deep", "deep_raw", "thickness"),
     optuna_objectives=(("utility/accuracy", "max"), ("leakage/info_removed", "max")),
     label_keys=("lam", "T", "M"),
     trend_metrics=("utility/accuracy", "utility/gaussian_accuracy", "leakage/info_removed", "leakage/suppression_ratio",
                    "attack/max/accuracy"),
-    checkpoint_figures=(NOISE_FIGURE, SIFTED_FIGURE),
-    load_release=load_release,
+    checkpoint_figures=Cloak.figures,
 )

@@ -10,9 +10,8 @@ import math
 from typing import Any
 
 from search_spaces import OptunaRange, Preset, Profile, lambda_zero_anchor
-from trainables.eco_config import EcoConfig
-from trainables.eco_releaser import (FIGURE_FILE, checkpoint_inputs, data_counts, load_release, raw_baselines,
-                                     train_eco_releaser)
+from trainables.eco.config import EcoConfig
+from trainables.eco.mechanism import EcoReleaser
 
 SMOKE = {"households": 2, "days": 56, "epochs": 2, "pretrain_epochs": 1, "attack_epochs": 2, "checkpoint_every": 2,
          "releaser_hidden": 16, "releaser_layers": 2, "adversary_hidden": 8, "adversary_layers": 1}
@@ -24,10 +23,8 @@ def build(name: str, side_info: bool, extra_grid: dict[str, list[Any]]) -> Prese
     """The ECO preset with or without side information in the game (``extra_grid`` adds eco-si's releaser_si axis)."""
     return Preset(
         name=name,
-        mechanism="eco_releaser",
+        mechanism=EcoReleaser,
         dataset="eco",
-        trainable=train_eco_releaser,
-        validate=EcoConfig.normalise,
         base=EcoConfig(adv_steps=3, side_info=side_info).as_dict(),
         profiles={
             "smoke": Profile(
@@ -63,17 +60,13 @@ def build(name: str, side_info: bool, extra_grid: dict[str, list[Any]]) -> Prese
             {"metric": "utility/nmse", "higher_is_better": False, "bound": 1.0, "ideal": 0.0},
             {"metric": "attack/max/accuracy", "higher_is_better": False, "bound": 1.0, "ideal": 0.5},
         ),
-        baselines=raw_baselines,
-        data_counts=data_counts,
-        checkpoint_inputs=checkpoint_inputs,
         farm_attackers=("side_info", "si_only"),
         privacy_attackers=("deep", "side_info"),
         optuna_objectives=(("utility/nmse", "min"), ("attack/deep/accuracy", "min")),
         label_keys=("alpha", "lam", "adv_steps", *extra_grid),
         trend_metrics=("utility/nmse", "attack/max/accuracy", "attack/deep/accuracy_within_step",
                        "attack/si_only/accuracy", "leakage/normalised_alpha_mi"),
-        checkpoint_figures=(FIGURE_FILE,),
-        load_release=load_release,
+        checkpoint_figures=EcoReleaser.figures,
         canonical=lambda_zero_anchor,
     )
 

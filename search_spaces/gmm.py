@@ -3,15 +3,13 @@ mixture, swept over the codependence k of U and S and the privacy weight α of t
 seed's Algorithm 1, 2 or 3: which estimators are pre-trained on raw data and frozen) is a grid axis holding [1] in every
 profile; ``--set algorithm=1,2,3`` sweeps all three. Optuna keeps it at 1 (its range is [1, 1])."""
 from search_spaces import OptunaRange, Preset, Profile
-from trainables.privatizer_gmm import data_counts, train_gmm_privatizer
-from trainables.privatizer_gmm_config import PrivatizerGmmConfig
+from trainables.privatizer.gmm import GmmPrivatizer
+from trainables.privatizer.gmm_config import PrivatizerGmmConfig
 
 PRESET = Preset(
     name="gmm",
-    mechanism="privatizer",
+    mechanism=GmmPrivatizer,
     dataset="gmm",
-    trainable=train_gmm_privatizer,
-    validate=PrivatizerGmmConfig.normalise,
     base=PrivatizerGmmConfig().as_dict(),
     profiles={
         "smoke": Profile(
@@ -39,7 +37,6 @@ PRESET = Preset(
         {"metric": "utility/accuracy", "higher_is_better": True, "bound": 0.0, "ideal": 1.0},
         {"metric": "attack/estimator/accuracy", "higher_is_better": False, "bound": 1.0, "ideal": 0.5},
     ),
-    data_counts=data_counts,
     optuna_objectives=(("utility/accuracy", "max"), ("attack/estimator/accuracy", "min")),
     label_keys=("k", "alpha", "algorithm"),
     trend_metrics=("leakage/i_sq", "leakage/i_uxq", "leakage/sum", "leakage/gap"),

@@ -5,31 +5,24 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 import pytest
 import torch
 
-from trainables.cloak import (
-    CheckpointError,
-    CloakMap,
-    StepOutcome,
-    apply_mask,
-    checkpoint_inputs,
-    load_release,
-    run_cloak,
-    sift,
-    write_checkpoint,
-)
-from trainables.cloak_config import CloakConfig
-from trainables.cloak_info import (
+from trainables.cloak.mechanism import Cloak, CloakMap, apply_mask, sift
+from trainables.mechanism import CheckpointError
+from trainables.tune_loop import epochs, write_checkpoint
+from trainables.cloak.config import CloakConfig
+from trainables.cloak.info import (
     QUANTISATION_SIGMA,
     feature_information,
     information_removed,
     matching_gaussian_sigma,
 )
-from trainables.cloak_target import TargetSettings, load_target
+from trainables.cloak.target import TargetSettings, load_target
 from core.data import default_data_root, load_mnist
 from core.metrics import fairness_gaps
 
@@ -46,14 +39,20 @@ def one_thread() -> Iterator[None]:
     torch.set_num_threads(threads)
 
 
+@dataclass
+class Trained:
+    """A trial after its last step, and that step's metrics."""
+
+    trial: Cloak
+    metrics: dict[str, float]
+
+
 @cache
-def trained(cfg: CloakConfig = CONFIG) -> tuple[StepOutcome, list[dict[str, float]]]:
-    """The last outcome of a full trial and every step's metrics (trained once per test session)."""
-    history, last = [], None
-    for outcome in run_cloak(cfg, torch.device("cpu")):
-        history.append(outcome.metrics)
-        last = outcome
-    return last, history
+def trained(cfg: CloakConfig = CONFIG) -> tuple[Trained, list[dict[str, float]]]:
+    """The trained trial with its last step's metrics, and every step's metrics (trained once per test session)."""
+    mechanism = Cloak(cfg, torch.device("cpu"))
+    history = [outcome.metrics for outcome in epochs(mechanism)]
+    return Trained(mechanism, history[-1]), history
 
 
 # ---------------------------------------------------------------- σ and the mask
@@ -249,9 +248,9 @@ def test_target_is_trained_once_cached_and_accurate(tmp_path: Path) -> None:
 
 def test_checkpoint_serves_the_same_transform_and_feeds_the_farm(tmp_path: Path) -> None:
     last, _ = trained()
-    write_checkpoint(CONFIG, last, tmp_path)
+    write_checkpoint(last.trial, tmp_path)
     assert {p.name for p in tmp_path.iterdir()} == {"state.pt", "noise_map.png", "sifted.png"}
-    release_map = load_release(CONFIG.as_dict(), str(tmp_path))
+    release_map = Cloak.load_release(CONFIG.as_dict(), str(tmp_path))
     assert release_map.input_shape == (1, 32, 32) and release_map.value_range == (0.0, 1.0)
     x = last.trial.test.x[:16]
     served = release_map.release(x, seed=5)
@@ -260,7 +259,7 @@ def test_checkpoint_serves_the_same_transform_and_feeds_the_farm(tmp_path: Path)
         direct = sift(last.trial.cloak, x, torch.Generator().manual_seed(5))
     assert torch.allclose(served, direct)
 
-    inputs = checkpoint_inputs(CONFIG.as_dict(), str(tmp_path))
+    inputs = Cloak.checkpoint_inputs(CONFIG.as_dict(), str(tmp_path))
     data = inputs.data
     assert data.train_x.shape[1:] == (1, 28, 28) and data.test_x.shape[1:] == (1, 28, 28)
     assert torch.equal(data.raw_train_x, last.trial.train.x[..., 2:30, 2:30])
@@ -272,7 +271,7 @@ def test_checkpoint_serves_the_same_transform_and_feeds_the_farm(tmp_path: Path)
 def test_corrupt_checkpoint_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "state.pt").write_bytes(b"not a checkpoint")
     with pytest.raises(CheckpointError) as err:
-        load_release(CONFIG.as_dict(), str(tmp_path))
+        Cloak.load_release(CONFIG.as_dict(), str(tmp_path))
     assert "\n" not in str(err.value) and "state.pt" in str(err.value)
 
 

@@ -5,7 +5,8 @@ import pytest
 
 from pathlib import Path
 
-from conftest import run_sweep, store
+from conftest import run_sweep, store, sweep_env
+from trainables.tune_loop import KILL_ENV
 
 TRIAL_METRICS = ("utility/accuracy", "utility/accuracy_zero_fill", "utility/raw_accuracy", "utility/accuracy_loss",
                  "leakage/info_removed", "leakage/suppression_ratio", "leakage/gaussian_sigma", "utility/gaussian_accuracy",
@@ -53,7 +54,7 @@ def test_out_of_range_config_is_one_line_and_exit_2(workdir: Path) -> None:
 @pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
 def test_killed_worker_resumes_from_its_checkpoint(workdir: Path) -> None:
     out = run_sweep(workdir, "cloak-mnist", "--profile", "smoke", "--set", "lam=1", "--set", "checkpoint_every=1",
-                    "--set", "kill_worker_after_epoch=2", "--attackers", "none")
+                    "--attackers", "none", env={**sweep_env(), KILL_ENV: "2"})
     assert out.returncode == 0, out.stderr[-3000:]
     client = store(workdir)
     exp = client.get_experiment_by_name("putlab-cloak-mnist")

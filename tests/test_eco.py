@@ -18,9 +18,10 @@ from conftest import run_sweep, store
 from core.data import DataUnavailableError
 from core.data.eco import load_eco
 from core.data.eco_synthetic import describe, synthetic_eco
-from trainables.eco_config import EcoConfig
-from trainables.eco_releaser import (data_counts, deep_attacker, hourly_alpha_mi, load_data, load_release, release,
-                                     run_game, write_checkpoint)
+from trainables.eco.config import EcoConfig
+from trainables.eco.mechanism import EcoReleaser, deep_attacker, hourly_alpha_mi, load_data
+from trainables.release_map import release
+from trainables.tune_loop import epochs, write_checkpoint
 
 
 @pytest.fixture(autouse=True)
@@ -117,7 +118,7 @@ def test_loader_resamples_real_format_files_to_hourly_days(eco_root: Path, tmp_p
 
 def test_real_files_reach_the_trainable_through_data_root(eco_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PUTLAB_DATA", str(tmp_path))  # the parsed-days cache goes there
-    counts = data_counts({"data_root": str(eco_root)})
+    counts = EcoReleaser.data_counts({"data_root": str(eco_root)})
     assert counts["days"] == 3 and counts["missing_hours"] == 2 and counts["eco_train_days"] + counts["eco_test_days"] == 3
 
 
@@ -206,7 +207,7 @@ def test_hourly_alpha_mi_limits() -> None:
 
 def final_metrics(**overrides: object) -> dict[str, float]:
     cfg = EcoConfig.from_dict({"adv_steps": 3, "checkpoint_every": 100, "attack_epochs": 10, **overrides})
-    return [o.metrics for o in run_game(cfg, torch.device("cpu"))][-1]
+    return [o.metrics for o in epochs(EcoReleaser(cfg, torch.device("cpu")))][-1]
 
 
 @pytest.mark.slow  # end to end, over half a minute: runs under -m slow (CI runs both)
@@ -230,12 +231,13 @@ def test_strong_privacy_drives_the_attacker_to_what_the_hour_reveals() -> None:
 def test_release_map_is_the_training_release(tmp_path: Path) -> None:
     config = EcoConfig(households=1, days=28, epochs=1, pretrain_epochs=1, releaser_si=1, side_info=True,
                        attack_epochs=1).as_dict()
-    outcome = next(run_game(EcoConfig.from_dict(config), torch.device("cpu")))
-    write_checkpoint(EcoConfig.from_dict(config), outcome, tmp_path)
-    served = load_release(config, str(tmp_path))
+    mechanism = EcoReleaser(EcoConfig.from_dict(config), torch.device("cpu"))
+    next(epochs(mechanism))
+    write_checkpoint(mechanism, tmp_path)
+    served = EcoReleaser.load_release(config, str(tmp_path))
     assert served.input_shape == (24, 20) and served.value_range is None
     x = torch.randn(3, 24, 20)
-    expected = release(outcome.models.releaser, x, torch.Generator().manual_seed(5))
+    expected = release(mechanism.releaser, x, torch.Generator().manual_seed(5))
     assert torch.allclose(served.release(x, seed=5), expected, atol=1e-6)
     assert not torch.allclose(served.release(x, seed=6), expected)
     assert (tmp_path / "trace_7days.png").stat().st_size > 10_000

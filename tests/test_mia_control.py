@@ -218,16 +218,18 @@ def test_reference_models_are_cached_in_process_and_on_disk(overfitted: Membersh
 @pytest.mark.slow  # ~30 s: a smoke game, then four reference CNNs
 def test_farm_runs_rmia_and_lira_on_an_amnist_smoke_checkpoint(tmp_path: Path) -> None:
     from search_spaces import amnist
-    from trainables.releaser import checkpoint_inputs, run_game, write_checkpoint
-    from trainables.releaser_config import ReleaserConfig
+    from trainables.releaser.config import ReleaserConfig
+    from trainables.releaser.mechanism import Releaser
+    from trainables.tune_loop import epochs, write_checkpoint
 
     config = {**amnist.PRESET.base, **amnist.PRESET.profiles["smoke"].config, "lam": 10.0}
     cfg = ReleaserConfig.from_dict(config)
     checkpoint = tmp_path / "trial" / "checkpoint_000000"
     checkpoint.mkdir(parents=True)
-    for outcome in run_game(cfg, torch.device("cpu")):
-        write_checkpoint(cfg, outcome, checkpoint)
-    report = run_farm(checkpoint_inputs, config, tune.Checkpoint.from_directory(str(checkpoint)), ["rmia", "lira"],
+    mechanism = Releaser(cfg, torch.device("cpu"))
+    for _ in epochs(mechanism):
+        write_checkpoint(mechanism, checkpoint)
+    report = run_farm(Releaser.checkpoint_inputs, config, tune.Checkpoint.from_directory(str(checkpoint)), ["rmia", "lira"],
                       figures=False)
     m = report.metrics
     for name in ("rmia", "lira"):
@@ -244,14 +246,18 @@ def test_farm_runs_rmia_and_lira_on_an_amnist_smoke_checkpoint(tmp_path: Path) -
 
 
 def test_farm_runs_rmia_and_lira_on_an_adult_point(tmp_path: Path) -> None:
-    from trainables.membership import STATE_FILE, checkpoint_inputs, evaluate_model
-    from trainables.membership_config import MembershipConfig
+    from trainables.membership.config import MembershipConfig
+    from trainables.membership.mechanism import Membership
+    from trainables.tune_loop import epochs, write_checkpoint
 
     config = MembershipConfig(model="logistic", n=300, p_x=20, lam=1e-4, mc_runs=24, kl_records=1, gd_steps=300).as_dict()
-    metrics, theta = evaluate_model(MembershipConfig.from_dict(config))
+    point = Membership(MembershipConfig.from_dict(config), torch.device("cpu"))
+    (outcome,) = epochs(point)
+    metrics = outcome.metrics
     checkpoint = tmp_path / "trial" / "checkpoint_000000"
     checkpoint.mkdir(parents=True)
-    torch.save({"theta": torch.from_numpy(theta)}, checkpoint / STATE_FILE)
+    write_checkpoint(point, checkpoint)
+    checkpoint_inputs = Membership.checkpoint_inputs
     inputs: CheckpointInputs = checkpoint_inputs(config, str(checkpoint))
     (target,) = inputs.targets
     assert len(target.member_y) == len(target.nonmember_y) == 300

@@ -11,16 +11,19 @@ import pytest
 import torch
 
 from conftest import REPO, run_sweep, store, sweep_env
-from trainables.privatizer import PrivatizerModels, checkpoint_inputs, load_release, run_game, write_checkpoint
-from trainables.privatizer_config import PrivatizerConfig
-from trainables.releaser import STATE_FILE, CheckpointError, load_checkpoint, release
+from trainables.mechanism import STATE_FILE, CheckpointError
+from trainables.privatizer.config import PrivatizerConfig
+from trainables.privatizer.mechanism import Privatizer
+from trainables.release_map import release
+from trainables.tune_loop import epochs, write_checkpoint
 
 SMALL = dict(n_train=512, n_test=256, epochs=1, pretrain_epochs=1, attack_epochs=1, width=8, threads=2)
 
 
-def play(**overrides) -> list:
-    """The trial's own loop, every epoch's outcome."""
-    return list(run_game(PrivatizerConfig(**{**SMALL, **overrides}), torch.device("cpu")))
+def play(**overrides) -> tuple[Privatizer, list]:
+    """The trial's own loop: the mechanism after it, and every epoch's outcome."""
+    mechanism = Privatizer(PrivatizerConfig(**{**SMALL, **overrides}), torch.device("cpu"))
+    return mechanism, list(epochs(mechanism))
 
 
 def weights(net: torch.nn.Module) -> list[torch.Tensor]:
@@ -31,18 +34,15 @@ def weights(net: torch.nn.Module) -> list[torch.Tensor]:
                                                       (1, (), ("unet", "eta", "psi", "phi"))])
 def test_algorithms_keep_exactly_their_fixed_estimators(algorithm: int, fixed: tuple, trained: tuple,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    import trainables.privatizer as privatizer
-
     snapshots = {}
-    real_pretrain = privatizer.pretrain
+    real_pretrain = Privatizer.pretrain
 
-    def pretrain_then_snapshot(cfg, m, train, gen):  # the weights the game starts from
-        real_pretrain(cfg, m, train, gen)
+    def pretrain_then_snapshot(m: Privatizer) -> None:  # the weights the game starts from
+        real_pretrain(m)
         snapshots.update({name: weights(getattr(m, name)) for name in ("unet", "eta", "psi", "phi")})
 
-    monkeypatch.setattr(privatizer, "pretrain", pretrain_then_snapshot)
-    (outcome,) = play(algorithm=algorithm)
-    m: PrivatizerModels = outcome.models
+    monkeypatch.setattr(Privatizer, "pretrain", pretrain_then_snapshot)
+    m, _ = play(algorithm=algorithm)
     assert set(m.frozen()) == set(fixed)
     for name in fixed:
         assert all(torch.equal(a, b) for a, b in zip(snapshots[name], weights(getattr(m, name)))), name
@@ -54,7 +54,7 @@ def test_algorithms_keep_exactly_their_fixed_estimators(algorithm: int, fixed: t
 @pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
 def test_raising_alpha_trades_the_utility_term_for_the_secret_term() -> None:
     common = dict(n_train=2000, n_test=800, epochs=1, pretrain_epochs=3, attack_epochs=1, width=16, algorithm=1)
-    (utility_only,), (privacy_only,) = play(alpha=0.0, **common), play(alpha=1.0, **common)
+    (_, (utility_only,)), (_, (privacy_only,)) = play(alpha=0.0, **common), play(alpha=1.0, **common)
     open_m, private_m = utility_only.metrics, privacy_only.metrics
     # the in-game estimates the loss squares: α = 1 drives the secret term toward 0, α = 0 the utility term
     assert private_m["leakage/secret_term"] < open_m["leakage/secret_term"] - 0.05, (open_m, private_m)
@@ -64,24 +64,24 @@ def test_raising_alpha_trades_the_utility_term_for_the_secret_term() -> None:
 
 def test_checkpoint_serves_the_same_release_and_feeds_the_farm(tmp_path: Path) -> None:
     cfg = PrivatizerConfig(**SMALL, algorithm=2)
-    (outcome,) = run_game(cfg, torch.device("cpu"))
-    write_checkpoint(cfg, outcome, tmp_path)
+    m, _ = play(algorithm=2)
+    write_checkpoint(m, tmp_path)
     assert (tmp_path / "released.png").stat().st_size > 1000
-    served = load_release(cfg.as_dict(), str(tmp_path))
-    x = outcome.test.x[:16]
-    offline = release(outcome.models.unet, x, torch.Generator().manual_seed(7))
+    served = Privatizer.load_release(cfg.as_dict(), str(tmp_path))
+    x = m.test.x[:16]
+    offline = release(m.unet, x, torch.Generator().manual_seed(7))
     assert torch.equal(served.release(x, seed=7), offline)
     assert not torch.equal(served.release(x, seed=8), offline)  # the release is stochastic
     assert served.input_shape == (1, 28, 28) and served.mechanism == "privatizer"
 
-    inputs = checkpoint_inputs(cfg.as_dict(), str(tmp_path))
+    inputs = Privatizer.checkpoint_inputs(cfg.as_dict(), str(tmp_path))
     assert inputs.data.train_x.shape == (512, 1, 28, 28) and inputs.data.raw_train_x is not None
     assert [t.name for t in inputs.targets] == ["utility", "adversary"]
     assert inputs.targets[0].model is not None
 
     (tmp_path / STATE_FILE).write_bytes(b"\x00truncated")
     with pytest.raises(CheckpointError, match=r"cannot restore checkpoint .*state\.pt"):
-        load_checkpoint(str(tmp_path), PrivatizerModels.build(cfg, torch.device("cpu")))
+        Privatizer.restore(cfg.as_dict(), str(tmp_path), torch.device("cpu"), data=False)
 
 
 @pytest.mark.parametrize("override, message", [({"alpha": 1.5}, "alpha must be in [0, 1]"),

@@ -10,8 +10,10 @@ from attacks.base import AttackInput
 from attacks.deep import DeepAttacker
 from attacks.tuning import AttackBudget
 from core.data import load_amnist
-from trainables.releaser import STATE_FILE, CheckpointError, Models, load_checkpoint, run_game
-from trainables.releaser_config import ReleaserConfig
+from trainables.mechanism import STATE_FILE, CheckpointError
+from trainables.releaser.config import ReleaserConfig
+from trainables.releaser.mechanism import Releaser
+from trainables.tune_loop import epochs as play_epochs
 
 N_TRAIN, N_TEST = 3000, 1000
 
@@ -29,7 +31,7 @@ ONE = AttackBudget(max_epochs=8, patience=2, width_factors=(1.0,), lrs=(1e-3,), 
 def play(lam: float, alpha: float = 2.0, epochs: int = 3) -> dict[str, float]:
     """The trial's own loop (pre-training, the game, evaluation with a fresh deep attacker), last epoch's metrics."""
     cfg = ReleaserConfig(alpha=alpha, lam=lam, epochs=epochs, pretrain_epochs=2, n_train=N_TRAIN, n_test=N_TEST, threads=2)
-    outcomes = list(run_game(cfg, torch.device("cpu")))
+    outcomes = list(play_epochs(Releaser(cfg, torch.device("cpu"))))
     assert [o.epoch for o in outcomes] == list(range(1, epochs + 1))
     return outcomes[-1].metrics
 
@@ -63,16 +65,17 @@ def test_lambda_zero_keeps_digits_and_large_lambda_hides_thickness(amnist) -> No
 
 def test_checkpoint_round_trip_and_corrupt_checkpoint(amnist, tmp_path: Path) -> None:
     cfg = ReleaserConfig(width=8)
-    models = Models.build(cfg, torch.device("cpu"))
+    models = Releaser(cfg, torch.device("cpu"))
+    models.build()
     torch.save({"models": models.state(), "epoch": 3, "config": cfg.as_dict()}, tmp_path / STATE_FILE)
-    fresh = Models.build(ReleaserConfig(width=8, seed=1), torch.device("cpu"))
-    assert load_checkpoint(str(tmp_path), fresh) == 3
+    fresh = Releaser.restore(ReleaserConfig(width=8, seed=1).as_dict(), str(tmp_path), torch.device("cpu"), data=False)
+    assert fresh.epoch == 3
     for a, b in zip(models.releaser.parameters(), fresh.releaser.parameters()):
         assert torch.equal(a, b)
 
     (tmp_path / STATE_FILE).write_bytes(b"\x00truncated")
     with pytest.raises(CheckpointError, match=r"cannot restore checkpoint .*state\.pt") as info:
-        load_checkpoint(str(tmp_path), fresh)
+        Releaser.restore(cfg.as_dict(), str(tmp_path), torch.device("cpu"), data=False)
     assert "\n" not in str(info.value)
     with pytest.raises(CheckpointError):
-        load_checkpoint(str(tmp_path / "missing"), fresh)
+        Releaser.restore(cfg.as_dict(), str(tmp_path / "missing"), torch.device("cpu"), data=False)

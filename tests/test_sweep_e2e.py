@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from conftest import REPO, assert_runs_as_printed, run_sweep, store, sweep_env
+from trainables.tune_loop import KILL_ENV
 
 SHARED_METRICS = ("utility/accuracy", "attack/deep/accuracy", "train/loss_releaser", "train/loss_adversary",
                   "train/mse", "train/privacy_term", "leakage/normalised_alpha_mi")
@@ -101,7 +102,7 @@ def test_interrupted_sweep_resumes_without_duplicates(workdir: Path) -> None:
 @pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
 def test_killed_worker_is_retried_from_its_checkpoint(workdir: Path) -> None:
     out = run_sweep(workdir, "amnist", "--profile", "smoke", "--set", "lam=0", "--set", "epochs=3",
-                    "--set", "kill_worker_after_epoch=1")
+                    env={**sweep_env(), KILL_ENV: "1"})
     assert out.returncode == 0, out.stderr[-3000:]
     _, (child,) = runs_by_role(workdir)
     client = store(workdir)
@@ -127,7 +128,7 @@ def test_steps_reported_again_after_a_restart_are_logged_once(workdir: Path) -> 
     # Checkpoints at epochs 2 and 4; the worker dies after reporting epoch 3, restarts from epoch 2,
     # and reports epoch 3 again: MLflow must keep one entry per step.
     out = run_sweep(workdir, "amnist", "--profile", "smoke", "--set", "lam=0", "--set", "epochs=4",
-                    "--set", "checkpoint_every=2", "--set", "kill_worker_after_epoch=3", "--attackers", "none")
+                    "--set", "checkpoint_every=2", "--attackers", "none", env={**sweep_env(), KILL_ENV: "3"})
     assert out.returncode == 0, out.stderr[-3000:]
     _, (child,) = runs_by_role(workdir)
     client = store(workdir)

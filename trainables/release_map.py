@@ -45,3 +45,13 @@ class ReleaseMap:
         with _DETERMINISTIC, torch.backends.cudnn.flags(enabled=torch.backends.cudnn.enabled, benchmark=False,
                                                         deterministic=True):
             return self.apply(self.module.eval(), x, generator)
+
+
+def release(net: torch.nn.Module, x: torch.Tensor, generator: torch.Generator, batch_size: int = 1024) -> torch.Tensor:
+    """Y = net(X, Z) for a whole split, batched, without gradients, in eval mode (restored afterwards)."""
+    was_training = net.training
+    net.eval()
+    with torch.no_grad():
+        out = torch.cat([net(chunk, generator) for chunk in x.split(batch_size)])
+    net.train(was_training)
+    return out

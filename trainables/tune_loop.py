@@ -1,8 +1,9 @@
-"""The Ray Tune side of an epoch-by-epoch mechanism game: report, checkpoint, resume, and inject faults.
+"""The one Ray Tune loop every mechanism runs in: restore, pretrain, epochs, reports, checkpoints and figures.
 
-Shared by every AMNIST mechanism: the game yields one outcome per epoch; this loop reports its metrics, writes a
-checkpoint on checkpoint epochs, restores from Tune's checkpoint after a restart, and (for resilience tests) kills
-its own worker once after a chosen epoch.
+:func:`epochs` drives a :class:`~trainables.mechanism.Mechanism` epoch by epoch without Ray (benchmarks and tests use
+it); :func:`run_trial` wraps it as a Tune function trainable that reports every epoch with the Ray node it ran on,
+checkpoints on checkpoint epochs and resumes from Tune's checkpoint after a restart. For resilience tests only, the
+environment variable ``PUTLAB_KILL_WORKER_AFTER_EPOCH`` makes a trial kill its own worker once after that epoch.
 """
 from __future__ import annotations
 
@@ -12,64 +13,112 @@ import signal
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+
+import torch
+
+from trainables.mechanism import STATE_FILE, Mechanism, read_checkpoint
+
+KILL_ENV = "PUTLAB_KILL_WORKER_AFTER_EPOCH"  # test hook: the epoch after which a fresh trial's worker dies once
 
 
-class Outcome(Protocol):
-    """What a game yields per epoch."""
+@dataclass
+class Outcome:
+    """One epoch of a run: its number (1-based), whether it checkpoints, and its metrics."""
 
     epoch: int
     checkpoint: bool
     metrics: dict[str, float]
 
 
-Restore = Callable[[Any], int]  # loads a checkpoint into the game's models, returns the epochs already done
+def epochs(mechanism: Mechanism, restore: str | Path | None = None) -> Iterator[Outcome]:
+    """Set up ``mechanism`` (pretrained, or restored from the checkpoint directory ``restore``, read at once) and play
+    its epochs.
+
+    Adds the shared bookkeeping to each epoch's metrics (``epoch``, ``train/resumed_from_epoch``, ``time/train_s``,
+    ``time/eval_s``, ``time/setup_s``); the mechanism's own attackers run on checkpoint epochs only.
+    """
+    t0 = time.perf_counter()
+    restored = None if restore is None else (read_checkpoint(restore), restore)
+    return _play(mechanism, restored, t0)
 
 
-def report_game(game: Callable[[Restore | None], Iterator[Outcome]], load: Callable[[str, Any], int],
-                write: Callable[[Any, Path], None], kill_worker_after_epoch: int = -1) -> None:
-    """Run ``game`` inside a Tune trial: resume from Tune's checkpoint if any, report every epoch with the Ray node
-    it ran on (``node_id``: where a multi-node sweep placed the trial)."""
+def _play(mechanism: Mechanism, restored: tuple[tuple[dict, int], str | Path] | None, t0: float) -> Iterator[Outcome]:
+    """:func:`epochs` once the checkpoint (if any) is read: ``restored`` is ((state, epoch), its directory)."""
+    mechanism.setup()
+    if restored is None:
+        start = 0
+        mechanism.pretrain()
+    else:
+        (state, start), directory = restored
+        mechanism.load_checkpoint(state, start, directory)
+    mechanism.epoch = start
+    mechanism.begin(start)
+    setup = time.perf_counter() - t0
+    for epoch in range(start + 1, mechanism.epochs + 1):
+        checkpoint = mechanism.checkpoint_epoch(epoch)
+        t0 = time.perf_counter()
+        metrics = mechanism.train_epoch()
+        t1 = time.perf_counter()
+        metrics |= mechanism.evaluate(checkpoint)
+        mechanism.epoch = epoch
+        metrics |= {"epoch": epoch, "train/resumed_from_epoch": start, "time/train_s": t1 - t0,
+                    "time/eval_s": time.perf_counter() - t1, "time/setup_s": setup if epoch == start + 1 else 0.0}
+        yield Outcome(epoch, checkpoint and mechanism.checkpoints, metrics)
+
+
+def write_checkpoint(mechanism: Mechanism, directory: Path) -> None:
+    """The mechanism's state (with its epoch and config) and its figures, into ``directory``."""
+    torch.save({"models": mechanism.state(), "epoch": mechanism.epoch, "config": mechanism.cfg.as_dict()},
+               directory / STATE_FILE)
+    mechanism.write_figures(directory, mechanism.epoch)
+
+
+def kill_after_epoch() -> int:
+    """The epoch after which a fresh trial kills its worker (``PUTLAB_KILL_WORKER_AFTER_EPOCH``; -1: never)."""
+    value = os.environ.get(KILL_ENV, "").strip()
+    try:
+        return int(value) if value else -1
+    except ValueError:
+        raise ValueError(f"{KILL_ENV} must be an integer epoch (got {value!r})") from None
+
+
+def run(mechanism_class: type[Mechanism], config: dict) -> None:
+    """Run one trial of ``mechanism_class`` inside Ray Tune: resume from Tune's checkpoint if any, report every epoch
+    with the Ray node it ran on (``node_id``: where a multi-node sweep placed the trial)."""
     import ray
-    from ray import tune  # only here: the game loops themselves run without Ray (e.g. benchmarks/bench_gpu.py)
+    from ray import tune  # only here: the epochs themselves run without Ray (e.g. benchmarks/bench_gpu.py)
 
     # Ray logs every persisted checkpoint at INFO; the driver already prints one line per epoch.
     logging.getLogger("ray.train._internal.storage").setLevel(logging.WARNING)
-    checkpoint = tune.get_checkpoint()
-
-    def restore(models: Any) -> int:
-        with checkpoint.as_directory() as directory:
-            return load(directory, models)
-
-    node = {"node_id": ray.get_runtime_context().get_node_id()}  # the driver tags the trial's run with it
-    for outcome in game(restore if checkpoint is not None else None):
+    mechanism = mechanism_class.create(config)
+    kill_after = kill_after_epoch()
+    checkpoint = tune.get_checkpoint() if mechanism.checkpoints else None
+    # the driver tags the trial's run with it (outside Ray, e.g. a test calling the trainable, there is no node)
+    node = {"node_id": ray.get_runtime_context().get_node_id()} if ray.is_initialized() else {}
+    if checkpoint is None:
+        outcomes = epochs(mechanism)
+    else:
+        with checkpoint.as_directory() as directory:  # read at once: the directory may be temporary
+            outcomes = epochs(mechanism, directory)
+    for outcome in outcomes:
         if outcome.checkpoint:
             with tempfile.TemporaryDirectory() as directory:
-                write(outcome, Path(directory))
+                write_checkpoint(mechanism, Path(directory))
                 tune.report(outcome.metrics | node, checkpoint=tune.Checkpoint.from_directory(directory))
         else:
             tune.report(outcome.metrics | node)
-        if outcome.epoch == kill_worker_after_epoch and checkpoint is None:
+        if outcome.epoch == kill_after and checkpoint is None:
             os.kill(os.getpid(), signal.SIGKILL)  # fault injection for resilience tests: dies once, then resumes
 
 
-def timed_epochs(start: int, epochs: int, checkpoint_every: int, setup_s: float,
-                 train: Callable[[], dict[str, float]],
-                 evaluate: Callable[[bool], tuple[dict[str, float], Any]]) -> Iterator[tuple[int, bool, dict[str, float], Any]]:
-    """Epochs ``start+1 .. epochs``: train, evaluate (attacking on checkpoint epochs), and add the shared bookkeeping.
+def run_trial(mechanism_class: type[Mechanism]) -> Callable[[dict], None]:
+    """The Tune function trainable of ``mechanism_class`` (named by its ``trainable_name``, which names its trials)."""
 
-    Every ``checkpoint_every``-th epoch and the last are checkpoint epochs. Yields (epoch, checkpoint, metrics, what
-    ``evaluate`` returned beside its metrics, e.g. the released test split).
-    """
-    for epoch in range(start, epochs):
-        checkpoint = (epoch + 1) % checkpoint_every == 0 or epoch + 1 == epochs
-        t0 = time.perf_counter()
-        metrics = train()
-        t1 = time.perf_counter()
-        eval_metrics, extra = evaluate(checkpoint)
-        metrics |= eval_metrics | {
-            "epoch": epoch + 1, "train/resumed_from_epoch": start, "time/train_s": t1 - t0,
-            "time/eval_s": time.perf_counter() - t1, "time/setup_s": setup_s if epoch == start else 0.0,
-        }
-        yield epoch + 1, checkpoint, metrics, extra
+    def trainable(config: dict) -> None:
+        run(mechanism_class, config)
+
+    trainable.__name__ = mechanism_class.trainable_name
+    trainable.__doc__ = f"Ray Tune function trainable of the {mechanism_class.name} mechanism."
+    return trainable

@@ -1,4 +1,4 @@
-"""Membership leakage of a linear model (ridge regression, or logistic) on Adult as a Ray Tune trainable (docs/mechanisms.md#membership-models).
+"""Membership leakage of a linear model (ridge regression, or logistic) on Adult as a Mechanism (docs/mechanisms.md#membership-models).
 
 One point = one configuration (n, λ, p_x, σ): PCA Adult to p_x features, train on n members drawn from the
 training file, then measure utility (balanced test accuracy), Yeom's loss-threshold attack (members vs as many
@@ -8,11 +8,8 @@ once; its checkpoint is the model, for the farm's RMIA and LiRA. Worker-side cod
 """
 from __future__ import annotations
 
-import tempfile
-import time
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -25,9 +22,8 @@ from attacks.reference import reference_cache_dir
 from core import linear_models as lm
 from core.data.adult import AdultData, load_adult, pca, project
 from core.metrics import balanced_accuracy
-from trainables.membership_config import MembershipConfig
-
-STATE_FILE = "model.pt"
+from trainables.mechanism import Mechanism
+from trainables.membership.config import MembershipConfig
 
 
 @lru_cache(maxsize=4)
@@ -107,45 +103,100 @@ def abs_advantage(metrics: dict[str, float]) -> dict[str, float]:
             "advantage_abs/ci_high": ends[1]}
 
 
-def evaluate_point(cfg: MembershipConfig) -> dict[str, float]:
-    """Train one model and measure its utility, Yeom attack and KL leakage (metric name -> value)."""
-    return evaluate_model(cfg)[0]
+class Membership(Mechanism[MembershipConfig]):
+    """One point (n, λ, p_x, σ) of a linear model on Adult: not an epoch game, so one epoch fits the model
+    (:meth:`train_epoch`) and :meth:`evaluate` measures it; its checkpoint is the model θ, for the farm."""
+
+    name = "membership"
+    config_class = MembershipConfig
+    trainable_name = "train_membership"
+
+    @property
+    def epochs(self) -> int:
+        return 1
+
+    def build(self) -> None:
+        """No model until it is fitted (θ comes from the training set or a checkpoint)."""
+        self.theta: np.ndarray | None = None
+
+    def setup(self) -> None:
+        """The point's PCA-projected Adult rows and its members / non-members."""
+        self.build()
+        self.data = point_data(self.cfg)
+
+    def train_epoch(self) -> dict[str, float]:
+        """Fit the model on the members, its output noise drawn from the seed."""
+        d = self.data
+        self.theta = fit_point(self.cfg, d.train_x[d.members], d.train_y[d.members], np.random.default_rng(self.cfg.seed))
+        return {}
+
+    def evaluate(self, attack: bool) -> dict[str, float]:
+        """Utility (balanced test accuracy), Yeom's loss-threshold attack and the KL leakage ρ_KL."""
+        cfg, d, theta = self.cfg, self.data, self.theta
+        x, y = d.train_x[d.members], d.train_y[d.members]
+        metrics = {
+            "utility/accuracy": balanced_accuracy(torch.from_numpy(lm.predict(cfg.model, theta, d.test_x)),
+                                                  torch.tensor(d.test_y), 2),
+            "train/accuracy": float(np.mean(lm.predict(cfg.model, theta, x) == y)),
+        }
+        result = YeomAttacker(seed=cfg.seed, figure=False).run_on_losses(
+            torch.from_numpy(lm.losses(cfg.model, theta, x, y)),
+            torch.from_numpy(lm.losses(cfg.model, theta, d.train_x[d.nonmembers], d.train_y[d.nonmembers])),
+            target=cfg.model,
+        )
+        yeom = result.metrics | abs_advantage(result.metrics)
+        metrics.update({f"attack/yeom/{k}": v for k, v in yeom.items() if k.split("/")[0] in (
+            "advantage", "advantage_abs", "auc", "advantage_max", "tpr_at_1pct_fpr", "tpr_at_1pct_fpr_measurable")})
+        metrics.update(kl_leakage(cfg, d.train_x, d.train_y).logged())
+        return metrics
+
+    def state(self) -> dict:
+        return {"theta": torch.from_numpy(self.theta)}
+
+    def load_state(self, state: dict) -> None:
+        self.theta = state["theta"].numpy()
+
+    def farm_inputs(self) -> CheckpointInputs:
+        """The model as a network, its members and non-members, and a population for references.
+
+        The population is every training-file row that is neither a member nor an audited non-member.
+        """
+        cfg, d = self.cfg, self.data
+        rest = np.ones(len(d.train_x), dtype=bool)
+        rest[d.members] = rest[d.nonmembers] = False
+
+        def rows(index: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+            return torch.from_numpy(d.train_x[index]), torch.from_numpy(d.train_y[index])
+
+        recipe = LinearRecipe(cfg.model, cfg.p_x, cfg.lam, cfg.sigma, cfg.gd_steps)
+        reference = ReferenceData(recipe, *rows(np.flatnonzero(rest)),
+                                  cache_dir=reference_cache_dir(self.checkpoint_dir, per_checkpoint=False))
+        target = MembershipTarget(cfg.model, as_network(cfg.model, self.theta), *rows(d.members), *rows(d.nonmembers),
+                                  reference)
+        empty = torch.zeros(0)
+        return CheckpointInputs(AttackInput(empty, empty, empty, empty, num_classes=2), (target,))
+
+    @classmethod
+    def data_counts(cls, config: dict) -> dict[str, int]:
+        """Adult row counts and the member / non-member sizes of this config (raises early if no data or too large n)."""
+        cfg = cls.typed(config)
+        data = load_adult(cfg.data_root or None)
+        member_split(cfg, len(data.train_x))
+        return {"adult_train": len(data.train_x), "adult_test": len(data.test_x), "adult_dropped": data.n_dropped,
+                "members": cfg.n, "nonmembers": cfg.n}
 
 
 def evaluate_model(cfg: MembershipConfig) -> tuple[dict[str, float], np.ndarray]:
-    """:func:`evaluate_point`'s metrics and the trained model's parameters θ = [w, b]."""
-    t0 = time.perf_counter()
-    d = point_data(cfg)
-    x, y = d.train_x[d.members], d.train_y[d.members]
-    theta = fit_point(cfg, x, y, np.random.default_rng(cfg.seed))
-    metrics = {
-        "utility/accuracy": balanced_accuracy(torch.from_numpy(lm.predict(cfg.model, theta, d.test_x)),
-                                              torch.tensor(d.test_y), 2),
-        "train/accuracy": float(np.mean(lm.predict(cfg.model, theta, x) == y)),
-    }
-    attack = YeomAttacker(seed=cfg.seed, figure=False).run_on_losses(
-        torch.from_numpy(lm.losses(cfg.model, theta, x, y)),
-        torch.from_numpy(lm.losses(cfg.model, theta, d.train_x[d.nonmembers], d.train_y[d.nonmembers])),
-        target=cfg.model,
-    )
-    yeom = attack.metrics | abs_advantage(attack.metrics)
-    metrics.update({f"attack/yeom/{k}": v for k, v in yeom.items() if k.split("/")[0] in (
-        "advantage", "advantage_abs", "auc", "advantage_max", "tpr_at_1pct_fpr", "tpr_at_1pct_fpr_measurable")})
-    metrics.update(kl_leakage(cfg, d.train_x, d.train_y).logged())
-    metrics["time/eval_s"] = time.perf_counter() - t0
-    return metrics, theta
+    """Train one model and measure it as a trial does: the metrics and the model's parameters θ = [w, b]."""
+    point = Membership(cfg, torch.device("cpu"))
+    point.setup()
+    point.train_epoch()
+    return point.evaluate(attack=True), point.theta
 
 
-def train_membership(config: dict) -> None:
-    """Ray Tune function trainable: one evaluation, reported once with the model as its checkpoint (for the farm)."""
-    from ray import tune  # only here: evaluate_point runs without Ray (e.g. benchmarks/bench_gpu.py)
-
-    cfg = MembershipConfig.from_dict(config)
-    torch.set_num_threads(cfg.threads)
-    metrics, theta = evaluate_model(cfg)
-    with tempfile.TemporaryDirectory() as directory:
-        torch.save({"theta": torch.from_numpy(theta)}, Path(directory) / STATE_FILE)
-        tune.report(metrics, checkpoint=tune.Checkpoint.from_directory(directory))
+def evaluate_point(cfg: MembershipConfig) -> dict[str, float]:
+    """:func:`evaluate_model`'s metrics (metric name -> value)."""
+    return evaluate_model(cfg)[0]
 
 
 class LinearNet(nn.Module):
@@ -186,35 +237,3 @@ class LinearRecipe:
         theta = lm.fit(self.model, x.cpu().numpy(), y.cpu().numpy(), self.lam, self.sigma, np.random.default_rng(seed),
                        self.gd_steps)
         return as_network(self.model, theta)
-
-
-def checkpoint_inputs(config: dict, checkpoint_dir: str) -> CheckpointInputs:
-    """The farm's view of a point: the model as a network, its members and non-members, and a population for references.
-
-    The population is every training-file row that is neither a member nor an audited non-member.
-    """
-    cfg = MembershipConfig.from_dict(config)
-    torch.set_num_threads(cfg.threads)
-    d = point_data(cfg)
-    theta = torch.load(Path(checkpoint_dir) / STATE_FILE, map_location="cpu", weights_only=True)["theta"].numpy()
-    rest = np.ones(len(d.train_x), dtype=bool)
-    rest[d.members] = rest[d.nonmembers] = False
-
-    def rows(index: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
-        return torch.from_numpy(d.train_x[index]), torch.from_numpy(d.train_y[index])
-
-    recipe = LinearRecipe(cfg.model, cfg.p_x, cfg.lam, cfg.sigma, cfg.gd_steps)
-    reference = ReferenceData(recipe, *rows(np.flatnonzero(rest)),
-                              cache_dir=reference_cache_dir(checkpoint_dir, per_checkpoint=False))
-    target = MembershipTarget(cfg.model, as_network(cfg.model, theta), *rows(d.members), *rows(d.nonmembers), reference)
-    empty = torch.zeros(0)
-    return CheckpointInputs(AttackInput(empty, empty, empty, empty, num_classes=2), (target,))
-
-
-def data_counts(config: dict) -> dict[str, int]:
-    """Adult row counts and the member / non-member sizes of this config (raises early if no data or too large n)."""
-    cfg = MembershipConfig.from_dict(config)
-    data = load_adult(cfg.data_root or None)
-    member_split(cfg, len(data.train_x))
-    return {"adult_train": len(data.train_x), "adult_test": len(data.test_x), "adult_dropped": data.n_dropped,
-            "members": cfg.n, "nonmembers": cfg.n}

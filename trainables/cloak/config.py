@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from trainables.cloak_info import QUANTISATION_SIGMA
+from trainables.cloak.info import QUANTISATION_SIGMA
 from trainables.typed_config import TypedConfig
 
 TASKS = {"gt5": 2, "digit": 10}  # target task -> number of classes ("gt5": digit > 5)
@@ -17,7 +17,7 @@ class CloakConfig(TypedConfig):
     ``lam`` weighs the target's cross-entropy against the noise term (loss = −log mean σ² + λ·CE), so a larger
     λ keeps more utility and adds less noise. ``T`` is an absolute threshold on σ (σ ≥ T: suppressed), so T ≥ M
     suppresses nothing. ``info_floor`` is the noise σ below which the information estimator
-(:mod:`trainables.cloak_info`) counts a pixel as intact (default: 8-bit quantisation noise). ``lr`` trains the target and the farm's attackers; ``cloak_lr`` trains μ, ρ and μ_s.
+(:mod:`trainables.cloak.info`) counts a pixel as intact (default: 8-bit quantisation noise). ``lr`` trains the target and the farm's attackers; ``cloak_lr`` trains μ, ρ and μ_s.
     """
 
     kind = "cloak"

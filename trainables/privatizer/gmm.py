@@ -1,4 +1,4 @@
-"""The privatizer's synthetic information-bound check (docs/mechanisms.md#the-gaussian-mixture-check-gmm) as a Ray Tune function trainable.
+"""The privatizer's synthetic information-bound check (docs/mechanisms.md#the-gaussian-mixture-check-gmm) as a Mechanism.
 
 U, S ~ Bernoulli(0.5) with codependence k, X | U, S ~ N([U, S], σ² I) and the linear stochastic filter
 Q = θX + z, z ~ N(0, I) (no bias: a translation of Q changes no information quantity). ``algorithm`` picks the
@@ -21,16 +21,14 @@ Worker-side code: never imports ``platform.*``.
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Callable
 
 import torch
 from torch import Tensor, nn
 
 from core.metrics import balanced_accuracy
-from trainables.privatizer_gmm_config import PrivatizerGmmConfig, joint_us
-
-Reporter = Callable[[dict[str, float]], None]
+from trainables.mechanism import Mechanism
+from trainables.privatizer.gmm_config import PrivatizerGmmConfig, joint_us
+from trainables.tune_loop import epochs
 PAIRS = torch.tensor([[0, 0], [0, 1], [1, 0], [1, 1]])  # component index c = 2u + s -> (u, s)
 
 
@@ -117,49 +115,98 @@ def _pretrain(modules: dict[str, nn.Module], x: Tensor, labels: dict[str, Tensor
         m.requires_grad_(False)
 
 
-def train_filter(cfg: PrivatizerGmmConfig, on_report: Reporter | None = None) -> tuple[Tensor, dict[str, nn.Module]]:
-    """Train θ with the privatizer loss by ``cfg.algorithm``; returns θ and the estimators {"eta", "psi", "phi"}.
+class GmmPrivatizer(Mechanism[PrivatizerGmmConfig]):
+    """The linear filter θ and the estimators {"eta", "psi", "phi"}, trained with the privatizer loss by ``algorithm``.
 
     Algorithm 1 alternates estimator cross-entropy steps and privatizer-loss steps. Algorithms 2 and 3 first
     pre-train and freeze φ (and, for 3, η) on raw data; then "psi" is φ itself (the utility estimator on q) and
     "eta" is trained on q (Algorithm 2) or is the frozen raw-data secret classifier applied to q (Algorithm 3).
+    Not an epoch game: an "epoch" is a block of ``report_every`` filter steps (all ``steps`` when 0), each reported
+    once, so the blocks trace the information-plane trajectory; a point takes seconds and is never checkpointed.
     """
-    torch.manual_seed(cfg.seed)
-    gen = torch.Generator().manual_seed(cfg.seed)
-    x, u, s = sample_gmm(cfg.k, cfg.sigma, cfg.n_samples, gen)
-    theta = nn.Parameter(torch.eye(2, dtype=torch.float64))
-    est = {"eta": _estimator(cfg.hidden), "psi": _estimator(cfg.hidden), "phi": _estimator(cfg.hidden)}
-    if cfg.algorithm == 1:
-        learned = ["eta", "psi", "phi"]
-    else:
-        frozen = {"phi": est["phi"], **({"eta": est["eta"]} if cfg.algorithm == 3 else {})}
-        _pretrain(frozen, x, {"phi": u, "eta": s}, cfg)
-        est["psi"] = est["phi"]  # P(u|q) := P_φ(u|q): the provider keeps its raw-data model
-        learned = ["eta"] if cfg.algorithm == 2 else []
-    trainable = [p for n in learned for p in est[n].parameters()]
-    est_opt = torch.optim.Adam(trainable, lr=cfg.estimator_lr) if trainable else None
-    filt_opt = torch.optim.Adam([theta], lr=cfg.lr)
-    log_prior_s = torch.full((cfg.n_samples,), math.log(0.5), dtype=torch.float64)
-    log_p_u_x_frozen = _picked(est["phi"](x), u).detach() if cfg.algorithm != 1 else None
-    for step in range(1, cfg.steps + 1):
-        for _ in range(cfg.estimator_steps if est_opt is not None else 0):
-            q = (x @ theta.T + torch.randn(cfg.n_samples, 2, generator=gen, dtype=torch.float64)).detach()
-            if cfg.algorithm == 1:
-                ce = -(_picked(est["eta"](q), s) + _picked(est["psi"](q), u) + _picked(est["phi"](x), u)).mean()
-            else:
-                ce = -_picked(est["eta"](q), s).mean()
-            est_opt.zero_grad()
-            ce.backward()
-            est_opt.step()
-        q = x @ theta.T + torch.randn(cfg.n_samples, 2, generator=gen, dtype=torch.float64)
-        log_p_u_x = _picked(est["phi"](x), u).detach() if log_p_u_x_frozen is None else log_p_u_x_frozen
-        loss = privatizer_loss(log_p_u_x, _picked(est["psi"](q), u), _picked(est["eta"](q), s), log_prior_s, cfg.alpha)
-        filt_opt.zero_grad()
-        loss.backward()
-        filt_opt.step()
-        if on_report is not None and cfg.report_every and step % cfg.report_every == 0 and step < cfg.steps:
-            on_report(evaluate(cfg, theta, est, step))
-    return theta.detach(), est
+
+    name = "privatizer"
+    config_class = PrivatizerGmmConfig
+    trainable_name = "train_gmm_privatizer"
+    checkpoints = False
+
+    @property
+    def epochs(self) -> int:
+        every = self.cfg.report_every
+        return -(-self.cfg.steps // every) if every else 1
+
+    def build(self) -> None:
+        """The samples (X, U, S), θ = I, fresh estimators and the optimisers of what this algorithm learns."""
+        cfg = self.cfg
+        torch.manual_seed(cfg.seed)
+        self.gen = torch.Generator().manual_seed(cfg.seed)
+        self.x, self.u, self.s = sample_gmm(cfg.k, cfg.sigma, cfg.n_samples, self.gen)
+        self.theta = nn.Parameter(torch.eye(2, dtype=torch.float64))
+        self.est = {"eta": _estimator(cfg.hidden), "psi": _estimator(cfg.hidden), "phi": _estimator(cfg.hidden)}
+        self.step = 0
+        self.log_p_u_x_frozen: Tensor | None = None
+
+    def pretrain(self) -> None:
+        """Algorithms 2 and 3: fit and freeze φ (and η for 3) on raw data; ψ becomes φ."""
+        cfg, est = self.cfg, self.est
+        if cfg.algorithm != 1:
+            frozen = {"phi": est["phi"], **({"eta": est["eta"]} if cfg.algorithm == 3 else {})}
+            _pretrain(frozen, self.x, {"phi": self.u, "eta": self.s}, cfg)
+            est["psi"] = est["phi"]  # P(u|q) := P_φ(u|q): the provider keeps its raw-data model
+            self.log_p_u_x_frozen = _picked(est["phi"](self.x), self.u).detach()
+        learned = {1: ["eta", "psi", "phi"], 2: ["eta"], 3: []}[cfg.algorithm]
+        trainable = [p for n in learned for p in est[n].parameters()]
+        self.est_opt = torch.optim.Adam(trainable, lr=cfg.estimator_lr) if trainable else None
+        self.filt_opt = torch.optim.Adam([self.theta], lr=cfg.lr)
+
+    def train_epoch(self) -> dict[str, float]:
+        """The filter steps up to the next report (or the last step)."""
+        cfg, est, x, u, s, gen, theta = self.cfg, self.est, self.x, self.u, self.s, self.gen, self.theta
+        log_prior_s = torch.full((cfg.n_samples,), math.log(0.5), dtype=torch.float64)
+        last = min(self.step + cfg.report_every, cfg.steps) if cfg.report_every else cfg.steps
+        for self.step in range(self.step + 1, last + 1):
+            for _ in range(cfg.estimator_steps if self.est_opt is not None else 0):
+                q = (x @ theta.T + torch.randn(cfg.n_samples, 2, generator=gen, dtype=torch.float64)).detach()
+                if cfg.algorithm == 1:
+                    ce = -(_picked(est["eta"](q), s) + _picked(est["psi"](q), u) + _picked(est["phi"](x), u)).mean()
+                else:
+                    ce = -_picked(est["eta"](q), s).mean()
+                self.est_opt.zero_grad()
+                ce.backward()
+                self.est_opt.step()
+            q = x @ theta.T + torch.randn(cfg.n_samples, 2, generator=gen, dtype=torch.float64)
+            log_p_u_x = _picked(est["phi"](x), u).detach() if self.log_p_u_x_frozen is None else self.log_p_u_x_frozen
+            loss = privatizer_loss(log_p_u_x, _picked(est["psi"](q), u), _picked(est["eta"](q), s), log_prior_s, cfg.alpha)
+            self.filt_opt.zero_grad()
+            loss.backward()
+            self.filt_opt.step()
+        return {}
+
+    def evaluate(self, attack: bool) -> dict[str, float]:
+        """The exact-density metrics of the filter after this block (see :func:`evaluate`)."""
+        return evaluate(self.cfg, self.theta, self.est, self.step)
+
+    def state(self) -> dict:
+        return {"theta": self.theta.detach()}
+
+    def load_state(self, state: dict) -> None:
+        self.theta.data.copy_(state["theta"])
+
+    @classmethod
+    def data_counts(cls, config: dict) -> dict[str, int]:
+        """Training, Monte-Carlo and evaluation sample counts of this config (validates it before scheduling)."""
+        cfg = cls.typed(config)
+        return {"samples": cfg.n_samples, "mc_samples": cfg.mc_samples, "eval_samples": cfg.eval_samples}
+
+
+def train_filter(cfg: PrivatizerGmmConfig) -> tuple[Tensor, dict[str, nn.Module]]:
+    """Train θ by ``cfg.algorithm`` without reporting; returns θ and the estimators {"eta", "psi", "phi"}."""
+    mechanism = GmmPrivatizer(cfg, torch.device("cpu"))
+    mechanism.setup()
+    mechanism.pretrain()
+    while mechanism.step < cfg.steps:
+        mechanism.train_epoch()
+    return mechanism.theta.detach(), mechanism.est
 
 
 @torch.no_grad()
@@ -184,25 +231,6 @@ def evaluate(cfg: PrivatizerGmmConfig, theta: Tensor, est: dict[str, nn.Module],
     }
 
 
-def run_point(cfg: PrivatizerGmmConfig, on_report: Reporter | None = None) -> dict[str, float]:
-    """Train one filter and return its final metrics (intermediate ones go to ``on_report`` every report_every steps)."""
-    t0 = time.perf_counter()
-    theta, est = train_filter(cfg, on_report)
-    metrics = evaluate(cfg, theta, est, cfg.steps)
-    metrics["time/train_s"] = time.perf_counter() - t0
-    return metrics
-
-
-def train_gmm_privatizer(config: dict) -> None:
-    """Ray Tune function trainable: one filter, its information-plane trajectory optionally, the final point once."""
-    from ray import tune  # only here: the privatizer loss and run_point are used without Ray
-
-    cfg = PrivatizerGmmConfig.from_dict(config)
-    torch.set_num_threads(cfg.threads)
-    tune.report(run_point(cfg, tune.report))
-
-
-def data_counts(config: dict) -> dict[str, int]:
-    """Training, Monte-Carlo and evaluation sample counts of this config (validates it before scheduling)."""
-    cfg = PrivatizerGmmConfig.from_dict(config)
-    return {"samples": cfg.n_samples, "mc_samples": cfg.mc_samples, "eval_samples": cfg.eval_samples}
+def run_point(cfg: PrivatizerGmmConfig) -> dict[str, float]:
+    """Train one filter as a trial does and return its final report's metrics."""
+    return list(epochs(GmmPrivatizer(cfg, torch.device("cpu"))))[-1].metrics

@@ -1,4 +1,4 @@
-"""The α-MI releaser on ECO smart-meter days as a Ray Tune trainable (docs/mechanisms.md#on-eco-smart-meter-days-eco-eco-si, Algorithm 1).
+"""The α-MI releaser on ECO smart-meter days as a Mechanism (docs/mechanisms.md#on-eco-smart-meter-days-eco-eco-si, Algorithm 1).
 
 Private S = hourly occupancy (24 binary labels per day), utility = the consumption itself. Each
 iteration trains the LSTM adversary k times on the current release, then the LSTM releaser once on
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -29,12 +29,12 @@ from attacks.side_info import SideInfoAttacker, SiOnlyAttacker
 from trainables.alpha_mi import alpha_mutual_information, renyi_entropy
 from core.data.eco import EPOCH, SI_FEATURES, EcoDays, load_eco
 from core.data.eco_synthetic import synthetic_eco
-from trainables.eco_config import EcoConfig
-from trainables.eco_nets import LstmClassifier, LstmReleaser
+from trainables.eco.config import EcoConfig
+from trainables.eco.nets import LstmClassifier, LstmReleaser
 from trainables.release_map import ReleaseMap
-from trainables.releaser import STATE_FILE, load_checkpoint, pick_device, release
 from core.training import batches, fit_classifier, predict_logits
-from trainables.tune_loop import report_game, timed_epochs
+from trainables.mechanism import Mechanism, pick_device
+from trainables.release_map import release
 
 FIGURE_FILE = "trace_7days.png"
 
@@ -109,34 +109,6 @@ def nmse(y: torch.Tensor, x: torch.Tensor, norm: tuple[float, float]) -> torch.T
     return ((yw - xw) ** 2).sum() / (xw ** 2).sum()
 
 
-@dataclass
-class Models:
-    """The releaser, the adversary and their optimisers."""
-
-    releaser: LstmReleaser
-    adversary: LstmClassifier
-    opt_r: torch.optim.Optimizer
-    opt_a: torch.optim.Optimizer
-
-    @classmethod
-    def build(cls, cfg: EcoConfig, device: torch.device) -> Models:
-        """Fresh networks on ``device``, seeded by the config."""
-        torch.manual_seed(cfg.seed)
-        releaser = LstmReleaser(1 + SI_FEATURES * cfg.releaser_si, cfg.noise_dim, cfg.releaser_hidden, cfg.releaser_layers).to(device)
-        adversary = adversary_net(cfg)(2, cfg.adversary_hidden).to(device)
-        return cls(releaser, adversary, torch.optim.Adam(releaser.parameters(), lr=cfg.releaser_lr),
-                   torch.optim.Adam(adversary.parameters(), lr=cfg.lr))
-
-    def state(self) -> dict:
-        """Everything needed to resume training."""
-        return {name: getattr(self, name).state_dict() for name in ("releaser", "adversary", "opt_r", "opt_a")}
-
-    def load(self, state: dict) -> None:
-        """Restore from :meth:`state`."""
-        for name, value in state.items():
-            getattr(self, name).load_state_dict(value)
-
-
 def adversary_net(cfg: EcoConfig) -> Callable[[int, int], LstmClassifier]:
     """The adversary's architecture as a (number of classes, hidden width) factory (the deep attacker tunes the width)."""
     return partial(lstm_classifier, 1 + SI_FEATURES * cfg.side_info, cfg.adversary_layers)
@@ -161,7 +133,7 @@ def hourly_alpha_mi(logits: torch.Tensor, prior: torch.Tensor, alpha: float) -> 
     return mi / entropy.clamp_min(1e-12)
 
 
-def train_epoch(cfg: EcoConfig, m: Models, train: EcoSplit, prior: torch.Tensor, norm: tuple[float, float],
+def train_epoch(cfg: EcoConfig, m: EcoReleaser, train: EcoSplit, prior: torch.Tensor, norm: tuple[float, float],
                 gen: torch.Generator) -> dict[str, float]:
     """One pass of Algorithm 1 over the training days; returns mean training losses."""
     n, device = len(train), train.x.device
@@ -193,7 +165,7 @@ def train_epoch(cfg: EcoConfig, m: Models, train: EcoSplit, prior: torch.Tensor,
     return {f"train/{k}": v / steps for k, v in sums.items()}
 
 
-def pretrain(cfg: EcoConfig, m: Models, train: EcoSplit, gen: torch.Generator) -> None:
+def pretrain(cfg: EcoConfig, m: EcoReleaser, train: EcoSplit, gen: torch.Generator) -> None:
     """Warm start at the full-utility end: the releaser as an identity map (Y ≈ X), the adversary on raw days.
 
     The identity is fitted fast (``pretrain_lr``, its own optimiser); the game's slower, clipped
@@ -217,7 +189,7 @@ def deep_attacker(cfg: EcoConfig) -> DeepAttacker:
     return DeepAttacker(AttackBudget.from_config(cfg.as_dict()), model=adversary_net(cfg), width=cfg.adversary_hidden)
 
 
-def evaluate_release(cfg: EcoConfig, m: Models, train: EcoSplit, test: EcoSplit, prior: torch.Tensor,
+def evaluate_release(cfg: EcoConfig, m: EcoReleaser, train: EcoSplit, test: EcoSplit, prior: torch.Tensor,
                      norm: tuple[float, float], gen: torch.Generator, attack: bool = True) -> tuple[dict[str, float], torch.Tensor]:
     """NMSE, the in-game adversary, the α-MI estimate and (``attack``) a fresh deep attacker on the released splits."""
     released_test = release(m.releaser, releaser_input(cfg, test), gen)
@@ -274,103 +246,105 @@ def save_trace_figure(test: EcoSplit, released: torch.Tensor, norm: tuple[float,
     return path
 
 
-@dataclass
-class EpochOutcome:
-    """What one epoch of the game produced: metrics, the models after it, and the released test days."""
+class EcoReleaser(Mechanism[EcoConfig]):
+    """The LSTM releaser, the LSTM adversary and their optimisers, on the ECO days."""
 
-    epoch: int
-    checkpoint: bool
-    metrics: dict[str, float]
-    models: Models
-    test: EcoSplit
-    released_test: torch.Tensor
-    norm: tuple[float, float]
+    name = "eco_releaser"
+    config_class = EcoConfig
+    trainable_name = "train_eco_releaser"
+    figures = (FIGURE_FILE,)
 
+    def build(self) -> None:
+        """Fresh networks on the device, seeded by the config."""
+        cfg, device = self.cfg, self.device
+        torch.manual_seed(cfg.seed)
+        self.releaser = LstmReleaser(1 + SI_FEATURES * cfg.releaser_si, cfg.noise_dim, cfg.releaser_hidden,
+                                     cfg.releaser_layers).to(device)
+        self.adversary = adversary_net(cfg)(2, cfg.adversary_hidden).to(device)
+        self.opt_r = torch.optim.Adam(self.releaser.parameters(), lr=cfg.releaser_lr)
+        self.opt_a = torch.optim.Adam(self.adversary.parameters(), lr=cfg.lr)
+        self.norm = (0.0, 1.0)  # the training (mean, std) in W, set by setup or a checkpoint
 
-def run_game(cfg: EcoConfig, device: torch.device, restore: Callable[[Models], int] | None = None) -> Iterator[EpochOutcome]:
-    """Algorithm 1 epoch by epoch from fresh (pre-trained) players, or those ``restore`` loads (returns epochs done)."""
-    t0 = time.perf_counter()
-    train, test, norm = load_data(cfg, device)
-    occupied = train.occupancy.float().mean(0)
-    prior = torch.stack([1 - occupied, occupied], 1)  # P(S_t = s) per hour, [24, 2]
-    models = Models.build(cfg, device)
-    gen = torch.Generator(device=device).manual_seed(cfg.seed)
-    if restore is None:
-        start = 0
-        pretrain(cfg, models, train, gen)
-    else:
-        start = restore(models)
-        gen.manual_seed(cfg.seed + start)
-    setup = time.perf_counter() - t0
-    for epoch, checkpoint, metrics, released_test in timed_epochs(
-            start, cfg.epochs, cfg.checkpoint_every, setup,
-            lambda: train_epoch(cfg, models, train, prior, norm, gen),
-            lambda attack: evaluate_release(cfg, models, train, test, prior, norm, gen, attack=attack)):
-        yield EpochOutcome(epoch, checkpoint, metrics, models, test, released_test, norm)
+    def setup(self) -> None:
+        """Train and test days on the device, the per-hour occupancy prior, fresh players, the game's generator."""
+        self.train, self.test, norm = load_data(self.cfg, self.device)
+        occupied = self.train.occupancy.float().mean(0)
+        self.prior = torch.stack([1 - occupied, occupied], 1)  # P(S_t = s) per hour, [24, 2]
+        self.build()
+        self.norm = norm
+        self.gen = torch.Generator(device=self.device).manual_seed(self.cfg.seed)
 
+    def begin(self, start: int) -> None:
+        """A resumed game restarts its generator at seed + epochs done."""
+        if start:
+            self.gen.manual_seed(self.cfg.seed + start)
 
-def write_checkpoint(cfg: EcoConfig, outcome: EpochOutcome, directory: Path) -> None:
-    """Everything needed to resume (and the normalisation a served release needs), plus the 7-day trace."""
-    torch.save({"models": outcome.models.state(), "epoch": outcome.epoch, "config": cfg.as_dict(),
-                "normalisation": {"mean_w": outcome.norm[0], "std_w": outcome.norm[1]}}, directory / STATE_FILE)
-    save_trace_figure(outcome.test, outcome.released_test, outcome.norm, directory / FIGURE_FILE,
-                      f"α={cfg.alpha} λ={cfg.lam} k={cfg.adv_steps} epoch {outcome.epoch}", cfg.figure_days)
+    def state(self) -> dict:
+        """The networks and optimisers, and the normalisation a served release needs (``normalisation``)."""
+        nets = {name: getattr(self, name).state_dict() for name in ("releaser", "adversary", "opt_r", "opt_a")}
+        return nets | {"normalisation": {"mean_w": self.norm[0], "std_w": self.norm[1]}}
 
+    def load_state(self, state: dict) -> None:
+        for name, value in state.items():
+            if name != "normalisation":
+                getattr(self, name).load_state_dict(value)
 
-def train_eco_releaser(config: dict) -> None:
-    """Ray Tune function trainable: metrics every epoch, a checkpoint every ``checkpoint_every``, resumes from the last."""
-    cfg = EcoConfig.from_dict(config)
-    torch.set_num_threads(cfg.threads)
-    report_game(lambda restore: run_game(cfg, pick_device(), restore), load_checkpoint,
-                lambda outcome, directory: write_checkpoint(cfg, outcome, directory), cfg.kill_worker_after_epoch)
+    def pretrain(self) -> None:
+        pretrain(self.cfg, self, self.train, self.gen)
 
+    def train_epoch(self) -> dict[str, float]:
+        return train_epoch(self.cfg, self, self.train, self.prior, self.norm, self.gen)
 
-def checkpoint_inputs(config: dict, checkpoint_dir: str) -> CheckpointInputs:
-    """What the attack farm needs from one checkpoint: released days [N, 24, 1], hourly occupancy [N, 24], SI, raw days."""
-    cfg = EcoConfig.from_dict(config)
-    torch.set_num_threads(cfg.threads)
-    device = pick_device()
-    models = Models.build(cfg, device)
-    epoch = load_checkpoint(checkpoint_dir, models)
-    train, test, _ = load_data(cfg, device)
-    gen = torch.Generator(device=device).manual_seed(cfg.seed + 1000 + epoch)
-    released_train = release(models.releaser, releaser_input(cfg, train), gen)
-    released_test = release(models.releaser, releaser_input(cfg, test), gen)
-    return CheckpointInputs(AttackInput(released_train, train.occupancy, released_test, test.occupancy, num_classes=2,
-                                        raw_train_x=train.x, train_si=train.si, test_si=test.si))
+    def evaluate(self, attack: bool) -> dict[str, float]:
+        metrics, self.released_test = evaluate_release(self.cfg, self, self.train, self.test, self.prior, self.norm,
+                                                       self.gen, attack=attack)
+        return metrics
 
+    def write_figures(self, directory: Path, epoch: int) -> None:
+        """The original-vs-released trace of the first test week."""
+        cfg = self.cfg
+        save_trace_figure(self.test, self.released_test, self.norm, directory / FIGURE_FILE,
+                          f"α={cfg.alpha} λ={cfg.lam} k={cfg.adv_steps} epoch {epoch}", cfg.figure_days)
 
-def load_release(config: dict, checkpoint_dir: str) -> ReleaseMap:
-    """The checkpoint's releaser as a served map: [N, 24, 1 (+19 SI if releaser_si)] normalised days -> [N, 24, 1].
+    def farm_inputs(self) -> CheckpointInputs:
+        """Released days [N, 24, 1], hourly occupancy [N, 24], SI, raw days."""
+        cfg, train, test = self.cfg, self.train, self.test
+        gen = torch.Generator(device=self.device).manual_seed(cfg.seed + 1000 + self.epoch)
+        released_train = release(self.releaser, releaser_input(cfg, train), gen)
+        released_test = release(self.releaser, releaser_input(cfg, test), gen)
+        return CheckpointInputs(AttackInput(released_train, train.occupancy, released_test, test.occupancy,
+                                            num_classes=2, raw_train_x=train.x, train_si=train.si, test_si=test.si))
 
-    Inputs are (W − mean_w) / std_w with the training statistics saved as ``normalisation`` in state.pt,
-    followed by the weekday and month one-hot columns when the releaser reads SI.
-    """
-    cfg = EcoConfig.from_dict(config)
-    models = Models.build(cfg, torch.device("cpu"))
-    load_checkpoint(checkpoint_dir, models)
-    return ReleaseMap("eco_releaser", (24, 1 + SI_FEATURES * cfg.releaser_si), None, models.releaser.eval(), release)
+    def release_map(self) -> ReleaseMap:
+        """The releaser as a served map: [N, 24, 1 (+19 SI if releaser_si)] normalised days -> [N, 24, 1].
 
+        Inputs are (W − mean_w) / std_w with the training statistics saved as ``normalisation`` in state.pt,
+        followed by the weekday and month one-hot columns when the releaser reads SI.
+        """
+        return ReleaseMap(self.name, (24, 1 + SI_FEATURES * self.cfg.releaser_si), None, self.releaser.eval(), release)
 
-def raw_baselines(config: dict) -> dict[str, float]:
-    """Attackers on unreleased days (the PUT's no-privacy end) and the SI-only floor."""
-    cfg = EcoConfig.from_dict(config)
-    torch.set_num_threads(cfg.threads)
-    train, test, _ = load_data(cfg, pick_device())
-    raw = AttackInput(train.x, train.occupancy, test.x, test.occupancy, num_classes=2, train_si=train.si, test_si=test.si)
-    deep = deep_attacker(cfg).run(AttackInput(adversary_input(cfg, train.x, train.si), train.occupancy,
-                                              adversary_input(cfg, test.x, test.si), test.occupancy, num_classes=2))
-    metrics = {}
-    for result in (deep, SideInfoAttacker(AttackBudget.from_config(cfg.as_dict())).run(raw),
-                   SiOnlyAttacker(AttackBudget.from_config(cfg.as_dict())).run(raw)):
-        metrics.update({f"baseline/{k}": v for k, v in result.logged().items()})
-    return metrics
+    @classmethod
+    def raw_baselines(cls, config: dict) -> dict[str, float]:
+        """Attackers on unreleased days (the PUT's no-privacy end) and the SI-only floor."""
+        cfg = cls.typed(config)
+        torch.set_num_threads(cfg.threads)
+        train, test, _ = load_data(cfg, pick_device())
+        raw = AttackInput(train.x, train.occupancy, test.x, test.occupancy, num_classes=2, train_si=train.si,
+                          test_si=test.si)
+        deep = deep_attacker(cfg).run(AttackInput(adversary_input(cfg, train.x, train.si), train.occupancy,
+                                                  adversary_input(cfg, test.x, test.si), test.occupancy, num_classes=2))
+        metrics = {}
+        for result in (deep, SideInfoAttacker(AttackBudget.from_config(cfg.as_dict())).run(raw),
+                       SiOnlyAttacker(AttackBudget.from_config(cfg.as_dict())).run(raw)):
+            metrics.update({f"baseline/{k}": v for k, v in result.logged().items()})
+        return metrics
 
-
-def data_counts(config: dict) -> dict[str, int]:
-    """Days per split and what the data source counted (missing hours interpolated, days dropped); fails early if no data."""
-    cfg = EcoConfig.from_dict(config)
-    days = load_days(cfg)
-    train_idx, test_idx = split_index(days, cfg.test_fraction, cfg.data_seed)
-    return {**days.counts, "eco_train_days": len(train_idx), "eco_test_days": len(test_idx),
-            "occupied_hours": int(days.occupancy.sum())}
+    @classmethod
+    def data_counts(cls, config: dict) -> dict[str, int]:
+        """Days per split and what the data source counted (missing hours interpolated, days dropped); fails early
+        if no data."""
+        cfg = cls.typed(config)
+        days = load_days(cfg)
+        train_idx, test_idx = split_index(days, cfg.test_fraction, cfg.data_seed)
+        return {**days.counts, "eco_train_days": len(train_idx), "eco_test_days": len(test_idx),
+                "occupied_hours": int(days.occupancy.sum())}

@@ -1,0 +1,1 @@
+"""Cloak: learned per-pixel noise over a frozen target classifier (docs/mechanisms.md#cloak)."""

@@ -1,0 +1,341 @@
+"""Cloak as a Mechanism (docs/mechanisms.md#cloak): learned per-pixel noise over a frozen, pre-trained target classifier.
+
+Per-feature noise r = σ∘e + μ, σ = (1 + tanh ρ)/2 · M, e ~ N(0, I). The first ``epochs − suppression_epochs``
+epochs train μ and ρ on L = −log mean_i σ_i² + λ·CE(f(x + r), y) with the mask off; the mask keeps feature i
+(b_i = 1) where σ_i < T and suppresses it where σ_i ≥ T. The last ``suppression_epochs`` train the suppression
+values μ_s on CE only, with μ, ρ and b fixed. :func:`sift` — x_s = (x + r)∘b + μ_s∘(1 − b) — is the one transform
+training, evaluation, the attack farm and serving all use. Every epoch reports the target's accuracy on sifted test
+images (mean over noise draws), the information removed (:mod:`trainables.cloak.info`), the Gaussian baseline at
+equal information and the fairness gaps.
+"""
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, ReferenceData
+from attacks.deep import DeepAttacker
+from attacks.reference import ClassifierRecipe, reference_cache_dir
+from attacks.tuning import AttackBudget
+from trainables.cloak.config import CloakConfig
+from trainables.cloak.info import (
+    feature_variance,
+    information_removed,
+    matching_gaussian_sigma,
+)
+from trainables.cloak.target import (
+    LeNet5,
+    Target,
+    TargetSettings,
+    crop28,
+    load_target,
+    pad32,
+    task_labels,
+)
+from core.data import default_data_root, load_amnist, load_mnist_test_population
+from trainables.figures import digit_thickness, save_release_grid
+from core.metrics import balanced_accuracy, fairness_gaps
+from trainables.release_map import ReleaseMap
+from core.training import batches, predict_logits
+from trainables.mechanism import Mechanism, pick_device
+
+NOISE_FIGURE = "noise_map.png"
+SIFTED_FIGURE = "sifted.png"
+INPUT_SHAPE = (1, 32, 32)
+MNIST_TRAIN = 60_000  # the target's training-set size (all of MNIST's training images)
+POLARISED = 0.1  # σ within 10% of M from 0 or from M counts as pushed to an end
+
+
+class CloakMap(nn.Module):
+    """The learned parameters μ, ρ, μ_s (one per input feature) and the keep mask b (a buffer)."""
+
+    def __init__(self, max_sigma: float, rho_init: float, shape: tuple[int, ...] = INPUT_SHAPE) -> None:
+        super().__init__()
+        self.max_sigma = max_sigma
+        self.mu = nn.Parameter(torch.zeros(shape))
+        self.rho = nn.Parameter(torch.full(shape, rho_init))
+        self.mu_s = nn.Parameter(torch.zeros(shape))
+        self.register_buffer("keep", torch.ones(shape))
+
+    def sigma(self) -> torch.Tensor:
+        """σ = (1 + tanh ρ)/2 · M, in [0, M]."""
+        return (1 + torch.tanh(self.rho)) / 2 * self.max_sigma
+
+    def forward(self, x: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+        return sift(self, x, generator)
+
+
+def sift(cloak: CloakMap, x: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
+    """x_s = (x + r)∘b + μ_s∘(1 − b), r = σ∘e + μ, e ~ N(0, I) drawn from ``generator``: Cloak's one transform."""
+    e = torch.randn(x.shape, generator=generator, device=x.device, dtype=x.dtype)
+    r = cloak.sigma() * e + cloak.mu
+    return (x + r) * cloak.keep + cloak.mu_s * (1 - cloak.keep)
+
+
+def apply_mask(cloak: CloakMap, threshold: float) -> None:
+    """b_i = 1 (keep) where σ_i < T, 0 (suppress) where σ_i ≥ T."""
+    with torch.no_grad():
+        cloak.keep.copy_((cloak.sigma() < threshold).float())
+
+
+@torch.no_grad()
+def release(cloak: CloakMap, x: torch.Tensor, generator: torch.Generator, batch_size: int = 4096) -> torch.Tensor:
+    """Sifted images of a whole split, batched, without gradients."""
+    return torch.cat([sift(cloak, chunk, generator) for chunk in x.split(batch_size)])
+
+
+@dataclass
+class Split:
+    """Images padded to 32×32 on the trial's device, the target's task labels, digits and thickness (0 thin, 1 thick)."""
+
+    x: torch.Tensor
+    y: torch.Tensor
+    digit: torch.Tensor
+    thick: torch.Tensor
+
+    def __len__(self) -> int:
+        return self.x.shape[0]
+
+
+def load_data(cfg: CloakConfig, device: torch.device) -> tuple[Split, Split]:
+    """The trial's AMNIST (thin/thick MNIST) train and test subsets at 32×32, moved to ``device`` once."""
+    train, test, _ = load_amnist(_root(cfg), n_train=cfg.n_train, n_test=cfg.n_test, seed=cfg.seed, download=cfg.download)
+    return tuple(Split(pad32(s.x).to(device), task_labels(s.digit, cfg.task).to(device), s.digit.to(device),
+                       s.thick.to(device)) for s in (train, test))
+
+
+def _root(cfg: CloakConfig) -> Path:
+    return Path(cfg.data_root).expanduser().resolve() if cfg.data_root else default_data_root()
+
+
+def target_for(cfg: CloakConfig, device: torch.device) -> Target:
+    """The cached LeNet-5 target of the config's task (trained on first use; fixed seed, shared by all trials)."""
+    settings = TargetSettings(cfg.task, cfg.num_classes, cfg.target_epochs, cfg.batch_size, cfg.lr)
+    return load_target(_root(cfg), settings, device, cfg.download)
+
+
+def perturbation_epoch(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, opt: torch.optim.Optimizer, train: Split,
+                       gen: torch.Generator) -> dict[str, float]:
+    """One pass training μ, ρ on −log mean σ² + λ·CE(f(x + r), y), mask off; returns mean losses."""
+    cloak.keep.fill_(1.0)
+    sums, steps = {"loss": 0.0, "noise_term": 0.0, "ce": 0.0}, 0
+    for idx in batches(len(train), cfg.batch_size, gen, train.x.device):
+        noise_term = -torch.log(cloak.sigma().pow(2).mean())
+        ce = F.cross_entropy(target(sift(cloak, train.x[idx], gen)), train.y[idx])
+        loss = noise_term + cfg.lam * ce
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        steps += 1
+        for key, value in (("loss", loss), ("noise_term", noise_term), ("ce", ce)):
+            sums[key] += value.item()
+    return {f"train/{k}": v / steps for k, v in sums.items()}
+
+
+def suppression_epoch(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, opt: torch.optim.Optimizer, train: Split,
+                      gen: torch.Generator) -> dict[str, float]:
+    """One pass training the suppression values μ_s on CE(f(x_s), y) with μ, ρ and the mask fixed."""
+    total, steps = 0.0, 0
+    for idx in batches(len(train), cfg.batch_size, gen, train.x.device):
+        ce = F.cross_entropy(target(sift(cloak, train.x[idx], gen)), train.y[idx])
+        opt.zero_grad(set_to_none=True)
+        ce.backward()
+        opt.step()
+        total += ce.item()
+        steps += 1
+    return {"train/ce": total / steps}
+
+
+def _accuracy_over_draws(target: nn.Module, transform: Callable[[torch.Tensor], torch.Tensor], split: Split,
+                         num_classes: int, draws: int) -> tuple[float, torch.Tensor]:
+    """Mean balanced accuracy over ``draws`` noisy versions of the split, and all draws' predictions concatenated."""
+    preds = [predict_logits(target, transform(split.x)).argmax(1) for _ in range(draws)]
+    return sum(balanced_accuracy(p, split.y, num_classes) for p in preds) / draws, torch.cat(preds)
+
+
+@torch.no_grad()
+def evaluate_cloak(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, test: Split, variance: torch.Tensor,
+                   ) -> tuple[dict[str, float], torch.Tensor]:
+    """Utility, information removed, suppression ratio, Gaussian baseline and fairness on the test split."""
+    device, n, k = test.x.device, cfg.num_classes, cfg.noise_draws
+    gen = torch.Generator(device=device).manual_seed(cfg.seed + 7)
+    sifted = release(cloak, test.x, gen)
+    acc, preds = _accuracy_over_draws(target, lambda x: release(cloak, x, gen), test, n, k)
+    zero_fill = copy.deepcopy(cloak)
+    zero_fill.mu_s.zero_()
+    acc_zero, _ = _accuracy_over_draws(target, lambda x: release(zero_fill, x, gen), test, n, k)
+    raw_pred = predict_logits(target, test.x).argmax(1)
+    raw_acc = balanced_accuracy(raw_pred, test.y, n)
+
+    sigma = cloak.sigma()
+    removed = information_removed(variance, sigma, cloak.keep, cfg.info_floor)
+    sigma_g = matching_gaussian_sigma(variance, min(removed, 1 - 1e-9), cfg.info_floor)
+    acc_g, _ = _accuracy_over_draws(
+        target, lambda x: x + sigma_g * torch.randn(x.shape, generator=gen, device=device), test, n, k)
+    polarised = ((sigma < POLARISED * cfg.M) | (sigma > (1 - POLARISED) * cfg.M)).float().mean()
+    metrics = {
+        "utility/accuracy": acc,
+        "utility/accuracy_zero_fill": acc_zero,
+        "utility/raw_accuracy": raw_acc,
+        "utility/accuracy_loss": raw_acc - acc,
+        "leakage/info_removed": removed,
+        "leakage/suppression_ratio": float(1 - cloak.keep.mean()),
+        "leakage/sigma_mean": float(sigma.mean()),
+        "leakage/sigma_polarised": float(polarised),
+        "leakage/gaussian_sigma": sigma_g,
+        "utility/gaussian_accuracy": acc_g,
+        "utility/gaussian_gap": acc - acc_g,
+    }
+    group = test.thick.repeat(k)
+    metrics.update({f"fairness/{key}": v for key, v in fairness_gaps(preds, test.y.repeat(k), group, n).items()})
+    metrics.update({f"fairness/raw_{key}": v for key, v in fairness_gaps(raw_pred, test.y, test.thick, n).items()})
+    return metrics, sifted
+
+
+def save_noise_map(cloak: CloakMap, path: Path, title: str) -> Path:
+    """σ (0..M), the keep mask b and the suppression values μ_s side by side, as a PNG."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7.5, 2.8))
+    FigureCanvasAgg(fig)
+    panels = (("σ", cloak.sigma(), 0.0, cloak.max_sigma), ("keep b", cloak.keep, 0.0, 1.0),
+              ("μ_s (suppressed)", cloak.mu_s * (1 - cloak.keep), None, None))
+    for ax, (name, image, vmin, vmax) in zip(fig.subplots(1, 3), panels):
+        shown = ax.imshow(image.detach().squeeze(0).cpu().numpy(), cmap="viridis", vmin=vmin, vmax=vmax)
+        fig.colorbar(shown, ax=ax, fraction=0.046)
+        ax.set_title(name, fontsize=9)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    return path
+
+
+class Cloak(Mechanism[CloakConfig]):
+    """A trial's learned map, its two optimisers (noise μ, ρ; suppression values μ_s), the frozen target and the data.
+
+    Epochs 1 .. ``perturbation_epochs`` train μ and ρ; the rest train μ_s with the mask fixed. Every epoch is
+    evaluated in full (the attack farm attacks the checkpoints), so ``evaluate`` ignores ``attack``.
+    """
+
+    name = "cloak"
+    config_class = CloakConfig
+    trainable_name = "train_cloak"
+    figures = (NOISE_FIGURE, SIFTED_FIGURE)
+
+    def build(self) -> None:
+        """Fresh μ = 0, ρ = rho_init (σ ≈ 0), μ_s = 0, mask off, on the device."""
+        cfg = self.cfg
+        self.cloak = CloakMap(cfg.M, cfg.rho_init).to(self.device)
+        self.opt_noise = torch.optim.Adam([self.cloak.mu, self.cloak.rho], lr=cfg.cloak_lr)
+        self.opt_supp = torch.optim.Adam([self.cloak.mu_s], lr=cfg.cloak_lr)
+
+    def setup(self) -> None:
+        """The map, the trial's AMNIST subsets at 32×32 and the cached target, on the device."""
+        self.build()
+        self.train, self.test = load_data(self.cfg, self.device)
+        self.target = target_for(self.cfg, self.device)
+
+    def begin(self, start: int) -> None:
+        """Noise streams seeded by seed + epochs done, and the per-feature variance of the training images."""
+        self.gen = torch.Generator(device=self.device).manual_seed(self.cfg.seed + start)
+        torch.manual_seed(self.cfg.seed + start)
+        self.variance = feature_variance(self.train.x)
+
+    def state(self) -> dict:
+        return {"cloak": self.cloak.state_dict(), "opt_noise": self.opt_noise.state_dict(),
+                "opt_supp": self.opt_supp.state_dict()}
+
+    def load_state(self, state: dict) -> None:
+        self.cloak.load_state_dict(state["cloak"])
+        self.opt_noise.load_state_dict(state["opt_noise"])
+        self.opt_supp.load_state_dict(state["opt_supp"])
+
+    def train_epoch(self) -> dict[str, float]:
+        """A perturbation epoch (the first ``perturbation_epochs``) or a suppression-value epoch, then the mask."""
+        cfg, cloak, target = self.cfg, self.cloak, self.target.model
+        perturbing = self.epoch + 1 <= cfg.perturbation_epochs
+        for p in (cloak.mu, cloak.rho):
+            p.requires_grad_(perturbing)
+        cloak.mu_s.requires_grad_(not perturbing)
+        if perturbing:
+            metrics = perturbation_epoch(cfg, cloak, target, self.opt_noise, self.train, self.gen)
+        else:
+            metrics = suppression_epoch(cfg, cloak, target, self.opt_supp, self.train, self.gen)
+        apply_mask(cloak, cfg.T)
+        return metrics | {"train/phase": 1.0 if perturbing else 2.0}
+
+    def evaluate(self, attack: bool) -> dict[str, float]:
+        metrics, self.sifted_test = evaluate_cloak(self.cfg, self.cloak, self.target.model, self.test, self.variance)
+        return metrics
+
+    def write_figures(self, directory: Path, epoch: int) -> None:
+        """The noise map and a few original-vs-sifted test images."""
+        cfg, test = self.cfg, self.test
+        title = f"λ={cfg.lam:g} T={cfg.T:g} M={cfg.M:g} step {epoch}"
+        save_noise_map(self.cloak, directory / NOISE_FIGURE, title)
+        k = cfg.samples_in_figure
+        save_release_grid(test.x[:k], self.sifted_test[:k].clamp(0, 1), directory / SIFTED_FIGURE, title,
+                          digit_thickness(test.digit[:k], test.thick[:k]))
+
+    def farm_inputs(self) -> CheckpointInputs:
+        """Sifted AMNIST splits cropped to 28×28 (thickness as S, digits as U, raw images) and the target for Yeom."""
+        cfg, device, cloak, train, test = self.cfg, self.device, self.cloak.eval(), self.train, self.test
+        gen = torch.Generator(device=device).manual_seed(cfg.seed + 1000 + self.epoch)
+        sifted_train, sifted_test = release(cloak, train.x, gen), release(cloak, test.x, gen)
+        data = AttackInput(crop28(sifted_train), train.thick, crop28(sifted_test), test.thick, num_classes=2,
+                           train_u=train.digit, test_u=test.digit, raw_train_x=crop28(train.x))
+        # The target was trained on all 60,000 MNIST training images, so the AMNIST training split is all members.
+        target = MembershipTarget("target", self.target.model, sifted_train, train.y, sifted_test, test.y,
+                                  self.target_reference())
+        return CheckpointInputs(data, (target,))
+
+    def target_reference(self) -> ReferenceData:
+        """Reference data for the target: LeNet-5 trained on raw MNIST test images outside the trial's test subset
+        (the only images it never saw), the target's way; queried on their sifted versions. Shared by every checkpoint."""
+        cfg, device = self.cfg, self.device
+        x, digits = load_mnist_test_population(_root(cfg), n_test=cfg.n_test, seed=cfg.seed, download=cfg.download)
+        x = pad32(x).to(device)
+        gen = torch.Generator(device=device).manual_seed(cfg.seed + 2000 + self.epoch)
+        recipe = ClassifierRecipe(partial(LeNet5, cfg.num_classes), cfg.target_epochs, cfg.batch_size, cfg.lr)
+        return ReferenceData(recipe, x, task_labels(digits, cfg.task).to(device), release(self.cloak, x, gen),
+                             train_size=MNIST_TRAIN, cache_dir=reference_cache_dir(self.checkpoint_dir, per_checkpoint=False))
+
+    def release_map(self) -> ReleaseMap:
+        """The learned map as a served map: 1×32×32 images in [0, 1] to sifted images."""
+        return ReleaseMap(self.name, INPUT_SHAPE, (0.0, 1.0), self.cloak.eval(), sift)
+
+    @classmethod
+    def raw_baselines(cls, config: dict) -> dict[str, float]:
+        """The target's accuracy on raw images (full MNIST test, plain; the AMNIST test subset, balanced) and a deep
+        thickness attacker on raw images: the PUT's two ends."""
+        cfg = cls.typed(config)
+        torch.set_num_threads(cfg.threads)
+        device = pick_device()
+        target = target_for(cfg, device)
+        train, test = load_data(cfg, device)
+        attacker = DeepAttacker(AttackBudget.from_config(cfg.as_dict()))
+        thick = attacker.run(AttackInput(crop28(train.x), train.thick, crop28(test.x), test.thick, num_classes=2))
+        return {
+            "baseline/target/mnist_test_accuracy": target.mnist_test_accuracy,
+            "baseline/utility/accuracy": balanced_accuracy(predict_logits(target.model, test.x).argmax(1), test.y,
+                                                           cfg.num_classes),
+            "baseline/attack/deep/accuracy": thick.metrics["accuracy"],
+        }
+
+    @classmethod
+    def data_counts(cls, config: dict) -> dict[str, int]:
+        """Image counts of the data a trial with this config trains and tests on (fails early if no data)."""
+        cfg = cls.typed(config)
+        _, _, counts = load_amnist(_root(cfg), n_train=cfg.n_train, n_test=cfg.n_test, seed=cfg.seed,
+                                   download=cfg.download)
+        return counts

@@ -1,0 +1,1 @@
+"""Membership leakage of linear models on Adult (docs/mechanisms.md#membership-models)."""

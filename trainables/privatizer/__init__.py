@@ -1,0 +1,1 @@
+"""The privatizer: on AMNIST (mechanism.py) and its Gaussian-mixture check (gmm.py) (docs/mechanisms.md#privatizer)."""

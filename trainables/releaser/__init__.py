@@ -1,0 +1,1 @@
+"""The α-MI releaser on AMNIST (docs/mechanisms.md#α-mi-releaser)."""

@@ -1,0 +1,134 @@
+"""The α-MI releaser (docs/mechanisms.md#α-mi-releaser, Algorithm 1) as a :class:`~trainables.mechanism.Mechanism`.
+
+Each iteration trains the adversary k times on fresh batches of the current release, the utility
+net once, then the releaser once on  L_R = mse_weight·MSE(X,Y) + CE(utility(Y), U) + λ·Î_α(S;Y)/H_α(S).
+Every epoch ends with an evaluation; checkpoint epochs add a fresh deep attacker on the released splits.
+"""
+from __future__ import annotations
+
+import torch
+from torch.nn import functional as F
+
+from attacks.base import CheckpointInputs, MembershipTarget
+from attacks.reference import reference_cache_dir
+from core.nets import ConvReleaser, SmallCNN
+from core.training import batches, evaluate, fit_classifier
+from trainables.alpha_mi import leakage_alpha_mi, normalised_alpha_mi
+from trainables.amnist_common import AmnistGame, amnist_reference
+from trainables.releaser.config import ReleaserConfig
+
+NETWORKS = ("releaser", "adversary", "utility", "opt_r", "opt_a", "opt_u")  # a checkpoint's state, by name
+
+
+class Releaser(AmnistGame):
+    """The releaser R(X, Z), the in-game thickness adversary and the digit utility net, each with its optimiser."""
+
+    name = "releaser"
+    config_class = ReleaserConfig
+    trainable_name = "train_releaser"
+    cfg: ReleaserConfig
+
+    @property
+    def net(self) -> ConvReleaser:
+        return self.releaser
+
+    def build(self) -> None:
+        """Fresh networks on the device, seeded by the config."""
+        cfg, device = self.cfg, self.device
+        torch.manual_seed(cfg.seed)
+        self.releaser = ConvReleaser(cfg.width, cfg.noise_channels).to(device)
+        self.adversary = SmallCNN(2, cfg.width).to(device)
+        self.utility = SmallCNN(10, cfg.width).to(device)
+        self.opt_r = torch.optim.Adam(self.releaser.parameters(), lr=cfg.lr)
+        self.opt_a = torch.optim.Adam(self.adversary.parameters(), lr=cfg.lr)
+        self.opt_u = torch.optim.Adam(self.utility.parameters(), lr=cfg.lr)
+
+    def state(self) -> dict:
+        return {name: getattr(self, name).state_dict() for name in NETWORKS}
+
+    def load_state(self, state: dict) -> None:
+        for name, value in state.items():
+            getattr(self, name).load_state_dict(value)
+
+    def pretrain(self) -> None:
+        """Warm start: the releaser as an autoencoder (Y ≈ X), the utility net and adversary on raw images.
+
+        The game then starts from the full-utility end of the trade-off with informed players, instead
+        of spending its first epochs on grey noise.
+        """
+        cfg, train = self.cfg, self.train
+        self.pretrain_autoencoder(self.opt_r)
+        if cfg.pretrain_epochs:
+            common = dict(epochs=cfg.pretrain_epochs, batch_size=cfg.batch_size, lr=cfg.lr, generator=self.gen)
+            fit_classifier(self.utility, train.x, train.digit, **common)
+            fit_classifier(self.adversary, train.x, train.thick, **common)
+
+    def train_epoch(self) -> dict[str, float]:
+        """One pass of Algorithm 1 over the training split; returns mean training losses."""
+        cfg, train, gen = self.cfg, self.train, self.gen
+        n, device = len(train), train.x.device
+        sums = {"loss_releaser": 0.0, "loss_adversary": 0.0, "loss_utility": 0.0, "mse": 0.0, "privacy_term": 0.0}
+        steps = 0
+        for idx in batches(n, cfg.batch_size, gen, device):
+            for _ in range(cfg.adv_steps):
+                adv_idx = torch.randint(n, (cfg.batch_size,), generator=gen, device=gen.device).to(device)
+                with torch.no_grad():
+                    y_adv = self.releaser(train.x[adv_idx], gen)
+                loss_a = F.cross_entropy(self.adversary(y_adv), train.thick[adv_idx])
+                self.opt_a.zero_grad(set_to_none=True)
+                loss_a.backward()
+                self.opt_a.step()
+
+            x, u = train.x[idx], train.digit[idx]
+            y = self.releaser(x, gen)
+            loss_u = F.cross_entropy(self.utility(y.detach()), u)
+            self.opt_u.zero_grad(set_to_none=True)
+            loss_u.backward()
+            self.opt_u.step()
+
+            mse = F.mse_loss(y, x)
+            privacy = normalised_alpha_mi(self.adversary(y).softmax(1), self.prior, cfg.alpha)
+            loss_r = cfg.mse_weight * mse + cfg.utility_ce_weight * F.cross_entropy(self.utility(y), u) + cfg.lam * privacy
+            self.opt_r.zero_grad(set_to_none=True)
+            loss_r.backward()
+            self.opt_r.step()
+
+            steps += 1
+            for key, value in (("loss_releaser", loss_r), ("loss_adversary", loss_a), ("loss_utility", loss_u),
+                               ("mse", mse), ("privacy_term", privacy)):
+                sums[key] += value.item()
+        return {f"train/{k}": v / steps for k, v in sums.items()}
+
+    def evaluate(self, attack: bool) -> dict[str, float]:
+        """Utility, in-game adversary, α-MI estimate, and (``attack``) a fresh deep attacker on the released splits."""
+        test, released_test = self.test, self.release_test()
+        with torch.no_grad():
+            posteriors = torch.cat([self.adversary(c).softmax(1) for c in released_test.split(1024)])
+            leakage = leakage_alpha_mi(posteriors, self.cfg.alpha).item()
+        metrics = {
+            "utility/accuracy": evaluate(self.utility, released_test, test.digit, 10),
+            "utility/mse": F.mse_loss(released_test, test.x).item(),
+            "train/adversary_accuracy": evaluate(self.adversary, released_test, test.thick, 2),
+            "leakage/normalised_alpha_mi": leakage,
+        }
+        return metrics | (self.deep_attack() if attack else {})
+
+    def figure_title(self, epoch: int) -> str:
+        return f"α={self.cfg.alpha:g} λ={self.cfg.lam:g} k={self.cfg.adv_steps} epoch {epoch}"
+
+    def farm_inputs(self) -> CheckpointInputs:
+        """Released splits (with digits and raw inputs) and the utility net and adversary as membership targets."""
+        cfg, train, test, epoch = self.cfg, self.train, self.test, self.epoch
+        data, population, released_pop = self.released_splits()
+        cache = reference_cache_dir(self.checkpoint_dir, per_checkpoint=True)
+        # Both networks start on raw images (pretrain_epochs) and then train on the release; references train on
+        # the released population for as many epochs in all (the adversary gets adv_steps batches per step).
+        refs = {name: amnist_reference(SmallCNN, classes, cfg.width, epochs, cfg, released_pop, labels, None, cache)
+                for name, classes, epochs, labels in (
+                    ("utility", 10, cfg.pretrain_epochs + epoch, population.digit),
+                    ("adversary", 2, cfg.pretrain_epochs + epoch * cfg.adv_steps, population.thick))}
+        return CheckpointInputs(data, (
+            MembershipTarget("utility", self.utility, data.train_x, train.digit, data.test_x, test.digit, refs["utility"]),
+            MembershipTarget("adversary", self.adversary, data.train_x, train.thick, data.test_x, test.thick,
+                             refs["adversary"]),
+        ))
