@@ -127,13 +127,13 @@ def main() -> None:
     if args.no_raw:
         return
     # The same independent attacker on raw images: a generous ceiling for the farm's raw-data calibration.
-    from trainables.amnist_common import load_data
+    from trainables.image_game import load_data
     from trainables.releaser.config import ReleaserConfig
 
     config = trial_config(directory)
     train, test = load_data(ReleaserConfig.from_dict({k: v for k, v in config.items() if k in ReleaserConfig.__dataclass_fields__}),
                             torch.device("cpu"))
-    acc, (lo, hi), epochs = independent_accuracy(train.x, train.thick, test.x, test.thick, 0)
+    acc, (lo, hi), epochs = independent_accuracy(train.x, train.s, test.x, test.s, 0)
     farm = client.get_run(parent_id).data.metrics.get("baseline/attack/deep/accuracy", float("nan"))
     print(f"{'raw images (ceiling)':<26} {'':>13} {f'{farm:.3f} (farm deep)':>26} {f'{acc:.3f} [{lo:.3f}, {hi:.3f}]':>26} "
           f"{epochs:>6d} {acc - farm:>+6.3f}", flush=True)

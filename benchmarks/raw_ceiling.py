@@ -30,14 +30,14 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=2)
     args = p.parse_args()
     torch.set_num_threads(args.threads)
-    from trainables.amnist_common import load_data
+    from trainables.image_game import load_data
     from trainables.releaser.config import ReleaserConfig
 
     config = resolve(args.preset, args.profile, []).grid_points()[0]
     cfg = ReleaserConfig.from_dict({k: v for k, v in config.items() if k in ReleaserConfig.__dataclass_fields__})
     train, test = load_data(cfg, torch.device("cpu"))
     print(f"{args.preset}/{args.profile}: {len(train)} raw training images, {len(test)} test images")
-    for task, s_train, s_test, classes in (("thickness", train.thick, test.thick, 2), ("digit", train.digit, test.digit, 10)):
+    for task, s_train, s_test, classes in (("thickness", train.s, test.s, 2), ("digit", train.u, test.u, 10)):
         for label, budget in (("farm budget", AttackBudget.from_config(cfg.as_dict())), ("generous", GENEROUS)):
             t0 = time.perf_counter()
             m = DeepAttacker(budget).run(AttackInput(train.x, s_train, test.x, s_test, classes)).metrics

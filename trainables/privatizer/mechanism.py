@@ -8,7 +8,7 @@ classifier on raw images). ``algorithm`` picks the seed's variant:
   2: φ is pre-trained on raw images and frozen, and the provider also reads the release with it: P(u|q) := P_φ(u|q);
   3: φ and the raw-data thickness classifier η are both frozen and applied to q; only the U-Net trains.
 Each privatizer step minimises (1−α)·[mean log P_φ(u|x)/P(u|q)]² + α·[mean log P_η(s|q)/P(s)]². Setup, checkpoints,
-the deep attacker and the farm's released splits are the releaser's (:mod:`trainables.amnist_common`), so the two
+the deep attacker and the farm's released splits are the releaser's (:mod:`trainables.image_game`), so the two
 mechanisms' fronts compare.
 """
 from __future__ import annotations
@@ -19,10 +19,10 @@ from torch.nn import functional as F
 
 from attacks.base import CheckpointInputs, MembershipTarget, ReferenceData
 from attacks.reference import reference_cache_dir
-from core.data import AmnistSplit
+from core.data import Split
 from core.nets import SmallCNN, StochasticUNet
 from core.training import batches, evaluate, fit_classifier, predict_logits
-from trainables.amnist_common import AmnistGame, amnist_reference
+from trainables.image_game import ImageGame, classifier_reference
 from trainables.privatizer.config import PrivatizerConfig
 from trainables.privatizer.gmm import privatizer_loss
 
@@ -32,7 +32,7 @@ def _picked(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     return logits.log_softmax(1).gather(1, labels[:, None]).squeeze(1)
 
 
-class Privatizer(AmnistGame):
+class Privatizer(ImageGame):
     """The U-Net, the three estimators η, ψ, φ, and the optimisers of what this algorithm trains."""
 
     name = "privatizer"
@@ -49,13 +49,15 @@ class Privatizer(AmnistGame):
         super().setup()
         self.log_prior = self.prior.log()
 
-    def build(self) -> None:
+    def build_networks(self) -> None:
         """Fresh networks on the device, seeded by the config; the estimators' optimiser holds only the learned ones."""
         cfg, device = self.cfg, self.device
         torch.manual_seed(cfg.seed)
-        self.unet = StochasticUNet(cfg.width, cfg.noise_channels).to(device)
-        self.eta, self.psi, self.phi = (SmallCNN(2, cfg.width).to(device), SmallCNN(10, cfg.width).to(device),
-                                        SmallCNN(10, cfg.width).to(device))
+        self.unet = StochasticUNet(cfg.width, cfg.noise_channels, in_shape=self.shape).to(device)
+        s, u, shape = self.s_classes, self.u_classes, self.shape
+        self.eta, self.psi, self.phi = (SmallCNN(s, cfg.width, in_shape=shape).to(device),
+                                        SmallCNN(u, cfg.width, in_shape=shape).to(device),
+                                        SmallCNN(u, cfg.width, in_shape=shape).to(device))
         learned = {1: [self.eta, self.psi, self.phi], 2: [self.eta], 3: []}[cfg.algorithm]
         params = [p for net in learned for p in net.parameters()]
         self.opt_q = torch.optim.Adam(self.unet.parameters(), lr=cfg.lr)
@@ -93,10 +95,10 @@ class Privatizer(AmnistGame):
         cfg, train = self.cfg, self.train
         self.pretrain_autoencoder(self.opt_q)
         common = dict(epochs=max(cfg.pretrain_epochs, 1), batch_size=cfg.batch_size, lr=cfg.lr, generator=self.gen)
-        fit_classifier(self.phi, train.x, train.digit, **common)
-        fit_classifier(self.eta, train.x, train.thick, **common)
+        fit_classifier(self.phi, train.x, train.u, **common)
+        fit_classifier(self.eta, train.x, train.s, **common)
         if cfg.algorithm == 1:
-            fit_classifier(self.psi, train.x, train.digit, **common)
+            fit_classifier(self.psi, train.x, train.u, **common)
         self.freeze()
 
     def loss_terms(self, x: torch.Tensor, q: torch.Tensor, u: torch.Tensor,
@@ -115,7 +117,7 @@ class Privatizer(AmnistGame):
         for idx in batches(n, cfg.batch_size, gen, device):
             for _ in range(cfg.estimator_steps if self.opt_est is not None else 0):
                 est_idx = torch.randint(n, (cfg.batch_size,), generator=gen, device=gen.device).to(device)
-                x_e, u_e, s_e = train.x[est_idx], train.digit[est_idx], train.thick[est_idx]
+                x_e, u_e, s_e = train.x[est_idx], train.u[est_idx], train.s[est_idx]
                 with torch.no_grad():
                     q_e = self.unet(x_e, gen)
                 ce = F.cross_entropy(self.eta(q_e), s_e)
@@ -126,7 +128,7 @@ class Privatizer(AmnistGame):
                 self.opt_est.step()
                 sums["loss_estimators"] += ce.item() / cfg.estimator_steps
 
-            x, u, s = train.x[idx], train.digit[idx], train.thick[idx]
+            x, u, s = train.x[idx], train.u[idx], train.s[idx]
             log_p_u_x, log_p_u_q, log_p_s_q, log_p_s = self.loss_terms(x, self.unet(x, gen), u, s)
             loss = privatizer_loss(log_p_u_x, log_p_u_q, log_p_s_q, log_p_s, cfg.alpha)
             self.opt_q.zero_grad(set_to_none=True)
@@ -142,16 +144,16 @@ class Privatizer(AmnistGame):
         """Utility (P(u|q) and the provider's φ on the release), the in-game η, both loss terms, and a fresh deep
         attacker (``attack``)."""
         test, released_test = self.test, self.release_test()
-        log_u_x = _picked(predict_logits(self.phi, test.x), test.digit)
-        log_u_q = _picked(predict_logits(self.utility_on_release, released_test), test.digit)
-        log_s_q = _picked(predict_logits(self.eta, released_test), test.thick)
+        log_u_x = _picked(predict_logits(self.phi, test.x), test.u)
+        log_u_q = _picked(predict_logits(self.utility_on_release, released_test), test.u)
+        log_s_q = _picked(predict_logits(self.eta, released_test), test.s)
         metrics = {
-            "utility/accuracy": evaluate(self.utility_on_release, released_test, test.digit, 10),
-            "utility/provider_accuracy": evaluate(self.phi, released_test, test.digit, 10),
+            "utility/accuracy": evaluate(self.utility_on_release, released_test, test.u, self.u_classes),
+            "utility/provider_accuracy": evaluate(self.phi, released_test, test.u, self.u_classes),
             "utility/mse": F.mse_loss(released_test, test.x).item(),
-            "train/adversary_accuracy": evaluate(self.eta, released_test, test.thick, 2),
+            "train/adversary_accuracy": evaluate(self.eta, released_test, test.s, self.s_classes),
             "leakage/utility_term": (log_u_x - log_u_q).mean().item(),
-            "leakage/secret_term": (log_s_q - self.log_prior[test.thick]).mean().item(),
+            "leakage/secret_term": (log_s_q - self.log_prior[test.s]).mean().item(),
         }
         return metrics | (self.deep_attack() if attack else {})
 
@@ -159,17 +161,17 @@ class Privatizer(AmnistGame):
         return f"privatizer α={self.cfg.alpha:g} algorithm {self.cfg.algorithm} epoch {epoch}"
 
     def farm_inputs(self) -> CheckpointInputs:
-        """Released splits (with digits and raw inputs) and the trained estimators as membership targets."""
+        """Released splits (with U and raw inputs) and the trained estimators as membership targets."""
         train, test = self.train, self.test
         data, population, released_pop = self.released_splits()
         return CheckpointInputs(data, (
-            MembershipTarget("utility", self.utility_on_release, data.train_x, train.digit, data.test_x, test.digit,
+            MembershipTarget("utility", self.utility_on_release, data.train_x, train.u, data.test_x, test.u,
                              self.estimator_reference("utility", population, released_pop)),
-            MembershipTarget("adversary", self.eta, data.train_x, train.thick, data.test_x, test.thick,
+            MembershipTarget("adversary", self.eta, data.train_x, train.s, data.test_x, test.s,
                              self.estimator_reference("adversary", population, released_pop)),
         ))
 
-    def estimator_reference(self, role: str, population: AmnistSplit, released_pop: torch.Tensor) -> ReferenceData | None:
+    def estimator_reference(self, role: str, population: Split, released_pop: torch.Tensor) -> ReferenceData | None:
         """Reference data for the utility estimator or the adversary η, trained the way this algorithm trains it.
 
         A frozen estimator (φ in Algorithms 2 and 3, η in Algorithm 3) is a raw-image classifier: its references train
@@ -177,11 +179,11 @@ class Privatizer(AmnistGame):
         images and then trains on the release: its references train on the released population (per checkpoint).
         """
         cfg, checkpoint_dir = self.cfg, self.checkpoint_dir
-        classes, labels = (10, population.digit) if role == "utility" else (2, population.thick)
+        classes, labels = (self.u_classes, population.u) if role == "utility" else (self.s_classes, population.s)
         frozen = (role == "utility" and cfg.algorithm != 1) or (role == "adversary" and cfg.algorithm == 3)
         pretrain = max(cfg.pretrain_epochs, 1)
         if frozen:
-            return amnist_reference(SmallCNN, classes, cfg.width, pretrain, cfg, population.x, labels, released_pop,
-                                    reference_cache_dir(checkpoint_dir, per_checkpoint=False))
-        return amnist_reference(SmallCNN, classes, cfg.width, pretrain + self.epoch * cfg.estimator_steps, cfg,
-                                released_pop, labels, None, reference_cache_dir(checkpoint_dir, per_checkpoint=True))
+            return classifier_reference(classes, pretrain, cfg, population.x, labels, released_pop,
+                                        reference_cache_dir(checkpoint_dir, per_checkpoint=False))
+        return classifier_reference(classes, pretrain + self.epoch * cfg.estimator_steps, cfg,
+                                    released_pop, labels, None, reference_cache_dir(checkpoint_dir, per_checkpoint=True))

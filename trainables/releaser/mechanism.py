@@ -14,13 +14,13 @@ from attacks.reference import reference_cache_dir
 from core.nets import ConvReleaser, SmallCNN
 from core.training import batches, evaluate, fit_classifier
 from trainables.alpha_mi import leakage_alpha_mi, normalised_alpha_mi
-from trainables.amnist_common import AmnistGame, amnist_reference
+from trainables.image_game import ImageGame, classifier_reference
 from trainables.releaser.config import ReleaserConfig
 
 NETWORKS = ("releaser", "adversary", "utility", "opt_r", "opt_a", "opt_u")  # a checkpoint's state, by name
 
 
-class Releaser(AmnistGame):
+class Releaser(ImageGame):
     """The releaser R(X, Z), the in-game thickness adversary and the digit utility net, each with its optimiser."""
 
     name = "releaser"
@@ -32,13 +32,13 @@ class Releaser(AmnistGame):
     def net(self) -> ConvReleaser:
         return self.releaser
 
-    def build(self) -> None:
+    def build_networks(self) -> None:
         """Fresh networks on the device, seeded by the config."""
         cfg, device = self.cfg, self.device
         torch.manual_seed(cfg.seed)
-        self.releaser = ConvReleaser(cfg.width, cfg.noise_channels).to(device)
-        self.adversary = SmallCNN(2, cfg.width).to(device)
-        self.utility = SmallCNN(10, cfg.width).to(device)
+        self.releaser = ConvReleaser(cfg.width, cfg.noise_channels, in_shape=self.shape).to(device)
+        self.adversary = SmallCNN(self.s_classes, cfg.width, in_shape=self.shape).to(device)
+        self.utility = SmallCNN(self.u_classes, cfg.width, in_shape=self.shape).to(device)
         self.opt_r = torch.optim.Adam(self.releaser.parameters(), lr=cfg.lr)
         self.opt_a = torch.optim.Adam(self.adversary.parameters(), lr=cfg.lr)
         self.opt_u = torch.optim.Adam(self.utility.parameters(), lr=cfg.lr)
@@ -60,8 +60,8 @@ class Releaser(AmnistGame):
         self.pretrain_autoencoder(self.opt_r)
         if cfg.pretrain_epochs:
             common = dict(epochs=cfg.pretrain_epochs, batch_size=cfg.batch_size, lr=cfg.lr, generator=self.gen)
-            fit_classifier(self.utility, train.x, train.digit, **common)
-            fit_classifier(self.adversary, train.x, train.thick, **common)
+            fit_classifier(self.utility, train.x, train.u, **common)
+            fit_classifier(self.adversary, train.x, train.s, **common)
 
     def train_epoch(self) -> dict[str, float]:
         """One pass of Algorithm 1 over the training split; returns mean training losses."""
@@ -74,12 +74,12 @@ class Releaser(AmnistGame):
                 adv_idx = torch.randint(n, (cfg.batch_size,), generator=gen, device=gen.device).to(device)
                 with torch.no_grad():
                     y_adv = self.releaser(train.x[adv_idx], gen)
-                loss_a = F.cross_entropy(self.adversary(y_adv), train.thick[adv_idx])
+                loss_a = F.cross_entropy(self.adversary(y_adv), train.s[adv_idx])
                 self.opt_a.zero_grad(set_to_none=True)
                 loss_a.backward()
                 self.opt_a.step()
 
-            x, u = train.x[idx], train.digit[idx]
+            x, u = train.x[idx], train.u[idx]
             y = self.releaser(x, gen)
             loss_u = F.cross_entropy(self.utility(y.detach()), u)
             self.opt_u.zero_grad(set_to_none=True)
@@ -106,9 +106,9 @@ class Releaser(AmnistGame):
             posteriors = torch.cat([self.adversary(c).softmax(1) for c in released_test.split(1024)])
             leakage = leakage_alpha_mi(posteriors, self.cfg.alpha).item()
         metrics = {
-            "utility/accuracy": evaluate(self.utility, released_test, test.digit, 10),
+            "utility/accuracy": evaluate(self.utility, released_test, test.u, self.u_classes),
             "utility/mse": F.mse_loss(released_test, test.x).item(),
-            "train/adversary_accuracy": evaluate(self.adversary, released_test, test.thick, 2),
+            "train/adversary_accuracy": evaluate(self.adversary, released_test, test.s, self.s_classes),
             "leakage/normalised_alpha_mi": leakage,
         }
         return metrics | (self.deep_attack() if attack else {})
@@ -117,18 +117,18 @@ class Releaser(AmnistGame):
         return f"α={self.cfg.alpha:g} λ={self.cfg.lam:g} k={self.cfg.adv_steps} epoch {epoch}"
 
     def farm_inputs(self) -> CheckpointInputs:
-        """Released splits (with digits and raw inputs) and the utility net and adversary as membership targets."""
+        """Released splits (with U and raw inputs) and the utility net and adversary as membership targets."""
         cfg, train, test, epoch = self.cfg, self.train, self.test, self.epoch
         data, population, released_pop = self.released_splits()
         cache = reference_cache_dir(self.checkpoint_dir, per_checkpoint=True)
         # Both networks start on raw images (pretrain_epochs) and then train on the release; references train on
         # the released population for as many epochs in all (the adversary gets adv_steps batches per step).
-        refs = {name: amnist_reference(SmallCNN, classes, cfg.width, epochs, cfg, released_pop, labels, None, cache)
+        refs = {name: classifier_reference(classes, epochs, cfg, released_pop, labels, None, cache)
                 for name, classes, epochs, labels in (
-                    ("utility", 10, cfg.pretrain_epochs + epoch, population.digit),
-                    ("adversary", 2, cfg.pretrain_epochs + epoch * cfg.adv_steps, population.thick))}
+                    ("utility", self.u_classes, cfg.pretrain_epochs + epoch, population.u),
+                    ("adversary", self.s_classes, cfg.pretrain_epochs + epoch * cfg.adv_steps, population.s))}
         return CheckpointInputs(data, (
-            MembershipTarget("utility", self.utility, data.train_x, train.digit, data.test_x, test.digit, refs["utility"]),
-            MembershipTarget("adversary", self.adversary, data.train_x, train.thick, data.test_x, test.thick,
+            MembershipTarget("utility", self.utility, data.train_x, train.u, data.test_x, test.u, refs["utility"]),
+            MembershipTarget("adversary", self.adversary, data.train_x, train.s, data.test_x, test.s,
                              refs["adversary"]),
         ))

@@ -1,0 +1,229 @@
+"""What the image mechanisms with a generative release (the releaser and the privatizer) share: the data set from the
+registry, the game's setup and warm start, figures, the deep attacker, the farm's released splits, serving, baselines
+and data counts.
+
+The config's ``dataset`` names a registry entry (core/data/registry.py) with images and class labels for S and U: on
+AMNIST (the default) U = digit and S = stroke thickness; on CIFAR-10, CelebA, Fashion-MNIST or MNIST 32×32 the
+entry's own S and U. Networks take the entry's image shape and class counts. A subclass names its releasing network
+(:attr:`ImageGame.net`), builds its players, trains an epoch, and says which of its networks the farm's membership
+attacks target.
+"""
+from __future__ import annotations
+
+import time
+from functools import partial
+from pathlib import Path
+from typing import Any, ClassVar
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from attacks.base import AttackInput, ReferenceData
+from attacks.deep import DeepAttacker, RawTrainedDeepAttacker
+from attacks.reference import ClassifierRecipe
+from attacks.thickness import ThicknessAttacker
+from attacks.tuning import AttackBudget
+from core.data import Dataset, Split, Splits, default_data_root, get_dataset
+from core.nets import SmallCNN
+from core.training import batches
+from trainables.figures import digit_thickness, save_release_grid
+from trainables.mechanism import Mechanism, pick_device
+from trainables.release_map import ReleaseMap, release
+
+FIGURE_FILE = "released.png"
+
+
+def image_dataset(cfg: Any) -> Dataset:
+    """The registry entry the config names; a one-line ValueError unless it holds images labelled with classes of S and U."""
+    dataset = get_dataset(cfg.dataset)
+    if not dataset.is_image or dataset.private.classes is None or dataset.utility.classes is None:
+        raise ValueError(f"dataset {cfg.dataset!r} is not an image data set with class labels for S and U "
+                         "(the image mechanisms need one, e.g. amnist, mnist32, fashion_mnist, cifar10, celeba)")
+    return dataset
+
+
+def load_splits(cfg: Any, population: bool = False) -> Splits:
+    """The trial's train/test subsets of its data set (and the population outside them, when asked for)."""
+    root = cfg.data_root or (str(default_data_root()) if cfg.dataset in ("amnist", "mnist32") else None)
+    return image_dataset(cfg).load(root, n_train=cfg.n_train, n_test=cfg.n_test, seed=cfg.seed, download=cfg.download,
+                                   population=population)
+
+
+def on_device(split: Split, device: torch.device) -> Split:
+    """``split`` with its tensors on ``device``."""
+    return Split(split.x.to(device), split.s.to(device), split.u.to(device))
+
+
+def load_data(cfg: Any, device: torch.device) -> tuple[Split, Split]:
+    """The trial's train/test subsets, moved to ``device`` once for the whole trial."""
+    splits = load_splits(cfg)
+    return on_device(splits.train, device), on_device(splits.test, device)
+
+
+def load_population(cfg: Any, device: torch.device) -> Split:
+    """Training samples outside the trial's subset (never seen by its networks), on ``device``."""
+    population = load_splits(cfg, population=True).population
+    assert population is not None  # asked for
+    return on_device(population, device)
+
+
+def classifier_reference(classes: int, epochs: int, cfg: Any, train_x: torch.Tensor, labels: torch.Tensor,
+                         query_x: torch.Tensor | None, cache_dir: str) -> ReferenceData | None:
+    """Reference data for a trial's classifier: a ``SmallCNN(classes, width)`` of the images' shape trained ``epochs``
+    epochs with the trial's batch size and learning rate; None when the trial trains on the whole set (no population)."""
+    if len(labels) < 2:
+        return None
+    net = partial(SmallCNN, classes, cfg.width, in_shape=tuple(train_x.shape[1:]))
+    recipe = ClassifierRecipe(net, max(epochs, 1), cfg.batch_size, cfg.lr)
+    return ReferenceData(recipe, train_x, labels, query_x, cache_dir=cache_dir)
+
+
+def baselines_for(cfg: Any) -> dict[str, float]:
+    """Every attacker kind on unreleased images, and a tuned utility classifier: the PUT's two ends.
+
+    The tuned utility classifier is the utility a data user gets from raw images; the deep attacker's raw
+    accuracy is the calibration of the farm's learned attackers (``deep_raw`` applied to raw test images
+    is the same fit, so it logs the same number); the thickness rule is exact on raw images by construction.
+    """
+    torch.set_num_threads(cfg.threads)
+    train, test = load_data(cfg, pick_device())
+    budget = AttackBudget.from_config(cfg.as_dict())
+    dataset = image_dataset(cfg)
+    raw = AttackInput(train.x, train.s, test.x, test.s, num_classes=dataset.private.classes, train_u=train.u,
+                      test_u=test.u, raw_train_x=train.x)
+    secret = RawTrainedDeepAttacker(budget).run(raw)  # deep_raw's own fit, cached: the farm's deep_raw reuses it
+    utility = DeepAttacker(budget).run(AttackInput(train.x, train.u, test.x, test.u, num_classes=dataset.utility.classes))
+    results = {"deep": secret, "deep_raw": secret}
+    if cfg.dataset == "amnist":  # the thickness rule reads AMNIST's digits only
+        results["thickness"] = ThicknessAttacker(seed=cfg.seed).run(raw)
+    metrics = {f"baseline/utility/{k}": utility.metrics[k] for k in ("accuracy", "accuracy/ci_low", "accuracy/ci_high")}
+    for kind, result in results.items():
+        metrics |= {f"baseline/attack/{kind}/{k}": result.metrics[k] for k in ("accuracy", "accuracy/ci_low", "accuracy/ci_high")}
+    return metrics
+
+
+def counts_for(cfg: Any) -> dict[str, int]:
+    """Image counts of the data a trial with this config trains and tests on (fails early if no data)."""
+    return load_splits(cfg).counts
+
+
+class ImageGame(Mechanism):
+    """A game on an image data set whose releasing network maps images to images: Y = net(X, Z)."""
+
+    figures: ClassVar[tuple[str, ...]] = (FIGURE_FILE,)
+
+    @property
+    def net(self) -> nn.Module:
+        """The releasing network (its forward takes the images and a noise generator)."""
+        raise NotImplementedError
+
+    def setup(self) -> None:
+        """The trial's subsets on the device, the prior P(S), fresh players, the game's generator."""
+        self.train, self.test = load_data(self.cfg, self.device)
+        self.prior = torch.bincount(self.train.s, minlength=self.s_classes).float() / len(self.train)
+        self.build()
+        self.gen = torch.Generator(device=self.device).manual_seed(self.cfg.seed)
+
+    def begin(self, start: int) -> None:
+        """A resumed game draws fresh noise per restart: the generator restarts at seed + epochs done."""
+        if start:
+            self.gen.manual_seed(self.cfg.seed + start)
+
+    def build(self) -> None:
+        """The data set's description (shape, classes), then the subclass's networks (:meth:`build_networks`)."""
+        self.dataset = image_dataset(self.cfg)
+        self.build_networks()
+
+    def build_networks(self) -> None:
+        """Fresh networks and optimisers on the device, seeded by the config, sized by :attr:`shape` and the classes."""
+        raise NotImplementedError
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """The data set's image shape (C, H, W)."""
+        c, h, w = self.dataset.input_shape
+        return c, h, w
+
+    @property
+    def s_classes(self) -> int:
+        """How many values the private attribute S takes."""
+        return int(self.dataset.private.classes or 0)
+
+    @property
+    def u_classes(self) -> int:
+        """How many values the utility attribute U takes."""
+        return int(self.dataset.utility.classes or 0)
+
+    def pretrain_autoencoder(self, opt: torch.optim.Optimizer) -> None:
+        """The releasing network as an autoencoder (Y ≈ X) for ``pretrain_epochs``.
+
+        It is fitted with pixel-wise binary cross-entropy: on sparse MNIST strokes plain MSE through a sigmoid
+        collapses to an all-black image, a flat local minimum the game cannot leave.
+        """
+        train = self.train
+        for _ in range(self.cfg.pretrain_epochs):
+            for idx in batches(len(train), self.cfg.batch_size, self.gen, train.x.device):
+                loss = F.binary_cross_entropy(self.net(train.x[idx], self.gen), train.x[idx])
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+
+    def release_test(self) -> torch.Tensor:
+        """The released test split (kept for the checkpoint's figure)."""
+        self.released_test = release(self.net, self.test.x, self.gen)
+        return self.released_test
+
+    def deep_attack(self) -> dict[str, float]:
+        """A fresh deep attacker of S fitted on the released training split, scored on the released test split."""
+        t0 = time.perf_counter()
+        released_train = release(self.net, self.train.x, self.gen)
+        result = DeepAttacker(AttackBudget.from_config(self.cfg.as_dict())).run(
+            AttackInput(released_train, self.train.s, self.released_test, self.test.s, num_classes=self.s_classes))
+        return result.logged() | {"time/attack_s": time.perf_counter() - t0}
+
+    def figure_title(self, epoch: int) -> str:
+        """The title of the checkpoint's original-vs-released figure."""
+        raise NotImplementedError
+
+    def write_figures(self, directory: Path, epoch: int) -> None:
+        """The first ``samples_in_figure`` test images above their releases."""
+        k, test = self.cfg.samples_in_figure, self.test
+        save_release_grid(test.x[:k], self.released_test[:k], directory / FIGURE_FILE, self.figure_title(epoch),
+                          self.captions(test.u[:k], test.s[:k]))
+
+    def captions(self, u: torch.Tensor, s: torch.Tensor) -> list[str]:
+        """Column captions of the figure: digit and thickness on AMNIST, else the entry's U and S values."""
+        if self.cfg.dataset == "amnist":
+            return digit_thickness(u, s)
+        names = self.dataset.utility.name, self.dataset.private.name
+        return [f"{names[0]} {int(a)}\n{names[1]} {int(b)}" for a, b in zip(u.tolist(), s.tolist(), strict=True)]
+
+    def released_splits(self) -> tuple[AttackInput, Split, torch.Tensor]:
+        """The farm's released train/test splits (with U and raw inputs), the population and its release.
+
+        The noise is drawn afresh per checkpoint (seed + 1000 + epoch; the population's seed + 2000 + epoch).
+        """
+        cfg, device, epoch = self.cfg, self.device, self.epoch
+        gen = torch.Generator(device=device).manual_seed(cfg.seed + 1000 + epoch)
+        released_train, released_test = release(self.net, self.train.x, gen), release(self.net, self.test.x, gen)
+        data = AttackInput(released_train, self.train.s, released_test, self.test.s, num_classes=self.s_classes,
+                           train_u=self.train.u, test_u=self.test.u, raw_train_x=self.train.x)
+        population = load_population(cfg, device)
+        pop_gen = torch.Generator(device=device).manual_seed(cfg.seed + 2000 + epoch)
+        released_pop = release(self.net, population.x, pop_gen) if len(population) else population.x
+        return data, population, released_pop
+
+    def release_map(self) -> ReleaseMap:
+        """The releasing network as a served map: images of the data set's shape in [0, 1] to released images."""
+        return ReleaseMap(self.name, self.shape, (0.0, 1.0), self.net.eval(), release)
+
+    @classmethod
+    def raw_baselines(cls, config: dict) -> dict[str, float]:
+        """U and S accuracy of fresh classifiers and attackers on unreleased images."""
+        return baselines_for(cls.typed(config))
+
+    @classmethod
+    def data_counts(cls, config: dict) -> dict[str, int]:
+        """Image counts of the data a trial with this config trains and tests on (fails early if no data)."""
+        return counts_for(cls.typed(config))
