@@ -18,6 +18,7 @@ class AttackInput:
     ``train_u``/``test_u``: the utility attribute (e.g. the digit), public by design of the release.
     ``raw_train_x``: unreleased training inputs, for attackers trained on raw data (non-retrained).
     ``train_si``/``test_si``: side information, float [N, d] (e.g. one-hot weekday and month).
+    ``dataset``: the registry name of the data set the splits come from ("" when not known).
     """
 
     train_x: torch.Tensor
@@ -30,6 +31,7 @@ class AttackInput:
     raw_train_x: torch.Tensor | None = None
     train_si: torch.Tensor | None = None
     test_si: torch.Tensor | None = None
+    dataset: str = ""
 
 
 @dataclass(frozen=True)

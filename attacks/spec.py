@@ -21,6 +21,7 @@ class Need(Enum):
     SIDE_INFO = "side information (AttackInput.train_si and test_si)"
     TARGETS = "trained networks to test for membership (CheckpointInputs.targets)"
     REFERENCE = "a population for reference models (MembershipTarget.reference)"
+    AMNIST_DIGITS = "AMNIST's 1×28×28 digit images with the digit as utility attribute (AttackInput.dataset amnist)"
 
 
 _DATA_CHECKS: dict[Need, Callable[[AttackInput], bool]] = {
@@ -28,10 +29,13 @@ _DATA_CHECKS: dict[Need, Callable[[AttackInput], bool]] = {
     Need.RAW_TRAIN_X: lambda d: d.raw_train_x is not None,
     Need.UTILITY: lambda d: d.train_u is not None and d.test_u is not None,
     Need.SIDE_INFO: lambda d: d.train_si is not None and d.test_si is not None,
+    Need.AMNIST_DIGITS: lambda d: (d.dataset in ("", "amnist") and tuple(d.train_x.shape[1:]) == (1, 28, 28)
+                                   and d.train_u is not None),
 }
 
 # Per network: a checkpoint without them is skipped with the reason recorded; any other unmet need is an error.
-SKIPPED_WHEN_ABSENT = frozenset({Need.TARGETS, Need.REFERENCE})
+# An attacker made for one data set (AMNIST_DIGITS) is skipped, with the reason recorded, on a release of another.
+SKIPPED_WHEN_ABSENT = frozenset({Need.TARGETS, Need.REFERENCE, Need.AMNIST_DIGITS})
 
 Builder = Callable[[dict[str, Any], bool], "Attacker | MembershipAttacker"]
 

@@ -85,6 +85,6 @@ class ThicknessAttacker:
 
 SPECS = (
     AttackerSpec("thickness", lambda config, figures: ThicknessAttacker(seed=int(config.get("seed", 0))),
-                 frozenset({Need.RELEASED, Need.UTILITY}),
+                 frozenset({Need.RELEASED, Need.UTILITY, Need.AMNIST_DIGITS}),
                  summary="AMNIST's thickness labeler rerun on released images with the public digit"),
 )

@@ -28,7 +28,11 @@ def save_release_grid(original: torch.Tensor, released: torch.Tensor, path: Path
     for row, images in enumerate((original, released)):
         for col in range(n):
             ax = axes[row][col]
-            ax.imshow(images[col].squeeze(0).detach().cpu().numpy(), cmap="gray", vmin=0, vmax=1)
+            image = images[col].detach().cpu()
+            if image.shape[0] == 1:  # grey: one channel
+                ax.imshow(image[0].numpy(), cmap="gray", vmin=0, vmax=1)
+            else:  # colour: channels last, as matplotlib draws them
+                ax.imshow(image.permute(1, 2, 0).clamp(0, 1).numpy())
             ax.set_xticks([])
             ax.set_yticks([])
         axes[row][0].set_ylabel(("original", "released")[row])

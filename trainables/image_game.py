@@ -11,7 +11,7 @@ attacks target.
 from __future__ import annotations
 
 import time
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -130,14 +130,10 @@ class ImageGame(Mechanism):
         if start:
             self.gen.manual_seed(self.cfg.seed + start)
 
-    def build(self) -> None:
-        """The data set's description (shape, classes), then the subclass's networks (:meth:`build_networks`)."""
-        self.dataset = image_dataset(self.cfg)
-        self.build_networks()
-
-    def build_networks(self) -> None:
-        """Fresh networks and optimisers on the device, seeded by the config, sized by :attr:`shape` and the classes."""
-        raise NotImplementedError
+    @cached_property
+    def dataset(self) -> Dataset:
+        """The registry entry the config names (its image shape and the classes of S and U size the networks)."""
+        return image_dataset(self.cfg)
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -208,7 +204,7 @@ class ImageGame(Mechanism):
         gen = torch.Generator(device=device).manual_seed(cfg.seed + 1000 + epoch)
         released_train, released_test = release(self.net, self.train.x, gen), release(self.net, self.test.x, gen)
         data = AttackInput(released_train, self.train.s, released_test, self.test.s, num_classes=self.s_classes,
-                           train_u=self.train.u, test_u=self.test.u, raw_train_x=self.train.x)
+                           train_u=self.train.u, test_u=self.test.u, raw_train_x=self.train.x, dataset=cfg.dataset)
         population = load_population(cfg, device)
         pop_gen = torch.Generator(device=device).manual_seed(cfg.seed + 2000 + epoch)
         released_pop = release(self.net, population.x, pop_gen) if len(population) else population.x

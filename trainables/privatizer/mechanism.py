@@ -49,7 +49,7 @@ class Privatizer(ImageGame):
         super().setup()
         self.log_prior = self.prior.log()
 
-    def build_networks(self) -> None:
+    def build(self) -> None:
         """Fresh networks on the device, seeded by the config; the estimators' optimiser holds only the learned ones."""
         cfg, device = self.cfg, self.device
         torch.manual_seed(cfg.seed)

@@ -32,7 +32,7 @@ class Releaser(ImageGame):
     def net(self) -> ConvReleaser:
         return self.releaser
 
-    def build_networks(self) -> None:
+    def build(self) -> None:
         """Fresh networks on the device, seeded by the config."""
         cfg, device = self.cfg, self.device
         torch.manual_seed(cfg.seed)
