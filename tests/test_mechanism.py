@@ -1,0 +1,41 @@
+"""The Mechanism interface as the driver sees it: every preset derives its callables from its mechanism class."""
+from __future__ import annotations
+
+import pytest
+
+from search_spaces import presets
+from trainables.mechanism import Mechanism
+from trainables.tune_loop import KILL_ENV, kill_after_epoch
+
+# preset -> (mechanism label, Tune trainable name, raw baselines, attack farm, served release)
+EXPECTED = {
+    "amnist": ("releaser", "train_releaser", True, True, True),
+    "amnist-privatizer": ("privatizer", "train_privatizer", True, True, True),
+    "gmm": ("privatizer", "train_gmm_privatizer", False, False, False),
+    "cloak-mnist": ("cloak", "train_cloak", True, True, True),
+    "eco": ("eco_releaser", "train_eco_releaser", True, True, True),
+    "eco-si": ("eco_releaser", "train_eco_releaser", True, True, True),
+    "adult-membership": ("membership", "train_membership", False, True, False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_preset_callables_come_from_its_mechanism(name: str) -> None:
+    preset = presets()[name]
+    label, trainable, baselines, farm, serves = EXPECTED[name]
+    assert issubclass(preset.mechanism, Mechanism) and preset.mechanism_name == label
+    assert preset.trainable.__name__ == trainable
+    assert (preset.baselines is not None, preset.checkpoint_inputs is not None, preset.load_release is not None) == (
+        baselines, farm, serves)
+    assert preset.validate(dict(preset.base)) == preset.mechanism.config_class.normalise(dict(preset.base))
+    assert preset.checkpoint_figures == preset.mechanism.figures or not preset.mechanism.checkpoints
+
+
+def test_fault_injection_reads_its_environment_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(KILL_ENV, raising=False)
+    assert kill_after_epoch() == -1
+    monkeypatch.setenv(KILL_ENV, "3")
+    assert kill_after_epoch() == 3
+    monkeypatch.setenv(KILL_ENV, "three")
+    with pytest.raises(ValueError, match=f"^{KILL_ENV} must be an integer epoch"):
+        kill_after_epoch()
