@@ -12,6 +12,7 @@ import torch
 
 from conftest import REPO, run_sweep, store, sweep_env
 from platform.errors import UsageError
+from platform.sweep import main
 from platform.sweep_config import get_preset, preset_of, resolve
 from search_spaces.amnist import PRESET as amnist
 from search_spaces.plugins import load_preset_file, merge_presets, published_presets
@@ -38,10 +39,13 @@ def test_bad_preset_file_is_one_line(tmp_path: Path, source: str, expected: str)
     assert "\n" not in str(caught.value)
 
 
-def test_name_and_file_together_is_a_usage_error(tmp_path: Path) -> None:
-    out = run_sweep(tmp_path, "amnist", "--preset-file", str(EXAMPLE), "--profile", "smoke", timeout=120)
-    assert out.returncode == 2, out.stderr[-2000:]
-    assert out.stderr.strip().splitlines()[-1].endswith("give a preset name or --preset-file PATH (exactly one)")
+@pytest.mark.parametrize("given", [["amnist", "--preset-file", str(EXAMPLE)], []], ids=["both", "neither"])
+def test_name_and_file_exactly_one(tmp_path: Path, capsys: pytest.CaptureFixture[str], given: list[str]) -> None:
+    """In-process through the sweep's own entry point, as tests/test_sweep_cli.py does."""
+    code = main([*given, "--tracking-uri", f"sqlite:///{tmp_path / 'mlflow.db'}", "--storage", str(tmp_path / "runs")])
+    assert code == 2
+    assert capsys.readouterr().err == "error: give a preset name or --preset-file PATH (exactly one)\n"
+    assert not (tmp_path / "runs").exists()
 
 
 def test_example_resolves_and_is_found_again_from_the_parent_params() -> None:
