@@ -134,7 +134,8 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
         "dataset": spec.preset.dataset, "search": args.search, "storage": tune_storage.join(storage, name),
         "grid": spec.grid, "config": spec.config, "planned_trials": planned, "attackers": attackers,
     } | ({"preset_file": preset_file} if preset_file else {}))
-    ending.attach(client, exp_id, parent_id, resume_command(f"--preset-file={preset_file}" if preset_file else spec.preset.name, name, {
+    again = f"--preset-file={preset_file}" if preset_file else spec.preset.name  # how the resume command names it
+    ending.attach(client, exp_id, parent_id, resume_command(again, name, {
         "--tracking-uri": tracking_uri, "--storage": storage, "--experiment": args.experiment,
         "--address": args.address, "--attackers": args.attackers, "--gpus-per-trial": args.gpus_per_trial}))
     planned = int(client.get_run(parent_id).data.params["planned_trials"])  # a resumed sweep keeps its own plan

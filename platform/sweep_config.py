@@ -90,7 +90,8 @@ def preset_of(params: dict[str, Any]) -> Preset:
     return preset_from_file(params["preset_file"]) if params.get("preset_file") else get_preset(params["preset"])
 
 
-def resolve(preset_name: str | None, profile: str | None, overrides: list[str], preset_file: str | None = None) -> SweepSpec:
+def resolve(preset_name: str | None, profile: str | None, overrides: list[str],
+            preset_file: str | None = None) -> SweepSpec:
     """Preset (by name, or from ``preset_file``) defaults, then the profile, then ``--set``; every grid point validated
     before anything runs."""
     preset = preset_from_file(preset_file) if preset_file else get_preset(preset_name)

@@ -1,4 +1,5 @@
-"""Presets from outside putlab: a preset file (``--preset-file``) and installed packages' ``putlab.presets`` entry points.
+"""Presets from outside putlab: a preset file (``--preset-file``) and the ``putlab.presets`` entry points of installed
+packages.
 
 A preset file is a Python file defining ``PRESET``; its folder is on ``sys.path`` while it loads, so it can import its
 sibling modules (its mechanism). Every module loaded from that folder is then pickled by value for Ray
@@ -17,6 +18,11 @@ from pathlib import Path
 from search_spaces import Preset
 
 ENTRY_POINT_GROUP = "putlab.presets"
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (empty for none)."""
+    return (str(exc).splitlines() or [""])[0]
 
 
 def module_name(path: Path) -> str:
@@ -58,8 +64,7 @@ def _import(path: Path, name: str) -> None:
         spec.loader.exec_module(module)
     except Exception as exc:  # the user's code: any failure is one line naming the file
         del sys.modules[name]
-        first = (str(exc).splitlines() or [""])[0]
-        raise ValueError(f"preset file {path} does not import: {type(exc).__name__}: {first}") from None
+        raise ValueError(f"preset file {path} does not import: {type(exc).__name__}: {first_line(exc)}") from None
     finally:
         sys.path[:] = saved  # workers must not depend on it: the modules travel by value
     for loaded in [m for m in list(sys.modules.values()) if _lies_in(m, path.parent)]:
@@ -80,7 +85,7 @@ def published_presets() -> list[tuple[str, Preset]]:
         try:
             preset = point.load()
         except Exception as exc:  # an installed package's import error: one line naming the entry point
-            raise ValueError(f"{source} does not load: {type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}") from None
+            raise ValueError(f"{source} does not load: {type(exc).__name__}: {first_line(exc)}") from None
         if not isinstance(preset, Preset):
             raise ValueError(f"{source} is a {type(preset).__name__}, not a search_spaces.Preset")
         found.append((source, preset))
@@ -93,6 +98,7 @@ def merge_presets(builtin: Iterable[Preset], published: Iterable[tuple[str, Pres
     sources = {name: "the built-in preset" for name in merged}
     for source, preset in published:
         if preset.name in merged:
-            raise ValueError(f"preset name {preset.name!r} of {source} clashes with {sources[preset.name]} {preset.name!r}")
+            taken = f"{sources[preset.name]} {preset.name!r}"
+            raise ValueError(f"preset name {preset.name!r} of {source} clashes with {taken}")
         merged[preset.name], sources[preset.name] = preset, source
     return merged

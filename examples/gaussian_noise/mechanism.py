@@ -1,8 +1,8 @@
 """A learned per-pixel Gaussian-noise release on AMNIST: a worked example of your own putlab mechanism.
 
 The release adds Gaussian noise with a learned standard deviation per pixel, Y = clamp(X + σ ⊙ N(0, I), 0, 1),
-σ = exp(log_sigma) over 1×28×28. Each training step fits a thickness adversary and a digit utility net on the release,
-then moves log σ to minimise
+σ = exp(log_sigma) over 1×28×28. Each training step fits a thickness adversary and a digit utility net on the
+release, then moves log σ to minimise
 
     L = CE(utility(Y), digit) + mse_weight · MSE(Y, X) + λ · CE(adversary(Y), uniform)
 
@@ -34,6 +34,7 @@ from trainables.release_map import ReleaseMap, release
 from trainables.typed_config import TypedConfig
 
 SIGMA_FIGURE = "sigma.png"
+NETWORKS = ("noise", "adversary", "utility", "opt_noise", "opt_a", "opt_u")  # a checkpoint's state, by name
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,8 @@ class GaussianNoiseConfig(TypedConfig):
             (self.sigma_init > 0, f"sigma_init must be > 0 (got {self.sigma_init})"),
             (self.noise_lr > 0, f"noise_lr must be > 0 (got {self.noise_lr})"),
             (self.epochs >= 1, f"epochs must be >= 1 (got {self.epochs})"),
-            (self.attack_search in ("halving", "full"), f"attack_search must be halving or full (got {self.attack_search!r})"),
+            (self.attack_search in ("halving", "full"),
+             f"attack_search must be halving or full (got {self.attack_search!r})"),
         ]
 
 
@@ -121,8 +123,9 @@ class GaussianNoise(Mechanism[GaussianNoiseConfig]):
 
     def pretrain(self) -> None:
         """The utility net and adversary start informed: fitted on raw images."""
-        if self.cfg.pretrain_epochs:
-            common = dict(epochs=self.cfg.pretrain_epochs, batch_size=self.cfg.batch_size, lr=self.cfg.lr, generator=self.gen)
+        cfg = self.cfg
+        if cfg.pretrain_epochs:
+            common = dict(epochs=cfg.pretrain_epochs, batch_size=cfg.batch_size, lr=cfg.lr, generator=self.gen)
             fit_classifier(self.utility, self.train.x, self.train.digit, **common)
             fit_classifier(self.adversary, self.train.x, self.train.thick, **common)
 
@@ -168,7 +171,7 @@ class GaussianNoise(Mechanism[GaussianNoiseConfig]):
 
     # --- checkpoints ----------------------------------------------------------------------------------------------
     def state(self) -> dict:
-        return {k: getattr(self, k).state_dict() for k in ("noise", "adversary", "utility", "opt_noise", "opt_a", "opt_u")}
+        return {k: getattr(self, k).state_dict() for k in NETWORKS}
 
     def load_state(self, state: dict) -> None:
         for key, value in state.items():
@@ -203,8 +206,10 @@ class GaussianNoise(Mechanism[GaussianNoiseConfig]):
                                      download=cfg.download)
         reference = None
         if len(pop) >= 2:  # a trial on all of AMNIST leaves no population
-            recipe = ClassifierRecipe(partial(SmallCNN, 10, cfg.width), cfg.pretrain_epochs + self.epoch, cfg.batch_size, cfg.lr)
-            reference = ReferenceData(recipe, release(self.noise, pop.x.to(self.device), gen), pop.digit.to(self.device),
+            epochs = cfg.pretrain_epochs + self.epoch  # as many as the utility net had
+            recipe = ClassifierRecipe(partial(SmallCNN, 10, cfg.width), epochs, cfg.batch_size, cfg.lr)
+            released_pop = release(self.noise, pop.x.to(self.device), gen)
+            reference = ReferenceData(recipe, released_pop, pop.digit.to(self.device),
                                       cache_dir=reference_cache_dir(self.checkpoint_dir, per_checkpoint=True))
         return CheckpointInputs(data, (MembershipTarget("utility", self.utility, data.train_x, train.digit, data.test_x,
                                                         test.digit, reference),))

@@ -1,4 +1,6 @@
-"""The sweep preset of the Gaussian-noise example: ``python -m platform.sweep --preset-file examples/gaussian_noise/preset.py``.
+"""The sweep preset of the Gaussian-noise example:
+
+    python -m platform.sweep --preset-file examples/gaussian_noise/preset.py --profile smoke
 
 putlab loads this file with its folder importable, so ``mechanism`` below is the sibling mechanism.py.
 """
@@ -19,7 +21,7 @@ PRESET = Preset(
             optuna_samples=2,
         ),
         "quick": Profile(
-            description="minutes on 2 CPUs: 2,000 training images, 4 epochs (attacked at the end), λ ∈ {0, 1, 3, 10}",
+            description="minutes on 2 CPUs: 2,000 training images, 4 epochs (attacked at the end), λ in {0, 1, 3, 10}",
             config={"n_train": 2000, "n_test": 1000, "epochs": 4, "checkpoint_every": 4},
             grid={"lam": [0.0, 1.0, 3.0, 10.0]},
             optuna_samples=4,
