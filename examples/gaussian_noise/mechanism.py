@@ -224,6 +224,4 @@ class GaussianNoise(Mechanism[GaussianNoiseConfig]):
 
     @classmethod
     def data_counts(cls, config: dict) -> dict[str, int]:
-        cfg = cls.typed(config)
-        return load_amnist(cfg.data_root or default_data_root(), n_train=cfg.n_train, n_test=cfg.n_test, seed=cfg.seed,
-                           download=cfg.download)[2]
+        return load_splits(cls.typed(config), torch.device("cpu"))[2]
