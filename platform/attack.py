@@ -21,7 +21,7 @@ from platform.cli import guarded
 from platform.errors import UsageError
 from platform.farm_scheduler import FarmPlan, FarmScheduler
 from platform.pareto import Axis
-from platform.sweep_config import get_preset
+from platform.sweep_config import preset_of
 from platform.sweep_report import format_summary, log_summary, summarise, trials_table
 from platform.tuning import init_ray
 
@@ -87,7 +87,7 @@ def run(argv: list[str] | None = None) -> int:
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
     client = tracking.connect(tracking_uri)
     exp_id, parent_id = tracking.find_sweep_parent(client, args.target)
-    preset = get_preset(client.get_run(parent_id).data.params["preset"])
+    preset = preset_of(client.get_run(parent_id).data.params)
     attackers = tuple(a.strip() for a in args.attackers.split(",")) if args.attackers else None
     try:
         check_names(attackers or ())

@@ -24,7 +24,7 @@ from platform.numbers import readable
 from platform.pareto import Axis
 from core.quiet import silence
 from platform.report import render_comparison, report_dir, with_interval, write_report
-from platform.sweep_config import get_preset
+from platform.sweep_config import preset_of
 from platform.sweep_report import SweepSummary, summarise, trials_table
 
 EXPERIMENT = "putlab-comparisons"
@@ -34,7 +34,7 @@ def sweep_summary(client, target: str) -> tuple[str, SweepSummary, list[Axis]]:
     """(label, summary of the finished trials with both axes, axes) of one sweep."""
     exp_id, parent_id = tracking.find_sweep_parent(client, target)
     parent = client.get_run(parent_id)
-    preset = get_preset(parent.data.params["preset"])
+    preset = preset_of(parent.data.params)
     axes = [Axis(**a) for a in preset.pareto_axes]
     table = trials_table(client, exp_id, parent_id, preset.label_keys)
     needed = [a.metric for a in axes]

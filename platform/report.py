@@ -27,7 +27,7 @@ from platform.numbers import readable
 from platform.pareto import Axis
 from platform.progress import clock
 from core.quiet import silence
-from platform.sweep_config import get_preset
+from platform.sweep_config import preset_of
 from platform.sweep_report import summarise, trials_table
 
 TEMPLATE = "report_template.html"
@@ -108,7 +108,7 @@ def sweep_context(client: MlflowClient, parent_id: str, tmp: Path) -> dict[str, 
     """Everything the sweep template shows, read from the parent run, its children and their artifacts."""
     parent = client.get_run(parent_id)
     params = parent.data.params
-    preset = get_preset(params["preset"])
+    preset = preset_of(params)
     axes = [Axis(**a) for a in preset.pareto_axes]
     table = trials_table(client, parent.info.experiment_id, parent_id, preset.label_keys)
     summary = summarise(table, axes)

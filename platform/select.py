@@ -29,7 +29,7 @@ from core.commands import python_module
 from core.quiet import silence
 from platform.errors import UsageError
 from platform.pareto import Axis
-from platform.sweep_config import get_preset
+from platform.sweep_config import preset_of
 from platform.sweep_report import trials_table
 from search_spaces import Preset
 from serve.points import POINT_DIR, POINT_FILE, PRESET_TAG
@@ -77,13 +77,14 @@ def point_metrics(row: pd.Series) -> dict[str, float]:
 
 
 def register(client: MlflowClient, model_name: str, preset: Preset, choice: Choice, checkpoint: str,
-             config: dict) -> ModelVersion:
+             config: dict, preset_file: str | None = None) -> ModelVersion:
     """Log the checkpoint (a local path or a storage URI) and a point description on the trial's run, then register
-    them as a new model version."""
+    them as a new model version (``preset_file``: where a preset from outside putlab lies, for serving)."""
     run_id, preset_name = choice.row["run_id"], preset.name
     metrics = point_metrics(choice.row)
     point = {"preset": preset_name, "mechanism": preset.mechanism_name, "config": config, "metrics": metrics,
              "trial_id": choice.row["trial_id"], "run_name": choice.row["name"], "reason": choice.reason}
+    point |= {"preset_file": preset_file} if preset_file else {}
     artifact_path = f"{POINT_DIR}/{uuid.uuid4().hex[:12]}"  # each version's own copy: later selections never change it
     with tempfile.TemporaryDirectory() as tmp:
         tune_storage.download(checkpoint, Path(tmp))
@@ -123,7 +124,8 @@ def run(argv: list[str] | None = None) -> int:
 
     client = tracking.connect(args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}")
     exp_id, parent_id = tracking.find_sweep_parent(client, args.target)
-    preset = get_preset(client.get_run(parent_id).data.params["preset"])
+    sweep_params = client.get_run(parent_id).data.params
+    preset = preset_of(sweep_params)
     if preset.load_release is None:
         raise UsageError(f"preset {preset.name!r} has no release map to serve")
     axes = [Axis(**a) for a in preset.pareto_axes]
@@ -133,7 +135,8 @@ def run(argv: list[str] | None = None) -> int:
     if not checkpoint or not tune_storage.exists(tune_storage.join(checkpoint, "state.pt")) or not tune_storage.exists(params):
         raise UsageError(f"the checkpoint of trial {choice.row['name']} is missing: {checkpoint}")
     config = json.loads(tune_storage.read_text(params))
-    version = register(client, args.name or f"putlab-{preset.name}", preset, choice, checkpoint, config)
+    version = register(client, args.name or f"putlab-{preset.name}", preset, choice, checkpoint, config,
+                       sweep_params.get("preset_file"))
     print(f"registered {version.name} version {version.version}: {version.description}", flush=True)
     print(f"serve it: {python_module('serve', '--tracking-uri', client.tracking_uri, '--models', f'{version.name}/{version.version}')}")
     return 0

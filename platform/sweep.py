@@ -42,7 +42,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         description="Run a privacy-utility sweep of a preset on Ray Tune; track it in MLflow with its Pareto front.",
         epilog="Example: python -m platform.sweep amnist --profile smoke --set lam=0,1,10 --set epochs=2",
     )
-    p.add_argument("preset", help="preset name, e.g. amnist (see search_spaces/)")
+    p.add_argument("preset", nargs="?", help="preset name, e.g. amnist (see search_spaces/); or give --preset-file")
+    p.add_argument("--preset-file", metavar="PATH",
+                   help="a Python file defining PRESET = search_spaces.Preset(...) with your own mechanism (see examples/)")
     p.add_argument("--profile", help="scale of the sweep: smoke | quick (default) | paper (adult-membership: paper-n, paper-lam, paper-p_x, paper-sigma)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value, or a grid axis with comma-separated values (alpha=0.5,1,inf)")
@@ -93,7 +95,10 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
     """The sweep itself; returns the process exit code (``ending`` records interruptions and crashes)."""
     preflight.check_sweep_options(args)
     silence(args.verbose)
-    spec = with_seeds(resolve(args.preset, args.profile, args.overrides), args.seeds, args.search)
+    if (args.preset is None) == (args.preset_file is None):
+        raise UsageError("give a preset name or --preset-file PATH (exactly one)")
+    preset_file = args.preset_file and str(Path(args.preset_file).expanduser().resolve())
+    spec = with_seeds(resolve(args.preset, args.profile, args.overrides, preset_file), args.seeds, args.search)
     axes = [Axis(**a) for a in spec.preset.pareto_axes]
     attackers = farm_attackers(args, spec)
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
@@ -128,8 +133,9 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
         "preset": spec.preset.name, "profile": spec.profile, "mechanism": spec.preset.mechanism_name,
         "dataset": spec.preset.dataset, "search": args.search, "storage": tune_storage.join(storage, name),
         "grid": spec.grid, "config": spec.config, "planned_trials": planned, "attackers": attackers,
-    })
-    ending.attach(client, exp_id, parent_id, resume_command(spec.preset.name, name, {
+    } | ({"preset_file": preset_file} if preset_file else {}))
+    again = f"--preset-file={preset_file}" if preset_file else spec.preset.name  # how the resume command names it
+    ending.attach(client, exp_id, parent_id, resume_command(again, name, {
         "--tracking-uri": tracking_uri, "--storage": storage, "--experiment": args.experiment,
         "--address": args.address, "--attackers": args.attackers, "--gpus-per-trial": args.gpus_per_trial}))
     planned = int(client.get_run(parent_id).data.params["planned_trials"])  # a resumed sweep keeps its own plan

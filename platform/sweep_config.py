@@ -8,6 +8,7 @@ from typing import Any
 
 from platform.errors import UsageError
 from search_spaces import Preset, presets
+from search_spaces.plugins import load_preset_file
 
 
 @dataclass(frozen=True)
@@ -67,15 +68,33 @@ def parse_overrides(items: list[str]) -> dict[str, str]:
 
 def get_preset(name: str) -> Preset:
     """The preset called ``name``, or a UsageError listing the known ones."""
-    known = presets()
+    try:
+        known = presets()
+    except ValueError as exc:  # an installed package's preset that does not load or clashes
+        raise UsageError(str(exc)) from None
     if name not in known:
         raise UsageError(f"unknown preset {name!r}; known presets: {', '.join(sorted(known))}")
     return known[name]
 
 
-def resolve(preset_name: str, profile: str | None, overrides: list[str]) -> SweepSpec:
-    """Preset defaults, then the profile, then ``--set``; every grid point validated before anything runs."""
-    preset = get_preset(preset_name)
+def preset_from_file(path: str) -> Preset:
+    """The ``PRESET`` of a user's preset file (search_spaces.plugins.load_preset_file), or a one-line UsageError."""
+    try:
+        return load_preset_file(path)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def preset_of(params: dict[str, Any]) -> Preset:
+    """The preset of a sweep from its parent run's params: its ``preset_file`` if it has one, else its ``preset``."""
+    return preset_from_file(params["preset_file"]) if params.get("preset_file") else get_preset(params["preset"])
+
+
+def resolve(preset_name: str | None, profile: str | None, overrides: list[str],
+            preset_file: str | None = None) -> SweepSpec:
+    """Preset (by name, or from ``preset_file``) defaults, then the profile, then ``--set``; every grid point validated
+    before anything runs."""
+    preset = preset_from_file(preset_file) if preset_file else get_preset(preset_name)
     profile = profile or preset.default_profile
     if profile not in preset.profiles:
         raise UsageError(f"unknown profile {profile!r} for preset {preset.name!r}; known: {', '.join(preset.profiles)}")

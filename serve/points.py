@@ -18,6 +18,7 @@ from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
 from search_spaces import presets
+from search_spaces.plugins import load_preset_file
 from trainables.release_map import ReleaseMap
 
 POINT_DIR = "operating_point"
@@ -79,5 +80,6 @@ def load_point(client: MlflowClient, info: PointInfo, device: torch.device) -> R
         directory = download_artifacts(artifact_uri=version.source, dst_path=tmp, tracking_uri=client.tracking_uri)
         with open(f"{directory}/{POINT_FILE}") as f:
             point = json.load(f)
-        release_map = presets()[point["preset"]].load_release(point["config"], directory)
+        preset = load_preset_file(point["preset_file"]) if point.get("preset_file") else presets()[point["preset"]]
+        release_map = preset.load_release(point["config"], directory)
     return release_map.to(device)

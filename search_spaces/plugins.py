@@ -1,0 +1,104 @@
+"""Presets from outside putlab: a preset file (``--preset-file``) and the ``putlab.presets`` entry points of installed
+packages.
+
+A preset file is a Python file defining ``PRESET``; its folder is on ``sys.path`` while it loads, so it can import its
+sibling modules (its mechanism). Every module loaded from that folder is then pickled by value for Ray
+(``ray.cloudpickle.register_pickle_by_value``): Tune trials, the attack farm and baselines unpickle the user's
+mechanism class on workers where those modules are not importable (another node, or a worker without that folder).
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+from collections.abc import Iterable
+from importlib.metadata import entry_points
+from pathlib import Path
+
+from search_spaces import Preset
+
+ENTRY_POINT_GROUP = "putlab.presets"
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (empty for none)."""
+    return (str(exc).splitlines() or [""])[0]
+
+
+def module_name(path: Path) -> str:
+    """The module name a preset file loads under: its stem and a digest of its absolute path (unique per file)."""
+    stem = "".join(c if c.isalnum() else "_" for c in path.stem)
+    return f"putlab_preset_{stem}_{hashlib.sha1(str(path).encode()).hexdigest()[:10]}"
+
+
+def load_preset_file(path: str | Path) -> Preset:
+    """The ``PRESET`` of the Python file at ``path``, its modules registered for pickling by value.
+
+    Raises a one-line ValueError when the file is missing, fails to import, or has no Preset called ``PRESET``.
+    """
+    path = Path(path).expanduser().resolve()
+    if not path.is_file():
+        raise ValueError(f"preset file {path} does not exist")
+    name = module_name(path)
+    if name not in sys.modules:
+        _import(path, name)
+    preset = getattr(sys.modules[name], "PRESET", None)
+    if not isinstance(preset, Preset):
+        found = "no PRESET" if preset is None else f"PRESET is a {type(preset).__name__}"
+        raise ValueError(f"preset file {path} must define PRESET = search_spaces.Preset(...) ({found})")
+    return preset
+
+
+def _import(path: Path, name: str) -> None:
+    """Execute the file as module ``name`` with its folder importable, then pickle its folder's modules by value."""
+    from ray import cloudpickle
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"preset file {path} is not a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    saved = list(sys.path)
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # the user's code: any failure is one line naming the file
+        del sys.modules[name]
+        raise ValueError(f"preset file {path} does not import: {type(exc).__name__}: {first_line(exc)}") from None
+    finally:
+        sys.path[:] = saved  # workers must not depend on it: the modules travel by value
+    for loaded in [m for m in list(sys.modules.values()) if _lies_in(m, path.parent)]:
+        cloudpickle.register_pickle_by_value(loaded)
+
+
+def _lies_in(module: object, folder: Path) -> bool:
+    """Whether ``module`` was loaded from a file directly in ``folder``."""
+    file = getattr(module, "__file__", None)
+    return bool(file) and Path(file).resolve().parent == folder
+
+
+def published_presets() -> list[tuple[str, Preset]]:
+    """The presets installed packages publish in the ``putlab.presets`` entry-point group, each with its source."""
+    found = []
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        source = f"entry point {point.name} = {point.value}"
+        try:
+            preset = point.load()
+        except Exception as exc:  # an installed package's import error: one line naming the entry point
+            raise ValueError(f"{source} does not load: {type(exc).__name__}: {first_line(exc)}") from None
+        if not isinstance(preset, Preset):
+            raise ValueError(f"{source} is a {type(preset).__name__}, not a search_spaces.Preset")
+        found.append((source, preset))
+    return found
+
+
+def merge_presets(builtin: Iterable[Preset], published: Iterable[tuple[str, Preset]]) -> dict[str, Preset]:
+    """Built-in and published presets by name; a published name that is taken is a one-line ValueError naming both."""
+    merged = {p.name: p for p in builtin}
+    sources = {name: "the built-in preset" for name in merged}
+    for source, preset in published:
+        if preset.name in merged:
+            taken = f"{sources[preset.name]} {preset.name!r}"
+            raise ValueError(f"preset name {preset.name!r} of {source} clashes with {taken}")
+        merged[preset.name], sources[preset.name] = preset, source
+    return merged
