@@ -357,7 +357,7 @@ def train_cloak(config: dict) -> None:
     cfg = CloakConfig.from_dict(config)
     torch.set_num_threads(cfg.threads)
     report_game(lambda restore: run_cloak(cfg, pick_device(), restore), load_trial,
-                lambda outcome, directory: write_checkpoint(cfg, outcome, directory), cfg.kill_worker_after_epoch)
+                lambda outcome, directory: write_checkpoint(cfg, outcome, directory))
 
 
 def checkpoint_inputs(config: dict, checkpoint_dir: str) -> CheckpointInputs:

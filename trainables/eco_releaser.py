@@ -322,7 +322,7 @@ def train_eco_releaser(config: dict) -> None:
     cfg = EcoConfig.from_dict(config)
     torch.set_num_threads(cfg.threads)
     report_game(lambda restore: run_game(cfg, pick_device(), restore), load_checkpoint,
-                lambda outcome, directory: write_checkpoint(cfg, outcome, directory), cfg.kill_worker_after_epoch)
+                lambda outcome, directory: write_checkpoint(cfg, outcome, directory))
 
 
 def checkpoint_inputs(config: dict, checkpoint_dir: str) -> CheckpointInputs:

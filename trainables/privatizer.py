@@ -211,7 +211,7 @@ def train_privatizer(config: dict) -> None:
     cfg = PrivatizerConfig.from_dict(config)
     torch.set_num_threads(cfg.threads)
     report_game(lambda restore: run_game(cfg, pick_device(), restore), load_checkpoint,
-                lambda outcome, directory: write_checkpoint(cfg, outcome, directory), cfg.kill_worker_after_epoch)
+                lambda outcome, directory: write_checkpoint(cfg, outcome, directory))
 
 
 def _restored(config: dict, checkpoint_dir: str, device: torch.device) -> tuple[PrivatizerConfig, PrivatizerModels, int]:
