@@ -50,6 +50,10 @@ Unit = Annotated[float, Field(ge=0, le=1)]  # a weight or probability in [0, 1]
 PositiveOrInf = Annotated[float, Field(gt=0, allow_inf_nan=True), BeforeValidator(not_nan)]  # > 0, inf meaningful
 Alpha = Annotated[PositiveOrInf, Field(description="Order α of the α-mutual information the releaser bounds; inf is "
                                        "the max-divergence end of the range.")]
+AdvSteps = Annotated[int, Field(ge=1, le=1_000, description="Adversary updates k per releaser update.")]
+PrivacyWeight = Annotated[float, Field(ge=0, le=FLOAT_LIMIT, description="Weight λ of the α-MI privacy term against "
+                                                                        "the distortion.")]
+NoiseChannels = Annotated[int, Field(ge=0, le=256, description="Uniform noise channels joined at the 7×7 bottleneck (0: deterministic).")]
 TrainSize = Annotated[int, Field(ge=1, le=10_000_000)]
 Dataset = Annotated[str, Field(description="Data set of the trial.")]
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from core.config import (Alpha, AttackBudget, BatchSize, Checkpointing, CheckpointEvery, Dataset, Epochs, Hidden, Layers, LearningRate,
-                         LocalData, Penalty, PretrainEpochs, Seed, Training)
+from core.config import (AdvSteps, Alpha, AttackBudget, BatchSize, Checkpointing, CheckpointEvery, Dataset, Epochs, Hidden, Layers, LearningRate,
+                         LocalData, PretrainEpochs, PrivacyWeight, Seed, Training)
 
 
 class EcoConfig(LocalData, Training, AttackBudget, Checkpointing):
@@ -14,8 +14,8 @@ class EcoConfig(LocalData, Training, AttackBudget, Checkpointing):
 
     dataset: Dataset = "eco"
     alpha: Alpha = 1.0
-    lam: Penalty = Field(0.0, description="Weight λ of the α-MI privacy term against the distortion.")
-    adv_steps: int = Field(1, ge=1, le=1_000, description="Adversary updates k per releaser update.")
+    lam: PrivacyWeight = 0.0
+    adv_steps: AdvSteps = 1
     side_info: bool = Field(False, description="The in-game adversary and the deep attacker see side information "
                                                "(weekday, month) next to the release.")
     releaser_si: int = Field(0, ge=0, le=1, description="1: the releaser sees the side information too (a number, so "

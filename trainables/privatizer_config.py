@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from core.config import (AttackBudget, Checkpointing, Dataset, ImageData, InnerSteps, MembershipAttacks, PretrainEpochs,
+from core.config import (AttackBudget, Checkpointing, Dataset, ImageData, InnerSteps, MembershipAttacks, NoiseChannels, PretrainEpochs,
                          Training, Unit, Width)
 
 
@@ -19,6 +19,6 @@ class PrivatizerConfig(ImageData, Training, AttackBudget, Checkpointing, Members
                                         "both frozen and applied to q.")
     estimator_steps: InnerSteps = Field(1, description="Estimator updates (fresh batches) before each privatizer update.")
     width: Width = Field(16, description="Base channel width of the privatizer's U-Net.")
-    noise_channels: int = Field(4, ge=0, le=256, description="Noise channels fed to the U-Net next to the image.")
+    noise_channels: NoiseChannels = 4
     pretrain_epochs: PretrainEpochs = Field(1, description="U-Net as an autoencoder and every estimator on raw images, "
                                                            "before the game.")

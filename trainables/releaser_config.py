@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from core.config import (Alpha, AttackBudget, Checkpointing, Dataset, ImageData, MembershipAttacks, Penalty, PretrainEpochs,
-                         Training, Weight, Width)
+from core.config import (AdvSteps, Alpha, AttackBudget, Checkpointing, Dataset, ImageData, MembershipAttacks, NoiseChannels,
+                         PretrainEpochs, PrivacyWeight, Training, Weight, Width)
 
 
 class ReleaserConfig(ImageData, Training, AttackBudget, Checkpointing, MembershipAttacks):
@@ -14,11 +14,11 @@ class ReleaserConfig(ImageData, Training, AttackBudget, Checkpointing, Membershi
 
     dataset: Dataset = "amnist"
     alpha: Alpha = 1.0
-    lam: Penalty = Field(0.0, description="Weight λ of the α-MI privacy term against the distortion.")
-    adv_steps: int = Field(1, ge=1, le=1_000, description="Adversary updates k per releaser update.")
+    lam: PrivacyWeight = 0.0
+    adv_steps: AdvSteps = 1
     mse_weight: Weight = Field(10.0, description="Weight of ‖X − Y‖² in the distortion.")
     utility_ce_weight: Weight = Field(1.0, description="Weight of the utility net's cross-entropy in the distortion.")
-    noise_channels: int = Field(4, ge=0, le=256, description="Noise channels fed to the releaser next to the image.")
-    width: Width = Field(16, description="Base channel width of the releaser's U-Net.")
+    noise_channels: NoiseChannels = 4
+    width: Width = Field(16, description="Base channel width of the releaser's conv encoder-decoder.")
     pretrain_epochs: PretrainEpochs = Field(1, description="Releaser as an autoencoder and the estimators on raw "
                                                            "images, before the game.")
