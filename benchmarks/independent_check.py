@@ -131,7 +131,7 @@ def main() -> None:
     from trainables.releaser.config import ReleaserConfig
 
     config = trial_config(directory)
-    train, test = load_data(ReleaserConfig.from_dict({k: v for k, v in config.items() if k in ReleaserConfig.__dataclass_fields__}),
+    train, test = load_data(ReleaserConfig.from_dict({k: v for k, v in config.items() if k in ReleaserConfig.model_fields}),
                             torch.device("cpu"))
     acc, (lo, hi), epochs = independent_accuracy(train.x, train.s, test.x, test.s, 0)
     farm = client.get_run(parent_id).data.metrics.get("baseline/attack/deep/accuracy", float("nan"))

@@ -34,7 +34,7 @@ def main() -> None:
     from trainables.releaser.config import ReleaserConfig
 
     config = resolve(args.preset, args.profile, []).grid_points()[0]
-    cfg = ReleaserConfig.from_dict({k: v for k, v in config.items() if k in ReleaserConfig.__dataclass_fields__})
+    cfg = ReleaserConfig.from_dict({k: v for k, v in config.items() if k in ReleaserConfig.model_fields})
     train, test = load_data(cfg, torch.device("cpu"))
     print(f"{args.preset}/{args.profile}: {len(train)} raw training images, {len(test)} test images")
     for task, s_train, s_test, classes in (("thickness", train.s, test.s, 2), ("digit", train.u, test.u, 10)):

@@ -7,6 +7,7 @@ and the sweep's Pareto front with its hypervolume on the parent run.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from dataclasses import replace
@@ -19,6 +20,7 @@ from platform import preflight, tracking
 from platform import storage as tune_storage
 from platform.attack import attack_missing
 from platform.cli import guarded
+from platform.config_schema import config_model, text_table
 from core.commands import command
 from platform.errors import UsageError
 from platform.numbers import readable
@@ -29,7 +31,7 @@ from platform.seed_axis import with_seeds
 from platform.progress import SweepProgress
 from core.quiet import silence
 from platform.report import write_sweep_report
-from platform.sweep_config import SweepSpec, resolve
+from platform.sweep_config import SweepSpec, get_preset, resolve
 from platform.sweep_report import format_summary, log_summary, summarise, trials_table
 from platform.trial_logger import MlflowTrialLogger
 from platform.tuning import TUNER_STATE, build_tuner, default_gpus_per_trial, find_sweep, init_ray, restore_tuner
@@ -40,7 +42,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m platform.sweep",
         description="Run a privacy-utility sweep of a preset on Ray Tune; track it in MLflow with its Pareto front.",
-        epilog="Example: python -m platform.sweep amnist --profile smoke --set lam=0,1,10 --set epochs=2",
+        epilog="Example: python -m platform.sweep amnist --profile smoke --set lam=0,1,10 --set epochs=2. "
+               "The config keys of a preset: python -m platform.sweep amnist --config-schema",
     )
     p.add_argument("preset", nargs="?", help="preset name, e.g. amnist (see search_spaces/); or give --preset-file")
     p.add_argument("--preset-file", metavar="PATH",
@@ -65,6 +68,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
     p.add_argument("--resume", nargs="?", const="", metavar="SWEEP",
                    help="continue an interrupted sweep (default: the newest of this preset); finished trials are kept")
+    p.add_argument("--config-schema", nargs="?", const="text", choices=("text", "json"),
+                   help="print the preset's config fields (type, value, bounds, description; json: the JSON schema) "
+                        "and exit")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="every trial event, Ray's resources, the workers' and dependencies' own output")
     return p.parse_args(argv)
@@ -192,9 +198,21 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
     return 0
 
 
+def print_config_schema(args: argparse.Namespace) -> int:
+    """``--config-schema``: the preset's config fields as a table, or its model's JSON schema."""
+    preset = get_preset(args.preset)
+    if args.config_schema == "json":
+        print(json.dumps(config_model(preset).model_json_schema(), indent=2))
+    else:
+        print(text_table(preset))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: user errors become one line on stderr and exit code 2."""
     args = parse_args(argv)
+    if args.config_schema:
+        return guarded(lambda: print_config_schema(args))
     with SweepEnding() as ending:
         return guarded(lambda: run(args, ending))
 

@@ -110,10 +110,23 @@ def resolve(preset_name: str | None, profile: str | None, overrides: list[str],
             raise UsageError(f"unknown override key {key!r} for preset {preset.name!r}; known: {', '.join(sorted({*config, *grid}))}")
     for key in grid:
         config.pop(key, None)
-    try:
-        typed = [preset.validate(point) for point in SweepSpec(preset, profile, config, grid).product_points()]
-    except (ValueError, TypeError) as exc:
-        raise UsageError(f"invalid value in preset {preset.name!r}: {exc}") from None
+    typed = validated(preset, SweepSpec(preset, profile, config, grid).product_points())
     config = {k: v for k, v in typed[0].items() if k not in grid}
     grid = {k: list(dict.fromkeys(point[k] for point in typed)) for k in grid}
     return SweepSpec(preset, profile, config, grid)
+
+
+def validated(preset: Preset, points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every point typed by the preset's config; else one UsageError listing each distinct problem on its own line."""
+    typed, problems = [], []
+    for point in points:
+        try:
+            typed.append(preset.validate(point))
+        except (ValueError, TypeError) as exc:
+            problems.extend(str(exc).splitlines())
+    problems = list(dict.fromkeys(problems))  # a bad fixed value fails every grid point the same way
+    if len(problems) == 1:
+        raise UsageError(f"invalid value in preset {preset.name!r}: {problems[0]}")
+    if problems:
+        raise UsageError(f"{len(problems)} invalid values in preset {preset.name!r}:\n" + "\n".join(f"  {p}" for p in problems))
+    return typed

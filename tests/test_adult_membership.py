@@ -142,19 +142,19 @@ def test_pca_is_orthonormal_and_sorted_by_variance(data: AdultData) -> None:
 
 
 @pytest.mark.parametrize("config, message", [
-    ({"n": 1}, "n must be >= 2"),
-    ({"lam": -1}, "lam must be"),
-    ({"lam": math.inf}, "lam must be"),
-    ({"p_x": 0}, "p_x must be >= 1"),
-    ({"sigma": -0.1}, "sigma must be"),
-    ({"mc_runs": 8, "p_x": 5}, "mc_runs must be > p \\+ 2 = 8 for the corrected KL estimate"),
-    ({"p_x": 100}, "mc_runs must be > p \\+ 2 = 103"),
-    ({"lam": 0, "n": 5}, "lam = 0 needs n > p_x"),
-    ({"model": "tree"}, "model must be one of linear, logistic \\(got 'tree'\\)"),
-    ({"kl_records": 0}, "kl_records must be >= 1"),
-    ({"gd_steps": 0}, "gd_steps must be >= 1"),
-    ({"n": 2.5}, "n must be a (finite )?whole number"),
-    ({"alpha": 1.0}, "unknown membership config key"),
+    ({"n": 1}, "n: must be in \\[2, 10000000\\] \\(got 1\\)"),
+    ({"lam": -1}, "lam: must be in"),
+    ({"lam": math.inf}, "lam: must be finite"),
+    ({"p_x": 0}, "p_x: must be in \\[1, 10000\\]"),
+    ({"sigma": -0.1}, "sigma: must be in"),
+    ({"mc_runs": 8, "p_x": 5}, "mc_runs: must be >= p_x \\+ 4 = 9 for the corrected KL estimate .* \\(got 8\\)"),
+    ({"p_x": 100}, "mc_runs: must be >= p_x \\+ 4 = 104"),
+    ({"lam": 0, "n": 5}, "n: must be > p_x = 5 when lam = 0"),
+    ({"model": "tree"}, "model: must be 'linear' or 'logistic' \\(got 'tree'\\)"),
+    ({"kl_records": 0}, "kl_records: must be in \\[1,"),
+    ({"gd_steps": 0}, "gd_steps: must be in \\[1,"),
+    ({"n": 2.5}, "n: must be a whole number \\(got 2.5\\)"),
+    ({"alpha": 1.0}, "alpha: unknown membership config key"),
 ])
 def test_config_errors_are_one_line(config: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message) as info:

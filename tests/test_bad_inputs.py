@@ -21,26 +21,31 @@ from serve.__main__ import check_options
 from serve.validation import Limits, RequestError, parse_binary, parse_release
 
 CONFIG = [  # (preset, override, message): every config value checked for type, finiteness and range
-    ("amnist", "epochs=inf", "epochs must be a finite whole number"),
-    ("amnist", "n_train=inf", "n_train must be a finite whole number"),
-    ("amnist", "epochs=1e308", "epochs must be in [0, 10000]"),
-    ("amnist", "epochs=nan", "epochs must be a number, not NaN"),
-    ("amnist", "width=0", "width must be in [1, 1024]"),
-    ("amnist", "mse_weight=nan", "mse_weight must be a number, not NaN"),
-    ("amnist", "mse_weight=inf", "mse_weight must be finite"),
-    ("amnist", "lr=1e9", "lr must be in [0, 10]"),
-    ("amnist", "batch_size=1e9", "batch_size must be in [1, 65536]"),
-    ("amnist", "seed=-1", "seed must be in [0, 2147483647]"),
-    ("amnist", "epochs=2.5", "epochs must be a finite whole number"),
-    ("amnist", "width=wide", "width must be a number"),
-    ("amnist", "data_root=/no/such/folder", "data_root /no/such/folder does not exist"),
-    ("amnist", "data_root=/etc/hostname", "data_root /etc/hostname is not a directory"),
-    ("amnist-privatizer", "alpha=nan", "alpha must be a number, not NaN"),
-    ("gmm", "steps=1e12", "steps must be in [0, 1000000]"),
-    ("gmm", "sigma=inf", "sigma must be finite"),
-    ("adult-membership", "n=1e300", "n must be in [0, 10000000]"),
-    ("cloak-mnist", "lam=nan", "lam must be a number, not NaN"),
-    ("eco", "releaser_hidden=0", "releaser_hidden must be in [1, 4096]"),
+    ("amnist", "epochs=inf", "epochs: must be a whole number (got inf)"),
+    ("amnist", "n_train=inf", "n_train: must be a whole number (got inf)"),
+    ("amnist", "epochs=1e308", "epochs: must be in [1, 10000] (got 1e+308)"),
+    ("amnist", "epochs=nan", "epochs: must be a whole number (got nan)"),
+    ("amnist", "width=0", "width: must be in [1, 1024] (got 0)"),
+    ("amnist", "mse_weight=nan", "mse_weight: must be a number, not NaN (got nan)"),
+    ("amnist", "mse_weight=inf", "mse_weight: must be finite (got inf)"),
+    ("amnist", "lr=1e9", "lr: must be in (0, 10] (got 1000000000.0)"),
+    ("amnist", "batch_size=1e9", "batch_size: must be in [1, 65536] (got 1000000000)"),
+    ("amnist", "seed=-1", "seed: must be in [0, 2147483647] (got -1)"),
+    ("amnist", "epochs=2.5", "epochs: must be a whole number (got 2.5)"),
+    ("amnist", "width=wide", "width: must be a whole number (got 'wide')"),
+    ("amnist", "download=1", "download: must be true or false (got 1)"),
+    ("amnist", "data_root=/no/such/folder", "data_root: /no/such/folder does not exist"),
+    ("amnist", "data_root=/etc/hostname", "data_root: /etc/hostname is not a directory"),
+    ("amnist", "mechanism=releaser", "unknown override key 'mechanism'"),
+    ("amnist-privatizer", "alpha=nan", "alpha: must be a number, not NaN (got nan)"),
+    ("amnist-privatizer", "algorithm=true", "algorithm: must be a whole number (got True)"),
+    ("gmm", "steps=1e12", "steps: must be in [1, 1000000] (got 1000000000000)"),
+    ("gmm", "sigma=inf", "sigma: must be finite (got inf)"),
+    ("adult-membership", "n=1e300", "n: must be in [2, 10000000] (got 1e+300)"),
+    ("adult-membership", "mc_runs=8", "mc_runs: must be >= p_x + 4 = 9"),
+    ("cloak-mnist", "lam=nan", "lam: must be a number, not NaN (got nan)"),
+    ("cloak-mnist", "T=nan", "T: must be a number, not NaN (got nan)"),
+    ("eco", "releaser_hidden=0", "releaser_hidden: must be in [1, 4096] (got 0)"),
 ]
 
 
@@ -180,7 +185,7 @@ def test_binary_seed_with_5000_digits() -> None:
 
 
 CLI = [  # the real commands: exit 2, one line on stderr, nothing stored
-    (["amnist", "--profile", "smoke", "--set", "epochs=inf"], "epochs must be a finite whole number"),
+    (["amnist", "--profile", "smoke", "--set", "epochs=inf"], "epochs: must be a whole number (got inf)"),
     (["amnist", "--profile", "smoke", "--gpus-per-trial", "nan"], "--gpus-per-trial must be a finite number"),
     (["amnist", "--profile", "smoke", "--tracking-uri", "foo://bar"], "unsupported MLflow tracking URI"),
 ]

@@ -276,8 +276,10 @@ def test_corrupt_checkpoint_is_one_line(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("key", "value", "message"), [
-    ("M", -1.0, "M must be a finite value > 0"), ("T", 0.0, "T must be > 0"), ("task", "odd", "task must be one of"),
-    ("suppression_epochs", 10, "suppression_epochs must be in [0, epochs)"), ("rho_init", 1.0, "rho_init must be < 0"),
+    ("M", -1.0, "M: must be in (0, 1000000000] (got -1.0)"), ("T", 0.0, "T: must be > 0 (got 0.0)"),
+    ("task", "odd", "task: must be 'gt5' or 'digit' (got 'odd')"),
+    ("suppression_epochs", 10, "suppression_epochs: must be in [0, epochs) = [0, 10) (got 10)"),
+    ("rho_init", 1.0, "rho_init: must be in [-1000000000, 0) (got 1.0)"),
 ])
 def test_config_rejects_out_of_range_values(key: str, value: object, message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):

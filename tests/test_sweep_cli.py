@@ -10,14 +10,14 @@ from platform.sweep import main
 
 BAD = [
     (["nope"], "unknown preset 'nope'"),
-    (["amnist", "--set", "alpha=0"], "alpha must be > 0"),
-    (["amnist", "--set", "alpha=2,-1"], "alpha must be > 0"),
-    (["amnist", "--set", "lam=-1"], "lam must be a finite value >= 0"),
-    (["amnist", "--set", "adv_steps=0"], "adv_steps (k) must be >= 1"),
+    (["amnist", "--set", "alpha=0"], "alpha: must be > 0 (got 0)"),
+    (["amnist", "--set", "alpha=2,-1"], "alpha: must be > 0 (got -1)"),
+    (["amnist", "--set", "lam=-1"], "lam: must be in [0, 1000000000] (got -1)"),
+    (["amnist", "--set", "adv_steps=0"], "adv_steps: must be in [1, 1000] (got 0)"),
     (["amnist", "--set", "warp=9"], "unknown override key 'warp'"),
     (["amnist", "--set", "epochs"], "--set expects key=value"),
     (["amnist", "--profile", "huge"], "unknown profile 'huge'"),
-    (["amnist", "--set", "alpha=abc"], "alpha must be a number"),
+    (["amnist", "--set", "alpha=abc"], "alpha: must be a number (got 'abc')"),
 ]
 
 
@@ -34,6 +34,24 @@ def test_bad_input_is_one_line_and_exit_2(workdir: Path, capsys: pytest.CaptureF
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert lines == [lines[0]] and lines[0].startswith("error: ") and message in lines[0], stderr
     assert not (workdir / "runs").exists()  # nothing scheduled
+
+
+def test_every_bad_value_is_one_line(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Several bad values: all of them reported at once, one line each, exit 2, nothing scheduled."""
+    code = main(["amnist", "--set", "alpha=-1", "--set", "epochs=2.5", "--set", "download=yes",
+                 "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}", "--storage", str(workdir / "runs")])
+    lines = capsys.readouterr().err.splitlines()
+    assert code == 2 and lines == ["error: 3 invalid values in preset 'amnist':", "  epochs: must be a whole number (got 2.5)",
+                                   "  download: must be true or false (got 'yes')", "  alpha: must be > 0 (got -1)"], lines
+    assert not (workdir / "runs").exists()
+
+
+def test_config_schema_lists_fields_with_bounds(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["amnist", "--config-schema"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[2:]}
+    assert "kill_worker_after_epoch" not in rows and "mechanism" not in rows
+    assert rows["epochs"].split()[1:4] == ["int", "3", "[1,"] and "Training epochs" in rows["epochs"]
+    assert "> 0" in rows["alpha"] and "2" == rows["pretrain_epochs"].split()[2]  # the preset's own value
 
 
 def test_unreachable_tracking_store(workdir: Path) -> None:

@@ -43,6 +43,13 @@ def image_dataset(cfg: Any) -> Dataset:
     return dataset
 
 
+def image_layout(cfg: Any) -> tuple[tuple[int, int, int], int, int]:
+    """The (C, H, W) shape of the config's image set and how many classes S and U take (what sizes the networks)."""
+    dataset = image_dataset(cfg)
+    c, h, w = dataset.input_shape
+    return (c, h, w), int(dataset.private.classes or 0), int(dataset.utility.classes or 0)
+
+
 def load_splits(cfg: Any, population: bool = False) -> Splits:
     """The trial's train/test subsets of its data set (and the population outside them, when asked for)."""
     root = cfg.data_root or (str(default_data_root()) if cfg.dataset in ("amnist", "mnist32") else None)

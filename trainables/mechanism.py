@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from attacks.base import CheckpointInputs
     from trainables.release_map import ReleaseMap
 
-C = TypeVar("C")  # the mechanism's typed trial config (trainables.typed_config.TypedConfig subclass)
+C = TypeVar("C")  # the mechanism's typed trial config (core.config.TrialConfig subclass)
 M = TypeVar("M", bound="Mechanism")
 
 STATE_FILE = "state.pt"  # every checkpoint: {"models": Mechanism.state(), "epoch": epochs done, "config": the config}

@@ -1,64 +1,24 @@
 """Typed, validated configuration of one α-MI releaser trial (the flat dict Tune passes in)."""
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+from pydantic import Field
 
-from trainables.typed_config import TypedConfig
+from core.config import (AdvSteps, Alpha, AttackBudget, Checkpointing, Dataset, ImageData, MembershipAttacks, NoiseChannels,
+                         PretrainEpochs, PrivacyWeight, Training, Weight, Width)
 
 
-@dataclass(frozen=True)
-class ReleaserConfig(TypedConfig):
+class ReleaserConfig(ImageData, Training, AttackBudget, Checkpointing, MembershipAttacks):
     """Every knob of an AMNIST α-MI releaser trial; grid axes are alpha, lam and adv_steps (docs/mechanisms.md#α-mi-releaser)."""
 
     kind = "releaser"
-    infinite = frozenset({"alpha"})  # α = ∞ is the max-divergence end of the α range
 
-    mechanism: str = "releaser"
-    dataset: str = "amnist"
-    alpha: float = 1.0
-    lam: float = 0.0
-    adv_steps: int = 1
-    seed: int = 0
-    epochs: int = 3
-    batch_size: int = 128
-    lr: float = 1e-3
-    mse_weight: float = 10.0
-    utility_ce_weight: float = 1.0
-    noise_channels: int = 4
-    width: int = 16
-    pretrain_epochs: int = 1
-    n_train: int | None = None
-    n_test: int | None = None
-    data_root: str = ""
-    download: bool = False
-    attack_epochs: int = 60  # each learned attacker's epoch cap; early stopping usually ends it sooner
-    attack_patience: int = 10
-    attack_search: str = "halving"
-    checkpoint_every: int = 1
-    threads: int = 1
-    mia_references: int = 2  # reference models per network for the farm's RMIA and LiRA
-    rmia_offline_a: float = 0.3  # RMIA's offline correction a, in [0, 1]
-    samples_in_figure: int = 8
-    kill_worker_after_epoch: int = -1
-
-    def checks(self) -> list[tuple[bool, str]]:
-        """Range checks, each with a message naming the value."""
-        return [
-            (self.alpha > 0, f"alpha must be > 0 (got {self.alpha})"),
-            (self.lam >= 0 and not math.isinf(self.lam), f"lam must be a finite value >= 0 (got {self.lam})"),
-            (self.adv_steps >= 1, f"adv_steps (k) must be >= 1 (got {self.adv_steps})"),
-            (self.epochs >= 1, f"epochs must be >= 1 (got {self.epochs})"),
-            (self.batch_size >= 1, f"batch_size must be >= 1 (got {self.batch_size})"),
-            (self.lr > 0, f"lr must be > 0 (got {self.lr})"),
-            (self.pretrain_epochs >= 0, f"pretrain_epochs must be >= 0 (got {self.pretrain_epochs})"),
-            (self.attack_epochs >= 1, f"attack_epochs must be >= 1 (got {self.attack_epochs})"),
-            (self.attack_patience >= 1, f"attack_patience must be >= 1 (got {self.attack_patience})"),
-            (self.attack_search in ("halving", "full"), f"attack_search must be halving or full (got {self.attack_search!r})"),
-            (self.checkpoint_every >= 1, f"checkpoint_every must be >= 1 (got {self.checkpoint_every})"),
-            (self.n_train is None or self.n_train >= 1, f"n_train must be >= 1 (got {self.n_train})"),
-            (self.n_test is None or self.n_test >= 1, f"n_test must be >= 1 (got {self.n_test})"),
-            (self.threads >= 1, f"threads must be >= 1 (got {self.threads})"),
-            (self.mia_references >= 1, f"mia_references must be >= 1 (got {self.mia_references})"),
-            (0 <= self.rmia_offline_a <= 1, f"rmia_offline_a must lie in [0, 1] (got {self.rmia_offline_a})"),
-        ]
+    dataset: Dataset = "amnist"
+    alpha: Alpha = 1.0
+    lam: PrivacyWeight = 0.0
+    adv_steps: AdvSteps = 1
+    mse_weight: Weight = Field(10.0, description="Weight of ‖X − Y‖² in the distortion.")
+    utility_ce_weight: Weight = Field(1.0, description="Weight of the utility net's cross-entropy in the distortion.")
+    noise_channels: NoiseChannels = 4
+    width: Width = Field(16, description="Base channel width of the releaser's conv encoder-decoder.")
+    pretrain_epochs: PretrainEpochs = Field(1, description="Releaser as an autoencoder and the estimators on raw "
+                                                           "images, before the game.")

@@ -1,0 +1,278 @@
+"""Trial configs as frozen pydantic models: values typed by their annotation, bounds declared once, every problem reported at once.
+
+A config is the flat dict Ray Tune hands a trial. :class:`TrialConfig` validates it strictly (a whole number for
+an ``int`` field, any real number for a ``float`` field, never a bool or a string for a number, NaN never, infinity
+only where a field allows it) and turns every problem into one line ``field: what is wrong (got value)``, all of
+them in one :class:`ConfigError`. The field types and groups below are shared by every mechanism's config.
+"""
+from __future__ import annotations
+
+import math
+import types
+import typing
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal, Self
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import ErrorDetails
+
+INT_LIMIT = 10**9  # a count with no tighter bound: at most this many (sizes, draws, records)
+FLOAT_LIMIT = 1e9  # a weight or scale with no tighter bound: at most this
+
+
+def not_nan(value: Any) -> Any:
+    """Refuse NaN on a field that allows infinity (its bounds alone would call NaN out of range)."""
+    if isinstance(value, float) and math.isnan(value):
+        raise ValueError("must be a number, not NaN")
+    return value
+
+
+Seed = Annotated[int, Field(ge=0, le=2**31 - 1, description="Random seed of the trial (data order, initialisation, noise).")]
+Threads = Annotated[int, Field(ge=1, le=1_024, description="Torch threads of the trial (the driver sets it from the profile's CPUs).")]
+Epochs = Annotated[int, Field(ge=1, le=10_000, description="Training epochs of the game.")]
+PretrainEpochs = Annotated[int, Field(ge=0, le=10_000)]
+BatchSize = Annotated[int, Field(ge=1, le=65_536, description="Mini-batch size.")]
+LearningRate = Annotated[float, Field(gt=0, le=10)]
+Lr = Annotated[LearningRate, Field(description="Adam step of the networks (and of the farm's attackers).")]
+CheckpointEvery = Annotated[int, Field(ge=1, le=1_000_000, description="Checkpoint every this many epochs (and the last).")]
+Width = Annotated[int, Field(ge=1, le=1_024)]
+Hidden = Annotated[int, Field(ge=1, le=4_096)]
+Layers = Annotated[int, Field(ge=1, le=64)]
+Steps = Annotated[int, Field(ge=1, le=1_000_000)]
+InnerSteps = Annotated[int, Field(ge=1, le=1_000)]
+Samples = Annotated[int, Field(ge=100, le=10_000_000)]
+Count = Annotated[int, Field(ge=1, le=INT_LIMIT)]
+Weight = Annotated[float, Field(ge=0, le=1e6)]
+Penalty = Annotated[float, Field(ge=0, le=FLOAT_LIMIT)]  # a finite λ
+Unit = Annotated[float, Field(ge=0, le=1)]  # a weight or probability in [0, 1]
+PositiveOrInf = Annotated[float, Field(gt=0, allow_inf_nan=True), BeforeValidator(not_nan)]  # > 0, inf meaningful
+Alpha = Annotated[PositiveOrInf, Field(description="Order α of the α-mutual information the releaser bounds; inf is "
+                                       "the max-divergence end of the range.")]
+AdvSteps = Annotated[int, Field(ge=1, le=1_000, description="Adversary updates k per releaser update.")]
+PrivacyWeight = Annotated[float, Field(ge=0, le=FLOAT_LIMIT, description="Weight λ of the α-MI privacy term against "
+                                                                        "the distortion.")]
+NoiseChannels = Annotated[int, Field(ge=0, le=256, description="Uniform noise channels joined at the 7×7 bottleneck (0: deterministic).")]
+TrainSize = Annotated[int, Field(ge=1, le=10_000_000)]
+
+
+def registered_dataset(name: str) -> str:
+    """A data-set name the registry knows (core/data/registry.py), else its one-line error listing the known ones."""
+    from core.data.registry import get_dataset  # core.data is the same layer; imported here to keep configs light
+
+    get_dataset(name)
+    return name
+
+
+Dataset = Annotated[str, AfterValidator(registered_dataset),
+                    Field(description="Registry name of the trial's data set (docs/data.md); the image mechanisms take "
+                                      "any registered image set with classes for S and U.")]
+
+
+class TrialConfig(BaseModel):
+    """Base of every trial config: frozen, unknown keys refused, strict types, cross-field checks in :meth:`problems`."""
+
+    model_config = ConfigDict(strict=True, frozen=True, extra="forbid", allow_inf_nan=False)
+    kind: ClassVar[str] = "trial"  # names the config in messages ("unknown releaser config key")
+
+    seed: Seed = 0
+    threads: Threads = 1
+
+    def __init__(self, **values: Any) -> None:
+        """Keyword construction, with the same one-line-per-problem :class:`ConfigError` as :meth:`from_dict`."""
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            raise ConfigError(type(self), exc) from None
+
+    @classmethod
+    def from_dict(cls, config: dict[str, Any]) -> Self:
+        """Build from a Tune config; ConfigError (a ValueError) with one line per problem."""
+        try:
+            return cls.model_validate(config)
+        except ValidationError as exc:
+            raise ConfigError(cls, exc) from None
+
+    @classmethod
+    def normalise(cls, config: dict[str, Any]) -> dict[str, Any]:
+        """Validate ``config`` and return it with every value in its field's type (2 -> 2.0 for a float)."""
+        return cls.from_dict(config).as_dict()
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain dict (for MLflow params and checkpoints)."""
+        return self.model_dump()
+
+    def problems(self) -> Iterator[str]:
+        """Lines from :func:`problem` for checks that read several fields (each group extends this)."""
+        return iter(())
+
+    @model_validator(mode="before")
+    @classmethod
+    def whole_floats(cls, data: Any) -> Any:
+        """A float with no fraction (2.0, 1e3) is the whole number it names for an ``int`` field (Tune and JSON write them)."""
+        if not isinstance(data, dict):
+            return data
+        ints = int_fields(cls)
+        return {k: int(v) if k in ints and isinstance(v, float) and math.isfinite(v) and v.is_integer() else v
+                for k, v in data.items()}
+
+    @model_validator(mode="after")
+    def cross_checks(self) -> Self:
+        """Run :meth:`problems` once every field is valid on its own; all lines raised together."""
+        lines = list(self.problems())
+        if lines:
+            raise ValueError("\n".join(lines))
+        return self
+
+
+class LocalData(TrialConfig):
+    """A data folder: set, it must be a folder (missing only where the config downloads into it)."""
+
+    data_root: str = Field("", description="Data folder; empty = the default location.")
+
+    def problems(self) -> Iterator[str]:
+        """``data_root`` is a folder, or missing where ``download`` fills it."""
+        yield from super().problems()
+        if not self.data_root:
+            return
+        path = Path(self.data_root).expanduser()
+        if path.exists() and not path.is_dir():
+            yield f"data_root: {self.data_root} is not a directory"
+        elif not path.exists() and not getattr(self, "download", False):
+            yield f"data_root: {self.data_root} does not exist (create it, set download=true, or leave it empty)"
+
+
+class ImageData(LocalData):
+    """Subsets and download of an image data set (AMNIST, MNIST)."""
+
+    n_train: Annotated[TrainSize | None, Field(description="Training images used (None: all).")] = None
+    n_test: Annotated[TrainSize | None, Field(description="Test images used (None: all).")] = None
+    download: bool = Field(False, description="Download the data into data_root when missing.")
+    samples_in_figure: int = Field(8, ge=0, le=64, description="Images shown in each checkpoint's figure.")
+
+
+class Training(TrialConfig):
+    """The game's training schedule: epochs, batch size and the learning rate."""
+
+    epochs: Epochs = 3
+    batch_size: BatchSize = 128
+    lr: Lr = 1e-3
+
+
+class Checkpointing(TrialConfig):
+    """How often a trial writes a checkpoint the attack farm then attacks."""
+
+    checkpoint_every: CheckpointEvery = 1
+
+
+class AttackBudget(TrialConfig):
+    """The learned attackers' budget (docs/attacks.md): epoch cap, patience, hyper-parameter search."""
+
+    attack_epochs: int = Field(60, ge=1, le=10_000, description="Each learned attacker's epoch cap; early stopping "
+                                                                 "usually ends it sooner.")
+    attack_patience: int = Field(10, ge=1, le=10_000, description="Epochs without a validation gain before an "
+                                                                   "attacker stops.")
+    attack_search: Literal["halving", "full"] = Field("halving", description="halving: successive halving over the "
+                                                      "attacker configurations; full: every one trains to convergence.")
+
+
+class MembershipAttacks(TrialConfig):
+    """Settings of the farm's membership-inference attacks (docs/membership.md)."""
+
+    mia_references: int = Field(2, ge=1, le=1_000, description="Reference models per network for the farm's RMIA and LiRA.")
+    rmia_offline_a: Unit = Field(0.3, description="RMIA's offline correction a.")
+
+
+class ConfigError(ValueError):
+    """Every problem of one config, one line each: ``field: what is wrong (got value)``."""
+
+    def __init__(self, model: type[TrialConfig], error: ValidationError) -> None:
+        self.lines = [line for details in error.errors() for line in describe(model, details)]
+        super().__init__("\n".join(self.lines))
+
+
+def describe(model: type[TrialConfig], error: ErrorDetails) -> list[str]:
+    """One pydantic error as the lines of :class:`ConfigError`."""
+    name = ".".join(str(part) for part in error["loc"])
+    kind, value = error["type"], error.get("input")
+    if kind == "value_error":
+        message = str(error.get("ctx", {}).get("error", error["msg"]))
+        return message.splitlines() if not name else [f"{name}: {message} (got {shown(value)})"]
+    if kind == "extra_forbidden":
+        return [f"{name}: unknown {model.kind} config key"]
+    if kind == "missing":
+        return [f"{name}: required"]
+    if kind == "finite_number":
+        message = "must be a number, not NaN" if isinstance(value, float) and math.isnan(value) else "must be finite"
+    elif kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
+        message = bounds_text(model, name) or error["msg"]
+    else:
+        message = MESSAGES.get(kind, error["msg"]).format(**error.get("ctx", {}))
+    return [f"{name}: {message} (got {shown(value)})"]
+
+
+MESSAGES = {
+    "int_type": "must be a whole number",
+    "float_type": "must be a number",
+    "bool_type": "must be true or false",
+    "string_type": "must be a string",
+    "literal_error": "must be {expected}",
+}
+
+
+def problem(name: str, message: str, value: object) -> str:
+    """A cross-field problem in the same form as a field's: ``name: message (got value)``."""
+    return f"{name}: {message} (got {shown(value)})"
+
+
+def shown(value: object) -> str:
+    """A value as the user wrote it: 0.5, 1e+308, 'wide'."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, int) and abs(value) >= 10**15:
+        return f"{float(value):g}"
+    return repr(value)
+
+
+def number(value: float) -> str:
+    """A bound as people write it: 2147483647, 0.001, 1e+09 stays 1000000000."""
+    return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
+
+
+def bounds_text(model: type[TrialConfig], name: str) -> str:
+    """``must be in [0, 10000]``, ``must be > 0``, ... from the field's JSON schema (the bounds declared once)."""
+    low, low_open, high, high_open = field_bounds(model, name)
+    if low is not None and high is not None:
+        return f"must be in {'(' if low_open else '['}{number(low)}, {number(high)}{')' if high_open else ']'}"
+    if low is not None:
+        return f"must be {'>' if low_open else '>='} {number(low)}"
+    if high is not None:
+        return f"must be {'<' if high_open else '<='} {number(high)}"
+    return ""
+
+
+def field_bounds(model: type[TrialConfig], name: str) -> tuple[float | None, bool, float | None, bool]:
+    """(low, low exclusive, high, high exclusive) of a numeric field, read from the model's JSON schema."""
+    spec = model.model_json_schema()["properties"].get(name, {})
+    for option in spec.get("anyOf", [spec]):
+        if option.get("type") in ("integer", "number"):
+            spec = option
+    low = spec.get("exclusiveMinimum", spec.get("minimum"))
+    high = spec.get("exclusiveMaximum", spec.get("maximum"))
+    return low, "exclusiveMinimum" in spec, high, "exclusiveMaximum" in spec
+
+
+@cache
+def int_fields(model: type[TrialConfig]) -> frozenset[str]:
+    """Names of the fields annotated ``int`` (or ``int | None``)."""
+    return frozenset(name for name, info in model.model_fields.items() if is_int(info.annotation))
+
+
+def is_int(annotation: Any) -> bool:
+    """Whether an annotation is ``int``, possibly Annotated or optional (bool is not an int here)."""
+    if typing.get_origin(annotation) is Annotated:
+        return is_int(typing.get_args(annotation)[0])
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return any(is_int(arg) for arg in typing.get_args(annotation))
+    return annotation is int
