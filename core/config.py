@@ -70,6 +70,15 @@ Dataset = Annotated[str, AfterValidator(registered_dataset),
                                       "any registered image set with classes for S and U.")]
 
 
+# Keys configs no longer have; configs stored before they went (checkpoints, registered points) still load.
+RETIRED_KEYS = frozenset({"mechanism", "kill_worker_after_epoch"})
+
+
+def without_retired(config: dict[str, Any]) -> dict[str, Any]:
+    """A stored config without :data:`RETIRED_KEYS` (a user's new config is validated with them refused)."""
+    return {k: v for k, v in config.items() if k not in RETIRED_KEYS}
+
+
 class TrialConfig(BaseModel):
     """Base of every trial config: frozen, unknown keys refused, strict types, cross-field checks in :meth:`problems`."""
 

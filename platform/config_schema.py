@@ -29,10 +29,10 @@ class FieldDoc:
 
 
 def config_model(preset: Preset) -> type[TrialConfig]:
-    """The config model whose ``normalise`` validates the preset's points."""
-    model = getattr(preset.validate, "__self__", None)
+    """The config model of the preset's mechanism (it validates every grid point)."""
+    model = preset.mechanism.config_class
     if not (isinstance(model, type) and issubclass(model, TrialConfig)):
-        raise UsageError(f"preset {preset.name!r} validates with {preset.validate!r}, not a config model")
+        raise UsageError(f"preset {preset.name!r}: its mechanism's config_class {model!r} is not a TrialConfig model")
     return model
 
 

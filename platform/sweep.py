@@ -159,7 +159,7 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
         tuner = restore_tuner(spec, resources, storage, name)
     else:
         logger = MlflowTrialLogger(tracking_uri, exp_id, parent_id, spec.preset.label_keys, spec.preset.checkpoint_figures,
-                                   storage=storage,
+                                   storage=storage, mechanism=spec.preset.mechanism_name,
                                    shown=tuple(m for m, _ in spec.preset.optuna_objectives),
                                    total_epochs=spec.config.get("epochs"), farm=plan, verbose=args.verbose)
         tuner = build_tuner(spec, search=args.search, samples=args.samples, resources=resources,

@@ -31,8 +31,9 @@ class MlflowTrialLogger(tune.Callback):
 
     def __init__(self, tracking_uri: str, experiment_id: str, parent_run_id: str, label_keys: tuple[str, ...],
                  figures: tuple[str, ...], shown: tuple[str, ...], total_epochs: int | None = None,
-                 farm: FarmPlan | None = None, verbose: bool = False, storage: str = "") -> None:
+                 farm: FarmPlan | None = None, verbose: bool = False, storage: str = "", mechanism: str = "") -> None:
         self.tracking_uri = tracking_uri
+        self.mechanism = mechanism  # logged beside the trial config (the preset names the mechanism, not the config)
         self.storage = storage  # the sweep's Tune storage (path or URI): checkpoint tags are locations on it
         self.verbose = verbose
         self.shown = shown
@@ -91,7 +92,7 @@ class MlflowTrialLogger(tune.Callback):
             }
             run = self.client.create_run(self.experiment_id, run_name=trial_label(trial.config, self.label_keys), tags=tags)
             run_id, last = run.info.run_id, 0
-            tracking.log_params(self.client, run_id, trial.config)
+            tracking.log_params(self.client, run_id, trial.config | ({"mechanism": self.mechanism} if self.mechanism else {}))
         self._runs[trial.trial_id] = (run_id, last)
         return run_id, last
 

@@ -44,6 +44,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import torch
 
+from core.config import without_retired
+
 if TYPE_CHECKING:
     from attacks.base import CheckpointInputs
     from trainables.release_map import ReleaseMap
@@ -165,8 +167,9 @@ class Mechanism(ABC, Generic[C]):
     # --- construction ---------------------------------------------------------------------------------------------
     @classmethod
     def typed(cls, config: dict) -> C:
-        """The config dict as this mechanism's typed config (a one-line ValueError on bad values)."""
-        return cls.config_class.from_dict(config)
+        """The config dict (as a trial, the farm or serving received it: stored configs may carry retired keys) as
+        this mechanism's typed config (a one-line ValueError on bad values)."""
+        return cls.config_class.from_dict(without_retired(config))
 
     @classmethod
     def create(cls: type[M], config: dict, device: torch.device | None = None, threads: bool = True) -> M:
