@@ -25,13 +25,12 @@ import torch
 from mlflow.tracking import MlflowClient
 from torch import nn
 
+from core.metrics import balanced_accuracy, balanced_accuracy_interval
+from core.nets import SmallCNN, Standardized
+from core.training import EarlyStoppedFit, EarlyStopping, evaluate, fit_classifier, predict_logits, shift_images, validation_split
 from platform import tracking
 from platform.attack import checkpoints_of, trial_config
 from search_spaces import presets
-from core.metrics import balanced_accuracy, balanced_accuracy_interval
-from core.nets import SmallCNN, Standardized
-from core.training import (EarlyStopping, EarlyStoppedFit, evaluate, fit_classifier, predict_logits, shift_images,
-                                 validation_split)
 
 
 class Residual(nn.Module):
@@ -106,7 +105,7 @@ def main() -> None:
     runs.sort(key=lambda r: r.data.tags.get(tracking.TAG_FRONT) != "true")
     print(f"{'trial':<26} {'previous farm':>13} {'reported max [95%]':>26} {'independent [95%]':>26} {'epochs':>6} {'gap':>6}")
     for run in runs[: args.points]:
-        step, directory = checkpoints_of(run)[-1]
+        _, directory = checkpoints_of(run)[-1]
         inputs = preset.checkpoint_inputs(trial_config(directory), str(directory))
         d = inputs.data
         t0 = time.perf_counter()

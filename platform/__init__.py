@@ -8,8 +8,8 @@ never imports this package.
 """
 import importlib.util as _ilu
 import os as _os
-import sysconfig as _sysconfig
 import sys as _sys
+import sysconfig as _sysconfig
 
 _stdlib_path = _os.path.join(_sysconfig.get_paths()["stdlib"], "platform.py")
 _spec = _ilu.spec_from_file_location("_stdlib_platform", _stdlib_path)

@@ -40,7 +40,7 @@ def plot_information_plane(table: pd.DataFrame, paths: dict[str, pd.DataFrame], 
     fig = Figure(figsize=(4.2 * len(ks), 4.0))
     FigureCanvasAgg(fig)
     cmap = colormaps["viridis"]
-    for ax, k in zip(fig.subplots(1, len(ks), squeeze=False)[0], ks):
+    for ax, k in zip(fig.subplots(1, len(ks), squeeze=False)[0], ks, strict=True):
         rows = usable[usable["k"] == k]
         bound = float(rows[BOUND_METRIC].mean())
         for _, row in rows.iterrows():

@@ -17,8 +17,8 @@ from types import FrameType, TracebackType
 
 from mlflow.tracking import MlflowClient
 
-from platform import tracking
 from core.commands import executable
+from platform import tracking
 
 EXIT_INTERRUPTED = 130
 SIGNALS = (signal.SIGINT, signal.SIGTERM)

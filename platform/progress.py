@@ -17,7 +17,7 @@ HEARTBEAT_S = 60.0
 
 def clock(seconds: float) -> str:
     """``h:mm:ss`` (or ``m:ss`` under an hour) for a duration in seconds."""
-    seconds = int(round(max(0.0, seconds)))
+    seconds = round(max(0.0, seconds))
     h, rest = divmod(seconds, 3600)
     m, s = divmod(rest, 60)
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"

@@ -21,12 +21,12 @@ import pandas as pd
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from mlflow.tracking import MlflowClient
 
+from core.quiet import silence
 from platform import tracking
 from platform.cli import guarded
 from platform.numbers import readable
 from platform.pareto import Axis
 from platform.progress import clock
-from core.quiet import silence
 from platform.sweep_config import get_preset
 from platform.sweep_report import summarise, trials_table
 

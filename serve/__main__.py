@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.tracking_uri.startswith(("http://", "https://")):  # fail fast instead of the client's retries
             urllib.request.urlopen(args.tracking_uri.rstrip("/") + "/health", timeout=5).read()
         points = list_points(MlflowClient(args.tracking_uri), models)
-    except Exception as exc:  # an unreachable or unusable store: say so before starting Ray
+    except Exception as exc:  # noqa: BLE001 - an unreachable or unusable store (any backend): say so before starting Ray
         print(f"error: MLflow tracking store {args.tracking_uri} is unusable: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
     if not points:

@@ -103,7 +103,7 @@ class ReleaseService:
         info = self.points[point_id]  # release() checked the id
         try:
             return await asyncio.to_thread(load_point, self.client, info, self.device)
-        except Exception as exc:  # a corrupt or missing registered checkpoint: refuse, keep serving the others
+        except Exception as exc:  # noqa: BLE001 - a corrupt or missing registered checkpoint: refuse, keep serving the others
             raise RequestError(409, f"operating point {point_id} cannot be loaded: {str(exc).splitlines()[0]}") from None
 
     @api.get("/health", responses={200: {"description": "the replica is up"}})

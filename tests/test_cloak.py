@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from core.data import default_data_root, load_mnist
+from core.metrics import fairness_gaps
 from trainables.cloak import (
     CheckpointError,
     CloakMap,
@@ -30,8 +32,6 @@ from trainables.cloak_info import (
     matching_gaussian_sigma,
 )
 from trainables.cloak_target import TargetSettings, load_target
-from core.data import default_data_root, load_mnist
-from core.metrics import fairness_gaps
 
 # Strong noise (λ = 1), a mid threshold: a large share is suppressed, so μ_s has something to repair.
 CONFIG = CloakConfig(lam=1.0, T=0.75, M=1.5, n_train=2000, n_test=600, epochs=10, suppression_epochs=2,
@@ -234,7 +234,7 @@ def test_target_is_trained_once_cached_and_accurate(tmp_path: Path) -> None:
     stamp = first.path.stat().st_mtime_ns
     second = load_target(tmp_path, settings, torch.device("cpu"))
     assert second.path.stat().st_mtime_ns == stamp and second.mnist_test_accuracy == first.mnist_test_accuracy
-    assert all(torch.equal(a, b) for a, b in zip(first.model.state_dict().values(), second.model.state_dict().values()))
+    assert all(torch.equal(a, b) for a, b in zip(first.model.state_dict().values(), second.model.state_dict().values(), strict=True))
     assert not [p for p in first.path.parent.iterdir() if p.suffix == ".tmp"]
     assert not any(p.requires_grad for p in second.model.parameters())
     other = TargetSettings("digit", 10, epochs=1, batch_size=128, lr=1e-3)

@@ -1,10 +1,9 @@
 """The cloak-mnist preset end to end through the real CLI, Ray Tune and a sqlite MLflow store."""
 from __future__ import annotations
 
-import pytest
-
 from pathlib import Path
 
+import pytest
 from conftest import run_sweep, store
 
 TRIAL_METRICS = ("utility/accuracy", "utility/accuracy_zero_fill", "utility/raw_accuracy", "utility/accuracy_loss",

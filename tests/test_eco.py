@@ -10,17 +10,25 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import run_sweep, store
 
 from attacks.base import AttackInput
-from attacks.tuning import accuracy_metrics
 from attacks.side_info import SiOnlyAttacker
-from conftest import run_sweep, store
+from attacks.tuning import accuracy_metrics
 from core.data import DataUnavailableError
 from core.data.eco import load_eco
 from core.data.eco_synthetic import describe, synthetic_eco
 from trainables.eco_config import EcoConfig
-from trainables.eco_releaser import (data_counts, deep_attacker, hourly_alpha_mi, load_data, load_release, release,
-                                     run_game, write_checkpoint)
+from trainables.eco_releaser import (
+    data_counts,
+    deep_attacker,
+    hourly_alpha_mi,
+    load_data,
+    load_release,
+    release,
+    run_game,
+    write_checkpoint,
+)
 
 
 @pytest.fixture(autouse=True)

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import REPO, sweep_env
 
 from platform.manifests import DEFAULT_CRDS, SchemaSet, check_files, default_manifests
-from conftest import REPO, sweep_env
 
 RAYJOB = REPO / "k8s" / "rayjob-sweep-amnist.yaml"
 RAYCLUSTER = REPO / "k8s" / "raycluster-gpu.yaml"
@@ -201,7 +201,7 @@ def _pod_labels() -> list[dict]:
     def walk(node) -> None:
         if isinstance(node, dict):
             if isinstance(node.get("spec"), dict) and isinstance(node["spec"].get("containers"), list):
-                found.append(((node.get("metadata") or {}).get("labels") or {}))
+                found.append((node.get("metadata") or {}).get("labels") or {})
             for value in node.values():
                 walk(value)
         elif isinstance(node, list):
@@ -225,14 +225,14 @@ def test_network_policies_select_real_pods_and_admit_only_named_peers(name: str,
     assert policy["kind"] == "NetworkPolicy" and policy["spec"]["policyTypes"] == ["Ingress"]
     labels = _pod_labels()
     target = policy["spec"]["podSelector"]["matchLabels"]
-    assert selects in target.values() and any(target.items() <= l.items() for l in labels), target
+    assert selects in target.values() and any(target.items() <= pod.items() for pod in labels), target
     for rule in policy["spec"]["ingress"]:
         assert rule["from"], "an ingress rule without peers admits everyone"
         for peer in rule["from"]:
             if "podSelector" in peer and "namespaceSelector" not in peer:
                 wanted = peer["podSelector"]["matchLabels"]
                 assert wanted == KUBERAY_POD_LABELS or wanted == {"putlab.io/serve-client": "true"} \
-                    or any(wanted.items() <= l.items() for l in labels), wanted
+                    or any(wanted.items() <= pod.items() for pod in labels), wanted
     assert any(p["port"] == port for rule in policy["spec"]["ingress"] for p in rule.get("ports", [])), port
 
 

@@ -12,9 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from mlflow.tracking import MlflowClient
-
 from conftest import REPO
+from mlflow.tracking import MlflowClient
 from ray_nodes import RayNode, cluster_env, start_head, start_worker, stop, temp_root
 
 pytestmark = pytest.mark.slow
@@ -44,9 +43,9 @@ def cluster():
 
 def node_ids(head: RayNode, timeout: float = 120) -> dict[str, str]:
     """Node id of each worker by name, read from the cluster (waits until both have joined)."""
-    code = ("import json, ray; ray.init(address=%r, logging_level='ERROR'); "
+    code = (f"import json, ray; ray.init(address={head.gcs_address!r}, logging_level='ERROR'); "
             "print(json.dumps({k.removeprefix('putlab_node_'): n['NodeID'] for n in ray.nodes() if n['Alive'] "
-            "for k in n['Resources'] if k.startswith('putlab_node_')}))" % head.gcs_address)
+            "for k in n['Resources'] if k.startswith('putlab_node_')}))")
     deadline = time.monotonic() + timeout
     while True:
         out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=head.env, capture_output=True, text=True, timeout=120)
@@ -67,7 +66,7 @@ def victims(client: MlflowClient, node: str) -> list:
     epoch to go (killing it then loses trials and attacks in flight)."""
     try:
         runs = trials(client)
-    except Exception:  # the driver is writing the sqlite file right now: look again
+    except Exception:  # noqa: BLE001 - the driver is writing the sqlite file right now: look again
         return []
     if not any(node in r.data.tags.get("putlab.farm_node_ids", "") for r in runs):
         return []

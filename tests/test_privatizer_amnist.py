@@ -6,16 +6,15 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-
 import pytest
 import torch
-
 from conftest import REPO, run_sweep, store, sweep_env
+
 from trainables.privatizer import PrivatizerModels, checkpoint_inputs, load_release, run_game, write_checkpoint
 from trainables.privatizer_config import PrivatizerConfig
 from trainables.releaser import STATE_FILE, CheckpointError, load_checkpoint, release
 
-SMALL = dict(n_train=512, n_test=256, epochs=1, pretrain_epochs=1, attack_epochs=1, width=8, threads=2)
+SMALL = {"n_train": 512, "n_test": 256, "epochs": 1, "pretrain_epochs": 1, "attack_epochs": 1, "width": 8, "threads": 2}
 
 
 def play(**overrides) -> list:
@@ -45,15 +44,15 @@ def test_algorithms_keep_exactly_their_fixed_estimators(algorithm: int, fixed: t
     m: PrivatizerModels = outcome.models
     assert set(m.frozen()) == set(fixed)
     for name in fixed:
-        assert all(torch.equal(a, b) for a, b in zip(snapshots[name], weights(getattr(m, name)))), name
+        assert all(torch.equal(a, b) for a, b in zip(snapshots[name], weights(getattr(m, name)), strict=True)), name
         assert not any(p.requires_grad for p in getattr(m, name).parameters())
     for name in trained:
-        assert not all(torch.equal(a, b) for a, b in zip(snapshots[name], weights(getattr(m, name)))), name
+        assert not all(torch.equal(a, b) for a, b in zip(snapshots[name], weights(getattr(m, name)), strict=True)), name
 
 
 @pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
 def test_raising_alpha_trades_the_utility_term_for_the_secret_term() -> None:
-    common = dict(n_train=2000, n_test=800, epochs=1, pretrain_epochs=3, attack_epochs=1, width=16, algorithm=1)
+    common = {"n_train": 2000, "n_test": 800, "epochs": 1, "pretrain_epochs": 3, "attack_epochs": 1, "width": 16, "algorithm": 1}
     (utility_only,), (privacy_only,) = play(alpha=0.0, **common), play(alpha=1.0, **common)
     open_m, private_m = utility_only.metrics, privacy_only.metrics
     # the in-game estimates the loss squares: α = 1 drives the secret term toward 0, α = 0 the utility term

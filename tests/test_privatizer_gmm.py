@@ -256,7 +256,7 @@ def test_preset_grids_validate() -> None:
     assert set(preset.optuna) == set(preset.label_keys)  # every grid axis has an Optuna range (algorithm: [1, 1])
     for profile in preset.profiles.values():
         for values in itertools.product(*profile.grid.values()):
-            point = {**preset.base, **profile.config, **dict(zip(profile.grid, values))}
+            point = {**preset.base, **profile.config, **dict(zip(profile.grid, values, strict=True))}
             assert preset.validate(point)["alpha"] == point["alpha"]
             for algorithm in (1, 2, 3):  # what ``--set algorithm=1,2,3`` produces
                 assert preset.validate({**point, "algorithm": algorithm})["algorithm"] == algorithm

@@ -14,23 +14,22 @@ import pytest
 import requests
 import schemathesis
 import torch
+from conftest import REPO, assert_runs_as_printed, run_sweep, store, sweep_env
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mlflow.artifacts import download_artifacts
 from schemathesis.checks import not_a_server_error
 from schemathesis.generation.modes import GenerationMode
-from schemathesis.specs.openapi.checks import (content_type_conformance, response_schema_conformance,
-                                               status_code_conformance)
-
-from conftest import REPO, assert_runs_as_printed, run_sweep, store, sweep_env
+from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance, status_code_conformance
 from serve_client import call, start_service, stop_service
+
+from core.data import load_amnist
 from platform.errors import UsageError
 from platform.pareto import Axis
 from platform.select import choose
 from search_spaces import presets
 from serve.auth import API_KEY_ENV, authorized, configured_key
 from serve.points import POINT_FILE
-from core.data import load_amnist
 
 AXES = [Axis("utility/accuracy", True, 0.0, 1.0), Axis("attack/max/accuracy", False, 1.0, 0.5)]
 LIMITS = {"max_batch": 8, "max_body_bytes": 200_000}
@@ -77,7 +76,7 @@ def test_registered_versions_carry_config_metrics_and_checkpoint(deployment) -> 
     client = store(workdir)
     versions = sorted(client.search_model_versions("name = 'putlab-amnist'"), key=lambda v: int(v.version))
     assert [str(v.version) for v in versions] == ["1", "2"] and len({v.source for v in versions}) == 2
-    for version, trial in zip(versions, trials):
+    for version, trial in zip(versions, trials, strict=True):
         assert version.tags["putlab.preset"] == "amnist" and version.tags["putlab.mechanism"] == "releaser"
         assert float(version.tags["metric.utility/accuracy"]) == client.get_run(version.run_id).data.metrics["utility/accuracy"]
         assert trial in version.description and "chosen by trial id" in version.description
@@ -313,7 +312,7 @@ def test_every_fuzzed_request_gets_a_documented_answer(deployment) -> None:
 def test_printed_serve_command_runs_as_printed(deployment) -> None:
     """The `serve it:` line of platform.select, pasted from the repository root into a shell without the venv."""
     workdir, _, _ = deployment
-    line = next(l for l in (workdir / "select.out").read_text().splitlines() if l.startswith("serve it: "))
+    line = next(line for line in (workdir / "select.out").read_text().splitlines() if line.startswith("serve it: "))
     assert_runs_as_printed(line.removeprefix("serve it: "), "--help", expect="usage: python -m serve")
 
 

@@ -17,7 +17,7 @@ import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -242,7 +242,7 @@ def _minor(version: str) -> tuple[int, int] | None:
     return (int(match[1]), int(match[2])) if match else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _read_json(path: Path) -> dict:
     return json.loads(path.read_text())
 

@@ -8,7 +8,8 @@ import ast
 import re
 import shlex
 from collections.abc import Iterator
-from functools import lru_cache
+from functools import cache
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -155,7 +156,7 @@ def import_path_problem(import_path: str) -> str | None:
     return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def repo_packages() -> frozenset[str]:
     """Top-level names that belong to the repo: the design's layout and every package at its root."""
     return frozenset(LAYOUT_PACKAGES) | {p.name for p in REPO.iterdir() if (p / "__init__.py").is_file()}
@@ -201,7 +202,7 @@ def _runs_repo_code(command: list[str]) -> bool:
     """Whether a simple command is Python running a repo module (``-m``) or inline code (``-c``)."""
     if not command or not _PYTHON.match(Path(command[0]).name):
         return False
-    modules = [arg for flag, arg in zip(command, command[1:], strict=False) if flag == "-m"]
+    modules = [arg for flag, arg in pairwise(command) if flag == "-m"]
     return "-c" in command or any(m.split(".")[0] in repo_packages() for m in modules)
 
 
@@ -256,7 +257,7 @@ def _runtime_env(doc: Document, path: list, env: Any, needs_code: bool) -> Itera
             yield problem(doc, where, f"{requirement!r} differs from pyproject.toml's pin {pins[name]!r} (torch is pinned exactly)")
 
 
-@lru_cache(maxsize=None)
+@cache
 def pyproject_pins() -> dict[str, str]:
     """``name -> requirement`` of pyproject.toml's dependencies that are pinned with ``==``."""
     text = (REPO / "pyproject.toml").read_text()
