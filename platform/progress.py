@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from typing import Any
 
 from ray.tune import ProgressReporter
 from ray.tune.experiment import Trial
@@ -47,7 +48,8 @@ class SweepProgress(ProgressReporter):
         self._last: tuple = ()
         self._printed = 0.0
 
-    def setup(self, start_time: float | None = None, total_samples: int | None = None, **kwargs) -> None:
+    def setup(self, start_time: float | None = None, total_samples: int | None = None, metric: str | None = None,
+              mode: str | None = None, **kwargs: Any) -> None:
         self._start = start_time or time.time()
         self.planned = max(self.planned, total_samples or 0)
 

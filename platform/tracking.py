@@ -178,11 +178,11 @@ def find_sweep_parent(client: MlflowClient, target: str) -> tuple[str, str]:
         parent = find_parent(client, exp.experiment_id, target)
         if parent:
             return exp.experiment_id, parent
-    exp = client.get_experiment_by_name(target)
-    if exp is None:
+    named = client.get_experiment_by_name(target)
+    if named is None:
         raise UsageError(f"{target!r} is neither a sweep run id, a sweep name nor an experiment name")
-    runs = client.search_runs([exp.experiment_id], filter_string=f"tags.`{TAG_ROLE}` = 'sweep'",
+    runs = client.search_runs([named.experiment_id], filter_string=f"tags.`{TAG_ROLE}` = 'sweep'",
                               order_by=["attributes.start_time DESC"], max_results=1)
     if not runs:
         raise UsageError(f"experiment {target!r} has no sweep")
-    return exp.experiment_id, runs[0].info.run_id
+    return named.experiment_id, runs[0].info.run_id

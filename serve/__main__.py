@@ -5,6 +5,7 @@ For clusters use ``serve deploy serve/serve_config.yaml`` or the RayService in `
 from __future__ import annotations
 
 import argparse
+import logging
 import socket
 import sys
 import threading
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     silence_serve()
     # A new local Ray even when a `ray start` node runs on this machine (plain ray.init() would join it); the
     # replicas inherit this process's environment: MLflow credentials and the API key.
-    ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False, logging_level="WARNING")
+    ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False, logging_level=logging.WARNING)
     serve.start(http_options={"host": args.host, "port": args.port})
     app = build_app({"tracking_uri": args.tracking_uri, "models": args.models, "max_batch": args.max_batch,
                      "max_body_bytes": args.max_body_bytes})

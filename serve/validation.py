@@ -104,12 +104,13 @@ def parse_binary(body: bytes, seed: str | None, input_shape: tuple[int, ...], va
                                 f"{list(input_shape)} ({sample_bytes} bytes each)")
     check_batch(len(body) // sample_bytes, limits)
     x = torch.frombuffer(bytearray(body), dtype=torch.float32).reshape(-1, *input_shape)
+    number = None
     if seed is not None:
         try:
-            seed = bounded_int(seed.strip())
+            number = bounded_int(seed.strip())
         except (ValueError, RequestError):
             raise RequestError(422, f"seed must be a whole number in [0, 2^63) (got {seed[:40]!r})") from None
-    return check_values(x, value_range), parse_seed(seed)
+    return check_values(x, value_range), parse_seed(number)
 
 
 def check_size(length: int, limits: Limits) -> None:

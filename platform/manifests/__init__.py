@@ -48,8 +48,12 @@ class Document:
 
     @property
     def ref(self) -> str:
-        meta = self.body.get("metadata") if isinstance(self.body.get("metadata"), dict) else {}
-        return f"{self.body.get('kind', '?')}/{meta.get('name', '?')}"
+        return f"{self.body.get('kind', '?')}/{self.mapping('metadata').get('name', '?')}"
+
+    def mapping(self, key: str) -> dict:
+        """The mapping at top-level ``key``; {} where it is absent or not a mapping (its schema check reports that)."""
+        value = self.body.get(key)
+        return value if isinstance(value, dict) else {}
 
 
 @dataclass(frozen=True)
@@ -229,7 +233,7 @@ def _k8s_schema_dir(version: str) -> Path:
     if wanted is None:
         raise ManifestError(f"--kubernetes-version {version!r} is not a version like 1.30.0")
     root = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
-    available = sorted((_minor(p.name[1:]), p) for p in root.glob("v*-local-strict") if _minor(p.name[1:]))
+    available = sorted((minor, p) for p in root.glob("v*-local-strict") if (minor := _minor(p.name[1:])) is not None)
     if not available or not available[0][0] <= wanted <= available[-1][0]:
         span = f"{available[0][1].name.split('-')[0]}..{available[-1][1].name.split('-')[0]}" if available else "none"
         raise ManifestError(f"Kubernetes {version} is not covered by kubernetes-validate {kubernetes_validate.__version__} ({span})")

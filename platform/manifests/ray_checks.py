@@ -13,7 +13,7 @@ from platform.manifests import Document, Problem, problem
 
 def check(doc: Document) -> Iterator[Problem]:
     """Problems Ray itself would raise (or silently ignore) in the configs of ``doc``."""
-    spec = doc.body.get("spec") if isinstance(doc.body.get("spec"), dict) else {}
+    spec = doc.mapping("spec")
     if doc.body.get("kind") == "RayService" and isinstance(spec.get("serveConfigV2"), str):
         for where, message in serve_config_problems(_parsed(spec["serveConfigV2"])):
             yield problem(doc, ["spec", "serveConfigV2"] + where, message)

@@ -272,7 +272,7 @@ def _requirement_name(requirement: str) -> str:
 
 def _ray_images(doc: Document) -> Iterator[Problem]:
     """Ray images must carry the cluster's rayVersion, which must be the Ray that pyproject.toml pins."""
-    spec_path = _RAY_SPECS.get(doc.body.get("kind"))
+    spec_path = _RAY_SPECS.get(str(doc.body.get("kind")))
     spec: Any = doc.body
     for key in spec_path or []:
         spec = spec.get(key) if isinstance(spec, dict) else None
@@ -282,7 +282,7 @@ def _ray_images(doc: Document) -> Iterator[Problem]:
     pinned = pyproject_pins().get("ray", "").partition("==")[2]
     if pinned and version != pinned:
         yield problem(doc, spec_path + ["rayVersion"], f"rayVersion {version!r} is not the Ray pinned in pyproject.toml ({pinned})")
-    groups = [(["headGroupSpec"], spec.get("headGroupSpec"))]
+    groups: list[tuple[list[str | int], Any]] = [(["headGroupSpec"], spec.get("headGroupSpec"))]
     groups += [(["workerGroupSpecs", i], group) for i, group in enumerate(spec.get("workerGroupSpecs") or [])]
     for where, group in groups:
         containers = (((group or {}).get("template") or {}).get("spec") or {}).get("containers") or []
@@ -313,7 +313,7 @@ def _object_refs(doc: Document, known: list[Document]) -> Iterator[Problem]:
 
 def _identity(doc: Document) -> tuple[Any, str, Any]:
     """``(kind, namespace, name)`` of a manifest's object."""
-    meta = doc.body.get("metadata") if isinstance(doc.body.get("metadata"), dict) else {}
+    meta = doc.mapping("metadata")
     return doc.body.get("kind"), meta.get("namespace", "default"), meta.get("name")
 
 

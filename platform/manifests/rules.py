@@ -67,11 +67,11 @@ def _container(doc: Document, path: list, container: dict) -> Iterator[Problem]:
 
 def _gpu_workers(doc: Document) -> Iterator[Problem]:
     """A worker group that is meant for GPUs must request them: its Ray container limits nvidia.com/gpu."""
-    spec_path = RAY_CLUSTER_SPECS.get(doc.body.get("kind"))
+    spec_path = RAY_CLUSTER_SPECS.get(str(doc.body.get("kind")))
     spec: Any = doc.body
-    for key in spec_path or [None]:
-        spec = spec.get(key) if isinstance(spec, dict) and key else None
-    if not isinstance(spec, dict):
+    for key in spec_path or []:
+        spec = spec.get(key) if isinstance(spec, dict) else None
+    if not spec_path or not isinstance(spec, dict):
         return
     for i, group in enumerate(spec.get("workerGroupSpecs") or []):
         if not isinstance(group, dict):
