@@ -38,7 +38,8 @@ def short_labels(labels: Sequence[str]) -> list[str]:
     short = []
     for parts in tokens:
         kept = [p for p in parts if p not in shared] or parts
-        short.append(" ".join(SYMBOLS.get(k, k) + sep + ("∞" if v == "inf" else v) for k, sep, v in (p.partition("=") for p in kept)))
+        pairs = (p.partition("=") for p in kept)
+        short.append(" ".join(SYMBOLS.get(k, k) + sep + ("∞" if v == "inf" else v) for k, sep, v in pairs))
     return short
 
 

@@ -1,4 +1,5 @@
-"""Information-plane figures of the privatizer's bound experiment (docs/mechanisms.md#the-gaussian-mixture-check-gmm), drawn from the MLflow store.
+"""Information-plane figures of the privatizer's bound experiment, drawn from the MLflow store
+(docs/mechanisms.md#the-gaussian-mixture-check-gmm).
 
 Each trial's trajectory (I(U;X|Q), I(S;Q)) over its reported steps, its final point, and the bound line
 I(S;Q) + I(U;X|Q) = K: one panel per codependence k. Logged on the sweep's parent run (all trials) and on

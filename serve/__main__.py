@@ -76,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     app = build_app({"tracking_uri": args.tracking_uri, "models": args.models, "max_batch": args.max_batch,
                      "max_body_bytes": args.max_body_bytes})
     serve.run(app, name="putlab", route_prefix="/")
-    auth = f"Authorization: Bearer ${API_KEY_ENV} required" if configured_key() else f"no API key: set {API_KEY_ENV} to require one"
+    auth = (f"Authorization: Bearer ${API_KEY_ENV} required" if configured_key()
+            else f"no API key: set {API_KEY_ENV} to require one")
     print(f"serving on http://{args.host}:{args.port}  (GET /points, POST /points/<name>/<version>/release; {auth})",
           flush=True)
     try:

@@ -60,7 +60,8 @@ def parse_release(body: bytes, input_shape: tuple[int, ...], value_range: tuple[
     try:
         x = torch.tensor(inputs, dtype=torch.float64)
     except (TypeError, ValueError, RuntimeError):
-        raise RequestError(422, f"inputs must be a rectangular array of numbers, each sample of shape {list(input_shape)}") from None
+        raise RequestError(422, "inputs must be a rectangular array of numbers, each sample of shape "
+                                f"{list(input_shape)}") from None
     if x.shape[1:] != input_shape:
         raise RequestError(422, f"each sample must have shape {list(input_shape)} (got {list(x.shape[1:])})")
     if BOOLEAN.search(body):  # torch reads true/false as 1/0; neither field may hold one

@@ -45,7 +45,8 @@ def test_out_of_range_config_is_one_line_and_exit_2(workdir: Path) -> None:
     out = run_sweep(workdir, "cloak-mnist", "--set", "M=-1", timeout=120)
     assert out.returncode == 2, out.stderr
     lines = [line for line in out.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: ") and "M must be a finite value > 0 (got -1.0)" in lines[0], out.stderr
+    assert len(lines) == 1 and lines[0].startswith("error: "), out.stderr
+    assert "M must be a finite value > 0 (got -1.0)" in lines[0], out.stderr
     assert not (workdir / "runs").exists()
 
 

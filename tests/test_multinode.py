@@ -101,7 +101,8 @@ def test_sweep_uses_both_workers_and_survives_losing_one(cluster, tmp_path: Path
     print("trial placement (lam: nodes in order):", {lam: [name[n] for n in nodes] for lam, nodes in placement.items()})
     print("farm placement (lam: nodes):", {lam: [name.get(n, n) for n in nodes] for lam, nodes in farm.items()})
     # No run lost, none duplicated: one FINISHED run per grid point, each epoch logged once.
-    assert sorted(placement) == [f"{float(lam)}" for lam in LAMBDAS] and len({r.data.tags["putlab.trial_id"] for r in runs}) == len(runs)
+    assert sorted(placement) == [f"{float(lam)}" for lam in LAMBDAS]
+    assert len({r.data.tags["putlab.trial_id"] for r in runs}) == len(runs)
     for run in runs:
         assert run.info.status == "FINISHED"
         every_epoch = list(range(1, EPOCHS + 1))
@@ -119,7 +120,8 @@ def test_sweep_uses_both_workers_and_survives_losing_one(cluster, tmp_path: Path
     attacked = subprocess.run([sys.executable, "-m", "platform.attack", "putlab-amnist", "--attackers", "yeom",
                                "--address", head.gcs_address, "--tracking-uri", tracking_uri],
                               cwd=REPO, env=head.env, capture_output=True, text=True, timeout=600)
-    assert attacked.returncode == 0 and f"attacked {EPOCHS * len(LAMBDAS)} checkpoint(s)" in attacked.stdout, attacked.stderr[-3000:]
+    assert attacked.returncode == 0, attacked.stderr[-3000:]
+    assert f"attacked {EPOCHS * len(LAMBDAS)} checkpoint(s)" in attacked.stdout, attacked.stdout[-3000:]
     selected = subprocess.run([sys.executable, "-m", "platform.select", "putlab-amnist", "--max-attack", "1",
                                "--tracking-uri", tracking_uri], cwd=REPO, env=head.env, capture_output=True, text=True,
                               timeout=300)

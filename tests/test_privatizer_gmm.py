@@ -1,5 +1,5 @@
-"""The privatizer's synthetic information-bound check (docs/mechanisms.md#the-gaussian-mixture-check-gmm): the joint, I(U;S), the loss, the exact-density
-information estimates and trained linear filters against the bound K."""
+"""The privatizer's synthetic information-bound check (docs/mechanisms.md#the-gaussian-mixture-check-gmm): the joint,
+I(U;S), the loss, the exact-density information estimates and trained linear filters against the bound K."""
 from __future__ import annotations
 
 import itertools

@@ -107,7 +107,8 @@ def test_report_is_written_beside_the_store_and_logged_on_the_parent(sweep, tmp_
 def test_comparison_report_has_every_sweep(sweep, capsys) -> None:
     _, uri, _ = sweep
     assert compare(["amnist-quick-report", "amnist-quick-other", "--tracking-uri", uri]) == 0
-    path = Path(next(line for line in capsys.readouterr().out.splitlines() if line.startswith("report: ")).removeprefix("report: "))
+    printed = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("report: "))
+    path = Path(printed.removeprefix("report: "))
     html = path.read_text()
     assert path.parent == report_dir(uri) and html.count("front members") == 2
     assert "amnist-quick-other" in html and "[0.59, 0.65]" in html

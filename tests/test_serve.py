@@ -36,7 +36,8 @@ LIMITS = {"max_batch": 8, "max_body_bytes": 200_000}
 
 
 def select(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "platform.select", "putlab-amnist", "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}", *args]
+    cmd = [sys.executable, "-m", "platform.select", "putlab-amnist", "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}",
+           *args]
     return subprocess.run(cmd, cwd=REPO, env=sweep_env(), capture_output=True, text=True, timeout=120)
 
 
@@ -209,7 +210,8 @@ def test_serve_refuses_an_unreachable_store_in_one_line() -> None:
 def test_serve_refuses_a_short_api_key_in_one_line() -> None:
     out = subprocess.run([sys.executable, "-m", "serve"], cwd=REPO, env=sweep_env() | {API_KEY_ENV: "short"},
                          capture_output=True, text=True, timeout=120)
-    assert out.returncode == 2 and out.stderr.strip() == f"error: {API_KEY_ENV} must be at least 16 characters (e.g. openssl rand -hex 32)"
+    expected = f"error: {API_KEY_ENV} must be at least 16 characters (e.g. openssl rand -hex 32)"
+    assert out.returncode == 2 and out.stderr.strip() == expected
 
 
 def test_api_key_guards_every_route_but_health(deployment) -> None:
@@ -221,7 +223,8 @@ def test_api_key_guards_every_route_but_health(deployment) -> None:
         release, body = f"{base}/points/putlab-amnist/1/release", {"inputs": [SAMPLE], "seed": 1}
         for headers in ({}, {"authorization": "Bearer wrong-0123456789abcdef"}, {"authorization": key},
                         {"authorization": f"Basic {key}"}, {"authorization": f"Bearer {key}x"}):
-            for url, data in ((f"{base}/points", None), (release, body), (f"{base}/nowhere", None), (f"{base}/openapi.json", None)):
+            targets = ((f"{base}/points", None), (release, body), (f"{base}/nowhere", None), (f"{base}/openapi.json", None))
+            for url, data in targets:
                 status, answer = call(url, data, headers)
                 assert status == 401 and answer["error"].startswith("missing or wrong API key"), (url, headers, answer)
         with pytest.raises(urllib.error.HTTPError) as refused:
@@ -323,5 +326,6 @@ def test_api_key_rules(monkeypatch: pytest.MonkeyPatch) -> None:
         configured_key(require=True)  # what a replica with require_api_key=true says, and refuses to start
     monkeypatch.setenv(API_KEY_ENV, "  0123456789abcdef  ")
     assert configured_key(require=True) == "0123456789abcdef"
-    assert authorized("/health", None, "0123456789abcdef") and authorized("/points", "bearer 0123456789abcdef", "0123456789abcdef")
+    assert authorized("/health", None, "0123456789abcdef")
+    assert authorized("/points", "bearer 0123456789abcdef", "0123456789abcdef")
     assert not authorized("/points", "Bearer 0123456789abcdeg", "0123456789abcdef")

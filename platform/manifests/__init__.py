@@ -236,7 +236,8 @@ def _k8s_schema_dir(version: str) -> Path:
     available = sorted((minor, p) for p in root.glob("v*-local-strict") if (minor := _minor(p.name[1:])) is not None)
     if not available or not available[0][0] <= wanted <= available[-1][0]:
         span = f"{available[0][1].name.split('-')[0]}..{available[-1][1].name.split('-')[0]}" if available else "none"
-        raise ManifestError(f"Kubernetes {version} is not covered by kubernetes-validate {kubernetes_validate.__version__} ({span})")
+        raise ManifestError(f"Kubernetes {version} is not covered by kubernetes-validate "
+                            f"{kubernetes_validate.__version__} ({span})")
     return [p for minor, p in available if minor <= wanted][-1]
 
 
@@ -261,7 +262,8 @@ def check_files(files: list[Path], crd_dir: Path = DEFAULT_CRDS, k8s_version: st
 
     schemas = schemas or SchemaSet(crd_dir, k8s_version)
     docs = [doc for path in files for doc in load_documents(path)]
-    known = docs + [doc for path in default_manifests() if display(path) not in {d.file for d in docs} for doc in load_documents(path)]
+    checked = {d.file for d in docs}
+    known = docs + [doc for path in default_manifests() if display(path) not in checked for doc in load_documents(path)]
     problems: list[Problem] = []
     for doc in docs:
         problems += schemas.check(doc)
@@ -276,7 +278,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m platform.manifests", description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*", type=Path, help="manifests to check (default: every YAML under k8s/ except k8s/crds)")
     parser.add_argument("--crds", type=Path, default=DEFAULT_CRDS, help="directory of KubeRay CRD YAMLs (default: k8s/crds)")
-    parser.add_argument("--kubernetes-version", default=DEFAULT_KUBERNETES_VERSION, help="Kubernetes schemas to use (default 1.30.0)")
+    parser.add_argument("--kubernetes-version", default=DEFAULT_KUBERNETES_VERSION,
+                        help="Kubernetes schemas to use (default 1.30.0)")
     args = parser.parse_args(argv)
     files = args.files or default_manifests()
     try:
@@ -287,6 +290,6 @@ def main(argv: list[str] | None = None) -> int:
     for found in problems:
         print(found)
     verdict = f"{len(problems)} problem(s)" if problems else "all valid"
-    print(f"{len(files)} file(s) checked against Kubernetes {args.kubernetes_version} and the CRDs in {display(args.crds)}: {verdict}",
-          file=sys.stderr if problems else sys.stdout)
+    print(f"{len(files)} file(s) checked against Kubernetes {args.kubernetes_version} and the CRDs in "
+          f"{display(args.crds)}: {verdict}", file=sys.stderr if problems else sys.stdout)
     return EXIT_PROBLEMS if problems else EXIT_OK

@@ -56,7 +56,8 @@ def serve_config_problems(config: Any) -> list[tuple[list, str]]:
 
 def _unknown(values: dict, model: Any, where: list) -> list[tuple[list, str]]:
     known = set(model.model_fields) | {f.alias for f in model.model_fields.values() if f.alias}
-    return [(where + [name], f"unknown field of {model.__name__} (Serve would ignore it)") for name in sorted(set(values) - known)]
+    unknown = sorted(set(values) - known)
+    return [(where + [name], f"unknown field of {model.__name__} (Serve would ignore it)") for name in unknown]
 
 
 def runtime_env_problems(env: Any) -> list[tuple[list, str]]:

@@ -244,7 +244,8 @@ def _runtime_env(doc: Document, path: list, env: Any, needs_code: bool) -> Itera
             yield problem(doc, path + ["working_dir"],
                           "runs putlab code but the runtime environment has no working_dir: the code would not reach the cluster")
     elif not re.match(r"^(https?|s3|gs)://.+\.zip$", str(working_dir)):
-        yield problem(doc, path + ["working_dir"], f"working_dir {working_dir!r} is not a remote .zip URI, which a cluster cannot fetch")
+        yield problem(doc, path + ["working_dir"],
+                      f"working_dir {working_dir!r} is not a remote .zip URI, which a cluster cannot fetch")
     pip = env.get("pip")
     packages = pip.get("packages") if isinstance(pip, dict) else pip
     pins = pyproject_pins()
@@ -252,9 +253,11 @@ def _runtime_env(doc: Document, path: list, env: Any, needs_code: bool) -> Itera
         name = _requirement_name(str(requirement))
         where = path + ["pip"] + (["packages"] if isinstance(pip, dict) else []) + [i]
         if name == "ray":
-            yield problem(doc, where, "ray comes from the image; installing it in the runtime environment replaces the cluster's Ray")
+            yield problem(doc, where,
+                          "ray comes from the image; installing it in the runtime environment replaces the cluster's Ray")
         elif name in pins and str(requirement).replace(" ", "") != pins[name]:
-            yield problem(doc, where, f"{requirement!r} differs from pyproject.toml's pin {pins[name]!r} (torch is pinned exactly)")
+            yield problem(doc, where,
+                          f"{requirement!r} differs from pyproject.toml's pin {pins[name]!r} (torch is pinned exactly)")
 
 
 @cache
@@ -281,7 +284,8 @@ def _ray_images(doc: Document) -> Iterator[Problem]:
     version = str(spec.get("rayVersion", ""))
     pinned = pyproject_pins().get("ray", "").partition("==")[2]
     if pinned and version != pinned:
-        yield problem(doc, spec_path + ["rayVersion"], f"rayVersion {version!r} is not the Ray pinned in pyproject.toml ({pinned})")
+        yield problem(doc, spec_path + ["rayVersion"],
+                      f"rayVersion {version!r} is not the Ray pinned in pyproject.toml ({pinned})")
     groups: list[tuple[list[str | int], Any]] = [(["headGroupSpec"], spec.get("headGroupSpec"))]
     groups += [(["workerGroupSpecs", i], group) for i, group in enumerate(spec.get("workerGroupSpecs") or [])]
     for where, group in groups:
