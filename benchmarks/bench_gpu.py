@@ -168,8 +168,7 @@ def bare_trial(name: str, profile: str, device: torch.device, epochs: int | None
                   data.raw_train_x, data.train_si, data.test_si, *(t.member_x for t in inputs.targets))
         report = attack_inputs(inputs, config, preset.farm_attackers, figures=True)
         result.attack_s = report.seconds
-        result.attack_metrics.update({k: v for k, v in report.metrics.items() if k.endswith("/accuracy")
-                                      or k.endswith("yeom/advantage")})
+        result.attack_metrics.update({k: v for k, v in report.metrics.items() if k.endswith(("/accuracy", "yeom/advantage"))})
         served = preset.load_release(config, str(directory)).to(device)
         sample = served_sample(served.input_shape, data)
         first, again = served.release(sample, seed=3), served.release(sample, seed=3)
@@ -240,7 +239,7 @@ def concurrent_trials(name: str, profile: str, n: int, epochs: int | None, workd
                  for out in outs]
         errors = [p.communicate()[1] for p in procs]
     wall = time.perf_counter() - t0
-    failed = [e for p, e in zip(procs, errors) if p.returncode != 0]
+    failed = [e for p, e in zip(procs, errors, strict=True) if p.returncode != 0]
     if failed:
         raise RuntimeError(f"{name} x{n}: {len(failed)} worker(s) failed:\n{failed[0][-3000:]}")
     trials = [json.loads(out.read_text()) for out in outs]

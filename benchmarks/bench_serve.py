@@ -27,9 +27,9 @@ sys.path.insert(0, str(REPO))
 import torch  # noqa: E402
 from mlflow.tracking import MlflowClient  # noqa: E402
 
+from core.data import load_amnist  # noqa: E402
 from serve.auth import API_KEY_ENV  # noqa: E402
 from serve.points import list_points, load_point  # noqa: E402
-from core.data import load_amnist  # noqa: E402
 
 
 def free_port() -> int:
@@ -40,9 +40,9 @@ def free_port() -> int:
 
 def start_service(tracking_uri: str, port: int, cpus: int) -> subprocess.Popen:
     """``python -m serve`` in the background; returns once /health answers."""
-    log = open(Path(sys.argv[0]).with_suffix(".log").name, "w")
-    server = subprocess.Popen([sys.executable, "-m", "serve", "--tracking-uri", tracking_uri, "--port", str(port),
-                               "--num-cpus", str(cpus)], cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+    with open(Path(sys.argv[0]).with_suffix(".log").name, "w") as log:  # the server keeps its own descriptor
+        server = subprocess.Popen([sys.executable, "-m", "serve", "--tracking-uri", tracking_uri, "--port", str(port),
+                                   "--num-cpus", str(cpus)], cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
     for _ in range(240):
         try:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
@@ -107,7 +107,8 @@ def main() -> None:
                 per_client = max(1, args.requests // level)
                 t0 = time.perf_counter()
                 with ThreadPoolExecutor(level) as pool:
-                    runs = list(pool.map(lambda _: client_run(port, path, body, headers, per_client), range(level)))
+                    futures = [pool.submit(client_run, port, path, body, headers, per_client) for _ in range(level)]
+                    runs = [future.result() for future in futures]
                 wall = time.perf_counter() - t0
                 lat = sorted(v for run in runs for v in run)
                 p99 = lat[min(len(lat) - 1, int(0.99 * len(lat)))]

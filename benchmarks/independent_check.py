@@ -2,9 +2,10 @@
 
 For λ > 0 trials of an ``amnist`` (or ``amnist-privatizer``) sweep, rebuild the released splits from each
 trial's last checkpoint exactly as the farm does, train an architecture the farm does not use (a small ResNet:
-three residual stages with batch normalisation, dropout, random shifts, standardised inputs) on the released training split with early
-stopping on a validation split of it (at least 30 epochs, then patience 8, best weights restored), score it once on the released test
-split. The reported ``attack/max/accuracy`` claims no competent attacker does better; this prints the gap.
+three residual stages with batch normalisation, dropout, random shifts, standardised inputs) on the released
+training split with early stopping on a validation split of it (at least 30 epochs, then patience 8, best weights
+restored), score it once on the released test split. The reported ``attack/max/accuracy`` claims no competent
+attacker does better; this prints the gap.
 
 Beside it, the *previous* farm's number on the same release, for a before/after: a SmallCNN trained for a fixed
 3 epochs on all released training images (``deep``), the same on raw images (``deep_raw``), and the thickness rule
@@ -25,13 +26,12 @@ import torch
 from mlflow.tracking import MlflowClient
 from torch import nn
 
+from core.metrics import balanced_accuracy, balanced_accuracy_interval
+from core.nets import SmallCNN, Standardized
+from core.training import EarlyStoppedFit, EarlyStopping, evaluate, fit_classifier, predict_logits, shift_images, validation_split
 from platform import tracking
 from platform.attack import checkpoints_of, trial_config
 from search_spaces import presets
-from core.metrics import balanced_accuracy, balanced_accuracy_interval
-from core.nets import SmallCNN, Standardized
-from core.training import (EarlyStopping, EarlyStoppedFit, evaluate, fit_classifier, predict_logits, shift_images,
-                                 validation_split)
 
 
 class Residual(nn.Module):
@@ -106,7 +106,7 @@ def main() -> None:
     runs.sort(key=lambda r: r.data.tags.get(tracking.TAG_FRONT) != "true")
     print(f"{'trial':<26} {'previous farm':>13} {'reported max [95%]':>26} {'independent [95%]':>26} {'epochs':>6} {'gap':>6}")
     for run in runs[: args.points]:
-        step, directory = checkpoints_of(run)[-1]
+        _, directory = checkpoints_of(run)[-1]
         inputs = preset.checkpoint_inputs(trial_config(directory), str(directory))
         d = inputs.data
         t0 = time.perf_counter()
@@ -120,7 +120,8 @@ def main() -> None:
             print(f"{run.info.run_name}: independent per seed " + ", ".join(f"{a:.3f}" for a in accs.tolist()), flush=True)
         m = run.data.metrics
         reported = m.get("attack/max/accuracy", float("nan"))
-        band = f"[{m.get('attack/max/accuracy/ci_low', float('nan')):.3f}, {m.get('attack/max/accuracy/ci_high', float('nan')):.3f}]"
+        low, high = m.get("attack/max/accuracy/ci_low", float("nan")), m.get("attack/max/accuracy/ci_high", float("nan"))
+        band = f"[{low:.3f}, {high:.3f}]"
         before = previous_farm(d, m, 0)
         print(f"{run.info.run_name:<26} {before:>13.3f} {f'{reported:.3f} {band}':>26} {f'{acc:.3f} [{lo:.3f}, {hi:.3f}]':>26} "
               f"{epochs:>6d} {acc - reported:>+6.3f}  ({time.perf_counter() - t0:.0f} s)", flush=True)

@@ -64,8 +64,5 @@ def balanced_accuracy_interval(pred: torch.Tensor, target: torch.Tensor, num_cla
     classes = int(present.sum())
     ba = float(recall.mean())
     variance = float((recall * (1 - recall) / n).sum()) / classes**2
-    if variance > 0 and 0 < ba < 1:
-        n_eff = ba * (1 - ba) / variance
-    else:
-        n_eff = classes**2 / float((1 / n).sum())
+    n_eff = ba * (1 - ba) / variance if variance > 0 and 0 < ba < 1 else classes**2 / float((1 / n).sum())
     return wilson_interval(ba * n_eff, n_eff, z)

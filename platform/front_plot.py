@@ -5,8 +5,8 @@ never changes the process-wide backend or keeps figures alive in pyplot's regist
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -36,9 +36,10 @@ def short_labels(labels: Sequence[str]) -> list[str]:
     tokens = [str(label).split() for label in labels]
     shared = set.intersection(*(set(t) for t in tokens)) if tokens else set()
     short = []
-    for label, parts in zip(labels, tokens):
+    for parts in tokens:
         kept = [p for p in parts if p not in shared] or parts
-        short.append(" ".join(SYMBOLS.get(k, k) + sep + ("∞" if v == "inf" else v) for k, sep, v in (p.partition("=") for p in kept)))
+        pairs = (p.partition("=") for p in kept)
+        short.append(" ".join(SYMBOLS.get(k, k) + sep + ("∞" if v == "inf" else v) for k, sep, v in pairs))
     return short
 
 
@@ -49,7 +50,7 @@ def label_points(ax: Axes, xs: Sequence[float], ys: Sequence[float], labels: Seq
     colours = colours or ["black"] * len(labels)
     labels = short_labels([str(t) if pd.notna(t) else "" for t in labels])
     at_point: dict[tuple[float, float, str], list[str]] = {}
-    for text, px, py, colour in zip(labels, xs, ys, colours):
+    for text, px, py, colour in zip(labels, xs, ys, colours, strict=True):
         if text and np.isfinite(px) and np.isfinite(py):
             at_point.setdefault((float(px), float(py), colour), []).append(str(text))
     texts = [ax.text(px, py, names[0] if len(names) == 1 else f"{names[0]} (+{len(names) - 1} identical)",

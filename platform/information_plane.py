@@ -1,4 +1,5 @@
-"""Information-plane figures of the privatizer's bound experiment (docs/mechanisms.md#the-gaussian-mixture-check-gmm), drawn from the MLflow store.
+"""Information-plane figures of the privatizer's bound experiment, drawn from the MLflow store
+(docs/mechanisms.md#the-gaussian-mixture-check-gmm).
 
 Each trial's trajectory (I(U;X|Q), I(S;Q)) over its reported steps, its final point, and the bound line
 I(S;Q) + I(U;X|Q) = K: one panel per codependence k. Logged on the sweep's parent run (all trials) and on
@@ -40,7 +41,7 @@ def plot_information_plane(table: pd.DataFrame, paths: dict[str, pd.DataFrame], 
     fig = Figure(figsize=(4.2 * len(ks), 4.0))
     FigureCanvasAgg(fig)
     cmap = colormaps["viridis"]
-    for ax, k in zip(fig.subplots(1, len(ks), squeeze=False)[0], ks):
+    for ax, k in zip(fig.subplots(1, len(ks), squeeze=False)[0], ks, strict=True):
         rows = usable[usable["k"] == k]
         bound = float(rows[BOUND_METRIC].mean())
         for _, row in rows.iterrows():

@@ -11,18 +11,21 @@ import os
 import shlex
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType, TracebackType
+from typing import Any, Literal
 
 from mlflow.tracking import MlflowClient
 
-from platform import tracking
 from core.commands import executable
+from platform import tracking
 
 EXIT_INTERRUPTED = 130
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 UNFINISHED = ("RUNNING", "SCHEDULED")
+# what signal.signal accepts and returns: a handler function, SIG_DFL or SIG_IGN, or None (set outside Python)
+_Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 
 
 def close_sweep(client: MlflowClient, exp_id: str, parent_id: str, status: str) -> None:
@@ -43,7 +46,7 @@ class SweepEnding:
         self.resume: list[str] = []
         self.signal: int | None = None
         self._fitting = False
-        self._previous: dict[int, object] = {}
+        self._previous: dict[int, _Handler] = {}
 
     def attach(self, client: MlflowClient, exp_id: str, parent_id: str, resume: list[str]) -> None:
         """The sweep's parent run now exists: endings are recorded on it; ``resume`` is the command that continues it."""
@@ -54,7 +57,8 @@ class SweepEnding:
         self._previous = {s: signal.signal(s, self._on_signal) for s in SIGNALS}
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> bool:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> Literal[False]:
         for s, handler in self._previous.items():
             signal.signal(s, handler)
         if kind is None:

@@ -6,8 +6,9 @@ higher-is-better axis are negated), so dominance and hypervolume are written onc
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
+from itertools import pairwise
 
 import numpy as np
 import pandas as pd
@@ -126,7 +127,7 @@ def _hv(points: np.ndarray, ref: np.ndarray) -> float:
     last = points[:, -1]
     levels = np.append(np.unique(last), ref[-1])
     volume = 0.0
-    for level, nxt in zip(levels[:-1], levels[1:]):
+    for level, nxt in pairwise(levels):
         volume += (nxt - level) * _hv(points[last <= level, :-1], ref[:-1])
     return float(volume)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from typing import Any
 
 from ray.tune import ProgressReporter
 from ray.tune.experiment import Trial
@@ -17,7 +18,7 @@ HEARTBEAT_S = 60.0
 
 def clock(seconds: float) -> str:
     """``h:mm:ss`` (or ``m:ss`` under an hour) for a duration in seconds."""
-    seconds = int(round(max(0.0, seconds)))
+    seconds = round(max(0.0, seconds))
     h, rest = divmod(seconds, 3600)
     m, s = divmod(rest, 60)
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
@@ -47,7 +48,8 @@ class SweepProgress(ProgressReporter):
         self._last: tuple = ()
         self._printed = 0.0
 
-    def setup(self, start_time: float | None = None, total_samples: int | None = None, **kwargs) -> None:
+    def setup(self, start_time: float | None = None, total_samples: int | None = None, metric: str | None = None,
+              mode: str | None = None, **kwargs: Any) -> None:
         self._start = start_time or time.time()
         self.planned = max(self.planned, total_samples or 0)
 

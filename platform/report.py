@@ -21,6 +21,7 @@ import pandas as pd
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from mlflow.tracking import MlflowClient
 
+from core.quiet import silence
 from platform import tracking
 from platform.cli import guarded
 from platform.numbers import readable

@@ -31,7 +31,7 @@ def filesystem(location: str) -> tuple[pafs.FileSystem, str]:
         return pafs.LocalFileSystem(), location
     try:
         return pafs.FileSystem.from_uri(location)
-    except Exception as exc:  # unknown scheme, missing credentials, bad query: pyarrow's own one-line reason
+    except Exception as exc:  # noqa: BLE001 - unknown scheme, missing credentials, bad query: pyarrow's own one-line reason
         raise UsageError(f"storage {location} cannot be opened: {str(exc).splitlines()[0]}") from None
 
 

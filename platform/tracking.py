@@ -5,6 +5,7 @@ so a sqlite store never sees concurrent writers and workers need no access to it
 """
 from __future__ import annotations
 
+import http.client
 import json
 import math
 import re
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mlflow.entities import Metric, Param
+from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
 from platform.errors import UsageError
@@ -43,12 +45,12 @@ def connect(tracking_uri: str) -> MlflowClient:
     if tracking_uri.startswith(("http://", "https://")):
         try:
             urllib.request.urlopen(tracking_uri.rstrip("/") + "/health", timeout=5).read()
-        except Exception as exc:
+        except (OSError, ValueError, http.client.HTTPException) as exc:  # refused, timed out, bad URL, broken reply
             raise UsageError(f"MLflow tracking store {tracking_uri} is unreachable: {exc}") from None
     client = MlflowClient(tracking_uri)
     try:
         client.search_experiments(max_results=1)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - each store backend (sqlite, PostgreSQL, HTTP, files) raises its own types
         raise UsageError(f"MLflow tracking store {tracking_uri} is unusable: {str(exc).splitlines()[0]}") from None
     return client
 
@@ -167,7 +169,7 @@ def find_sweep_parent(client: MlflowClient, target: str) -> tuple[str, str]:
     if re.fullmatch(r"[0-9a-f]{32}", target):
         try:
             run = client.get_run(target)
-        except Exception:
+        except MlflowException:
             raise UsageError(f"no MLflow run with id {target}") from None
         if run.data.tags.get(TAG_ROLE) != "sweep":
             raise UsageError(f"run {target} is not a sweep's parent run")
@@ -176,11 +178,11 @@ def find_sweep_parent(client: MlflowClient, target: str) -> tuple[str, str]:
         parent = find_parent(client, exp.experiment_id, target)
         if parent:
             return exp.experiment_id, parent
-    exp = client.get_experiment_by_name(target)
-    if exp is None:
+    named = client.get_experiment_by_name(target)
+    if named is None:
         raise UsageError(f"{target!r} is neither a sweep run id, a sweep name nor an experiment name")
-    runs = client.search_runs([exp.experiment_id], filter_string=f"tags.`{TAG_ROLE}` = 'sweep'",
+    runs = client.search_runs([named.experiment_id], filter_string=f"tags.`{TAG_ROLE}` = 'sweep'",
                               order_by=["attributes.start_time DESC"], max_results=1)
     if not runs:
         raise UsageError(f"experiment {target!r} has no sweep")
-    return exp.experiment_id, runs[0].info.run_id
+    return named.experiment_id, runs[0].info.run_id

@@ -74,7 +74,8 @@ class MlflowTrialLogger(tune.Callback):
             return self._runs[trial.trial_id]
         found = self.client.search_runs(
             [self.experiment_id],
-            filter_string=f"tags.`{tracking.TAG_PARENT}` = '{self.parent_run_id}' and tags.`{tracking.TAG_TRIAL}` = '{trial.trial_id}'",
+            filter_string=(f"tags.`{tracking.TAG_PARENT}` = '{self.parent_run_id}' "
+                           f"and tags.`{tracking.TAG_TRIAL}` = '{trial.trial_id}'"),
             max_results=1,
         )
         if found:

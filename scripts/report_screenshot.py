@@ -19,9 +19,9 @@ sys.path.insert(0, str(REPO))  # putlab's modules from this checkout; first, so 
 import numpy as np  # noqa: E402
 from matplotlib.image import imread  # noqa: E402
 
+from core.quiet import silence  # noqa: E402
 from platform import tracking  # noqa: E402
 from platform.cli import guarded  # noqa: E402
-from core.quiet import silence  # noqa: E402
 from platform.report import write_sweep_report  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -5,6 +5,7 @@ For clusters use ``serve deploy serve/serve_config.yaml`` or the RayService in `
 from __future__ import annotations
 
 import argparse
+import logging
 import socket
 import sys
 import threading
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.tracking_uri.startswith(("http://", "https://")):  # fail fast instead of the client's retries
             urllib.request.urlopen(args.tracking_uri.rstrip("/") + "/health", timeout=5).read()
         points = list_points(MlflowClient(args.tracking_uri), models)
-    except Exception as exc:  # an unreachable or unusable store: say so before starting Ray
+    except Exception as exc:  # noqa: BLE001 - an unreachable or unusable store (any backend): say so before starting Ray
         print(f"error: MLflow tracking store {args.tracking_uri} is unusable: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
     if not points:
@@ -70,12 +71,13 @@ def main(argv: list[str] | None = None) -> int:
     silence_serve()
     # A new local Ray even when a `ray start` node runs on this machine (plain ray.init() would join it); the
     # replicas inherit this process's environment: MLflow credentials and the API key.
-    ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False, logging_level="WARNING")
+    ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False, logging_level=logging.WARNING)
     serve.start(http_options={"host": args.host, "port": args.port})
     app = build_app({"tracking_uri": args.tracking_uri, "models": args.models, "max_batch": args.max_batch,
                      "max_body_bytes": args.max_body_bytes})
     serve.run(app, name="putlab", route_prefix="/")
-    auth = f"Authorization: Bearer ${API_KEY_ENV} required" if configured_key() else f"no API key: set {API_KEY_ENV} to require one"
+    auth = (f"Authorization: Bearer ${API_KEY_ENV} required" if configured_key()
+            else f"no API key: set {API_KEY_ENV} to require one")
     print(f"serving on http://{args.host}:{args.port}  (GET /points, POST /points/<name>/<version>/release; {auth})",
           flush=True)
     try:

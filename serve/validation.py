@@ -60,7 +60,8 @@ def parse_release(body: bytes, input_shape: tuple[int, ...], value_range: tuple[
     try:
         x = torch.tensor(inputs, dtype=torch.float64)
     except (TypeError, ValueError, RuntimeError):
-        raise RequestError(422, f"inputs must be a rectangular array of numbers, each sample of shape {list(input_shape)}") from None
+        raise RequestError(422, "inputs must be a rectangular array of numbers, each sample of shape "
+                                f"{list(input_shape)}") from None
     if x.shape[1:] != input_shape:
         raise RequestError(422, f"each sample must have shape {list(input_shape)} (got {list(x.shape[1:])})")
     if BOOLEAN.search(body):  # torch reads true/false as 1/0; neither field may hold one
@@ -104,12 +105,13 @@ def parse_binary(body: bytes, seed: str | None, input_shape: tuple[int, ...], va
                                 f"{list(input_shape)} ({sample_bytes} bytes each)")
     check_batch(len(body) // sample_bytes, limits)
     x = torch.frombuffer(bytearray(body), dtype=torch.float32).reshape(-1, *input_shape)
+    number = None
     if seed is not None:
         try:
-            seed = bounded_int(seed.strip())
+            number = bounded_int(seed.strip())
         except (ValueError, RequestError):
             raise RequestError(422, f"seed must be a whole number in [0, 2^63) (got {seed[:40]!r})") from None
-    return check_values(x, value_range), parse_seed(seed)
+    return check_values(x, value_range), parse_seed(number)
 
 
 def check_size(length: int, limits: Limits) -> None:

@@ -7,6 +7,7 @@ Each node gets its own ``--temp-dir`` and free ports, and token authentication w
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -126,17 +127,13 @@ def pids_naming(text: str) -> list[int]:
 def stop_process_group(process: subprocess.Popen, temp_dir: Path) -> None:
     """End the node at once, as a lost machine would: SIGKILL to its process group, then to any process left whose
     command line names its temp dir (none was seen; the sweep is a safeguard). Ray's own graceful stop takes ~15 s."""
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     process.wait(timeout=60)
     time.sleep(1)
     for pid in pids_naming(str(temp_dir)):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def stop(node: RayNode) -> None:

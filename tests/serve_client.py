@@ -10,7 +10,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 from ray_nodes import free_ports
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import shutil
 from collections.abc import Iterator
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +43,7 @@ def one_torch_thread() -> Iterator[None]:
     torch.set_num_threads(before)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _point(**kw: object) -> dict[str, float]:
     """One evaluated point, shared between tests that use the same configuration."""
     return evaluate_point(MembershipConfig(**kw))
@@ -55,7 +55,7 @@ def _seed_mean(metric: str, seeds: int, **kw: object) -> float:
 
 # Cheap base of the trend tests: ridge regression on 30 members, 5 PCA features, no output noise (the random training
 # sets alone make ρ_KL finite), 30 records per point and 60 Monte-Carlo sets per side (about 0.2 s a point).
-BASE = dict(n=30, kl_records=30, mc_runs=60)
+BASE = {"n": 30, "kl_records": 30, "mc_runs": 60}
 
 
 # ---------------------------------------------------------------- data
@@ -81,7 +81,7 @@ def test_label_balance_is_adults(data: AdultData) -> None:
 
 def test_numeric_columns_are_standardised_with_train_statistics(data: AdultData) -> None:
     folder = adult._wheel_folder()
-    read = dict(names=list(adult.COLUMNS), skipinitialspace=True, na_values="?", index_col=False)
+    read = {"names": list(adult.COLUMNS), "skipinitialspace": True, "na_values": "?", "index_col": False}
     train = pd.read_csv(folder / "adult.data", **read).dropna()
     test = pd.read_csv(folder / "adult.test", skiprows=1, **read).dropna()
     col = data.feature_names.index("age")
@@ -120,7 +120,7 @@ def test_missing_data_is_a_one_line_error_naming_the_fix(monkeypatch: pytest.Mon
         with pytest.raises(DataUnavailableError) as info:
             call()
         assert "\n" not in str(info.value) and WHEEL_FIX in str(info.value)
-    with pytest.raises(DataUnavailableError, match="lacks adult.data") as info:
+    with pytest.raises(DataUnavailableError, match=r"lacks adult\.data") as info:
         load_adult(tmp_path)
     assert "\n" not in str(info.value)
 

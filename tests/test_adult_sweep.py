@@ -6,8 +6,8 @@ from pathlib import Path
 import matplotlib.image
 import pandas as pd
 import pytest
-
 from conftest import run_sweep, store
+
 from platform.kl_boxplot import plot_kl_boxes
 from platform.sweep_config import resolve
 from platform.trend_plot import trend_table

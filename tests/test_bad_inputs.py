@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, run_sweep, sweep_env
+
 from platform import preflight
 from platform.errors import UsageError
 from platform.sweep import parse_args
@@ -77,7 +77,7 @@ def test_sweep_options(argv: list[str], message: str) -> None:
 def test_resources_against_the_cluster() -> None:
     with pytest.raises(UsageError, match="--gpus-per-trial is 4 but the Ray cluster has 0 GPU"):
         preflight.check_resources({"cpu": 1, "gpu": 4}, {"CPU": 2.0})
-    with pytest.raises(UsageError, match="cpus per trial .* is 8 but the Ray cluster has 2 CPU"):
+    with pytest.raises(UsageError, match=r"cpus per trial .* is 8 but the Ray cluster has 2 CPU"):
         preflight.check_resources({"cpu": 8, "gpu": 0}, {"CPU": 2.0})
     preflight.check_resources({"cpu": 1, "gpu": 0.25}, {"CPU": 2.0, "GPU": 1.0})
 
@@ -157,7 +157,7 @@ def test_serve_port_in_use() -> None:
         taken.listen()
         args = argparse.Namespace(host="127.0.0.1", port=taken.getsockname()[1], num_cpus=None, max_batch=8,
                                   max_body_bytes=1000)
-        with pytest.raises(ValueError, match="cannot listen on 127.0.0.1"):
+        with pytest.raises(ValueError, match=r"cannot listen on 127\.0\.0\.1"):
             check_options(args)
 
 

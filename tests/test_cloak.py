@@ -233,7 +233,8 @@ def test_target_is_trained_once_cached_and_accurate(tmp_path: Path) -> None:
     stamp = first.path.stat().st_mtime_ns
     second = load_target(tmp_path, settings, torch.device("cpu"))
     assert second.path.stat().st_mtime_ns == stamp and second.mnist_test_accuracy == first.mnist_test_accuracy
-    assert all(torch.equal(a, b) for a, b in zip(first.model.state_dict().values(), second.model.state_dict().values()))
+    pairs = zip(first.model.state_dict().values(), second.model.state_dict().values(), strict=True)
+    assert all(torch.equal(a, b) for a, b in pairs)
     assert not [p for p in first.path.parent.iterdir() if p.suffix == ".tmp"]
     assert not any(p.requires_grad for p in second.model.parameters())
     other = TargetSettings("digit", 10, epochs=1, batch_size=128, lr=1e-3)

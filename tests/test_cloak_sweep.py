@@ -1,8 +1,6 @@
 """The cloak-mnist preset end to end through the real CLI, Ray Tune and a sqlite MLflow store."""
 from __future__ import annotations
 
-import pytest
-
 from pathlib import Path
 
 from conftest import run_sweep, store, sweep_env

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from conftest import REPO, assert_runs_as_printed
+
 from core.commands import command, executable, python_module
 
 

@@ -1,4 +1,5 @@
-"""ECO smart-meter releaser (docs/mechanisms.md#on-eco-smart-meter-days-eco-eco-si): the loader on files in the real format, the generator, the game, the CLI."""
+"""ECO smart-meter releaser (docs/mechanisms.md#on-eco-smart-meter-days-eco-eco-si): the loader on files in the real
+format, the generator, the game, the CLI."""
 from __future__ import annotations
 
 import datetime as dt
@@ -10,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import run_sweep, store
 
 from attacks.base import AttackInput
-from attacks.tuning import accuracy_metrics
 from attacks.side_info import SiOnlyAttacker
-from conftest import run_sweep, store
+from attacks.tuning import accuracy_metrics
 from core.data import DataUnavailableError
 from core.data.eco import load_eco
 from core.data.eco_synthetic import describe, synthetic_eco
@@ -36,7 +37,8 @@ def one_thread() -> Iterator[None]:
 
 
 def write_power_day(folder: Path, date: str, hourly: list[float], holes: dict[int, int] | None = None) -> None:
-    """One ``YYYY-MM-DD.csv``: len(hourly) hours of 1 Hz rows, 16 columns, total power first; ``holes``: hour -> seconds set to −1."""
+    """One ``YYYY-MM-DD.csv``: len(hourly) hours of 1 Hz rows, 16 columns, total power first; ``holes``: hour -> seconds
+    set to −1."""
     power = np.repeat(np.asarray(hourly, dtype=np.float64), 3600)
     for hour, n in (holes or {}).items():
         power[hour * 3600: hour * 3600 + n] = -1
@@ -116,7 +118,8 @@ def test_loader_resamples_real_format_files_to_hourly_days(eco_root: Path, tmp_p
     assert torch.equal(cached.consumption, days.consumption) and cached.counts == days.counts
 
 
-def test_real_files_reach_the_trainable_through_data_root(eco_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_real_files_reach_the_trainable_through_data_root(eco_root: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PUTLAB_DATA", str(tmp_path))  # the parsed-days cache goes there
     counts = EcoReleaser.data_counts({"data_root": str(eco_root)})
     assert counts["days"] == 3 and counts["missing_hours"] == 2 and counts["eco_train_days"] + counts["eco_test_days"] == 3

@@ -1,12 +1,11 @@
 """The attack farm through real Ray and MLflow: per-checkpoint attacks, the strongest attacker, re-attacks."""
 from __future__ import annotations
 
-import pytest
-
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import REPO, run_sweep, store, sweep_env
 
 

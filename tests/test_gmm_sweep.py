@@ -4,8 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-
 from conftest import run_sweep, store
+
 from platform.information_plane import plot_information_plane
 
 

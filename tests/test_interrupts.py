@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, store, sweep_env
 
 
@@ -28,7 +27,7 @@ def test_an_interrupt_marks_the_sweep_killed_and_resume_finishes_it(workdir: Pat
             break
     assert " step " in seen[-1], "".join(seen)
     proc.send_signal(sig)
-    out, err = proc.communicate(timeout=180)
+    _, err = proc.communicate(timeout=180)
     assert proc.returncode == 130, err[-3000:]
 
     client = store(workdir)

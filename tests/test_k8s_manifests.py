@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import REPO, sweep_env
 
 from platform.manifests import DEFAULT_CRDS, SchemaSet, check_files, default_manifests
-from conftest import REPO, sweep_env
 
 RAYJOB = REPO / "k8s" / "rayjob-sweep-amnist.yaml"
 RAYCLUSTER = REPO / "k8s" / "raycluster-gpu.yaml"
@@ -107,7 +107,8 @@ CASES = {  # name: (manifest, change, JSON path of the problem, words of its mes
     "unpinned torch": (RAYJOB, _runtime_env("torch==2.13.0", "torch>=2"),
                        "$.spec.runtimeEnvYAML.pip.packages[0]", "differs from pyproject.toml's pin 'torch==2.13.0'"),
     "runtime_env typo": (RAYJOB, _runtime_env("\npip:", "\npipp:"), "$.spec.runtimeEnvYAML.pipp", "unknown runtime_env field"),
-    "code not shipped": (RAYJOB, _runtime_env("", "pip: [torch==2.13.0]\n"), "$.spec.runtimeEnvYAML.working_dir", "no working_dir"),
+    "code not shipped": (RAYJOB, _runtime_env("", "pip: [torch==2.13.0]\n"), "$.spec.runtimeEnvYAML.working_dir",
+                         "no working_dir"),
     "image off rayVersion": (RAYCLUSTER, lambda d: _head(d).update(image="rayproject/ray:2.59.0-py311"),
                              "$.spec.headGroupSpec.template.spec.containers[0].image", "is not Ray 2.60.0"),
     "core kind unknown field": (MLFLOW, lambda d: _mlflow_container(d).update(resource=_mlflow_container(d).pop("resources")),
@@ -120,7 +121,8 @@ CASES = {  # name: (manifest, change, JSON path of the problem, words of its mes
                            lambda d: d[0]["spec"].update(podSelectr=d[0]["spec"].pop("podSelector")),
                            "$.spec.podSelectr", "unknown field"),
     "undefined API-key Secret": (REPO / "k8s" / "rayservice-putlab.yaml",
-                                 lambda d: _head([{"spec": d[0]["spec"]["rayClusterConfig"]}])["envFrom"][1]["secretRef"].update(name="serve-key"),
+                                 lambda d: _head([{"spec": d[0]["spec"]["rayClusterConfig"]}])["envFrom"][1]["secretRef"]
+                                 .update(name="serve-key"),
                                  "$.spec.rayClusterConfig.headGroupSpec.template.spec.containers[0].envFrom[1].secretRef",
                                  "Secret 'serve-key' is not defined"),
     "wrong Service port": (RAYCLUSTER, lambda d: _head(d)["env"][0].update(value="http://mlflow.putlab.svc:5001"),
@@ -150,7 +152,8 @@ def test_serve_config_import_path_and_fields(tmp_path: Path, schemas: SchemaSet)
     assert resolvable == []
     for old, new, path, why in [
         ("serve.app:build_app", "platform.sweep:build_app", f"{app}.import_path", "platform.sweep defines no build_app"),
-        ("serve.app:build_app", "serve.no_such_module:build_app", f"{app}.import_path", "no module serve.no_such_module in the repo"),
+        ("serve.app:build_app", "serve.no_such_module:build_app", f"{app}.import_path",
+         "no module serve.no_such_module in the repo"),
         ("route_prefix: /", "route_prefx: /", f"{app}.route_prefx", "unknown field of ServeApplicationSchema"),
     ]:
         problems = check_files([mutated(tmp_path, service, edit(old, new))], schemas=schemas)
@@ -175,15 +178,16 @@ def test_user_crds_are_used(tmp_path: Path):
     crd = yaml.load((DEFAULT_CRDS / "ray.io_rayjobs.yaml").read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     older = copy.deepcopy(crd)
     v1 = next(v for v in older["spec"]["versions"] if v["name"] == "v1")
-    del v1["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["submitterPodTemplate"]  # an operator before that field
+    # an operator from before that field
+    del v1["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["submitterPodTemplate"]
     mine = tmp_path / "my-crds"
     mine.mkdir()
     (mine / "crds.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [older]}))
     result = cli("--crds", str(mine), str(RAYJOB), str(RAYCLUSTER))
     assert result.returncode == 1
     lines = result.stdout.splitlines()
-    assert any(line.startswith("k8s/rayjob-sweep-amnist.yaml: RayJob/putlab-sweep-amnist: $.spec.submitterPodTemplate: unknown field")
-               for line in lines)
+    unknown = "k8s/rayjob-sweep-amnist.yaml: RayJob/putlab-sweep-amnist: $.spec.submitterPodTemplate: unknown field"
+    assert any(line.startswith(unknown) for line in lines)
     no_schema = "k8s/raycluster-gpu.yaml: RayCluster/putlab-cluster: $.kind: no schema for RayCluster ray.io/v1"
     assert any(line.startswith(no_schema) for line in lines)
     shutil.copy(DEFAULT_CRDS / "ray.io_rayjobs.yaml", mine / "crds.yaml")
@@ -201,7 +205,7 @@ def _pod_labels() -> list[dict]:
     def walk(node) -> None:
         if isinstance(node, dict):
             if isinstance(node.get("spec"), dict) and isinstance(node["spec"].get("containers"), list):
-                found.append(((node.get("metadata") or {}).get("labels") or {}))
+                found.append((node.get("metadata") or {}).get("labels") or {})
             for value in node.values():
                 walk(value)
         elif isinstance(node, list):
@@ -225,14 +229,14 @@ def test_network_policies_select_real_pods_and_admit_only_named_peers(name: str,
     assert policy["kind"] == "NetworkPolicy" and policy["spec"]["policyTypes"] == ["Ingress"]
     labels = _pod_labels()
     target = policy["spec"]["podSelector"]["matchLabels"]
-    assert selects in target.values() and any(target.items() <= l.items() for l in labels), target
+    assert selects in target.values() and any(target.items() <= pod.items() for pod in labels), target
     for rule in policy["spec"]["ingress"]:
         assert rule["from"], "an ingress rule without peers admits everyone"
         for peer in rule["from"]:
             if "podSelector" in peer and "namespaceSelector" not in peer:
                 wanted = peer["podSelector"]["matchLabels"]
                 assert wanted == KUBERAY_POD_LABELS or wanted == {"putlab.io/serve-client": "true"} \
-                    or any(wanted.items() <= l.items() for l in labels), wanted
+                    or any(wanted.items() <= pod.items() for pod in labels), wanted
     assert any(p["port"] == port for rule in policy["spec"]["ingress"] for p in rule.get("ports", [])), port
 
 

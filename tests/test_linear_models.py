@@ -41,7 +41,7 @@ def test_a_stack_of_training_sets_fits_each_set_alone(problem, model: str) -> No
     x, y = problem
     sets = np.stack([np.arange(0, 50), np.arange(50, 100), np.arange(100, 150)])
     stacked = lm.fit(model, x[sets], y[sets], 0.01, 0.0, np.random.default_rng(0), 100)
-    for row, index in zip(stacked, sets):
+    for row, index in zip(stacked, sets, strict=True):
         np.testing.assert_allclose(row, lm.fit(model, x[index], y[index], 0.01, 0.0, np.random.default_rng(0), 100),
                                    rtol=1e-9, atol=1e-12)
 

@@ -245,7 +245,8 @@ def test_corrected_mahalanobis_term_alone_on_equal_covariances() -> None:
 
 def test_corrected_kl_refuses_too_few_runs_in_one_line() -> None:
     rng = np.random.default_rng(0)
-    with pytest.raises(ValueError, match=r"more than p \+ 2 = 8 Monte-Carlo runs per side for p = 6 parameters \(got 8\)") as info:
+    expected = r"more than p \+ 2 = 8 Monte-Carlo runs per side for p = 6 parameters \(got 8\)"
+    with pytest.raises(ValueError, match=expected) as info:
         unbiased_symmetric_kl(rng.normal(size=(8, 6)), rng.normal(size=(30, 6)))
     assert "\n" not in str(info.value)
     assert math.isfinite(unbiased_symmetric_kl(rng.normal(size=(9, 6)), rng.normal(size=(9, 6))))

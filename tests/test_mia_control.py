@@ -159,7 +159,7 @@ def _tiny_target(name: str, nan_member: bool) -> MembershipTarget:
 
 @pytest.mark.parametrize("attacker", [YeomAttacker(figure=False), RmiaAttacker(), LiraAttacker()], ids=["yeom", "rmia", "lira"])
 def test_a_non_finite_loss_is_an_error_naming_the_target(attacker) -> None:
-    with pytest.raises(ValueError, match="membership target 'utility'.*non-finite") as info:
+    with pytest.raises(ValueError, match=r"membership target 'utility'.*non-finite") as info:
         attacker.run_on_target(_tiny_target("utility", nan_member=True))
     assert "\n" not in str(info.value)
     assert 0 <= attacker.run_on_target(_tiny_target("fine", nan_member=False)).metrics["auc"] <= 1

@@ -12,9 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from mlflow.tracking import MlflowClient
-
 from conftest import REPO
+from mlflow.tracking import MlflowClient
 from ray_nodes import RayNode, cluster_env, start_head, start_worker, stop, temp_root
 
 pytestmark = pytest.mark.slow
@@ -44,9 +43,9 @@ def cluster():
 
 def node_ids(head: RayNode, timeout: float = 120) -> dict[str, str]:
     """Node id of each worker by name, read from the cluster (waits until both have joined)."""
-    code = ("import json, ray; ray.init(address=%r, logging_level='ERROR'); "
+    code = (f"import json, ray; ray.init(address={head.gcs_address!r}, logging_level='ERROR'); "
             "print(json.dumps({k.removeprefix('putlab_node_'): n['NodeID'] for n in ray.nodes() if n['Alive'] "
-            "for k in n['Resources'] if k.startswith('putlab_node_')}))" % head.gcs_address)
+            "for k in n['Resources'] if k.startswith('putlab_node_')}))")
     deadline = time.monotonic() + timeout
     while True:
         out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=head.env, capture_output=True, text=True, timeout=120)
@@ -67,7 +66,7 @@ def victims(client: MlflowClient, node: str) -> list:
     epoch to go (killing it then loses trials and attacks in flight)."""
     try:
         runs = trials(client)
-    except Exception:  # the driver is writing the sqlite file right now: look again
+    except Exception:  # noqa: BLE001 - the driver is writing the sqlite file right now: look again
         return []
     if not any(node in r.data.tags.get("putlab.farm_node_ids", "") for r in runs):
         return []
@@ -102,7 +101,8 @@ def test_sweep_uses_both_workers_and_survives_losing_one(cluster, tmp_path: Path
     print("trial placement (lam: nodes in order):", {lam: [name[n] for n in nodes] for lam, nodes in placement.items()})
     print("farm placement (lam: nodes):", {lam: [name.get(n, n) for n in nodes] for lam, nodes in farm.items()})
     # No run lost, none duplicated: one FINISHED run per grid point, each epoch logged once.
-    assert sorted(placement) == [f"{float(lam)}" for lam in LAMBDAS] and len({r.data.tags["putlab.trial_id"] for r in runs}) == len(runs)
+    assert sorted(placement) == [f"{float(lam)}" for lam in LAMBDAS]
+    assert len({r.data.tags["putlab.trial_id"] for r in runs}) == len(runs)
     for run in runs:
         assert run.info.status == "FINISHED"
         every_epoch = list(range(1, EPOCHS + 1))
@@ -120,7 +120,8 @@ def test_sweep_uses_both_workers_and_survives_losing_one(cluster, tmp_path: Path
     attacked = subprocess.run([sys.executable, "-m", "platform.attack", "putlab-amnist", "--attackers", "yeom",
                                "--address", head.gcs_address, "--tracking-uri", tracking_uri],
                               cwd=REPO, env=head.env, capture_output=True, text=True, timeout=600)
-    assert attacked.returncode == 0 and f"attacked {EPOCHS * len(LAMBDAS)} checkpoint(s)" in attacked.stdout, attacked.stderr[-3000:]
+    assert attacked.returncode == 0, attacked.stderr[-3000:]
+    assert f"attacked {EPOCHS * len(LAMBDAS)} checkpoint(s)" in attacked.stdout, attacked.stdout[-3000:]
     selected = subprocess.run([sys.executable, "-m", "platform.select", "putlab-amnist", "--max-attack", "1",
                                "--tracking-uri", tracking_uri], cwd=REPO, env=head.env, capture_output=True, text=True,
                               timeout=300)

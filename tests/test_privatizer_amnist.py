@@ -7,10 +7,8 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-
 import pytest
 import torch
-
 from conftest import REPO, run_sweep, store, sweep_env
 from trainables.mechanism import STATE_FILE, CheckpointError
 from trainables.privatizer.config import PrivatizerConfig
@@ -18,7 +16,7 @@ from trainables.privatizer.mechanism import Privatizer
 from trainables.release_map import release
 from trainables.tune_loop import epochs, write_checkpoint
 
-SMALL = dict(n_train=512, n_test=256, epochs=1, pretrain_epochs=1, attack_epochs=1, width=8, threads=2)
+SMALL = {"n_train": 512, "n_test": 256, "epochs": 1, "pretrain_epochs": 1, "attack_epochs": 1, "width": 8, "threads": 2}
 
 
 def play(**overrides) -> tuple[Privatizer, list]:
@@ -46,10 +44,10 @@ def test_algorithms_keep_exactly_their_fixed_estimators(algorithm: int, fixed: t
     m, _ = play(algorithm=algorithm)
     assert set(m.frozen()) == set(fixed)
     for name in fixed:
-        assert all(torch.equal(a, b) for a, b in zip(snapshots[name], weights(getattr(m, name)))), name
+        assert all(torch.equal(a, b) for a, b in zip(snapshots[name], weights(getattr(m, name)), strict=True)), name
         assert not any(p.requires_grad for p in getattr(m, name).parameters())
     for name in trained:
-        assert not all(torch.equal(a, b) for a, b in zip(snapshots[name], weights(getattr(m, name)))), name
+        assert not all(torch.equal(a, b) for a, b in zip(snapshots[name], weights(getattr(m, name)), strict=True)), name
 
 
 @pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)

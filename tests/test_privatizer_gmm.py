@@ -1,5 +1,5 @@
-"""The privatizer's synthetic information-bound check (docs/mechanisms.md#the-gaussian-mixture-check-gmm): the joint, I(U;S), the loss, the exact-density
-information estimates and trained linear filters against the bound K."""
+"""The privatizer's synthetic information-bound check (docs/mechanisms.md#the-gaussian-mixture-check-gmm): the joint,
+I(U;S), the loss, the exact-density information estimates and trained linear filters against the bound K."""
 from __future__ import annotations
 
 import itertools
@@ -256,7 +256,7 @@ def test_preset_grids_validate() -> None:
     assert set(preset.optuna) == set(preset.label_keys)  # every grid axis has an Optuna range (algorithm: [1, 1])
     for profile in preset.profiles.values():
         for values in itertools.product(*profile.grid.values()):
-            point = {**preset.base, **profile.config, **dict(zip(profile.grid, values))}
+            point = {**preset.base, **profile.config, **dict(zip(profile.grid, values, strict=True))}
             assert preset.validate(point)["alpha"] == point["alpha"]
             for algorithm in (1, 2, 3):  # what ``--set algorithm=1,2,3`` produces
                 assert preset.validate({**point, "algorithm": algorithm})["algorithm"] == algorithm

@@ -25,7 +25,8 @@ def test_eta_extrapolates_the_pace_of_finished_trials() -> None:
 
 def test_progress_line_counts_done_running_failed() -> None:
     counts = Counter({Trial.TERMINATED: 3, Trial.RUNNING: 2, Trial.ERROR: 1, Trial.PENDING: 9})
-    assert progress_line(counts, 15, 240) == "trials 3/15 done, 2 running, 1 failed · 4:00 elapsed · ETA 11:00"  # 4 ended in 4 min, 11 to go
+    # 4 ended in 4 min, 11 to go
+    assert progress_line(counts, 15, 240) == "trials 3/15 done, 2 running, 1 failed · 4:00 elapsed · ETA 11:00"
 
 
 def test_strongest_attacker_line_and_short_plot_labels() -> None:

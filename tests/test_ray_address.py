@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, run_sweep, sweep_env
+
 from platform import preflight, tracking
 from platform.errors import UsageError
 

@@ -7,7 +7,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, run_sweep, store
 from ray_nodes import RAY, cluster_env, start_head, stop, temp_root
 

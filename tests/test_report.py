@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import REPO
 from mlflow.tracking import MlflowClient
 
 from attacks.roc_plot import roc_png
-from conftest import REPO
 from platform import tracking
 from platform.compare import run as compare
 from platform.pareto import Axis
@@ -105,9 +105,10 @@ def test_report_is_written_beside_the_store_and_logged_on_the_parent(sweep, tmp_
 
 
 def test_comparison_report_has_every_sweep(sweep, capsys) -> None:
-    client, uri, _ = sweep
+    _, uri, _ = sweep
     assert compare(["amnist-quick-report", "amnist-quick-other", "--tracking-uri", uri]) == 0
-    path = Path(next(l for l in capsys.readouterr().out.splitlines() if l.startswith("report: ")).removeprefix("report: "))
+    printed = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("report: "))
+    path = Path(printed.removeprefix("report: "))
     html = path.read_text()
     assert path.parent == report_dir(uri) and html.count("front members") == 2
     assert "amnist-quick-other" in html and "[0.59, 0.65]" in html

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from conftest import REPO, run_sweep, store, sweep_env
 
 AXES = ("utility/accuracy", "attack/max/accuracy")

@@ -14,30 +14,30 @@ import pytest
 import requests
 import schemathesis
 import torch
+from conftest import REPO, assert_runs_as_printed, run_sweep, store, sweep_env
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mlflow.artifacts import download_artifacts
 from schemathesis.checks import not_a_server_error
 from schemathesis.generation.modes import GenerationMode
-from schemathesis.specs.openapi.checks import (content_type_conformance, response_schema_conformance,
-                                               status_code_conformance)
-
-from conftest import REPO, assert_runs_as_printed, run_sweep, store, sweep_env
+from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance, status_code_conformance
 from serve_client import call, start_service, stop_service
+
+from core.data import load_amnist
 from platform.errors import UsageError
 from platform.pareto import Axis
 from platform.select import choose
 from search_spaces import presets
 from serve.auth import API_KEY_ENV, authorized, configured_key
 from serve.points import POINT_FILE
-from core.data import load_amnist
 
 AXES = [Axis("utility/accuracy", True, 0.0, 1.0), Axis("attack/max/accuracy", False, 1.0, 0.5)]
 LIMITS = {"max_batch": 8, "max_body_bytes": 200_000}
 
 
 def select(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "platform.select", "putlab-amnist", "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}", *args]
+    cmd = [sys.executable, "-m", "platform.select", "putlab-amnist", "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}",
+           *args]
     return subprocess.run(cmd, cwd=REPO, env=sweep_env(), capture_output=True, text=True, timeout=120)
 
 
@@ -77,7 +77,7 @@ def test_registered_versions_carry_config_metrics_and_checkpoint(deployment) -> 
     client = store(workdir)
     versions = sorted(client.search_model_versions("name = 'putlab-amnist'"), key=lambda v: int(v.version))
     assert [str(v.version) for v in versions] == ["1", "2"] and len({v.source for v in versions}) == 2
-    for version, trial in zip(versions, trials):
+    for version, trial in zip(versions, trials, strict=True):
         assert version.tags["putlab.preset"] == "amnist" and version.tags["putlab.mechanism"] == "releaser"
         assert float(version.tags["metric.utility/accuracy"]) == client.get_run(version.run_id).data.metrics["utility/accuracy"]
         assert trial in version.description and "chosen by trial id" in version.description
@@ -210,7 +210,8 @@ def test_serve_refuses_an_unreachable_store_in_one_line() -> None:
 def test_serve_refuses_a_short_api_key_in_one_line() -> None:
     out = subprocess.run([sys.executable, "-m", "serve"], cwd=REPO, env=sweep_env() | {API_KEY_ENV: "short"},
                          capture_output=True, text=True, timeout=120)
-    assert out.returncode == 2 and out.stderr.strip() == f"error: {API_KEY_ENV} must be at least 16 characters (e.g. openssl rand -hex 32)"
+    expected = f"error: {API_KEY_ENV} must be at least 16 characters (e.g. openssl rand -hex 32)"
+    assert out.returncode == 2 and out.stderr.strip() == expected
 
 
 def test_api_key_guards_every_route_but_health(deployment) -> None:
@@ -222,7 +223,8 @@ def test_api_key_guards_every_route_but_health(deployment) -> None:
         release, body = f"{base}/points/putlab-amnist/1/release", {"inputs": [SAMPLE], "seed": 1}
         for headers in ({}, {"authorization": "Bearer wrong-0123456789abcdef"}, {"authorization": key},
                         {"authorization": f"Basic {key}"}, {"authorization": f"Bearer {key}x"}):
-            for url, data in ((f"{base}/points", None), (release, body), (f"{base}/nowhere", None), (f"{base}/openapi.json", None)):
+            targets = ((f"{base}/points", None), (release, body), (f"{base}/nowhere", None), (f"{base}/openapi.json", None))
+            for url, data in targets:
                 status, answer = call(url, data, headers)
                 assert status == 401 and answer["error"].startswith("missing or wrong API key"), (url, headers, answer)
         with pytest.raises(urllib.error.HTTPError) as refused:
@@ -313,7 +315,7 @@ def test_every_fuzzed_request_gets_a_documented_answer(deployment) -> None:
 def test_printed_serve_command_runs_as_printed(deployment) -> None:
     """The `serve it:` line of platform.select, pasted from the repository root into a shell without the venv."""
     workdir, _, _ = deployment
-    line = next(l for l in (workdir / "select.out").read_text().splitlines() if l.startswith("serve it: "))
+    line = next(line for line in (workdir / "select.out").read_text().splitlines() if line.startswith("serve it: "))
     assert_runs_as_printed(line.removeprefix("serve it: "), "--help", expect="usage: python -m serve")
 
 
@@ -324,5 +326,6 @@ def test_api_key_rules(monkeypatch: pytest.MonkeyPatch) -> None:
         configured_key(require=True)  # what a replica with require_api_key=true says, and refuses to start
     monkeypatch.setenv(API_KEY_ENV, "  0123456789abcdef  ")
     assert configured_key(require=True) == "0123456789abcdef"
-    assert authorized("/health", None, "0123456789abcdef") and authorized("/points", "bearer 0123456789abcdef", "0123456789abcdef")
+    assert authorized("/health", None, "0123456789abcdef")
+    assert authorized("/points", "bearer 0123456789abcdef", "0123456789abcdef")
     assert not authorized("/points", "Bearer 0123456789abcdeg", "0123456789abcdef")

@@ -4,8 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import run_sweep, store
+
 from platform.sweep import main
 
 BAD = [

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from conftest import REPO, assert_runs_as_printed, run_sweep, store, sweep_env
 from trainables.tune_loop import KILL_ENV
 
@@ -33,11 +32,11 @@ def test_smoke_sweep_logs_runs_metrics_and_front(workdir: Path) -> None:
     assert "trials 2/2 done, 0 running, 0 failed" in out.stdout and "checkpoint 1: strongest attacker" in out.stdout
     for noise in ("Token authentication", "Configuration for experiment", "tensorboard", "operation took", "SystemExit"):
         assert noise not in out.stdout + out.stderr, noise
-    mlflow_ui = next(l for l in out.stdout.splitlines() if l.startswith("MLflow: ")).removeprefix("MLflow: ")
+    mlflow_ui = next(line for line in out.stdout.splitlines() if line.startswith("MLflow: ")).removeprefix("MLflow: ")
     assert_runs_as_printed(mlflow_ui.split("  (experiment")[0], "--help", expect="--backend-store-uri")
     parent, children = runs_by_role(workdir)
     client = store(workdir)
-    report = Path(next(l for l in out.stdout.splitlines() if l.startswith("report: ")).removeprefix("report: "))
+    report = Path(next(line for line in out.stdout.splitlines() if line.startswith("report: ")).removeprefix("report: "))
     assert report == workdir / "reports" / f"{parent.info.run_name}.html" and report.stat().st_size > 10_000
     assert "report/report.html" in [a.path for a in client.list_artifacts(parent.info.run_id, "report")]
 

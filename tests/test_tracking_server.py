@@ -15,13 +15,13 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from mlflow.tracking import MlflowClient
-
 from conftest import REPO, run_sweep, sweep_env
-from platform import preflight
-from platform.errors import UsageError
+from mlflow.tracking import MlflowClient
 from ray_nodes import free_ports
 from serve_client import call, start_service, stop_service
+
+from platform import preflight
+from platform.errors import UsageError
 
 SCRIPT = REPO / "scripts" / "tracking_server.sh"
 SAMPLE = [[[0.5] * 28] * 28]

@@ -17,7 +17,7 @@ import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -48,8 +48,12 @@ class Document:
 
     @property
     def ref(self) -> str:
-        meta = self.body.get("metadata") if isinstance(self.body.get("metadata"), dict) else {}
-        return f"{self.body.get('kind', '?')}/{meta.get('name', '?')}"
+        return f"{self.body.get('kind', '?')}/{self.mapping('metadata').get('name', '?')}"
+
+    def mapping(self, key: str) -> dict:
+        """The mapping at top-level ``key``; {} where it is absent or not a mapping (its schema check reports that)."""
+        value = self.body.get(key)
+        return value if isinstance(value, dict) else {}
 
 
 @dataclass(frozen=True)
@@ -229,10 +233,11 @@ def _k8s_schema_dir(version: str) -> Path:
     if wanted is None:
         raise ManifestError(f"--kubernetes-version {version!r} is not a version like 1.30.0")
     root = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
-    available = sorted((_minor(p.name[1:]), p) for p in root.glob("v*-local-strict") if _minor(p.name[1:]))
+    available = sorted((minor, p) for p in root.glob("v*-local-strict") if (minor := _minor(p.name[1:])) is not None)
     if not available or not available[0][0] <= wanted <= available[-1][0]:
         span = f"{available[0][1].name.split('-')[0]}..{available[-1][1].name.split('-')[0]}" if available else "none"
-        raise ManifestError(f"Kubernetes {version} is not covered by kubernetes-validate {kubernetes_validate.__version__} ({span})")
+        raise ManifestError(f"Kubernetes {version} is not covered by kubernetes-validate "
+                            f"{kubernetes_validate.__version__} ({span})")
     return [p for minor, p in available if minor <= wanted][-1]
 
 
@@ -242,7 +247,7 @@ def _minor(version: str) -> tuple[int, int] | None:
     return (int(match[1]), int(match[2])) if match else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _read_json(path: Path) -> dict:
     return json.loads(path.read_text())
 
@@ -257,7 +262,8 @@ def check_files(files: list[Path], crd_dir: Path = DEFAULT_CRDS, k8s_version: st
 
     schemas = schemas or SchemaSet(crd_dir, k8s_version)
     docs = [doc for path in files for doc in load_documents(path)]
-    known = docs + [doc for path in default_manifests() if display(path) not in {d.file for d in docs} for doc in load_documents(path)]
+    checked = {d.file for d in docs}
+    known = docs + [doc for path in default_manifests() if display(path) not in checked for doc in load_documents(path)]
     problems: list[Problem] = []
     for doc in docs:
         problems += schemas.check(doc)
@@ -272,7 +278,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m platform.manifests", description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*", type=Path, help="manifests to check (default: every YAML under k8s/ except k8s/crds)")
     parser.add_argument("--crds", type=Path, default=DEFAULT_CRDS, help="directory of KubeRay CRD YAMLs (default: k8s/crds)")
-    parser.add_argument("--kubernetes-version", default=DEFAULT_KUBERNETES_VERSION, help="Kubernetes schemas to use (default 1.30.0)")
+    parser.add_argument("--kubernetes-version", default=DEFAULT_KUBERNETES_VERSION,
+                        help="Kubernetes schemas to use (default 1.30.0)")
     args = parser.parse_args(argv)
     files = args.files or default_manifests()
     try:
@@ -283,6 +290,6 @@ def main(argv: list[str] | None = None) -> int:
     for found in problems:
         print(found)
     verdict = f"{len(problems)} problem(s)" if problems else "all valid"
-    print(f"{len(files)} file(s) checked against Kubernetes {args.kubernetes_version} and the CRDs in {display(args.crds)}: {verdict}",
-          file=sys.stderr if problems else sys.stdout)
+    print(f"{len(files)} file(s) checked against Kubernetes {args.kubernetes_version} and the CRDs in "
+          f"{display(args.crds)}: {verdict}", file=sys.stderr if problems else sys.stdout)
     return EXIT_PROBLEMS if problems else EXIT_OK

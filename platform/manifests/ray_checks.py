@@ -13,7 +13,7 @@ from platform.manifests import Document, Problem, problem
 
 def check(doc: Document) -> Iterator[Problem]:
     """Problems Ray itself would raise (or silently ignore) in the configs of ``doc``."""
-    spec = doc.body.get("spec") if isinstance(doc.body.get("spec"), dict) else {}
+    spec = doc.mapping("spec")
     if doc.body.get("kind") == "RayService" and isinstance(spec.get("serveConfigV2"), str):
         for where, message in serve_config_problems(_parsed(spec["serveConfigV2"])):
             yield problem(doc, ["spec", "serveConfigV2"] + where, message)
@@ -56,7 +56,8 @@ def serve_config_problems(config: Any) -> list[tuple[list, str]]:
 
 def _unknown(values: dict, model: Any, where: list) -> list[tuple[list, str]]:
     known = set(model.model_fields) | {f.alias for f in model.model_fields.values() if f.alias}
-    return [(where + [name], f"unknown field of {model.__name__} (Serve would ignore it)") for name in sorted(set(values) - known)]
+    unknown = sorted(set(values) - known)
+    return [(where + [name], f"unknown field of {model.__name__} (Serve would ignore it)") for name in unknown]
 
 
 def runtime_env_problems(env: Any) -> list[tuple[list, str]]:

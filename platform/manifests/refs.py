@@ -8,7 +8,8 @@ import ast
 import re
 import shlex
 from collections.abc import Iterator
-from functools import lru_cache
+from functools import cache
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -155,7 +156,7 @@ def import_path_problem(import_path: str) -> str | None:
     return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def repo_packages() -> frozenset[str]:
     """Top-level names that belong to the repo: the design's layout and every package at its root."""
     return frozenset(LAYOUT_PACKAGES) | {p.name for p in REPO.iterdir() if (p / "__init__.py").is_file()}
@@ -201,7 +202,7 @@ def _runs_repo_code(command: list[str]) -> bool:
     """Whether a simple command is Python running a repo module (``-m``) or inline code (``-c``)."""
     if not command or not _PYTHON.match(Path(command[0]).name):
         return False
-    modules = [arg for flag, arg in zip(command, command[1:], strict=False) if flag == "-m"]
+    modules = [arg for flag, arg in pairwise(command) if flag == "-m"]
     return "-c" in command or any(m.split(".")[0] in repo_packages() for m in modules)
 
 
@@ -243,7 +244,8 @@ def _runtime_env(doc: Document, path: list, env: Any, needs_code: bool) -> Itera
             yield problem(doc, path + ["working_dir"],
                           "runs putlab code but the runtime environment has no working_dir: the code would not reach the cluster")
     elif not re.match(r"^(https?|s3|gs)://.+\.zip$", str(working_dir)):
-        yield problem(doc, path + ["working_dir"], f"working_dir {working_dir!r} is not a remote .zip URI, which a cluster cannot fetch")
+        yield problem(doc, path + ["working_dir"],
+                      f"working_dir {working_dir!r} is not a remote .zip URI, which a cluster cannot fetch")
     pip = env.get("pip")
     packages = pip.get("packages") if isinstance(pip, dict) else pip
     pins = pyproject_pins()
@@ -251,12 +253,14 @@ def _runtime_env(doc: Document, path: list, env: Any, needs_code: bool) -> Itera
         name = _requirement_name(str(requirement))
         where = path + ["pip"] + (["packages"] if isinstance(pip, dict) else []) + [i]
         if name == "ray":
-            yield problem(doc, where, "ray comes from the image; installing it in the runtime environment replaces the cluster's Ray")
+            yield problem(doc, where,
+                          "ray comes from the image; installing it in the runtime environment replaces the cluster's Ray")
         elif name in pins and str(requirement).replace(" ", "") != pins[name]:
-            yield problem(doc, where, f"{requirement!r} differs from pyproject.toml's pin {pins[name]!r} (torch is pinned exactly)")
+            yield problem(doc, where,
+                          f"{requirement!r} differs from pyproject.toml's pin {pins[name]!r} (torch is pinned exactly)")
 
 
-@lru_cache(maxsize=None)
+@cache
 def pyproject_pins() -> dict[str, str]:
     """``name -> requirement`` of pyproject.toml's dependencies that are pinned with ``==``."""
     text = (REPO / "pyproject.toml").read_text()
@@ -271,7 +275,7 @@ def _requirement_name(requirement: str) -> str:
 
 def _ray_images(doc: Document) -> Iterator[Problem]:
     """Ray images must carry the cluster's rayVersion, which must be the Ray that pyproject.toml pins."""
-    spec_path = _RAY_SPECS.get(doc.body.get("kind"))
+    spec_path = _RAY_SPECS.get(str(doc.body.get("kind")))
     spec: Any = doc.body
     for key in spec_path or []:
         spec = spec.get(key) if isinstance(spec, dict) else None
@@ -280,8 +284,9 @@ def _ray_images(doc: Document) -> Iterator[Problem]:
     version = str(spec.get("rayVersion", ""))
     pinned = pyproject_pins().get("ray", "").partition("==")[2]
     if pinned and version != pinned:
-        yield problem(doc, spec_path + ["rayVersion"], f"rayVersion {version!r} is not the Ray pinned in pyproject.toml ({pinned})")
-    groups = [(["headGroupSpec"], spec.get("headGroupSpec"))]
+        yield problem(doc, spec_path + ["rayVersion"],
+                      f"rayVersion {version!r} is not the Ray pinned in pyproject.toml ({pinned})")
+    groups: list[tuple[list[str | int], Any]] = [(["headGroupSpec"], spec.get("headGroupSpec"))]
     groups += [(["workerGroupSpecs", i], group) for i, group in enumerate(spec.get("workerGroupSpecs") or [])]
     for where, group in groups:
         containers = (((group or {}).get("template") or {}).get("spec") or {}).get("containers") or []
@@ -312,7 +317,7 @@ def _object_refs(doc: Document, known: list[Document]) -> Iterator[Problem]:
 
 def _identity(doc: Document) -> tuple[Any, str, Any]:
     """``(kind, namespace, name)`` of a manifest's object."""
-    meta = doc.body.get("metadata") if isinstance(doc.body.get("metadata"), dict) else {}
+    meta = doc.mapping("metadata")
     return doc.body.get("kind"), meta.get("namespace", "default"), meta.get("name")
 
 

@@ -42,7 +42,8 @@ def _pod_security(doc: Document, path: list, pod: dict) -> Iterator[Problem]:
     containers = [c for key in ("initContainers", "containers") for c in pod.get(key) or [] if isinstance(c, dict)]
     every_container = all((c.get("securityContext") or {}).get("runAsNonRoot") is True for c in containers)
     if pod_ctx.get("runAsNonRoot") is not True and not every_container:
-        yield problem(doc, path + ["securityContext", "runAsNonRoot"], "pod may run as root: set securityContext.runAsNonRoot: true")
+        yield problem(doc, path + ["securityContext", "runAsNonRoot"],
+                      "pod may run as root: set securityContext.runAsNonRoot: true")
     if pod_ctx.get("runAsUser") == 0:
         yield problem(doc, path + ["securityContext", "runAsUser"], "runAsUser 0 is root")
 
@@ -67,11 +68,11 @@ def _container(doc: Document, path: list, container: dict) -> Iterator[Problem]:
 
 def _gpu_workers(doc: Document) -> Iterator[Problem]:
     """A worker group that is meant for GPUs must request them: its Ray container limits nvidia.com/gpu."""
-    spec_path = RAY_CLUSTER_SPECS.get(doc.body.get("kind"))
+    spec_path = RAY_CLUSTER_SPECS.get(str(doc.body.get("kind")))
     spec: Any = doc.body
-    for key in spec_path or [None]:
-        spec = spec.get(key) if isinstance(spec, dict) and key else None
-    if not isinstance(spec, dict):
+    for key in spec_path or []:
+        spec = spec.get(key) if isinstance(spec, dict) else None
+    if not spec_path or not isinstance(spec, dict):
         return
     for i, group in enumerate(spec.get("workerGroupSpecs") or []):
         if not isinstance(group, dict):
@@ -83,7 +84,8 @@ def _gpu_workers(doc: Document) -> Iterator[Problem]:
                      or _positive(params.get("num-gpus")))
         if wants_gpu and not _positive(((ray.get("resources") or {}).get("limits") or {}).get(GPU)):
             where = spec_path + ["workerGroupSpecs", i, "template", "spec", "containers", 0, "resources", "limits", GPU]
-            yield problem(doc, where, f"GPU worker group {group.get('groupName')!r} has no {GPU} limit: its pods would get no GPU")
+            yield problem(doc, where,
+                          f"GPU worker group {group.get('groupName')!r} has no {GPU} limit: its pods would get no GPU")
 
 
 def _positive(value: Any) -> bool:
