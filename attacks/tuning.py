@@ -29,7 +29,7 @@ from torch import nn
 from attacks.base import AttackResult
 from core.metrics import balanced_accuracy, balanced_accuracy_interval
 from core.nets import Standardized
-from core.training import EarlyStopping, EarlyStoppedFit, FitLog, augmentation_for, validation_split
+from core.training import EarlyStoppedFit, EarlyStopping, FitLog, augmentation_for, validation_split
 
 SEARCHES = ("halving", "full")
 ModelBuilder = Callable[[int, int], nn.Module]  # (number of classes, width) -> a fresh network
@@ -67,7 +67,7 @@ class AttackBudget:
         EarlyStopping(self.max_epochs, self.patience)
 
     @classmethod
-    def from_config(cls, config: dict[str, Any]) -> "AttackBudget":
+    def from_config(cls, config: dict[str, Any]) -> AttackBudget:
         """The budget a trial config asks for: attack_epochs (the cap), attack_patience, attack_search, seed."""
         return cls(max_epochs=int(config.get("attack_epochs", cls.max_epochs)),
                    patience=int(config.get("attack_patience", cls.patience)),

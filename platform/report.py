@@ -27,7 +27,6 @@ from platform.cli import guarded
 from platform.numbers import readable
 from platform.pareto import Axis
 from platform.progress import clock
-from core.quiet import silence
 from platform.sweep_config import preset_of
 from platform.sweep_report import summarise, trials_table
 

@@ -22,19 +22,17 @@ from mlflow.exceptions import MlflowException
 from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 from mlflow.tracking import MlflowClient
 
+from core.commands import python_module
+from core.quiet import silence
 from platform import storage as tune_storage
 from platform import tracking
 from platform.cli import guarded
-from core.commands import python_module
-from core.quiet import silence
 from platform.errors import UsageError
 from platform.pareto import Axis
 from platform.sweep_config import preset_of
 from platform.sweep_report import trials_table
 from search_spaces import Preset
 from serve.points import POINT_DIR, POINT_FILE, PRESET_TAG
-
-
 
 MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 

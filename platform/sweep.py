@@ -16,21 +16,21 @@ from pathlib import Path
 import ray
 
 from attacks.registry import check_names
+from core.commands import command
+from core.quiet import silence
 from platform import preflight, tracking
 from platform import storage as tune_storage
 from platform.attack import attack_missing
 from platform.cli import guarded
 from platform.config_schema import config_model, text_table
-from core.commands import command
 from platform.errors import UsageError
-from platform.numbers import readable
 from platform.farm_scheduler import FarmPlan
 from platform.interrupts import SweepEnding, resume_command
+from platform.numbers import readable
 from platform.pareto import Axis
-from platform.seed_axis import with_seeds
 from platform.progress import SweepProgress
-from core.quiet import silence
 from platform.report import write_sweep_report
+from platform.seed_axis import with_seeds
 from platform.sweep_config import SweepSpec, get_preset, resolve
 from platform.sweep_report import format_summary, log_summary, summarise, trials_table
 from platform.trial_logger import MlflowTrialLogger

@@ -13,8 +13,6 @@ from pathlib import Path
 import pandas as pd
 from mlflow.tracking import MlflowClient
 
-from search_spaces import Preset
-
 from platform import tracking
 from platform.front_plot import plot_front
 from platform.information_plane import log_information_plane
@@ -23,6 +21,7 @@ from platform.numbers import readable
 from platform.pareto import Axis, pareto_mask
 from platform.replicates import SEED, format_points, hypervolume_by_seed, point_index, point_table, spread_metrics
 from platform.trend_plot import plot_trends
+from search_spaces import Preset
 
 
 @dataclass(frozen=True)

@@ -95,7 +95,7 @@ def published_presets() -> list[tuple[str, Preset]]:
 def merge_presets(builtin: Iterable[Preset], published: Iterable[tuple[str, Preset]]) -> dict[str, Preset]:
     """Built-in and published presets by name; a published name that is taken is a one-line ValueError naming both."""
     merged = {p.name: p for p in builtin}
-    sources = {name: "the built-in preset" for name in merged}
+    sources = dict.fromkeys(merged, "the built-in preset")
     for source, preset in published:
         if preset.name in merged:
             taken = f"{sources[preset.name]} {preset.name!r}"

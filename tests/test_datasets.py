@@ -20,7 +20,7 @@ from attacks.tuning import AttackBudget
 from core.data import load_amnist
 from core.data.adult import load_adult
 from core.data.mnist import DataUnavailableError
-from core.data.registry import get_dataset, dataset_names
+from core.data.registry import dataset_names, get_dataset
 from core.data.vision import torchvision_datasets
 from core.nets import ConvReleaser, SmallCNN, StochasticUNet
 
@@ -141,11 +141,7 @@ def test_cifar_pickle_that_would_run_code_is_refused(tmp_path: Path, cifar_root:
 
 # ---------------------------------------------------------------- CelebA
 
-ATTRIBUTES = ("5_o_Clock_Shadow Arched_Eyebrows Attractive Bags_Under_Eyes Bald Bangs Big_Lips Big_Nose Black_Hair "
-              "Blond_Hair Blurry Brown_Hair Bushy_Eyebrows Chubby Double_Chin Eyeglasses Goatee Gray_Hair "
-              "Heavy_Makeup High_Cheekbones Male Mouth_Slightly_Open Mustache Narrow_Eyes No_Beard Oval_Face "
-              "Pale_Skin Pointy_Nose Receding_Hairline Rosy_Cheeks Sideburns Smiling Straight_Hair Wavy_Hair "
-              "Wearing_Earrings Wearing_Hat Wearing_Lipstick Wearing_Necklace Wearing_Necktie Young").split()
+ATTRIBUTES = ["5_o_Clock_Shadow", "Arched_Eyebrows", "Attractive", "Bags_Under_Eyes", "Bald", "Bangs", "Big_Lips", "Big_Nose", "Black_Hair", "Blond_Hair", "Blurry", "Brown_Hair", "Bushy_Eyebrows", "Chubby", "Double_Chin", "Eyeglasses", "Goatee", "Gray_Hair", "Heavy_Makeup", "High_Cheekbones", "Male", "Mouth_Slightly_Open", "Mustache", "Narrow_Eyes", "No_Beard", "Oval_Face", "Pale_Skin", "Pointy_Nose", "Receding_Hairline", "Rosy_Cheeks", "Sideburns", "Smiling", "Straight_Hair", "Wavy_Hair", "Wearing_Earrings", "Wearing_Hat", "Wearing_Lipstick", "Wearing_Necklace", "Wearing_Necktie", "Young"]
 # per image: partition (0 train, 1 valid, 2 test), Male, Smiling, colour
 FACES = [(0, 1, 0, (200, 30, 30)), (0, 0, 1, (30, 200, 30)), (1, 1, 1, (30, 30, 200)), (2, 0, 0, (120, 120, 120)),
          (0, 1, 1, (250, 250, 10)), (2, 1, 0, (10, 240, 240))]

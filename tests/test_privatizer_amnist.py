@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import torch
 from conftest import REPO, run_sweep, store, sweep_env
+
 from trainables.mechanism import STATE_FILE, CheckpointError
 from trainables.privatizer.config import PrivatizerConfig
 from trainables.privatizer.mechanism import Privatizer

@@ -24,7 +24,7 @@ class ReleaseMap:
     module: torch.nn.Module  # holds every parameter, so .to(device) moves the whole map
     apply: Callable[[torch.nn.Module, torch.Tensor, torch.Generator], torch.Tensor]
 
-    def to(self, device: torch.device | str) -> "ReleaseMap":
+    def to(self, device: torch.device | str) -> ReleaseMap:
         """The same map with its parameters on ``device`` (in eval mode)."""
         self.module.to(device).eval()
         return self

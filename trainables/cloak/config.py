@@ -6,8 +6,19 @@ from typing import Literal
 
 from pydantic import Field
 
-from core.config import (AttackBudget, Checkpointing, Count, Epochs, ImageData, LearningRate, MembershipAttacks,
-                         Penalty, PositiveOrInf, Training, problem)
+from core.config import (
+    AttackBudget,
+    Checkpointing,
+    Count,
+    Epochs,
+    ImageData,
+    LearningRate,
+    MembershipAttacks,
+    Penalty,
+    PositiveOrInf,
+    Training,
+    problem,
+)
 from trainables.cloak.info import QUANTISATION_SIGMA
 
 TASKS = {"gt5": 2, "digit": 10}  # target task -> number of classes ("gt5": digit > 5)

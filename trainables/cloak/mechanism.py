@@ -24,6 +24,9 @@ from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, Refere
 from attacks.deep import DeepAttacker
 from attacks.reference import ClassifierRecipe, reference_cache_dir
 from attacks.tuning import AttackBudget
+from core.data import default_data_root, load_amnist, load_mnist_test_population
+from core.metrics import balanced_accuracy, fairness_gaps
+from core.training import batches, predict_logits
 from trainables.cloak.config import CloakConfig
 from trainables.cloak.info import (
     feature_variance,
@@ -39,12 +42,9 @@ from trainables.cloak.target import (
     pad32,
     task_labels,
 )
-from core.data import default_data_root, load_amnist, load_mnist_test_population
 from trainables.figures import digit_thickness, save_release_grid
-from core.metrics import balanced_accuracy, fairness_gaps
-from trainables.release_map import ReleaseMap
-from core.training import batches, predict_logits
 from trainables.mechanism import Mechanism, pick_device
+from trainables.release_map import ReleaseMap
 
 NOISE_FIGURE = "noise_map.png"
 SIFTED_FIGURE = "sifted.png"

@@ -5,8 +5,23 @@ from typing import Literal
 
 from pydantic import Field
 
-from core.config import (AdvSteps, Alpha, AttackBudget, BatchSize, Checkpointing, CheckpointEvery, Epochs, Hidden, Layers, LearningRate,
-                         LocalData, PretrainEpochs, PrivacyWeight, Seed, Training)
+from core.config import (
+    AdvSteps,
+    Alpha,
+    AttackBudget,
+    BatchSize,
+    CheckpointEvery,
+    Checkpointing,
+    Epochs,
+    Hidden,
+    Layers,
+    LearningRate,
+    LocalData,
+    PretrainEpochs,
+    PrivacyWeight,
+    Seed,
+    Training,
+)
 
 
 class EcoConfig(LocalData, Training, AttackBudget, Checkpointing):

@@ -24,17 +24,16 @@ from torch.nn import functional as F
 
 from attacks.base import AttackInput, CheckpointInputs
 from attacks.deep import DeepAttacker
-from attacks.tuning import AttackBudget, accuracy_metrics
 from attacks.side_info import SideInfoAttacker, SiOnlyAttacker
-from trainables.alpha_mi import alpha_mutual_information, renyi_entropy
+from attacks.tuning import AttackBudget, accuracy_metrics
 from core.data.eco import EPOCH, SI_FEATURES, EcoDays, load_eco
 from core.data.eco_synthetic import synthetic_eco
+from core.training import batches, fit_classifier, predict_logits
+from trainables.alpha_mi import alpha_mutual_information, renyi_entropy
 from trainables.eco.config import EcoConfig
 from trainables.eco.nets import LstmClassifier, LstmReleaser
-from trainables.release_map import ReleaseMap
-from core.training import batches, fit_classifier, predict_logits
 from trainables.mechanism import Mechanism, pick_device
-from trainables.release_map import release
+from trainables.release_map import ReleaseMap, release
 
 FIGURE_FILE = "trace_7days.png"
 

@@ -6,7 +6,6 @@ split's statistics); si is the weekday one-hot then the month one-hot. Train and
 (household, week) blocks; n_train / n_test draw days inside them, and the population is the train days
 outside the n_train draw.
 """
-import torch
 
 from core.data.eco import HOURS, SI_FEATURES, EcoDays, load_eco, split_days
 from core.data.eco_synthetic import ECO_DAYS, synthetic_eco
