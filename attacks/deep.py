@@ -93,7 +93,7 @@ class RawTrainedDeepAttacker:
             model = Standardized(image_cnn(x)(num_classes, candidate.width), torch.zeros(shape), torch.ones(shape)).to(x.device)
             model.load_state_dict(blob["state"])
             fit = TunedFit(model.eval(), candidate, log, blob["val_scores"])
-        except Exception:  # missing, corrupt, or written by another putlab version: a cache miss, trained again
+        except Exception:  # noqa: BLE001 - missing, corrupt, or written by another putlab version: a cache miss, trained again
             fit = DeepAttacker(self.budget, self.name, image_cnn(x), self.width).fit(x, s, num_classes)
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".{os.getpid()}.tmp")

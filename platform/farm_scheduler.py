@@ -128,7 +128,7 @@ class FarmScheduler:
             run_id, step, names = self.pending.pop(ref)
             try:
                 self._log(run_id, step, ray.get(ref))
-            except Exception as exc:  # an attacker's failure is reported, the sweep goes on
+            except Exception as exc:  # noqa: BLE001 - an attacker's failure is reported, the sweep goes on
                 message = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
                 self.failures += 1
                 self.client.set_tag(run_id, "putlab.farm_error", message)

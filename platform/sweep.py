@@ -93,7 +93,7 @@ def check_data(spec: SweepSpec) -> dict[str, int]:
     point = spec.grid_points()[0]
     try:
         return spec.preset.data_counts(point)
-    except Exception as exc:  # DataUnavailableError, a bad path, a corrupt file: one line for the user
+    except Exception as exc:  # noqa: BLE001 - DataUnavailableError, a bad path, a corrupt file: one line for the user
         raise UsageError(f"data for preset {spec.preset.name!r} unavailable: {str(exc).splitlines()[0]}") from None
 
 

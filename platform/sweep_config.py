@@ -23,7 +23,7 @@ class SweepSpec:
     def product_points(self) -> list[dict[str, Any]]:
         """The full cross product of the axes, equivalent points included (what ``--set`` values are checked on)."""
         keys = list(self.grid)
-        return [{**self.config, **dict(zip(keys, values))} for values in itertools.product(*self.grid.values())]
+        return [{**self.config, **dict(zip(keys, values, strict=True))} for values in itertools.product(*self.grid.values())]
 
     def grid_points(self) -> list[dict[str, Any]]:
         """Every distinct trial configuration of the grid (the cross product of the axes).

@@ -106,7 +106,7 @@ def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, axe
         metrics |= summary.spread
     step = len(client.get_metric_history(parent_id, "front/trials"))  # each recomputation is a new step
     tracking.log_metrics(client, parent_id, metrics, step=step)
-    for run_id, on_front in zip(table["run_id"], table["pareto_front"]):
+    for run_id, on_front in zip(table["run_id"], table["pareto_front"], strict=True):
         client.set_tag(run_id, tracking.TAG_FRONT, "true" if on_front else "false")
 
 

@@ -62,7 +62,7 @@ def _import(path: Path, name: str) -> None:
     sys.path.insert(0, str(path.parent))
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:  # the user's code: any failure is one line naming the file
+    except Exception as exc:  # noqa: BLE001 - the user's code: any failure is one line naming the file
         del sys.modules[name]
         raise ValueError(f"preset file {path} does not import: {type(exc).__name__}: {first_line(exc)}") from None
     finally:
@@ -84,7 +84,7 @@ def published_presets() -> list[tuple[str, Preset]]:
         source = f"entry point {point.name} = {point.value}"
         try:
             preset = point.load()
-        except Exception as exc:  # an installed package's import error: one line naming the entry point
+        except Exception as exc:  # noqa: BLE001 - an installed package's import error: one line naming the entry point
             raise ValueError(f"{source} does not load: {type(exc).__name__}: {first_line(exc)}") from None
         if not isinstance(preset, Preset):
             raise ValueError(f"{source} is a {type(preset).__name__}, not a search_spaces.Preset")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import run_sweep, store, sweep_env
 
 from trainables.tune_loop import KILL_ENV

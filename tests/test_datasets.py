@@ -135,7 +135,7 @@ def test_cifar_pickle_that_would_run_code_is_refused(tmp_path: Path, cifar_root:
     for path in (cifar_root[0] / "cifar-10-batches-py").iterdir():
         (folder / path.name).write_bytes(path.read_bytes())
     (folder / "test_batch").write_bytes(pickle.dumps({"data": print}, protocol=2))
-    with pytest.raises(pickle.UnpicklingError, match="refusing to unpickle __builtin__.print"):
+    with pytest.raises(pickle.UnpicklingError, match=r"refusing to unpickle __builtin__\.print"):
         get_dataset("cifar10").load(tmp_path, backend="builtin")
 
 
@@ -154,7 +154,7 @@ def celeba_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (folder / "img_align_celeba").mkdir(parents=True)
     names = [f"{i + 1:06d}.jpg" for i in range(len(FACES))]
     attr_rows, partition, identity, bbox, landmarks = [], [], [], [], []
-    for i, (name, (part, male, smiling, colour)) in enumerate(zip(names, FACES)):
+    for i, (name, (part, male, smiling, colour)) in enumerate(zip(names, FACES, strict=True)):
         Image.new("RGB", (36, 44), colour).save(folder / "img_align_celeba" / name, quality=95)  # 178×218's aspect
         values = [-1] * len(ATTRIBUTES)
         values[ATTRIBUTES.index("Male")] = 2 * male - 1

@@ -123,7 +123,7 @@ def read_occupancy(folder: Path) -> dict[dt.date, np.ndarray]:
     for path in sorted(folder.glob("*.csv")):
         table = pd.read_csv(path, header=0, index_col=0)
         hourly = hourly_occupancy(table.to_numpy(dtype=np.float64))
-        days.update({parse_date(str(d)): h for d, h in zip(table.index, hourly)})
+        days.update({parse_date(str(d)): h for d, h in zip(table.index, hourly, strict=True)})
     return days
 
 
@@ -148,7 +148,7 @@ def household_folders(root: Path) -> list[tuple[int, Path, Path]]:
 
 def parse_eco(root: Path, max_missing_hours: int = 2) -> EcoDays:
     """Read every household under ``root`` into hourly days (see the module docstring for the rules)."""
-    counts = dict(days=0, missing_hours=0, days_dropped_missing=0, days_bad_length=0, days_without_occupancy=0, households=0)
+    counts = {"days": 0, "missing_hours": 0, "days_dropped_missing": 0, "days_bad_length": 0, "days_without_occupancy": 0, "households": 0}
     cons, occ, dates, house = [], [], [], []
     for number, sm, occ_dir in household_folders(root):
         counts["households"] += 1

@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, ClassVar
 
 import numpy as np
 import torch
@@ -67,7 +67,7 @@ class MnistArrays:
 class NumpyOnlyUnpickler(pickle.Unpickler):
     """Unpickler resolving only numpy's dtype, ndarray and _reconstruct, so a pickle cannot run code."""
 
-    _ALLOWED = {
+    _ALLOWED: ClassVar[dict[tuple[str, str], Any]] = {
         ("numpy", "dtype"): np.dtype,
         ("numpy", "ndarray"): np.ndarray,
         ("numpy.core.multiarray", "_reconstruct"): _reconstruct,
@@ -144,7 +144,7 @@ def _read_cache(path: Path) -> MnistArrays | None:
         return None
     try:
         tensors = _validated(torch.load(path, map_location="cpu", weights_only=True), path)
-    except Exception as exc:  # any unreadable or wrong cache is rebuilt from the other sources
+    except Exception as exc:  # noqa: BLE001 - any unreadable or wrong cache is rebuilt from the other sources
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         warnings.warn(f"ignoring corrupt MNIST cache {path} ({reason}); rebuilding it", stacklevel=3)
         path.unlink(missing_ok=True)
@@ -205,7 +205,7 @@ def _download_idx_files(root: Path) -> None:
     """Fetch the idx files with torchvision (imported here only), as a one-line DataUnavailableError on failure."""
     try:
         from torchvision.datasets import MNIST
-    except Exception as exc:  # ImportError, or "operator torchvision::nms does not exist" on a mismatched build
+    except Exception as exc:  # noqa: BLE001 - ImportError, or "operator torchvision::nms does not exist" on a mismatched build
         first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise DataUnavailableError(
             f"download=True needs torchvision, whose import failed ({first_line}); install the torchvision "
@@ -214,7 +214,7 @@ def _download_idx_files(root: Path) -> None:
     try:
         for train in (True, False):
             MNIST(str(root), train=train, download=True)
-    except Exception as exc:  # network errors, checksum mismatches
+    except Exception as exc:  # noqa: BLE001 - network errors, checksum mismatches
         first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise DataUnavailableError(
             f"MNIST download into {root} failed ({first_line}); check the network, "

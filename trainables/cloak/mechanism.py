@@ -208,7 +208,7 @@ def save_noise_map(cloak: CloakMap, path: Path, title: str) -> Path:
     FigureCanvasAgg(fig)
     panels = (("σ", cloak.sigma(), 0.0, cloak.max_sigma), ("keep b", cloak.keep, 0.0, 1.0),
               ("μ_s (suppressed)", cloak.mu_s * (1 - cloak.keep), None, None))
-    for ax, (name, image, vmin, vmax) in zip(fig.subplots(1, 3), panels):
+    for ax, (name, image, vmin, vmax) in zip(fig.subplots(1, 3), panels, strict=True):
         shown = ax.imshow(image.detach().squeeze(0).cpu().numpy(), cmap="viridis", vmin=vmin, vmax=vmax)
         fig.colorbar(shown, ax=ax, fraction=0.046)
         ax.set_title(name, fontsize=9)

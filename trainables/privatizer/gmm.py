@@ -165,7 +165,8 @@ class GmmPrivatizer(Mechanism[PrivatizerGmmConfig]):
         cfg, est, x, u, s, gen, theta = self.cfg, self.est, self.x, self.u, self.s, self.gen, self.theta
         log_prior_s = torch.full((cfg.n_samples,), math.log(0.5), dtype=torch.float64)
         last = min(self.step + cfg.report_every, cfg.steps) if cfg.report_every else cfg.steps
-        for self.step in range(self.step + 1, last + 1):
+        for step in range(self.step + 1, last + 1):
+            self.step = step
             for _ in range(cfg.estimator_steps if self.est_opt is not None else 0):
                 q = (x @ theta.T + torch.randn(cfg.n_samples, 2, generator=gen, dtype=torch.float64)).detach()
                 if cfg.algorithm == 1:

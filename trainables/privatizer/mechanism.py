@@ -94,7 +94,7 @@ class Privatizer(ImageGame):
         """
         cfg, train = self.cfg, self.train
         self.pretrain_autoencoder(self.opt_q)
-        common = dict(epochs=max(cfg.pretrain_epochs, 1), batch_size=cfg.batch_size, lr=cfg.lr, generator=self.gen)
+        common = {"epochs": max(cfg.pretrain_epochs, 1), "batch_size": cfg.batch_size, "lr": cfg.lr, "generator": self.gen}
         fit_classifier(self.phi, train.x, train.u, **common)
         fit_classifier(self.eta, train.x, train.s, **common)
         if cfg.algorithm == 1:

@@ -59,7 +59,7 @@ class Releaser(ImageGame):
         cfg, train = self.cfg, self.train
         self.pretrain_autoencoder(self.opt_r)
         if cfg.pretrain_epochs:
-            common = dict(epochs=cfg.pretrain_epochs, batch_size=cfg.batch_size, lr=cfg.lr, generator=self.gen)
+            common = {"epochs": cfg.pretrain_epochs, "batch_size": cfg.batch_size, "lr": cfg.lr, "generator": self.gen}
             fit_classifier(self.utility, train.x, train.u, **common)
             fit_classifier(self.adversary, train.x, train.s, **common)
 
