@@ -120,7 +120,8 @@ def tune_classifier(build: ModelBuilder, x: torch.Tensor, y: torch.Tensor, num_c
     for i, cand in enumerate(family(budget, base_width)):
         torch.manual_seed(budget.seed + i)
         gen = torch.Generator(device=x.device).manual_seed(budget.seed + i)
-        fits[cand] = EarlyStoppedFit(Standardized(build(num_classes, cand.width).to(x.device), mean, std), train, val, num_classes,
+        model = Standardized(build(num_classes, cand.width).to(x.device), mean, std)
+        fits[cand] = EarlyStoppedFit(model, train, val, num_classes,
                                      stopping=stopping, batch_size=budget.batch_size, lr=cand.lr, generator=gen,
                                      augment=augmentation_for(x) if cand.augment else None)
     alive = list(fits)

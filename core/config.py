@@ -1,4 +1,5 @@
-"""Trial configs as frozen pydantic models: values typed by their annotation, bounds declared once, every problem reported at once.
+"""Trial configs as frozen pydantic models: values typed by their annotation, bounds declared once, every problem
+reported at once.
 
 A config is the flat dict Ray Tune hands a trial. :class:`TrialConfig` validates it strictly (a whole number for
 an ``int`` field, any real number for a ``float`` field, never a bool or a string for a number, NaN never, infinity
@@ -30,7 +31,8 @@ def not_nan(value: Any) -> Any:
 
 
 Seed = Annotated[int, Field(ge=0, le=2**31 - 1, description="Random seed of the trial (data order, initialisation, noise).")]
-Threads = Annotated[int, Field(ge=1, le=1_024, description="Torch threads of the trial (the driver sets it from the profile's CPUs).")]
+Threads = Annotated[int, Field(ge=1, le=1_024, description="Torch threads of the trial (the driver sets it from "
+                                                                 "the profile's CPUs).")]
 Epochs = Annotated[int, Field(ge=1, le=10_000, description="Training epochs of the game.")]
 PretrainEpochs = Annotated[int, Field(ge=0, le=10_000)]
 BatchSize = Annotated[int, Field(ge=1, le=65_536, description="Mini-batch size.")]
@@ -53,7 +55,8 @@ Alpha = Annotated[PositiveOrInf, Field(description="Order α of the α-mutual in
 AdvSteps = Annotated[int, Field(ge=1, le=1_000, description="Adversary updates k per releaser update.")]
 PrivacyWeight = Annotated[float, Field(ge=0, le=FLOAT_LIMIT, description="Weight λ of the α-MI privacy term against "
                                                                         "the distortion.")]
-NoiseChannels = Annotated[int, Field(ge=0, le=256, description="Uniform noise channels joined at the 7×7 bottleneck (0: deterministic).")]
+NoiseChannels = Annotated[int, Field(ge=0, le=256, description="Uniform noise channels joined at the 7×7 "
+                                                                       "bottleneck (0: deterministic).")]
 TrainSize = Annotated[int, Field(ge=1, le=10_000_000)]
 
 

@@ -93,9 +93,11 @@ def register(client: MlflowClient, model_name: str, preset: Preset, choice: Choi
             client.get_registered_model(model_name)
         except MlflowException:
             client.create_registered_model(model_name, tags={PRESET_TAG: preset_name},
-                                           description=f"putlab operating points of preset {preset_name} ({preset.mechanism_name})")
-        tags = {PRESET_TAG: preset_name, "putlab.mechanism": preset.mechanism_name, "putlab.trial_id": str(choice.row["trial_id"]),
-                "putlab.selection": choice.reason} | {f"metric.{k}": f"{v:.6g}" for k, v in metrics.items()}
+                                           description=f"putlab operating points of preset {preset_name} "
+                                                       f"({preset.mechanism_name})")
+        tags = {PRESET_TAG: preset_name, "putlab.mechanism": preset.mechanism_name,
+                "putlab.trial_id": str(choice.row["trial_id"]), "putlab.selection": choice.reason}
+        tags |= {f"metric.{k}": f"{v:.6g}" for k, v in metrics.items()}
         summary = ", ".join(f"{a['metric']} {metrics[a['metric']]:.4f}" for a in preset.pareto_axes if a["metric"] in metrics)
         return client.create_model_version(model_name, source=f"runs:/{run_id}/{artifact_path}", run_id=run_id, tags=tags,
                                            description=f"trial {choice.row['name']}: {summary}. {choice.reason}.")
@@ -136,7 +138,8 @@ def run(argv: list[str] | None = None) -> int:
     version = register(client, args.name or f"putlab-{preset.name}", preset, choice, checkpoint, config,
                        sweep_params.get("preset_file"))
     print(f"registered {version.name} version {version.version}: {version.description}", flush=True)
-    print(f"serve it: {python_module('serve', '--tracking-uri', client.tracking_uri, '--models', f'{version.name}/{version.version}')}")
+    command = python_module("serve", "--tracking-uri", client.tracking_uri, "--models", f"{version.name}/{version.version}")
+    print(f"serve it: {command}")
     return 0
 
 

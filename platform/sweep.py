@@ -48,7 +48,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("preset", nargs="?", help="preset name, e.g. amnist (see search_spaces/); or give --preset-file")
     p.add_argument("--preset-file", metavar="PATH",
                    help="a Python file defining PRESET = search_spaces.Preset(...) with your own mechanism (see examples/)")
-    p.add_argument("--profile", help="scale of the sweep: smoke | quick (default) | paper (adult-membership: paper-n, paper-lam, paper-p_x, paper-sigma)")
+    p.add_argument("--profile", help="scale of the sweep: smoke | quick (default) | paper "
+                                     "(adult-membership: paper-n, paper-lam, paper-p_x, paper-sigma)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value, or a grid axis with comma-separated values (alpha=0.5,1,inf)")
     p.add_argument("--search", choices=("grid", "optuna"), default="grid",
@@ -119,11 +120,13 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
 
     counts = check_data(spec)
     print(f"data: {counts}", flush=True)
-    planned = len(spec.grid_points()) if args.search == "grid" else (args.samples or spec.preset.profiles[spec.profile].optuna_samples)
+    planned = (len(spec.grid_points()) if args.search == "grid"
+               else (args.samples or spec.preset.profiles[spec.profile].optuna_samples))
     if args.resume is not None:
         print(f"resuming sweep {name} from {tune_storage.join(storage, name)} (its own grid and config)", flush=True)
     else:
-        print(f"sweep {name}: preset {spec.preset.name}, profile {spec.profile}, {args.search} search, {planned} trials", flush=True)
+        print(f"sweep {name}: preset {spec.preset.name}, profile {spec.profile}, {args.search} search, {planned} trials",
+              flush=True)
 
     init_ray(args.address, args.verbose)
     gpus = default_gpus_per_trial() if args.gpus_per_trial is None else args.gpus_per_trial
@@ -181,7 +184,8 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
     log_summary(client, parent_id, summary, axes, spec.preset)
     print(format_summary(summary, axes, spec.preset.label_keys))
     if spec.preset.baselines is not None:
-        print("raw-data baselines: " + ", ".join(f"{k} {readable(v)}" for k, v in sorted(parent_metrics.items()) if k.startswith("baseline/")))
+        baselines = (f"{k} {readable(v)}" for k, v in sorted(parent_metrics.items()) if k.startswith("baseline/"))
+        print("raw-data baselines: " + ", ".join(baselines))
     print(f"report: {write_sweep_report(client, parent_id, tracking_uri)}", flush=True)
     incomplete = results.num_errors > 0 or results.num_terminated < planned
     experiment = client.get_experiment(exp_id).name

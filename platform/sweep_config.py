@@ -107,7 +107,8 @@ def resolve(preset_name: str | None, profile: str | None, overrides: list[str],
         elif key in config:
             config[key] = parse_value(raw)
         else:
-            raise UsageError(f"unknown override key {key!r} for preset {preset.name!r}; known: {', '.join(sorted({*config, *grid}))}")
+            raise UsageError(f"unknown override key {key!r} for preset {preset.name!r}; "
+                             f"known: {', '.join(sorted({*config, *grid}))}")
     for key in grid:
         config.pop(key, None)
     typed = validated(preset, SweepSpec(preset, profile, config, grid).product_points())

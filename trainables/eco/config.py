@@ -29,7 +29,8 @@ class EcoConfig(LocalData, Training, AttackBudget, Checkpointing):
 
     kind = "eco"
 
-    dataset: Literal["eco"] = Field("eco", description="The ECO smart-meter data (real files or the synthetic stand-in; the only one it is built for).")
+    dataset: Literal["eco"] = Field("eco", description="The ECO smart-meter data (real files or the synthetic stand-in; "
+                                                       "the only one it is built for).")
     alpha: Alpha = 1.0
     lam: PrivacyWeight = 0.0
     adv_steps: AdvSteps = 1

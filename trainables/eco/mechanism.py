@@ -159,7 +159,8 @@ def train_epoch(cfg: EcoConfig, m: EcoReleaser, train: EcoSplit, prior: torch.Te
         m.opt_r.step()
 
         steps += 1
-        for key, value in (("loss_releaser", loss_r), ("loss_adversary", loss_a), ("nmse", distortion), ("privacy_term", privacy)):
+        for key, value in (("loss_releaser", loss_r), ("loss_adversary", loss_a), ("nmse", distortion),
+                           ("privacy_term", privacy)):
             sums[key] += value.item()
     return {f"train/{k}": v / steps for k, v in sums.items()}
 
@@ -189,7 +190,8 @@ def deep_attacker(cfg: EcoConfig) -> DeepAttacker:
 
 
 def evaluate_release(cfg: EcoConfig, m: EcoReleaser, train: EcoSplit, test: EcoSplit, prior: torch.Tensor,
-                     norm: tuple[float, float], gen: torch.Generator, attack: bool = True) -> tuple[dict[str, float], torch.Tensor]:
+                     norm: tuple[float, float], gen: torch.Generator,
+                     attack: bool = True) -> tuple[dict[str, float], torch.Tensor]:
     """NMSE, the in-game adversary, the α-MI estimate and (``attack``) a fresh deep attacker on the released splits."""
     released_test = release(m.releaser, releaser_input(cfg, test), gen)
     adv_test = adversary_input(cfg, released_test, test.si)

@@ -1,4 +1,5 @@
-"""Membership leakage of a linear model (ridge regression, or logistic) on Adult as a Mechanism (docs/mechanisms.md#membership-models).
+"""Membership leakage of a linear model (ridge regression, or logistic) on Adult as a Mechanism
+(docs/mechanisms.md#membership-models).
 
 One point = one configuration (n, λ, p_x, σ): PCA Adult to p_x features, train on n members drawn from the
 training file, then measure utility (balanced test accuracy), Yeom's loss-threshold attack (members vs as many

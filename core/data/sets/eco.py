@@ -1,4 +1,5 @@
-"""ECO smart-meter days (24 hourly values): S = hourly occupancy (24 binary labels), U = the consumption itself, SI = weekday and month.
+"""ECO smart-meter days (24 hourly values): S = hourly occupancy (24 binary labels), U = the consumption itself, SI =
+weekday and month.
 
 With a data folder the real ECO files are read (core.data.eco), without one the seeded synthetic stand-in
 (core.data.eco_synthetic). x and u are the hourly mean power in W (a mechanism normalises x with the train
