@@ -51,7 +51,8 @@ def image_cnn(x: torch.Tensor) -> ModelBuilder:
     if x.dim() != 4:
         raise ValueError(f"the default deep attacker is a CNN for images [N, C, H, W], got inputs {list(x.shape)}; "
                          "give it a model for this data")
-    return partial(SmallCNN, in_shape=tuple(x.shape[1:]))
+    channels, height, width = x.shape[1:]
+    return partial(SmallCNN, in_shape=(channels, height, width))
 
 
 _RAW_FITS: dict[str, TunedFit] = {}

@@ -53,6 +53,8 @@ class ThicknessAttacker:
         The random mapping's expected score is the mean of the other two, so it never wins in
         expectation and is left out of the fit to keep the choice deterministic.
         """
+        if data.train_u is None:
+            raise ValueError("thickness attacker needs the digits: set train_u and test_u")
         best, best_score = (0.0, "thin"), -1.0
         for tau in sorted(self.thresholds):
             labels = thickness_labels(data.train_x, data.train_u, nonzero_threshold=tau)

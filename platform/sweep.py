@@ -184,8 +184,8 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
     log_summary(client, parent_id, summary, axes, spec.preset)
     print(format_summary(summary, axes, spec.preset.label_keys))
     if spec.preset.baselines is not None:
-        baselines = (f"{k} {readable(v)}" for k, v in sorted(parent_metrics.items()) if k.startswith("baseline/"))
-        print("raw-data baselines: " + ", ".join(baselines))
+        shown = (f"{k} {readable(v)}" for k, v in sorted(parent_metrics.items()) if k.startswith("baseline/"))
+        print("raw-data baselines: " + ", ".join(shown))
     print(f"report: {write_sweep_report(client, parent_id, tracking_uri)}", flush=True)
     incomplete = results.num_errors > 0 or results.num_terminated < planned
     experiment = client.get_experiment(exp_id).name
