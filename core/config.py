@@ -14,10 +14,11 @@ import typing
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import ErrorDetails
+from typing_extensions import Self  # typing.Self is Python 3.11+
 
 INT_LIMIT = 10**9  # a count with no tighter bound: at most this many (sizes, draws, records)
 FLOAT_LIMIT = 1e9  # a weight or scale with no tighter bound: at most this

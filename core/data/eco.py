@@ -193,7 +193,8 @@ def load_eco(root: str | Path, max_missing_hours: int = 2, cache_dir: str | Path
     """The real ECO files under ``root`` as hourly days, parsed once and cached (tensors) under ``cache_dir``."""
     root = Path(root).expanduser()
     household_folders(root)  # fail fast, naming the path
-    cache = Path(cache_dir or os.environ.get("PUTLAB_DATA", Path.home() / ".cache" / "putlab" / "data")) / "eco"
+    default = os.environ.get("PUTLAB_DATA", str(Path.home() / ".cache" / "putlab" / "data"))
+    cache = Path(cache_dir or default) / "eco"
     path = cache / f"eco_{_fingerprint(root, max_missing_hours)}.pt"
     if path.exists():
         blob = torch.load(path, weights_only=True)

