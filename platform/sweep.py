@@ -178,7 +178,8 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
         print(f"attack farm: caught up on {caught_up} checkpoint(s)", flush=True)
 
     if baselines is not None:
-        tracking.log_metrics(client, parent_id, ray.get(baselines))
+        baseline_metrics: dict[str, float] = ray.get(baselines)
+        tracking.log_metrics(client, parent_id, baseline_metrics)
     parent_metrics = client.get_run(parent_id).data.metrics
     summary = summarise(trials_table(client, exp_id, parent_id, spec.preset.label_keys), axes, spec.preset.label_keys)
     log_summary(client, parent_id, summary, axes, spec.preset)

@@ -94,7 +94,12 @@ def resolve(preset_name: str | None, profile: str | None, overrides: list[str],
             preset_file: str | None = None) -> SweepSpec:
     """Preset (by name, or from ``preset_file``) defaults, then the profile, then ``--set``; every grid point validated
     before anything runs."""
-    preset = preset_from_file(preset_file) if preset_file else get_preset(preset_name)
+    if preset_file:
+        preset = preset_from_file(preset_file)
+    elif preset_name is None:
+        raise UsageError("give a preset name or --preset-file PATH (exactly one)")
+    else:
+        preset = get_preset(preset_name)
     profile = profile or preset.default_profile
     if profile not in preset.profiles:
         raise UsageError(f"unknown profile {profile!r} for preset {preset.name!r}; known: {', '.join(preset.profiles)}")

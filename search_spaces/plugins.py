@@ -74,7 +74,9 @@ def _import(path: Path, name: str) -> None:
 def _lies_in(module: object, folder: Path) -> bool:
     """Whether ``module`` was loaded from a file directly in ``folder``."""
     file = getattr(module, "__file__", None)
-    return bool(file) and Path(file).resolve().parent == folder
+    if not file:
+        return False
+    return Path(file).resolve().parent == folder
 
 
 def published_presets() -> list[tuple[str, Preset]]:
