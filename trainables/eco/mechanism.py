@@ -129,6 +129,7 @@ def hourly_alpha_mi(logits: torch.Tensor, prior: torch.Tensor, alpha: float) -> 
     post = logits.softmax(1)
     mi = sum(alpha_mutual_information(post[:, :, t], prior[t], alpha).clamp_min(0) for t in range(prior.shape[0]))
     entropy = sum(renyi_entropy(prior[t], alpha) for t in range(prior.shape[0]))
+    assert isinstance(entropy, torch.Tensor)  # the prior has one row per hour, so the sum is never the empty 0
     return mi / entropy.clamp_min(1e-12)
 
 

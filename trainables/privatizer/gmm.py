@@ -109,6 +109,7 @@ def _pretrain(modules: dict[str, nn.Module], x: Tensor, labels: dict[str, Tensor
     opt = torch.optim.Adam([p for m in modules.values() for p in m.parameters()], lr=cfg.estimator_lr)
     for _ in range(cfg.steps * cfg.estimator_steps):
         ce = -sum(_picked(m(x), labels[name]).mean() for name, m in modules.items())
+        assert isinstance(ce, Tensor)  # modules is never empty
         opt.zero_grad()
         ce.backward()
         opt.step()
@@ -173,6 +174,7 @@ class GmmPrivatizer(Mechanism[PrivatizerGmmConfig]):
                     ce = -(_picked(est["eta"](q), s) + _picked(est["psi"](q), u) + _picked(est["phi"](x), u)).mean()
                 else:
                     ce = -_picked(est["eta"](q), s).mean()
+                assert self.est_opt is not None  # the loop runs only with estimators to learn
                 self.est_opt.zero_grad()
                 ce.backward()
                 self.est_opt.step()
