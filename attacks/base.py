@@ -50,7 +50,8 @@ class AttackResult:
 class Attacker(Protocol):
     """Anything with a name that turns an AttackInput into an AttackResult."""
 
-    name: str
+    @property
+    def name(self) -> str: ...  # read-only, so frozen dataclasses satisfy it
 
     def run(self, data: AttackInput) -> AttackResult: ...
 
@@ -111,7 +112,8 @@ class MembershipAttacker(Protocol):
     What it needs (e.g. a population for reference models) is declared in its registry entry (attacks/spec.py).
     """
 
-    name: str
+    @property
+    def name(self) -> str: ...  # read-only, so frozen dataclasses satisfy it
 
     def run_on_target(self, target: MembershipTarget) -> AttackResult: ...
 

@@ -51,7 +51,8 @@ def image_cnn(x: torch.Tensor) -> ModelBuilder:
     if x.dim() != 4:
         raise ValueError(f"the default deep attacker is a CNN for images [N, C, H, W], got inputs {list(x.shape)}; "
                          "give it a model for this data")
-    return partial(SmallCNN, in_shape=tuple(x.shape[1:]))
+    channels, height, width = x.shape[1:]
+    return partial(SmallCNN, in_shape=(channels, height, width))
 
 
 _RAW_FITS: dict[str, TunedFit] = {}
@@ -93,7 +94,7 @@ class RawTrainedDeepAttacker:
             model = Standardized(image_cnn(x)(num_classes, candidate.width), torch.zeros(shape), torch.ones(shape)).to(x.device)
             model.load_state_dict(blob["state"])
             fit = TunedFit(model.eval(), candidate, log, blob["val_scores"])
-        except Exception:  # missing, corrupt, or written by another putlab version: a cache miss, trained again
+        except Exception:  # noqa: BLE001 - missing, corrupt, or written by another putlab version: a cache miss, trained again
             fit = DeepAttacker(self.budget, self.name, image_cnn(x), self.width).fit(x, s, num_classes)
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".{os.getpid()}.tmp")

@@ -10,11 +10,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import torch
 
-from attacks.base import CheckpointInputs
+from attacks.base import Attacker, CheckpointInputs
 from attacks.membership_farm import run_membership, skipped_targets
 from attacks.registry import REGISTRY, Registry, check_names
 from attacks.spec import SKIPPED_WHEN_ABSENT, AttackerSpec
@@ -84,7 +84,8 @@ def attack_inputs(inputs: CheckpointInputs, config: dict, attackers: Sequence[st
             report.figures.update(pngs)
             report.skipped.update(skipped_targets(spec, inputs.targets))
         else:
-            result = spec.build(config, figures).run(inputs.data)
+            attacker = cast(Attacker, spec.build(config, figures))  # not per_target: the entry builds an Attacker
+            result = attacker.run(inputs.data)
             report.metrics.update(result.logged())
             report.figures.update(result.figures)
         report.seconds[spec.name] = time.perf_counter() - t0

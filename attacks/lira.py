@@ -46,8 +46,8 @@ class LiraAttacker:
         nonmembers = [logit_confidence(logits, v.nonmember_y).numpy() for logits in v.nonmember]
         # σ from every audited sample's reference φ: none of them was in any reference's training set.
         sigma = global_sigma(np.concatenate([members[1], nonmembers[1]], axis=1))
-        result = scores_result(f"{self.name}/{target.name}", lira_scores(*members, sigma),
-                               lira_scores(*nonmembers, sigma), self.settings, "LiRA")
+        result = scores_result(f"{self.name}/{target.name}", lira_scores(members[0], members[1], sigma),
+                               lira_scores(nonmembers[0], nonmembers[1], sigma), self.settings, "LiRA")
         return replace(result, metrics={**result.metrics, "sigma": sigma, "references": float(self.settings.references)})
 
 

@@ -78,7 +78,7 @@ class YeomAttacker:
     figure: bool = True  # the ROC PNG costs more than the attack itself; the farm draws it once per trial
     n_boot: int = 500
 
-    def run_on_losses(self, member_losses: torch.Tensor, nonmember_losses: torch.Tensor,
+    def run_on_losses(self, member_losses: np.ndarray | torch.Tensor, nonmember_losses: np.ndarray | torch.Tensor,
                       threshold: float | None = None, target: str = "") -> AttackResult:
         """Attack given per-sample losses; τ = ``threshold`` or the mean member (training) loss."""
         member_losses = require_finite(member_losses, target or self.name, "member losses")

@@ -6,8 +6,9 @@ worst case (the largest value over networks, with that network's interval).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
-from attacks.base import CheckpointInputs, MembershipTarget
+from attacks.base import CheckpointInputs, MembershipAttacker, MembershipTarget
 from attacks.membership_stats import LOW_FPRS
 from attacks.registry import REGISTRY, Registry
 from attacks.spec import AttackerSpec
@@ -38,7 +39,7 @@ def run_membership(name: str, inputs: CheckpointInputs, config: dict, figures: b
                    registry: Registry = REGISTRY) -> tuple[dict[str, float], dict[str, bytes]]:
     """Attacker ``name`` against every network of the checkpoint that meets its needs (a population, for reference attacks)."""
     spec = registry[name]
-    attacker = spec.build(config, figures)
+    attacker = cast(MembershipAttacker, spec.build(config, figures))  # needs TARGETS: the entry builds one
     metrics: dict[str, float] = {}
     pngs: dict[str, bytes] = {}
     per_target = []

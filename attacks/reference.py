@@ -137,7 +137,7 @@ def reference_models(reference: ReferenceData, plan: PopulationPlan, seed: int) 
     device = x.device
     seeds = [seed * 1000 + k + 1 for k in range(len(plan.subsets))]
     index = [torch.as_tensor(s, device=device) for s in plan.subsets]
-    keys = [_key(reference.recipe, x[i], y[i], s) for i, s in zip(index, seeds)]
+    keys = [_key(reference.recipe, x[i], y[i], s) for i, s in zip(index, seeds, strict=True)]
     folder = Path(reference.cache_dir) if reference.cache_dir else None
     states: dict[str, dict[str, torch.Tensor]] = {}
     for key in keys:
@@ -146,9 +146,9 @@ def reference_models(reference: ReferenceData, plan: PopulationPlan, seed: int) 
             state = _read(folder / f"ref-{key}.pt")
         if state is not None:
             states[key] = state
-    missing = [(k, i, s) for k, i, s in zip(keys, index, seeds) if k not in states]
+    missing = [(k, i, s) for k, i, s in zip(keys, index, seeds, strict=True) if k not in states]
     trained = _train_missing([(reference.recipe, x[i], y[i], s) for _, i, s in missing], device.type == "cpu")
-    states.update({key: state for (key, _, _), state in zip(missing, trained)})
+    states.update({key: state for (key, _, _), state in zip(missing, trained, strict=True)})
     for key in keys:
         if folder is not None and not (folder / f"ref-{key}.pt").exists():
             _write(folder / f"ref-{key}.pt", states[key])

@@ -36,7 +36,7 @@ class MembershipSettings:
     offline_a: float = 0.3
 
     @classmethod
-    def from_config(cls, config: dict) -> "MembershipSettings":
+    def from_config(cls, config: dict) -> MembershipSettings:
         """seed, mia_references and rmia_offline_a of a trial config."""
         return cls(int(config.get("seed", 0)), int(config.get("mia_references", 2)), float(config.get("rmia_offline_a", 0.3)))
 

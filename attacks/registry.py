@@ -31,7 +31,7 @@ class Registry:
             self._specs[spec.name] = spec
 
     @classmethod
-    def from_modules(cls, modules: Iterable[str]) -> "Registry":
+    def from_modules(cls, modules: Iterable[str]) -> Registry:
         """The attackers of every named module's ``SPECS``."""
         return cls(spec for module in modules for spec in importlib.import_module(module).SPECS)
 

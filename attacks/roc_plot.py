@@ -12,7 +12,6 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 
-
 def roc_png(fpr: np.ndarray, tpr: np.ndarray, area: float, title: str) -> bytes:
     """PNG of a ROC curve on linear axes and on log-log axes (the low-FPR regime that matters)."""
     fpr = np.asarray(fpr, dtype=float)

@@ -53,6 +53,8 @@ class ThicknessAttacker:
         The random mapping's expected score is the mean of the other two, so it never wins in
         expectation and is left out of the fit to keep the choice deterministic.
         """
+        if data.train_u is None:
+            raise ValueError("thickness attacker needs the digits: set train_u and test_u")
         best, best_score = (0.0, "thin"), -1.0
         for tau in sorted(self.thresholds):
             labels = thickness_labels(data.train_x, data.train_u, nonzero_threshold=tau)
@@ -66,7 +68,8 @@ class ThicknessAttacker:
         """Fit threshold and mapping on the training split, relabel the test split, score the chosen mapping once."""
         for x in (data.train_x, data.test_x):
             if tuple(x.shape[-2:]) != (28, 28) or x.dim() not in (3, 4) or (x.dim() == 4 and x.shape[1] != 1):
-                raise ValueError(f"thickness attacker applies to AMNIST only: it reads 1×28×28 digits, got inputs {list(x.shape)}")
+                raise ValueError("thickness attacker applies to AMNIST only: it reads 1×28×28 digits, "
+                                 f"got inputs {list(x.shape)}")
         if data.train_u is None or data.test_u is None:
             raise ValueError("thickness attacker needs the digits: set train_u and test_u")
         if data.num_classes != 2:

@@ -29,7 +29,7 @@ from torch import nn
 from attacks.base import AttackResult
 from core.metrics import balanced_accuracy, balanced_accuracy_interval
 from core.nets import Standardized
-from core.training import EarlyStopping, EarlyStoppedFit, FitLog, augmentation_for, validation_split
+from core.training import EarlyStoppedFit, EarlyStopping, FitLog, augmentation_for, validation_split
 
 SEARCHES = ("halving", "full")
 ModelBuilder = Callable[[int, int], nn.Module]  # (number of classes, width) -> a fresh network
@@ -67,7 +67,7 @@ class AttackBudget:
         EarlyStopping(self.max_epochs, self.patience)
 
     @classmethod
-    def from_config(cls, config: dict[str, Any]) -> "AttackBudget":
+    def from_config(cls, config: dict[str, Any]) -> AttackBudget:
         """The budget a trial config asks for: attack_epochs (the cap), attack_patience, attack_search, seed."""
         return cls(max_epochs=int(config.get("attack_epochs", cls.max_epochs)),
                    patience=int(config.get("attack_patience", cls.patience)),
@@ -120,7 +120,8 @@ def tune_classifier(build: ModelBuilder, x: torch.Tensor, y: torch.Tensor, num_c
     for i, cand in enumerate(family(budget, base_width)):
         torch.manual_seed(budget.seed + i)
         gen = torch.Generator(device=x.device).manual_seed(budget.seed + i)
-        fits[cand] = EarlyStoppedFit(Standardized(build(num_classes, cand.width).to(x.device), mean, std), train, val, num_classes,
+        model = Standardized(build(num_classes, cand.width).to(x.device), mean, std)
+        fits[cand] = EarlyStoppedFit(model, train, val, num_classes,
                                      stopping=stopping, batch_size=budget.batch_size, lr=cand.lr, generator=gen,
                                      augment=augmentation_for(x) if cand.augment else None)
     alive = list(fits)

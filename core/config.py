@@ -1,4 +1,5 @@
-"""Trial configs as frozen pydantic models: values typed by their annotation, bounds declared once, every problem reported at once.
+"""Trial configs as frozen pydantic models: values typed by their annotation, bounds declared once, every problem
+reported at once.
 
 A config is the flat dict Ray Tune hands a trial. :class:`TrialConfig` validates it strictly (a whole number for
 an ``int`` field, any real number for a ``float`` field, never a bool or a string for a number, NaN never, infinity
@@ -13,10 +14,11 @@ import typing
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import ErrorDetails
+from typing_extensions import Self  # typing.Self is Python 3.11+
 
 INT_LIMIT = 10**9  # a count with no tighter bound: at most this many (sizes, draws, records)
 FLOAT_LIMIT = 1e9  # a weight or scale with no tighter bound: at most this
@@ -30,7 +32,8 @@ def not_nan(value: Any) -> Any:
 
 
 Seed = Annotated[int, Field(ge=0, le=2**31 - 1, description="Random seed of the trial (data order, initialisation, noise).")]
-Threads = Annotated[int, Field(ge=1, le=1_024, description="Torch threads of the trial (the driver sets it from the profile's CPUs).")]
+Threads = Annotated[int, Field(ge=1, le=1_024, description="Torch threads of the trial (the driver sets it from "
+                                                                 "the profile's CPUs).")]
 Epochs = Annotated[int, Field(ge=1, le=10_000, description="Training epochs of the game.")]
 PretrainEpochs = Annotated[int, Field(ge=0, le=10_000)]
 BatchSize = Annotated[int, Field(ge=1, le=65_536, description="Mini-batch size.")]
@@ -53,7 +56,8 @@ Alpha = Annotated[PositiveOrInf, Field(description="Order α of the α-mutual in
 AdvSteps = Annotated[int, Field(ge=1, le=1_000, description="Adversary updates k per releaser update.")]
 PrivacyWeight = Annotated[float, Field(ge=0, le=FLOAT_LIMIT, description="Weight λ of the α-MI privacy term against "
                                                                         "the distortion.")]
-NoiseChannels = Annotated[int, Field(ge=0, le=256, description="Uniform noise channels joined at the 7×7 bottleneck (0: deterministic).")]
+NoiseChannels = Annotated[int, Field(ge=0, le=256, description="Uniform noise channels joined at the 7×7 "
+                                                                       "bottleneck (0: deterministic).")]
 TrainSize = Annotated[int, Field(ge=1, le=10_000_000)]
 
 

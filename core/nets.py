@@ -16,7 +16,7 @@ def checked_shape(in_shape: tuple[int, ...], network: str) -> tuple[int, int, in
     shape = tuple(int(v) for v in in_shape)
     if len(shape) != 3 or min(shape) < 1 or shape[1] % 4 or shape[2] % 4:
         raise ValueError(f"{network} needs in_shape (C, H, W) with H and W multiples of 4, got {tuple(in_shape)}")
-    return shape  # type: ignore[return-value]
+    return shape
 
 
 class SmallCNN(nn.Module):
@@ -43,6 +43,9 @@ class Standardized(nn.Module):
     unnormalised network learns so slowly that early stopping ends it far from what it can reach. The statistics are
     buffers, so the chosen attacker carries them to the test split and to a saved state.
     """
+
+    mean: torch.Tensor  # buffers, registered in __init__
+    std: torch.Tensor
 
     def __init__(self, inner: nn.Module, mean: torch.Tensor, std: torch.Tensor) -> None:
         super().__init__()

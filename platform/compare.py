@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from core.quiet import silence
 from platform import tracking
 from platform.cli import guarded
 from platform.errors import UsageError
 from platform.front_plot import plot_fronts
 from platform.numbers import readable
 from platform.pareto import Axis
-from core.quiet import silence
 from platform.report import render_comparison, report_dir, with_interval, write_report
 from platform.sweep_config import preset_of
 from platform.sweep_report import SweepSummary, summarise, trials_table

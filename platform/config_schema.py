@@ -92,7 +92,7 @@ def text_table(preset: Preset) -> str:
     lines = [f"config of preset {preset.name} ({model.__name__}; set with --set KEY=VALUE):"]
     for r in [header, *rows]:
         cells = (r.name, r.type, r.default, r.bounds)
-        lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(cells, widths)) + "  " + r.description)
+        lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + "  " + r.description)
     return "\n".join(lines)
 
 

@@ -47,11 +47,11 @@ def update_strongest(client: MlflowClient, run_id: str, step: int, privacy_attac
     """Log ``attack/max/accuracy`` at ``step`` with the winning attacker's 95 % interval
     (``attack/max/accuracy/ci_low|ci_high``, where it logged one), each once per value, and tag the winner;
     returns every privacy attacker's accuracy at that step."""
-    scores = {a: metric_at(client, run_id, f"attack/{a}/accuracy", step) for a in privacy_attackers}
-    scores = {a: v for a, v in scores.items() if v is not None}
+    logged = {a: metric_at(client, run_id, f"attack/{a}/accuracy", step) for a in privacy_attackers}
+    scores = {a: v for a, v in logged.items() if v is not None}
     if not scores:
         return scores
-    winner = max(scores, key=scores.get)
+    winner = max(scores, key=scores.__getitem__)
     values = {MAX_METRIC: scores[winner]}
     for bound in CI_BOUNDS:
         value = metric_at(client, run_id, f"attack/{winner}/accuracy/{bound}", step)
@@ -66,7 +66,7 @@ def update_strongest(client: MlflowClient, run_id: str, step: int, privacy_attac
 
 def strongest_line(trial: str, step: int, scores: dict[str, float]) -> str:
     """'[alpha=2 lam=1] checkpoint 4: strongest attacker thickness 0.812 (deep 0.75, thickness 0.812)'."""
-    winner = max(scores, key=scores.get)
+    winner = max(scores, key=scores.__getitem__)
     each = ", ".join(f"{a} {readable(v)}" for a, v in sorted(scores.items()))
     return f"[{trial}] checkpoint {step}: strongest attacker {winner} {readable(scores[winner])} ({each})"
 
@@ -128,7 +128,7 @@ class FarmScheduler:
             run_id, step, names = self.pending.pop(ref)
             try:
                 self._log(run_id, step, ray.get(ref))
-            except Exception as exc:  # an attacker's failure is reported, the sweep goes on
+            except Exception as exc:  # noqa: BLE001 - an attacker's failure is reported, the sweep goes on
                 message = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
                 self.failures += 1
                 self.client.set_tag(run_id, "putlab.farm_error", message)

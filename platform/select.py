@@ -22,19 +22,17 @@ from mlflow.exceptions import MlflowException
 from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 from mlflow.tracking import MlflowClient
 
+from core.commands import python_module
+from core.quiet import silence
 from platform import storage as tune_storage
 from platform import tracking
 from platform.cli import guarded
-from core.commands import python_module
-from core.quiet import silence
 from platform.errors import UsageError
 from platform.pareto import Axis
 from platform.sweep_config import preset_of
 from platform.sweep_report import trials_table
 from search_spaces import Preset
 from serve.points import POINT_DIR, POINT_FILE, PRESET_TAG
-
-
 
 MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
@@ -95,9 +93,11 @@ def register(client: MlflowClient, model_name: str, preset: Preset, choice: Choi
             client.get_registered_model(model_name)
         except MlflowException:
             client.create_registered_model(model_name, tags={PRESET_TAG: preset_name},
-                                           description=f"putlab operating points of preset {preset_name} ({preset.mechanism_name})")
-        tags = {PRESET_TAG: preset_name, "putlab.mechanism": preset.mechanism_name, "putlab.trial_id": str(choice.row["trial_id"]),
-                "putlab.selection": choice.reason} | {f"metric.{k}": f"{v:.6g}" for k, v in metrics.items()}
+                                           description=f"putlab operating points of preset {preset_name} "
+                                                       f"({preset.mechanism_name})")
+        tags = {PRESET_TAG: preset_name, "putlab.mechanism": preset.mechanism_name,
+                "putlab.trial_id": str(choice.row["trial_id"]), "putlab.selection": choice.reason}
+        tags |= {f"metric.{k}": f"{v:.6g}" for k, v in metrics.items()}
         summary = ", ".join(f"{a['metric']} {metrics[a['metric']]:.4f}" for a in preset.pareto_axes if a["metric"] in metrics)
         return client.create_model_version(model_name, source=f"runs:/{run_id}/{artifact_path}", run_id=run_id, tags=tags,
                                            description=f"trial {choice.row['name']}: {summary}. {choice.reason}.")
@@ -138,7 +138,8 @@ def run(argv: list[str] | None = None) -> int:
     version = register(client, args.name or f"putlab-{preset.name}", preset, choice, checkpoint, config,
                        sweep_params.get("preset_file"))
     print(f"registered {version.name} version {version.version}: {version.description}", flush=True)
-    print(f"serve it: {python_module('serve', '--tracking-uri', client.tracking_uri, '--models', f'{version.name}/{version.version}')}")
+    command = python_module("serve", "--tracking-uri", client.tracking_uri, "--models", f"{version.name}/{version.version}")
+    print(f"serve it: {command}")
     return 0
 
 

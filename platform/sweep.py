@@ -16,21 +16,21 @@ from pathlib import Path
 import ray
 
 from attacks.registry import check_names
+from core.commands import command
+from core.quiet import silence
 from platform import preflight, tracking
 from platform import storage as tune_storage
 from platform.attack import attack_missing
 from platform.cli import guarded
 from platform.config_schema import config_model, text_table
-from core.commands import command
 from platform.errors import UsageError
-from platform.numbers import readable
 from platform.farm_scheduler import FarmPlan
 from platform.interrupts import SweepEnding, resume_command
+from platform.numbers import readable
 from platform.pareto import Axis
-from platform.seed_axis import with_seeds
 from platform.progress import SweepProgress
-from core.quiet import silence
 from platform.report import write_sweep_report
+from platform.seed_axis import with_seeds
 from platform.sweep_config import SweepSpec, get_preset, resolve
 from platform.sweep_report import format_summary, log_summary, summarise, trials_table
 from platform.trial_logger import MlflowTrialLogger
@@ -48,7 +48,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("preset", nargs="?", help="preset name, e.g. amnist (see search_spaces/); or give --preset-file")
     p.add_argument("--preset-file", metavar="PATH",
                    help="a Python file defining PRESET = search_spaces.Preset(...) with your own mechanism (see examples/)")
-    p.add_argument("--profile", help="scale of the sweep: smoke | quick (default) | paper (adult-membership: paper-n, paper-lam, paper-p_x, paper-sigma)")
+    p.add_argument("--profile", help="scale of the sweep: smoke | quick (default) | paper "
+                                     "(adult-membership: paper-n, paper-lam, paper-p_x, paper-sigma)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value, or a grid axis with comma-separated values (alpha=0.5,1,inf)")
     p.add_argument("--search", choices=("grid", "optuna"), default="grid",
@@ -93,7 +94,7 @@ def check_data(spec: SweepSpec) -> dict[str, int]:
     point = spec.grid_points()[0]
     try:
         return spec.preset.data_counts(point)
-    except Exception as exc:  # DataUnavailableError, a bad path, a corrupt file: one line for the user
+    except Exception as exc:  # noqa: BLE001 - DataUnavailableError, a bad path, a corrupt file: one line for the user
         raise UsageError(f"data for preset {spec.preset.name!r} unavailable: {str(exc).splitlines()[0]}") from None
 
 
@@ -119,11 +120,13 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
 
     counts = check_data(spec)
     print(f"data: {counts}", flush=True)
-    planned = len(spec.grid_points()) if args.search == "grid" else (args.samples or spec.preset.profiles[spec.profile].optuna_samples)
+    planned = (len(spec.grid_points()) if args.search == "grid"
+               else (args.samples or spec.preset.profiles[spec.profile].optuna_samples))
     if args.resume is not None:
         print(f"resuming sweep {name} from {tune_storage.join(storage, name)} (its own grid and config)", flush=True)
     else:
-        print(f"sweep {name}: preset {spec.preset.name}, profile {spec.profile}, {args.search} search, {planned} trials", flush=True)
+        print(f"sweep {name}: preset {spec.preset.name}, profile {spec.profile}, {args.search} search, {planned} trials",
+              flush=True)
 
     init_ray(args.address, args.verbose)
     gpus = default_gpus_per_trial() if args.gpus_per_trial is None else args.gpus_per_trial
@@ -175,13 +178,15 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
         print(f"attack farm: caught up on {caught_up} checkpoint(s)", flush=True)
 
     if baselines is not None:
-        tracking.log_metrics(client, parent_id, ray.get(baselines))
+        baseline_metrics: dict[str, float] = ray.get(baselines)
+        tracking.log_metrics(client, parent_id, baseline_metrics)
     parent_metrics = client.get_run(parent_id).data.metrics
     summary = summarise(trials_table(client, exp_id, parent_id, spec.preset.label_keys), axes, spec.preset.label_keys)
     log_summary(client, parent_id, summary, axes, spec.preset)
     print(format_summary(summary, axes, spec.preset.label_keys))
     if spec.preset.baselines is not None:
-        print("raw-data baselines: " + ", ".join(f"{k} {readable(v)}" for k, v in sorted(parent_metrics.items()) if k.startswith("baseline/")))
+        shown = (f"{k} {readable(v)}" for k, v in sorted(parent_metrics.items()) if k.startswith("baseline/"))
+        print("raw-data baselines: " + ", ".join(shown))
     print(f"report: {write_sweep_report(client, parent_id, tracking_uri)}", flush=True)
     incomplete = results.num_errors > 0 or results.num_terminated < planned
     experiment = client.get_experiment(exp_id).name

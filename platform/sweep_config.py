@@ -23,7 +23,7 @@ class SweepSpec:
     def product_points(self) -> list[dict[str, Any]]:
         """The full cross product of the axes, equivalent points included (what ``--set`` values are checked on)."""
         keys = list(self.grid)
-        return [{**self.config, **dict(zip(keys, values))} for values in itertools.product(*self.grid.values())]
+        return [{**self.config, **dict(zip(keys, values, strict=True))} for values in itertools.product(*self.grid.values())]
 
     def grid_points(self) -> list[dict[str, Any]]:
         """Every distinct trial configuration of the grid (the cross product of the axes).
@@ -94,7 +94,12 @@ def resolve(preset_name: str | None, profile: str | None, overrides: list[str],
             preset_file: str | None = None) -> SweepSpec:
     """Preset (by name, or from ``preset_file``) defaults, then the profile, then ``--set``; every grid point validated
     before anything runs."""
-    preset = preset_from_file(preset_file) if preset_file else get_preset(preset_name)
+    if preset_file:
+        preset = preset_from_file(preset_file)
+    elif preset_name is None:
+        raise UsageError("give a preset name or --preset-file PATH (exactly one)")
+    else:
+        preset = get_preset(preset_name)
     profile = profile or preset.default_profile
     if profile not in preset.profiles:
         raise UsageError(f"unknown profile {profile!r} for preset {preset.name!r}; known: {', '.join(preset.profiles)}")
@@ -107,7 +112,8 @@ def resolve(preset_name: str | None, profile: str | None, overrides: list[str],
         elif key in config:
             config[key] = parse_value(raw)
         else:
-            raise UsageError(f"unknown override key {key!r} for preset {preset.name!r}; known: {', '.join(sorted({*config, *grid}))}")
+            raise UsageError(f"unknown override key {key!r} for preset {preset.name!r}; "
+                             f"known: {', '.join(sorted({*config, *grid}))}")
     for key in grid:
         config.pop(key, None)
     typed = validated(preset, SweepSpec(preset, profile, config, grid).product_points())

@@ -13,8 +13,6 @@ from pathlib import Path
 import pandas as pd
 from mlflow.tracking import MlflowClient
 
-from search_spaces import Preset
-
 from platform import tracking
 from platform.front_plot import plot_front
 from platform.information_plane import log_information_plane
@@ -23,6 +21,7 @@ from platform.numbers import readable
 from platform.pareto import Axis, pareto_mask
 from platform.replicates import SEED, format_points, hypervolume_by_seed, point_index, point_table, spread_metrics
 from platform.trend_plot import plot_trends
+from search_spaces import Preset
 
 
 @dataclass(frozen=True)
@@ -107,7 +106,7 @@ def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, axe
         metrics |= summary.spread
     step = len(client.get_metric_history(parent_id, "front/trials"))  # each recomputation is a new step
     tracking.log_metrics(client, parent_id, metrics, step=step)
-    for run_id, on_front in zip(table["run_id"], table["pareto_front"]):
+    for run_id, on_front in zip(table["run_id"], table["pareto_front"], strict=True):
         client.set_tag(run_id, tracking.TAG_FRONT, "true" if on_front else "false")
 
 

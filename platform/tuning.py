@@ -6,14 +6,14 @@ from typing import Any
 
 import ray
 from ray import tune
-from ray.tune.search.basic_variant import BasicVariantGenerator
 from ray.tune import ProgressReporter
+from ray.tune.search.basic_variant import BasicVariantGenerator
 from ray.tune.search.optuna import OptunaSearch
 
+from core.quiet import silence
 from platform import preflight
 from platform import storage as tune_storage
 from platform.errors import UsageError
-from core.quiet import silence
 from platform.sweep_config import SweepSpec
 
 TUNER_STATE = "tuner.pkl"

@@ -1,4 +1,5 @@
-"""AMNIST α-MI releaser: hide stroke thickness (thin vs thick) while keeping the digit (docs/mechanisms.md#on-annotated-mnist-amnist)."""
+"""AMNIST α-MI releaser: hide stroke thickness (thin vs thick) while keeping the digit
+(docs/mechanisms.md#on-annotated-mnist-amnist)."""
 import math
 
 from search_spaces import OptunaRange, Preset, Profile, lambda_zero_anchor

@@ -21,7 +21,8 @@ PRESET = Preset(
             optuna_samples=2,
         ),
         "quick": Profile(
-            description="minutes on 2 CPUs: the releaser's quick data (2,000 / 1,000 images), 4 epochs (attacked at the end), 10 trials",
+            description="minutes on 2 CPUs: the releaser's quick data (2,000 / 1,000 images), "
+                        "4 epochs (attacked at the end), 10 trials",
             config={"n_train": 2000, "n_test": 1000, "epochs": 4, "checkpoint_every": 4},
             grid={"alpha": [0.0, 0.9, 0.95, 0.98, 1.0], "algorithm": [1, 2]},
             optuna_samples=10,

@@ -22,7 +22,8 @@ PRESET = Preset(
             optuna_samples=2,
         ),
         "quick": Profile(
-            description="minutes on 2 CPUs: 5,000 AMNIST training images, 6 perturbation + 2 suppression epochs, λ × T × M = 12 trials",
+            description="minutes on 2 CPUs: 5,000 AMNIST training images, 6 perturbation + 2 suppression epochs, "
+                        "λ × T × M = 12 trials",
             config={"n_train": 5000, "n_test": 1500, "epochs": 8, "suppression_epochs": 2},
             grid={"lam": [1.0, 10.0, 100.0], "T": [0.5, 1.0], "M": [1.0, 1.5]},
             optuna_samples=12,

@@ -1,4 +1,5 @@
-"""ECO α-MI releaser: hide hourly occupancy in smart-meter days while keeping the consumption (docs/mechanisms.md#on-eco-smart-meter-days-eco-eco-si, docs/data.md#eco-smart-meter-data).
+"""ECO α-MI releaser: hide hourly occupancy in smart-meter days while keeping the consumption
+(docs/mechanisms.md#on-eco-smart-meter-days-eco-eco-si, docs/data.md#eco-smart-meter-data).
 
 ``eco``: no side information in the game; ``eco-si`` (search_spaces/eco_si.py): the adversary and the
 deep attacker see weekday and month, and the releaser sees them too in the ``releaser_si`` variant.

@@ -1,4 +1,5 @@
-"""The privatizer's synthetic information-bound check (docs/mechanisms.md#the-gaussian-mixture-check-gmm): a linear stochastic filter on a 2-D Gaussian
+"""The privatizer's synthetic information-bound check (docs/mechanisms.md#the-gaussian-mixture-check-gmm): a linear
+stochastic filter on a 2-D Gaussian
 mixture, swept over the codependence k of U and S and the privacy weight α of the privatizer loss. ``algorithm`` (the
 seed's Algorithm 1, 2 or 3: which estimators are pre-trained on raw data and frozen) is a grid axis holding [1] in every
 profile; ``--set algorithm=1,2,3`` sweeps all three. Optuna keeps it at 1 (its range is [1, 1])."""

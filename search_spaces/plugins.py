@@ -62,7 +62,7 @@ def _import(path: Path, name: str) -> None:
     sys.path.insert(0, str(path.parent))
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:  # the user's code: any failure is one line naming the file
+    except Exception as exc:  # noqa: BLE001 - the user's code: any failure is one line naming the file
         del sys.modules[name]
         raise ValueError(f"preset file {path} does not import: {type(exc).__name__}: {first_line(exc)}") from None
     finally:
@@ -74,7 +74,9 @@ def _import(path: Path, name: str) -> None:
 def _lies_in(module: object, folder: Path) -> bool:
     """Whether ``module`` was loaded from a file directly in ``folder``."""
     file = getattr(module, "__file__", None)
-    return bool(file) and Path(file).resolve().parent == folder
+    if not file:
+        return False
+    return Path(file).resolve().parent == folder
 
 
 def published_presets() -> list[tuple[str, Preset]]:
@@ -84,7 +86,7 @@ def published_presets() -> list[tuple[str, Preset]]:
         source = f"entry point {point.name} = {point.value}"
         try:
             preset = point.load()
-        except Exception as exc:  # an installed package's import error: one line naming the entry point
+        except Exception as exc:  # noqa: BLE001 - an installed package's import error: one line naming the entry point
             raise ValueError(f"{source} does not load: {type(exc).__name__}: {first_line(exc)}") from None
         if not isinstance(preset, Preset):
             raise ValueError(f"{source} is a {type(preset).__name__}, not a search_spaces.Preset")
@@ -95,7 +97,7 @@ def published_presets() -> list[tuple[str, Preset]]:
 def merge_presets(builtin: Iterable[Preset], published: Iterable[tuple[str, Preset]]) -> dict[str, Preset]:
     """Built-in and published presets by name; a published name that is taken is a one-line ValueError naming both."""
     merged = {p.name: p for p in builtin}
-    sources = {name: "the built-in preset" for name in merged}
+    sources = dict.fromkeys(merged, "the built-in preset")
     for source, preset in published:
         if preset.name in merged:
             taken = f"{sources[preset.name]} {preset.name!r}"

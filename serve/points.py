@@ -64,7 +64,8 @@ def list_points(client: MlflowClient, models: tuple[str, ...] = ()) -> dict[str,
         for entry in models:
             name, _, version = entry.partition("/")
             try:
-                found += [client.get_model_version(name, version)] if version else client.search_model_versions(f"name = '{name}'")
+                found += ([client.get_model_version(name, version)] if version
+                          else client.search_model_versions(f"name = '{name}'"))
             except MlflowException:
                 continue  # a named model that is not (yet) registered serves nothing until it is
     else:
@@ -81,5 +82,8 @@ def load_point(client: MlflowClient, info: PointInfo, device: torch.device) -> R
         with open(f"{directory}/{POINT_FILE}") as f:
             point = json.load(f)
         preset = load_preset_file(point["preset_file"]) if point.get("preset_file") else presets()[point["preset"]]
-        release_map = preset.load_release(point["config"], directory)
+        load_release = preset.load_release
+        if load_release is None:
+            raise ValueError(f"preset {preset.name!r} of {info.name}/{info.version} has no release map to serve")
+        release_map = load_release(point["config"], directory)
     return release_map.to(device)

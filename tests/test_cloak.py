@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from trainables.cloak.mechanism import Cloak, CloakMap, apply_mask, sift
-from trainables.mechanism import CheckpointError
-from trainables.tune_loop import epochs, write_checkpoint
+from core.data import default_data_root, load_mnist
+from core.metrics import fairness_gaps
 from trainables.cloak.config import CloakConfig
 from trainables.cloak.info import (
     QUANTISATION_SIGMA,
@@ -22,9 +21,10 @@ from trainables.cloak.info import (
     information_removed,
     matching_gaussian_sigma,
 )
+from trainables.cloak.mechanism import Cloak, CloakMap, apply_mask, sift
 from trainables.cloak.target import TargetSettings, load_target
-from core.data import default_data_root, load_mnist
-from core.metrics import fairness_gaps
+from trainables.mechanism import CheckpointError
+from trainables.tune_loop import epochs, write_checkpoint
 
 # Strong noise (λ = 1), a mid threshold: a large share is suppressed, so μ_s has something to repair.
 CONFIG = CloakConfig(lam=1.0, T=0.75, M=1.5, n_train=2000, n_test=600, epochs=10, suppression_epochs=2,

@@ -4,8 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import run_sweep, store, sweep_env
+
 from trainables.tune_loop import KILL_ENV
 
 TRIAL_METRICS = ("utility/accuracy", "utility/accuracy_zero_fill", "utility/raw_accuracy", "utility/accuracy_loss",

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import REPO
 from pydantic import ValidationError
 
 from attacks.kl_leakage import unbiased_symmetric_kl
-from conftest import REPO
 from core.config import ConfigError, TrialConfig
 from trainables.cloak.config import CloakConfig
 from trainables.eco.config import EcoConfig

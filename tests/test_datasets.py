@@ -20,7 +20,7 @@ from attacks.tuning import AttackBudget
 from core.data import load_amnist
 from core.data.adult import load_adult
 from core.data.mnist import DataUnavailableError
-from core.data.registry import get_dataset, dataset_names
+from core.data.registry import dataset_names, get_dataset
 from core.data.vision import torchvision_datasets
 from core.nets import ConvReleaser, SmallCNN, StochasticUNet
 
@@ -135,17 +135,18 @@ def test_cifar_pickle_that_would_run_code_is_refused(tmp_path: Path, cifar_root:
     for path in (cifar_root[0] / "cifar-10-batches-py").iterdir():
         (folder / path.name).write_bytes(path.read_bytes())
     (folder / "test_batch").write_bytes(pickle.dumps({"data": print}, protocol=2))
-    with pytest.raises(pickle.UnpicklingError, match="refusing to unpickle __builtin__.print"):
+    with pytest.raises(pickle.UnpicklingError, match=r"refusing to unpickle __builtin__\.print"):
         get_dataset("cifar10").load(tmp_path, backend="builtin")
 
 
 # ---------------------------------------------------------------- CelebA
 
-ATTRIBUTES = ("5_o_Clock_Shadow Arched_Eyebrows Attractive Bags_Under_Eyes Bald Bangs Big_Lips Big_Nose Black_Hair "
-              "Blond_Hair Blurry Brown_Hair Bushy_Eyebrows Chubby Double_Chin Eyeglasses Goatee Gray_Hair "
-              "Heavy_Makeup High_Cheekbones Male Mouth_Slightly_Open Mustache Narrow_Eyes No_Beard Oval_Face "
-              "Pale_Skin Pointy_Nose Receding_Hairline Rosy_Cheeks Sideburns Smiling Straight_Hair Wavy_Hair "
-              "Wearing_Earrings Wearing_Hat Wearing_Lipstick Wearing_Necklace Wearing_Necktie Young").split()
+ATTRIBUTES = ["5_o_Clock_Shadow", "Arched_Eyebrows", "Attractive", "Bags_Under_Eyes", "Bald", "Bangs", "Big_Lips", "Big_Nose",
+              "Black_Hair", "Blond_Hair", "Blurry", "Brown_Hair", "Bushy_Eyebrows", "Chubby", "Double_Chin", "Eyeglasses",
+              "Goatee", "Gray_Hair", "Heavy_Makeup", "High_Cheekbones", "Male", "Mouth_Slightly_Open", "Mustache", "Narrow_Eyes",
+              "No_Beard", "Oval_Face", "Pale_Skin", "Pointy_Nose", "Receding_Hairline", "Rosy_Cheeks", "Sideburns", "Smiling",
+              "Straight_Hair", "Wavy_Hair", "Wearing_Earrings", "Wearing_Hat", "Wearing_Lipstick", "Wearing_Necklace",
+              "Wearing_Necktie", "Young"]
 # per image: partition (0 train, 1 valid, 2 test), Male, Smiling, colour
 FACES = [(0, 1, 0, (200, 30, 30)), (0, 0, 1, (30, 200, 30)), (1, 1, 1, (30, 30, 200)), (2, 0, 0, (120, 120, 120)),
          (0, 1, 1, (250, 250, 10)), (2, 1, 0, (10, 240, 240))]
@@ -158,7 +159,7 @@ def celeba_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (folder / "img_align_celeba").mkdir(parents=True)
     names = [f"{i + 1:06d}.jpg" for i in range(len(FACES))]
     attr_rows, partition, identity, bbox, landmarks = [], [], [], [], []
-    for i, (name, (part, male, smiling, colour)) in enumerate(zip(names, FACES)):
+    for i, (name, (part, male, smiling, colour)) in enumerate(zip(names, FACES, strict=True)):
         Image.new("RGB", (36, 44), colour).save(folder / "img_align_celeba" / name, quality=95)  # 178×218's aspect
         values = [-1] * len(ATTRIBUTES)
         values[ATTRIBUTES.index("Male")] = 2 * male - 1
@@ -292,7 +293,8 @@ def test_deep_attacker_on_colour_images() -> None:
 
 def test_thickness_attacker_is_amnist_only() -> None:
     x, s = torch.rand(8, 3, 32, 32), torch.randint(0, 2, (8,))
-    with pytest.raises(ValueError, match=r"thickness attacker applies to AMNIST only: it reads 1×28×28 digits, got inputs \[8, 3, 32, 32\]"):
+    with pytest.raises(ValueError,
+                       match=r"thickness attacker applies to AMNIST only: it reads 1×28×28 digits, got inputs \[8, 3, 32, 32\]"):
         ThicknessAttacker().run(AttackInput(x, s, x, s, 2, train_u=s, test_u=s))
 
 
@@ -304,7 +306,8 @@ def test_amnist_and_mnist32_entries_wrap_load_amnist() -> None:
     splits = get_dataset("amnist").load(n_train=50, n_test=20, seed=1, population=True)
     assert torch.equal(splits.train.x, train.x) and torch.equal(splits.train.s, train.thick)
     assert torch.equal(splits.test.u, test.digit)
-    assert splits.counts == {**counts, "population": counts["amnist_train"] - 50} == {**counts, "population": len(splits.population)}
+    assert splits.counts == {**counts, "population": counts["amnist_train"] - 50}
+    assert splits.counts == {**counts, "population": len(splits.population)}
     padded = get_dataset("mnist32").load(n_train=50, n_test=20, seed=1)
     assert padded.train.x.shape == (50, 1, 32, 32) and torch.equal(padded.train.x[:, :, 2:30, 2:30], train.x)
     assert float(padded.train.x[:, :, :2].abs().sum()) == 0 and torch.equal(padded.test.s, test.thick)

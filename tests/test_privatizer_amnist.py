@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import torch
 from conftest import REPO, run_sweep, store, sweep_env
+
 from trainables.mechanism import STATE_FILE, CheckpointError
 from trainables.privatizer.config import PrivatizerConfig
 from trainables.privatizer.mechanism import Privatizer
@@ -52,7 +53,7 @@ def test_algorithms_keep_exactly_their_fixed_estimators(algorithm: int, fixed: t
 
 @pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
 def test_raising_alpha_trades_the_utility_term_for_the_secret_term() -> None:
-    common = dict(n_train=2000, n_test=800, epochs=1, pretrain_epochs=3, attack_epochs=1, width=16, algorithm=1)
+    common = {"n_train": 2000, "n_test": 800, "epochs": 1, "pretrain_epochs": 3, "attack_epochs": 1, "width": 16, "algorithm": 1}
     (_, (utility_only,)), (_, (privacy_only,)) = play(alpha=0.0, **common), play(alpha=1.0, **common)
     open_m, private_m = utility_only.metrics, privacy_only.metrics
     # the in-game estimates the loss squares: α = 1 drives the secret term toward 0, α = 0 the utility term

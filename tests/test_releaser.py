@@ -70,7 +70,7 @@ def test_checkpoint_round_trip_and_corrupt_checkpoint(amnist, tmp_path: Path) ->
     torch.save({"models": models.state(), "epoch": 3, "config": cfg.as_dict()}, tmp_path / STATE_FILE)
     fresh = Releaser.restore(ReleaserConfig(width=8, seed=1).as_dict(), str(tmp_path), torch.device("cpu"), data=False)
     assert fresh.epoch == 3
-    for a, b in zip(models.releaser.parameters(), fresh.releaser.parameters()):
+    for a, b in zip(models.releaser.parameters(), fresh.releaser.parameters(), strict=True):
         assert torch.equal(a, b)
 
     (tmp_path / STATE_FILE).write_bytes(b"\x00truncated")

@@ -51,7 +51,7 @@ def test_config_schema_lists_fields_with_bounds(capsys: pytest.CaptureFixture[st
     rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[2:]}
     assert "kill_worker_after_epoch" not in rows and "mechanism" not in rows
     assert rows["epochs"].split()[1:4] == ["int", "3", "[1,"] and "Training epochs" in rows["epochs"]
-    assert "> 0" in rows["alpha"] and "2" == rows["pretrain_epochs"].split()[2]  # the preset's own value
+    assert "> 0" in rows["alpha"] and rows["pretrain_epochs"].split()[2] == "2"  # the preset's own value
 
 
 def test_unreachable_tracking_store(workdir: Path) -> None:

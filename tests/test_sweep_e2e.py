@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from conftest import REPO, assert_runs_as_printed, run_sweep, store, sweep_env
+
 from trainables.tune_loop import KILL_ENV
 
 SHARED_METRICS = ("utility/accuracy", "attack/deep/accuracy", "train/loss_releaser", "train/loss_adversary",

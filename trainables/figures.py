@@ -7,14 +7,14 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
-import torch  # noqa: E402
+import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 
 
 def digit_thickness(digit: torch.Tensor, thick: torch.Tensor) -> list[str]:
     """Column captions of AMNIST images: the digit and its stroke thickness, e.g. '7 thick'."""
-    return [f"{int(d)} {'thick' if int(t) else 'thin'}" for d, t in zip(digit.tolist(), thick.tolist())]
+    return [f"{int(d)} {'thick' if int(t) else 'thin'}" for d, t in zip(digit.tolist(), thick.tolist(), strict=True)]
 
 
 def save_release_grid(original: torch.Tensor, released: torch.Tensor, path: Path, title: str,

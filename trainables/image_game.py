@@ -81,7 +81,8 @@ def classifier_reference(classes: int, epochs: int, cfg: Any, train_x: torch.Ten
     epochs with the trial's batch size and learning rate; None when the trial trains on the whole set (no population)."""
     if len(labels) < 2:
         return None
-    net = partial(SmallCNN, classes, cfg.width, in_shape=tuple(train_x.shape[1:]))
+    channels, height, width = train_x.shape[1:]  # images [N, C, H, W]
+    net = partial(SmallCNN, classes, cfg.width, in_shape=(channels, height, width))
     recipe = ClassifierRecipe(net, max(epochs, 1), cfg.batch_size, cfg.lr)
     return ReferenceData(recipe, train_x, labels, query_x, cache_dir=cache_dir)
 
@@ -97,10 +98,12 @@ def baselines_for(cfg: Any) -> dict[str, float]:
     train, test = load_data(cfg, pick_device())
     budget = AttackBudget.from_config(cfg.as_dict())
     dataset = image_dataset(cfg)
-    raw = AttackInput(train.x, train.s, test.x, test.s, num_classes=dataset.private.classes, train_u=train.u,
+    s_classes, u_classes = dataset.private.classes, dataset.utility.classes
+    assert s_classes is not None and u_classes is not None  # image_dataset refuses sets without both
+    raw = AttackInput(train.x, train.s, test.x, test.s, num_classes=s_classes, train_u=train.u,
                       test_u=test.u, raw_train_x=train.x)
     secret = RawTrainedDeepAttacker(budget).run(raw)  # deep_raw's own fit, cached: the farm's deep_raw reuses it
-    utility = DeepAttacker(budget).run(AttackInput(train.x, train.u, test.x, test.u, num_classes=dataset.utility.classes))
+    utility = DeepAttacker(budget).run(AttackInput(train.x, train.u, test.x, test.u, num_classes=u_classes))
     results = {"deep": secret, "deep_raw": secret}
     if cfg.dataset == "amnist":  # the thickness rule reads AMNIST's digits only
         results["thickness"] = ThicknessAttacker(seed=cfg.seed).run(raw)

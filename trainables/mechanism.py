@@ -40,11 +40,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 import torch
 
-from core.config import without_retired
+from core.config import TrialConfig, without_retired
 
 if TYPE_CHECKING:
     from attacks.base import CheckpointInputs
@@ -80,7 +80,7 @@ class Mechanism(ABC, Generic[C]):
     attack farm, the release service and the sweep driver need from it."""
 
     name: ClassVar[str]  # the mechanism's label on runs, operating points and served maps, e.g. "releaser"
-    config_class: ClassVar[type]  # the typed config: from_dict(dict) -> C, normalise(dict) -> dict, as_dict()
+    config_class: ClassVar[type[TrialConfig]]  # the class of C: from_dict(dict) -> C, normalise(dict) -> dict, as_dict()
     trainable_name: ClassVar[str]  # the Tune trainable's name (it names the trials' directories)
     figures: ClassVar[tuple[str, ...]] = ()  # PNGs write_figures puts next to each checkpoint
     checkpoints: ClassVar[bool] = True  # False: never checkpointed, so never resumed (nothing to resume from)
@@ -109,7 +109,10 @@ class Mechanism(ABC, Generic[C]):
     @property
     def epochs(self) -> int:
         """How many epochs the run has in all."""
-        return int(self.cfg.epochs)
+        epochs = getattr(self.cfg, "epochs", None)
+        if epochs is None:
+            raise NotImplementedError(f"{type(self).__name__}'s config has no epochs: the mechanism must override epochs")
+        return int(epochs)
 
     def checkpoint_epoch(self, epoch: int) -> bool:
         """Whether epoch ``epoch`` (1-based) checkpoints and attacks: every ``checkpoint_every``-th and the last."""
@@ -169,7 +172,8 @@ class Mechanism(ABC, Generic[C]):
     def typed(cls, config: dict) -> C:
         """The config dict (as a trial, the farm or serving received it: stored configs may carry retired keys) as
         this mechanism's typed config (a one-line ValueError on bad values)."""
-        return cls.config_class.from_dict(without_retired(config))
+        # config_class is C's class (a ClassVar cannot name the type variable)
+        return cast(C, cls.config_class.from_dict(without_retired(config)))
 
     @classmethod
     def create(cls: type[M], config: dict, device: torch.device | None = None, threads: bool = True) -> M:

@@ -8,23 +8,26 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import torch
 
 _DETERMINISTIC = threading.Lock()  # held while a release runs with deterministic cuDNN kernels
 
+N = TypeVar("N", bound=torch.nn.Module)  # the map's module, as ``apply`` takes it
+
 
 @dataclass(frozen=True)
-class ReleaseMap:
+class ReleaseMap(Generic[N]):
     """``release(x, seed)`` for a batch ``x`` of shape ``[N, *input_shape]``; same seed, same output."""
 
     mechanism: str
     input_shape: tuple[int, ...]
     value_range: tuple[float, float] | None  # inputs outside it are rejected (None: any finite value)
-    module: torch.nn.Module  # holds every parameter, so .to(device) moves the whole map
-    apply: Callable[[torch.nn.Module, torch.Tensor, torch.Generator], torch.Tensor]
+    module: N  # holds every parameter, so .to(device) moves the whole map
+    apply: Callable[[N, torch.Tensor, torch.Generator], torch.Tensor]
 
-    def to(self, device: torch.device | str) -> "ReleaseMap":
+    def to(self, device: torch.device | str) -> ReleaseMap[N]:
         """The same map with its parameters on ``device`` (in eval mode)."""
         self.module.to(device).eval()
         return self

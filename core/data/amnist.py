@@ -19,8 +19,8 @@ LINE = (14, 20, 11, 18, 10, 20, 7, 22, 10, 22)
 MEAN = (8, 4, 5, 5, 8, 8, 5, 4, 9, 4)
 RANGE = (2, 1, 2, 2, 2, 6, 2, 0, 2, 0)
 # Bounds as the original labeler computes them: int() truncates toward zero.
-LOWER = tuple(int(m - r / 2) for m, r in zip(MEAN, RANGE))
-UPPER = tuple(int(m + r / 2) for m, r in zip(MEAN, RANGE))
+LOWER = tuple(int(m - r / 2) for m, r in zip(MEAN, RANGE, strict=True))
+UPPER = tuple(int(m + r / 2) for m, r in zip(MEAN, RANGE, strict=True))
 
 THIN, NORMAL, THICK = 0, 1, 2
 

@@ -1,4 +1,5 @@
-"""ECO smart-meter data (docs/data.md#eco-smart-meter-data): the real files resampled to hourly days, and the schema the generator shares.
+"""ECO smart-meter data (docs/data.md#eco-smart-meter-data): the real files resampled to hourly days, and the schema the
+generator shares.
 
 Real layout per household ``NN``: ``NN_sm_csv/YYYY-MM-DD.csv`` (1 Hz rows, 16 columns without a header, the
 first is total power in W, −1 = missing) and ``NN_occupancy_csv/NN_{summer,winter}.csv`` (a header row of
@@ -65,7 +66,8 @@ class EcoDays:
 
     def side_information(self) -> torch.Tensor:
         """SI per day: weekday one-hot (7) then month one-hot (12), float [D, 19]."""
-        return torch.cat([torch.nn.functional.one_hot(self.weekday, 7), torch.nn.functional.one_hot(self.month - 1, 12)], 1).float()
+        one_hot = torch.nn.functional.one_hot
+        return torch.cat([one_hot(self.weekday, 7), one_hot(self.month - 1, 12)], 1).float()
 
 
 def from_arrays(consumption: np.ndarray, occupancy: np.ndarray, dates: list[dt.date], household: np.ndarray,
@@ -123,7 +125,7 @@ def read_occupancy(folder: Path) -> dict[dt.date, np.ndarray]:
     for path in sorted(folder.glob("*.csv")):
         table = pd.read_csv(path, header=0, index_col=0)
         hourly = hourly_occupancy(table.to_numpy(dtype=np.float64))
-        days.update({parse_date(str(d)): h for d, h in zip(table.index, hourly)})
+        days.update({parse_date(str(d)): h for d, h in zip(table.index, hourly, strict=True)})
     return days
 
 
@@ -148,7 +150,8 @@ def household_folders(root: Path) -> list[tuple[int, Path, Path]]:
 
 def parse_eco(root: Path, max_missing_hours: int = 2) -> EcoDays:
     """Read every household under ``root`` into hourly days (see the module docstring for the rules)."""
-    counts = dict(days=0, missing_hours=0, days_dropped_missing=0, days_bad_length=0, days_without_occupancy=0, households=0)
+    counts = {"days": 0, "missing_hours": 0, "days_dropped_missing": 0, "days_bad_length": 0, "days_without_occupancy": 0,
+              "households": 0}
     cons, occ, dates, house = [], [], [], []
     for number, sm, occ_dir in household_folders(root):
         counts["households"] += 1
@@ -190,7 +193,8 @@ def load_eco(root: str | Path, max_missing_hours: int = 2, cache_dir: str | Path
     """The real ECO files under ``root`` as hourly days, parsed once and cached (tensors) under ``cache_dir``."""
     root = Path(root).expanduser()
     household_folders(root)  # fail fast, naming the path
-    cache = Path(cache_dir or os.environ.get("PUTLAB_DATA", Path.home() / ".cache" / "putlab" / "data")) / "eco"
+    default = os.environ.get("PUTLAB_DATA", str(Path.home() / ".cache" / "putlab" / "data"))
+    cache = Path(cache_dir or default) / "eco"
     path = cache / f"eco_{_fingerprint(root, max_missing_hours)}.pt"
     if path.exists():
         blob = torch.load(path, weights_only=True)

@@ -1,4 +1,5 @@
-"""A seeded stand-in for ECO (docs/data.md#eco-smart-meter-data) with the loader's schema: hourly power and occupancy of 5 households.
+"""A seeded stand-in for ECO (docs/data.md#eco-smart-meter-data) with the loader's schema: hourly power and occupancy of
+5 households.
 
 Each household has its own base load, fridge and lifestyle: commuters (away about 8–18 on workdays),
 a home worker and a retired couple (home most of the day with short outings), a family (away in the
@@ -87,8 +88,8 @@ def synthetic_eco(n_households: int = 5, n_days: int = ECO_DAYS, seed: int = 0) 
         occupied[_holiday_mask(n_days, rng)] = False
         occ.append(occupied.astype(np.int64))
         cons.append(_power(kind, occupied, months, rng))
-    counts = dict(days=n_households * n_days, missing_hours=0, days_dropped_missing=0, days_bad_length=0,
-                  days_without_occupancy=0, households=n_households)
+    counts = {"days": n_households * n_days, "missing_hours": 0, "days_dropped_missing": 0, "days_bad_length": 0,
+                  "days_without_occupancy": 0, "households": n_households}
     return from_arrays(np.concatenate(cons), np.concatenate(occ), dates * n_households,
                        np.repeat(np.arange(1, n_households + 1), n_days), counts)
 

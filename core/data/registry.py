@@ -45,7 +45,8 @@ class Split:
 
 @dataclass(frozen=True)
 class Splits:
-    """What a load returns: train and test splits, the population (reference data never in train or test, when asked for) and counts."""
+    """What a load returns: train and test splits, the population (reference data never in train or test, when asked
+    for) and counts."""
 
     train: Split
     test: Split

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -46,7 +46,7 @@ def torchvision_datasets() -> ModuleType:
     """``torchvision.datasets``, or a one-line DataUnavailableError saying why it does not import."""
     try:
         import torchvision.datasets as datasets
-    except Exception as exc:  # ImportError, or RuntimeError "operator torchvision::nms does not exist" (CUDA wheel, CPU torch)
+    except Exception as exc:  # noqa: BLE001 - ImportError, or RuntimeError "operator torchvision::nms does not exist" (CUDA wheel, CPU torch)
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise DataUnavailableError(
             f"torchvision does not import ({reason}); install the torchvision built for torch {torch.__version__}, "
@@ -60,8 +60,9 @@ def unverified(cls: type) -> type:
     for key in ("train_list", "test_list"):
         if hasattr(cls, key):
             attrs[key] = [(name, None) for name, _ in getattr(cls, key)]
-    if isinstance(getattr(cls, "meta", None), dict):
-        attrs["meta"] = {**cls.meta, "md5": None}
+    meta = getattr(cls, "meta", None)
+    if isinstance(meta, dict):
+        attrs["meta"] = {**meta, "md5": None}
     if hasattr(cls, "file_list"):
         attrs["file_list"] = [(file_id, None, name) for file_id, _, name in cls.file_list]
     return type(cls.__name__, (cls,), attrs)
@@ -131,7 +132,7 @@ def _latin1_bytes(text: str, encoding: str = "latin1") -> bytes:
 class CifarUnpickler(NumpyOnlyUnpickler):
     """Numpy arrays only, plus the latin1 bytes of protocol-2 pickles written by Python 3 (the published ones are Python 2)."""
 
-    _ALLOWED = {**NumpyOnlyUnpickler._ALLOWED, ("_codecs", "encode"): _latin1_bytes}
+    _ALLOWED: ClassVar[dict[tuple[str, str], Any]] = {**NumpyOnlyUnpickler._ALLOWED, ("_codecs", "encode"): _latin1_bytes}
 
 
 def builtin_cifar(folder: str, train_files: Sequence[str], test_files: Sequence[str], meta: str = "batches.meta",

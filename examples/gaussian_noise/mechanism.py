@@ -101,7 +101,7 @@ class GaussianNoise(Mechanism[GaussianNoiseConfig]):
         """The utility net and adversary start informed: fitted on raw images."""
         cfg = self.cfg
         if cfg.pretrain_epochs:
-            common = dict(epochs=cfg.pretrain_epochs, batch_size=cfg.batch_size, lr=cfg.lr, generator=self.gen)
+            common = {"epochs": cfg.pretrain_epochs, "batch_size": cfg.batch_size, "lr": cfg.lr, "generator": self.gen}
             fit_classifier(self.utility, self.train.x, self.train.u, **common)
             fit_classifier(self.adversary, self.train.x, self.train.s, **common)
 
@@ -124,7 +124,7 @@ class GaussianNoise(Mechanism[GaussianNoiseConfig]):
             loss.backward()
             self.opt_noise.step()
             steps += 1
-            for key, value in zip(sums, (loss, loss_a, loss_u, mse)):
+            for key, value in zip(sums, (loss, loss_a, loss_u, mse), strict=True):
                 sums[key] += value.item()
         return {f"train/{k}": v / steps for k, v in sums.items()}
 

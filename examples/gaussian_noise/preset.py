@@ -4,9 +4,9 @@
 
 putlab loads this file with its folder importable, so ``mechanism`` below is the sibling mechanism.py.
 """
-from search_spaces import OptunaRange, Preset, Profile
-
 from mechanism import GaussianNoise, GaussianNoiseConfig
+
+from search_spaces import OptunaRange, Preset, Profile
 
 PRESET = Preset(
     name="gaussian-noise",

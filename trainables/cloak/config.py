@@ -6,8 +6,19 @@ from typing import Literal
 
 from pydantic import Field
 
-from core.config import (AttackBudget, Checkpointing, Count, Epochs, ImageData, LearningRate, MembershipAttacks,
-                         Penalty, PositiveOrInf, Training, problem)
+from core.config import (
+    AttackBudget,
+    Checkpointing,
+    Count,
+    Epochs,
+    ImageData,
+    LearningRate,
+    MembershipAttacks,
+    Penalty,
+    PositiveOrInf,
+    Training,
+    problem,
+)
 from trainables.cloak.info import QUANTISATION_SIGMA
 
 TASKS = {"gt5": 2, "digit": 10}  # target task -> number of classes ("gt5": digit > 5)
@@ -25,7 +36,8 @@ class CloakConfig(ImageData, Training, AttackBudget, Checkpointing, MembershipAt
 
     kind = "cloak"
 
-    dataset: Literal["mnist32"] = Field("mnist32", description="Cloak's data set: AMNIST digits padded to 32×32 (the only one it is built for).")
+    dataset: Literal["mnist32"] = Field("mnist32", description="Cloak's data set: AMNIST digits padded to 32×32 "
+                                                               "(the only one it is built for).")
     task: Literal[tuple(TASKS)] = Field(  # type: ignore[valid-type]
         "gt5", description="Target task: gt5 (digit > 5) or digit.")
     lam: Penalty = Field(1.0, description="Weight λ of the target's cross-entropy against the noise term; a larger λ "

@@ -24,6 +24,9 @@ from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, Refere
 from attacks.deep import DeepAttacker
 from attacks.reference import ClassifierRecipe, reference_cache_dir
 from attacks.tuning import AttackBudget
+from core.data import default_data_root, load_amnist, load_mnist_test_population
+from core.metrics import balanced_accuracy, fairness_gaps
+from core.training import batches, predict_logits
 from trainables.cloak.config import CloakConfig
 from trainables.cloak.info import (
     feature_variance,
@@ -39,12 +42,9 @@ from trainables.cloak.target import (
     pad32,
     task_labels,
 )
-from core.data import default_data_root, load_amnist, load_mnist_test_population
 from trainables.figures import digit_thickness, save_release_grid
-from core.metrics import balanced_accuracy, fairness_gaps
-from trainables.release_map import ReleaseMap
-from core.training import batches, predict_logits
 from trainables.mechanism import Mechanism, pick_device
+from trainables.release_map import ReleaseMap
 
 NOISE_FIGURE = "noise_map.png"
 SIFTED_FIGURE = "sifted.png"
@@ -55,6 +55,8 @@ POLARISED = 0.1  # σ within 10% of M from 0 or from M counts as pushed to an en
 
 class CloakMap(nn.Module):
     """The learned parameters μ, ρ, μ_s (one per input feature) and the keep mask b (a buffer)."""
+
+    keep: torch.Tensor  # the buffer, registered in __init__
 
     def __init__(self, max_sigma: float, rho_init: float, shape: tuple[int, ...] = INPUT_SHAPE) -> None:
         super().__init__()
@@ -107,8 +109,9 @@ class Split:
 def load_data(cfg: CloakConfig, device: torch.device) -> tuple[Split, Split]:
     """The trial's AMNIST (thin/thick MNIST) train and test subsets at 32×32, moved to ``device`` once."""
     train, test, _ = load_amnist(_root(cfg), n_train=cfg.n_train, n_test=cfg.n_test, seed=cfg.seed, download=cfg.download)
-    return tuple(Split(pad32(s.x).to(device), task_labels(s.digit, cfg.task).to(device), s.digit.to(device),
-                       s.thick.to(device)) for s in (train, test))
+    train_split, test_split = (Split(pad32(s.x).to(device), task_labels(s.digit, cfg.task).to(device), s.digit.to(device),
+                                     s.thick.to(device)) for s in (train, test))
+    return train_split, test_split
 
 
 def _root(cfg: CloakConfig) -> Path:
@@ -208,7 +211,7 @@ def save_noise_map(cloak: CloakMap, path: Path, title: str) -> Path:
     FigureCanvasAgg(fig)
     panels = (("σ", cloak.sigma(), 0.0, cloak.max_sigma), ("keep b", cloak.keep, 0.0, 1.0),
               ("μ_s (suppressed)", cloak.mu_s * (1 - cloak.keep), None, None))
-    for ax, (name, image, vmin, vmax) in zip(fig.subplots(1, 3), panels):
+    for ax, (name, image, vmin, vmax) in zip(fig.subplots(1, 3), panels, strict=True):
         shown = ax.imshow(image.detach().squeeze(0).cpu().numpy(), cmap="viridis", vmin=vmin, vmax=vmax)
         fig.colorbar(shown, ax=ax, fraction=0.046)
         ax.set_title(name, fontsize=9)
@@ -307,6 +310,7 @@ class Cloak(Mechanism[CloakConfig]):
         x = pad32(x).to(device)
         gen = torch.Generator(device=device).manual_seed(cfg.seed + 2000 + self.epoch)
         recipe = ClassifierRecipe(partial(LeNet5, cfg.num_classes), cfg.target_epochs, cfg.batch_size, cfg.lr)
+        assert self.checkpoint_dir is not None  # the farm restores its mechanisms from a checkpoint
         return ReferenceData(recipe, x, task_labels(digits, cfg.task).to(device), release(self.cloak, x, gen),
                              train_size=MNIST_TRAIN, cache_dir=reference_cache_dir(self.checkpoint_dir, per_checkpoint=False))
 

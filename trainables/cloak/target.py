@@ -1,4 +1,5 @@
-"""Cloak's pre-trained target classifier (docs/mechanisms.md#cloak): LeNet-5 on MNIST padded to 32×32, tasks "digit > 5" and the digit.
+"""Cloak's pre-trained target classifier (docs/mechanisms.md#cloak): LeNet-5 on MNIST padded to 32×32, tasks "digit > 5"
+and the digit.
 
 A target is trained once per (task, training settings) on the full MNIST training set and cached under
 ``<data_root>/targets/lenet5-<task>-<hash>.pt``; concurrent trials serialise on a lock file and the file is

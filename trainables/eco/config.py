@@ -5,8 +5,23 @@ from typing import Literal
 
 from pydantic import Field
 
-from core.config import (AdvSteps, Alpha, AttackBudget, BatchSize, Checkpointing, CheckpointEvery, Epochs, Hidden, Layers, LearningRate,
-                         LocalData, PretrainEpochs, PrivacyWeight, Seed, Training)
+from core.config import (
+    AdvSteps,
+    Alpha,
+    AttackBudget,
+    BatchSize,
+    CheckpointEvery,
+    Checkpointing,
+    Epochs,
+    Hidden,
+    Layers,
+    LearningRate,
+    LocalData,
+    PretrainEpochs,
+    PrivacyWeight,
+    Seed,
+    Training,
+)
 
 
 class EcoConfig(LocalData, Training, AttackBudget, Checkpointing):
@@ -14,7 +29,8 @@ class EcoConfig(LocalData, Training, AttackBudget, Checkpointing):
 
     kind = "eco"
 
-    dataset: Literal["eco"] = Field("eco", description="The ECO smart-meter data (real files or the synthetic stand-in; the only one it is built for).")
+    dataset: Literal["eco"] = Field("eco", description="The ECO smart-meter data (real files or the synthetic stand-in; "
+                                                       "the only one it is built for).")
     alpha: Alpha = 1.0
     lam: PrivacyWeight = 0.0
     adv_steps: AdvSteps = 1

@@ -24,17 +24,16 @@ from torch.nn import functional as F
 
 from attacks.base import AttackInput, CheckpointInputs
 from attacks.deep import DeepAttacker
-from attacks.tuning import AttackBudget, accuracy_metrics
 from attacks.side_info import SideInfoAttacker, SiOnlyAttacker
-from trainables.alpha_mi import alpha_mutual_information, renyi_entropy
+from attacks.tuning import AttackBudget, accuracy_metrics
 from core.data.eco import EPOCH, SI_FEATURES, EcoDays, load_eco
 from core.data.eco_synthetic import synthetic_eco
+from core.training import batches, fit_classifier, predict_logits
+from trainables.alpha_mi import alpha_mutual_information, renyi_entropy
 from trainables.eco.config import EcoConfig
 from trainables.eco.nets import LstmClassifier, LstmReleaser
-from trainables.release_map import ReleaseMap
-from core.training import batches, fit_classifier, predict_logits
 from trainables.mechanism import Mechanism, pick_device
-from trainables.release_map import release
+from trainables.release_map import ReleaseMap, release
 
 FIGURE_FILE = "trace_7days.png"
 
@@ -130,6 +129,7 @@ def hourly_alpha_mi(logits: torch.Tensor, prior: torch.Tensor, alpha: float) -> 
     post = logits.softmax(1)
     mi = sum(alpha_mutual_information(post[:, :, t], prior[t], alpha).clamp_min(0) for t in range(prior.shape[0]))
     entropy = sum(renyi_entropy(prior[t], alpha) for t in range(prior.shape[0]))
+    assert isinstance(entropy, torch.Tensor)  # the prior has one row per hour, so the sum is never the empty 0
     return mi / entropy.clamp_min(1e-12)
 
 
@@ -160,7 +160,8 @@ def train_epoch(cfg: EcoConfig, m: EcoReleaser, train: EcoSplit, prior: torch.Te
         m.opt_r.step()
 
         steps += 1
-        for key, value in (("loss_releaser", loss_r), ("loss_adversary", loss_a), ("nmse", distortion), ("privacy_term", privacy)):
+        for key, value in (("loss_releaser", loss_r), ("loss_adversary", loss_a), ("nmse", distortion),
+                           ("privacy_term", privacy)):
             sums[key] += value.item()
     return {f"train/{k}": v / steps for k, v in sums.items()}
 
@@ -190,7 +191,8 @@ def deep_attacker(cfg: EcoConfig) -> DeepAttacker:
 
 
 def evaluate_release(cfg: EcoConfig, m: EcoReleaser, train: EcoSplit, test: EcoSplit, prior: torch.Tensor,
-                     norm: tuple[float, float], gen: torch.Generator, attack: bool = True) -> tuple[dict[str, float], torch.Tensor]:
+                     norm: tuple[float, float], gen: torch.Generator,
+                     attack: bool = True) -> tuple[dict[str, float], torch.Tensor]:
     """NMSE, the in-game adversary, the α-MI estimate and (``attack``) a fresh deep attacker on the released splits."""
     released_test = release(m.releaser, releaser_input(cfg, test), gen)
     adv_test = adversary_input(cfg, released_test, test.si)

@@ -1,4 +1,5 @@
-"""Networks of the ECO releaser (docs/mechanisms.md#on-eco-smart-meter-days-eco-eco-si): the 4 × 64 LSTM releaser and the LSTM classifiers of occupancy."""
+"""Networks of the ECO releaser (docs/mechanisms.md#on-eco-smart-meter-days-eco-eco-si): the 4 × 64 LSTM releaser and
+the LSTM classifiers of occupancy."""
 from __future__ import annotations
 
 import torch

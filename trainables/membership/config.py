@@ -11,7 +11,8 @@ from core.linear_models import MODELS
 
 
 class MembershipConfig(LocalData, MembershipAttacks):
-    """Every knob of a linear-model-on-Adult membership point (docs/mechanisms.md#membership-models): n, λ, p_x and σ are the axes."""
+    """Every knob of a linear-model-on-Adult membership point (docs/mechanisms.md#membership-models): n, λ, p_x and σ
+    are the axes."""
 
     kind = "membership"
 

@@ -1,4 +1,5 @@
-"""Membership leakage of a linear model (ridge regression, or logistic) on Adult as a Mechanism (docs/mechanisms.md#membership-models).
+"""Membership leakage of a linear model (ridge regression, or logistic) on Adult as a Mechanism
+(docs/mechanisms.md#membership-models).
 
 One point = one configuration (n, λ, p_x, σ): PCA Adult to p_x features, train on n members drawn from the
 training file, then measure utility (balanced test accuracy), Yeom's loss-threshold attack (members vs as many
@@ -133,6 +134,7 @@ class Membership(Mechanism[MembershipConfig]):
     def evaluate(self, attack: bool) -> dict[str, float]:
         """Utility (balanced test accuracy), Yeom's loss-threshold attack and the KL leakage ρ_KL."""
         cfg, d, theta = self.cfg, self.data, self.theta
+        assert theta is not None  # fitted by train_epoch or restored by load_state before any evaluation
         x, y = d.train_x[d.members], d.train_y[d.members]
         metrics = {
             "utility/accuracy": balanced_accuracy(torch.from_numpy(lm.predict(cfg.model, theta, d.test_x)),
@@ -169,6 +171,8 @@ class Membership(Mechanism[MembershipConfig]):
             return torch.from_numpy(d.train_x[index]), torch.from_numpy(d.train_y[index])
 
         recipe = LinearRecipe(cfg.model, cfg.p_x, cfg.lam, cfg.sigma, cfg.gd_steps)
+        assert self.checkpoint_dir is not None  # the farm restores its mechanisms from a checkpoint
+        assert self.theta is not None  # restored with the checkpoint
         reference = ReferenceData(recipe, *rows(np.flatnonzero(rest)),
                                   cache_dir=reference_cache_dir(self.checkpoint_dir, per_checkpoint=False))
         target = MembershipTarget(cfg.model, as_network(cfg.model, self.theta), *rows(d.members), *rows(d.nonmembers),
@@ -191,7 +195,9 @@ def evaluate_model(cfg: MembershipConfig) -> tuple[dict[str, float], np.ndarray]
     point = Membership(cfg, torch.device("cpu"))
     point.setup()
     point.train_epoch()
-    return point.evaluate(attack=True), point.theta
+    metrics = point.evaluate(attack=True)
+    assert point.theta is not None  # fitted by train_epoch
+    return metrics, point.theta
 
 
 def evaluate_point(cfg: MembershipConfig) -> dict[str, float]:

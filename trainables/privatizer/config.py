@@ -3,8 +3,19 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from core.config import (AttackBudget, Checkpointing, Dataset, ImageData, InnerSteps, MembershipAttacks, NoiseChannels, PretrainEpochs,
-                         Training, Unit, Width)
+from core.config import (
+    AttackBudget,
+    Checkpointing,
+    Dataset,
+    ImageData,
+    InnerSteps,
+    MembershipAttacks,
+    NoiseChannels,
+    PretrainEpochs,
+    Training,
+    Unit,
+    Width,
+)
 
 
 class PrivatizerConfig(ImageData, Training, AttackBudget, Checkpointing, MembershipAttacks):

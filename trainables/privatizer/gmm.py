@@ -29,6 +29,7 @@ from core.metrics import balanced_accuracy
 from trainables.mechanism import Mechanism
 from trainables.privatizer.gmm_config import PrivatizerGmmConfig, joint_us
 from trainables.tune_loop import epochs
+
 PAIRS = torch.tensor([[0, 0], [0, 1], [1, 0], [1, 1]])  # component index c = 2u + s -> (u, s)
 
 
@@ -108,6 +109,7 @@ def _pretrain(modules: dict[str, nn.Module], x: Tensor, labels: dict[str, Tensor
     opt = torch.optim.Adam([p for m in modules.values() for p in m.parameters()], lr=cfg.estimator_lr)
     for _ in range(cfg.steps * cfg.estimator_steps):
         ce = -sum(_picked(m(x), labels[name]).mean() for name, m in modules.items())
+        assert isinstance(ce, Tensor)  # modules is never empty
         opt.zero_grad()
         ce.backward()
         opt.step()
@@ -164,13 +166,15 @@ class GmmPrivatizer(Mechanism[PrivatizerGmmConfig]):
         cfg, est, x, u, s, gen, theta = self.cfg, self.est, self.x, self.u, self.s, self.gen, self.theta
         log_prior_s = torch.full((cfg.n_samples,), math.log(0.5), dtype=torch.float64)
         last = min(self.step + cfg.report_every, cfg.steps) if cfg.report_every else cfg.steps
-        for self.step in range(self.step + 1, last + 1):
+        for step in range(self.step + 1, last + 1):
+            self.step = step
             for _ in range(cfg.estimator_steps if self.est_opt is not None else 0):
                 q = (x @ theta.T + torch.randn(cfg.n_samples, 2, generator=gen, dtype=torch.float64)).detach()
                 if cfg.algorithm == 1:
                     ce = -(_picked(est["eta"](q), s) + _picked(est["psi"](q), u) + _picked(est["phi"](x), u)).mean()
                 else:
                     ce = -_picked(est["eta"](q), s).mean()
+                assert self.est_opt is not None  # the loop runs only with estimators to learn
                 self.est_opt.zero_grad()
                 ce.backward()
                 self.est_opt.step()

@@ -10,7 +10,8 @@ from core.config import Hidden, InnerSteps, LearningRate, Samples, Steps, TrialC
 
 
 def joint_us(k: float, rho: float = 0.5, beta: float = 0.5) -> list[list[float]]:
-    """P(U=u, S=s) as [[P(0,0), P(0,1)], [P(1,0), P(1,1)]] for codependence k (docs/mechanisms.md#the-gaussian-mixture-check-gmm); ValueError if invalid."""
+    """P(U=u, S=s) as [[P(0,0), P(0,1)], [P(1,0), P(1,1)]] for codependence k
+    (docs/mechanisms.md#the-gaussian-mixture-check-gmm); ValueError if invalid."""
     table = [[1 - beta - rho + k * rho * beta, (1 - k * rho) * beta],
              [(1 - k * beta) * rho, k * rho * beta]]
     if not all(math.isfinite(p) and p >= 0 for row in table for p in row):
@@ -19,11 +20,13 @@ def joint_us(k: float, rho: float = 0.5, beta: float = 0.5) -> list[list[float]]
 
 
 class PrivatizerGmmConfig(TrialConfig):
-    """Every knob of a linear privatizer on the 2-D Gaussian mixture (docs/mechanisms.md#the-gaussian-mixture-check-gmm): k and alpha are the axes."""
+    """Every knob of a linear privatizer on the 2-D Gaussian mixture
+    (docs/mechanisms.md#the-gaussian-mixture-check-gmm): k and alpha are the axes."""
 
     kind = "privatizer"
 
-    dataset: Literal["gmm"] = Field("gmm", description="The synthetic Gaussian mixture the trial draws itself (no registry entry).")
+    dataset: Literal["gmm"] = Field("gmm", description="The synthetic Gaussian mixture the trial draws itself "
+                                                       "(no registry entry).")
     k: Unit = Field(0.4, description="Codependence of U and S: 1 independent, 0 S = 1 − U.")
     alpha: Unit = Field(0.5, description="Weight of the secret term in the privatizer loss.")
     algorithm: int = Field(1, ge=1, le=3, description="1: all estimators learned; 2: utility φ pre-trained on raw data "

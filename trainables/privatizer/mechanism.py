@@ -13,6 +13,8 @@ mechanisms' fronts compare.
 """
 from __future__ import annotations
 
+from functools import partial
+
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -70,7 +72,8 @@ class Privatizer(ImageGame):
 
     def frozen(self) -> dict[str, nn.Module]:
         """The estimators this algorithm keeps fixed, by name: none (1), φ (2), φ and η (3)."""
-        return {1: {}, 2: {"phi": self.phi}, 3: {"phi": self.phi, "eta": self.eta}}[self.cfg.algorithm]
+        kept: dict[int, dict[str, nn.Module]] = {1: {}, 2: {"phi": self.phi}, 3: {"phi": self.phi, "eta": self.eta}}
+        return kept[self.cfg.algorithm]
 
     def freeze(self) -> None:
         """Fix the pre-trained estimators of Algorithms 2 and 3."""
@@ -94,11 +97,12 @@ class Privatizer(ImageGame):
         """
         cfg, train = self.cfg, self.train
         self.pretrain_autoencoder(self.opt_q)
-        common = dict(epochs=max(cfg.pretrain_epochs, 1), batch_size=cfg.batch_size, lr=cfg.lr, generator=self.gen)
-        fit_classifier(self.phi, train.x, train.u, **common)
-        fit_classifier(self.eta, train.x, train.s, **common)
+        fit = partial(fit_classifier, epochs=max(cfg.pretrain_epochs, 1), batch_size=cfg.batch_size, lr=cfg.lr,
+                      generator=self.gen)
+        fit(self.phi, train.x, train.u)
+        fit(self.eta, train.x, train.s)
         if cfg.algorithm == 1:
-            fit_classifier(self.psi, train.x, train.u, **common)
+            fit(self.psi, train.x, train.u)
         self.freeze()
 
     def loss_terms(self, x: torch.Tensor, q: torch.Tensor, u: torch.Tensor,
@@ -123,6 +127,7 @@ class Privatizer(ImageGame):
                 ce = F.cross_entropy(self.eta(q_e), s_e)
                 if cfg.algorithm == 1:
                     ce = ce + F.cross_entropy(self.psi(q_e), u_e) + F.cross_entropy(self.phi(x_e), u_e)
+                assert self.opt_est is not None  # the loop runs only with estimators to learn
                 self.opt_est.zero_grad(set_to_none=True)
                 ce.backward()
                 self.opt_est.step()
@@ -179,6 +184,7 @@ class Privatizer(ImageGame):
         images and then trains on the release: its references train on the released population (per checkpoint).
         """
         cfg, checkpoint_dir = self.cfg, self.checkpoint_dir
+        assert checkpoint_dir is not None  # the farm restores its mechanisms from a checkpoint
         classes, labels = (self.u_classes, population.u) if role == "utility" else (self.s_classes, population.s)
         frozen = (role == "utility" and cfg.algorithm != 1) or (role == "adversary" and cfg.algorithm == 3)
         pretrain = max(cfg.pretrain_epochs, 1)

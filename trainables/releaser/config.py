@@ -3,8 +3,21 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from core.config import (AdvSteps, Alpha, AttackBudget, Checkpointing, Dataset, ImageData, MembershipAttacks, NoiseChannels,
-                         PretrainEpochs, PrivacyWeight, Training, Weight, Width)
+from core.config import (
+    AdvSteps,
+    Alpha,
+    AttackBudget,
+    Checkpointing,
+    Dataset,
+    ImageData,
+    MembershipAttacks,
+    NoiseChannels,
+    PretrainEpochs,
+    PrivacyWeight,
+    Training,
+    Weight,
+    Width,
+)
 
 
 class ReleaserConfig(ImageData, Training, AttackBudget, Checkpointing, MembershipAttacks):

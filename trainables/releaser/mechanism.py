@@ -6,6 +6,8 @@ Every epoch ends with an evaluation; checkpoint epochs add a fresh deep attacker
 """
 from __future__ import annotations
 
+from functools import partial
+
 import torch
 from torch.nn import functional as F
 
@@ -59,9 +61,9 @@ class Releaser(ImageGame):
         cfg, train = self.cfg, self.train
         self.pretrain_autoencoder(self.opt_r)
         if cfg.pretrain_epochs:
-            common = dict(epochs=cfg.pretrain_epochs, batch_size=cfg.batch_size, lr=cfg.lr, generator=self.gen)
-            fit_classifier(self.utility, train.x, train.u, **common)
-            fit_classifier(self.adversary, train.x, train.s, **common)
+            fit = partial(fit_classifier, epochs=cfg.pretrain_epochs, batch_size=cfg.batch_size, lr=cfg.lr, generator=self.gen)
+            fit(self.utility, train.x, train.u)
+            fit(self.adversary, train.x, train.s)
 
     def train_epoch(self) -> dict[str, float]:
         """One pass of Algorithm 1 over the training split; returns mean training losses."""
@@ -120,6 +122,7 @@ class Releaser(ImageGame):
         """Released splits (with U and raw inputs) and the utility net and adversary as membership targets."""
         cfg, train, test, epoch = self.cfg, self.train, self.test, self.epoch
         data, population, released_pop = self.released_splits()
+        assert self.checkpoint_dir is not None  # the farm restores its mechanisms from a checkpoint
         cache = reference_cache_dir(self.checkpoint_dir, per_checkpoint=True)
         # Both networks start on raw images (pretrain_epochs) and then train on the release; references train on
         # the released population for as many epochs in all (the adversary gets adv_steps batches per step).

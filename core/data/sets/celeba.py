@@ -25,7 +25,7 @@ def face(image: Image.Image) -> torch.Tensor:
     image = image.convert("RGB")
     side = min(image.size)
     left, top = (image.width - side) // 2, (image.height - side) // 2
-    image = image.crop((left, top, left + side, top + side)).resize((SIZE, SIZE), Image.BILINEAR)
+    image = image.crop((left, top, left + side, top + side)).resize((SIZE, SIZE), Image.Resampling.BILINEAR)
     return torch.from_numpy(np.asarray(image, dtype=np.uint8).copy()).permute(2, 0, 1)
 
 

@@ -1,4 +1,5 @@
-"""ECO smart-meter days (24 hourly values): S = hourly occupancy (24 binary labels), U = the consumption itself, SI = weekday and month.
+"""ECO smart-meter days (24 hourly values): S = hourly occupancy (24 binary labels), U = the consumption itself, SI =
+weekday and month.
 
 With a data folder the real ECO files are read (core.data.eco), without one the seeded synthetic stand-in
 (core.data.eco_synthetic). x and u are the hourly mean power in W (a mechanism normalises x with the train
@@ -6,7 +7,6 @@ split's statistics); si is the weekday one-hot then the month one-hot. Train and
 (household, week) blocks; n_train / n_test draw days inside them, and the population is the train days
 outside the n_train draw.
 """
-import torch
 
 from core.data.eco import HOURS, SI_FEATURES, EcoDays, load_eco, split_days
 from core.data.eco_synthetic import ECO_DAYS, synthetic_eco
