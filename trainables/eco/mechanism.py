@@ -26,7 +26,7 @@ from attacks.base import AttackInput, CheckpointInputs
 from attacks.deep import DeepAttacker
 from attacks.side_info import SideInfoAttacker, SiOnlyAttacker
 from attacks.tuning import AttackBudget, accuracy_metrics
-from core.data.eco import EPOCH, SI_FEATURES, EcoDays, load_eco
+from core.data.eco import EPOCH, SI_FEATURES, EcoDays, load_eco, split_days
 from core.data.eco_synthetic import synthetic_eco
 from core.training import batches, fit_classifier, predict_logits
 from trainables.alpha_mi import alpha_mutual_information, renyi_entropy
@@ -59,22 +59,10 @@ def load_days(cfg: EcoConfig) -> EcoDays:
     return synthetic_eco(cfg.households, cfg.days, cfg.data_seed)
 
 
-def split_index(days: EcoDays, test_fraction: float, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Train/test day indices by whole (household, week) blocks, so test weeks are unseen and contiguous."""
-    block = days.household * 100_000 + torch.div(days.day, 7, rounding_mode="floor")
-    blocks, inverse = torch.unique(block, return_inverse=True)
-    gen = torch.Generator().manual_seed(seed)
-    n_test = max(1, round(test_fraction * len(blocks)))
-    is_test = torch.zeros(len(blocks), dtype=torch.bool)
-    is_test[torch.randperm(len(blocks), generator=gen)[:n_test]] = True
-    test = is_test[inverse]
-    return torch.nonzero(~test).flatten(), torch.nonzero(test).flatten()
-
-
 def load_data(cfg: EcoConfig, device: torch.device) -> tuple[EcoSplit, EcoSplit, tuple[float, float]]:
     """Train and test splits on ``device`` and the (mean, std) in W that normalise consumption."""
     days = load_days(cfg)
-    train_idx, test_idx = split_index(days, cfg.test_fraction, cfg.data_seed)
+    train_idx, test_idx = split_days(days, cfg.test_fraction, cfg.data_seed)
     mean, std = float(days.consumption[train_idx].mean()), float(days.consumption[train_idx].std())
 
     def make(index: torch.Tensor) -> EcoSplit:
@@ -347,6 +335,6 @@ class EcoReleaser(Mechanism[EcoConfig]):
         if no data."""
         cfg = cls.typed(config)
         days = load_days(cfg)
-        train_idx, test_idx = split_index(days, cfg.test_fraction, cfg.data_seed)
+        train_idx, test_idx = split_days(days, cfg.test_fraction, cfg.data_seed)
         return {**days.counts, "eco_train_days": len(train_idx), "eco_test_days": len(test_idx),
                 "occupied_hours": int(days.occupancy.sum())}
