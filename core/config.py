@@ -253,16 +253,23 @@ def number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
 
 
+def interval(low: float | None, low_open: bool, high: float | None, high_open: bool) -> str:
+    """How bounds read: ``[0, 10000]``, ``(0, 1)``, ``> 0``, ``<= 1`` (empty without bounds)."""
+    if low is not None and high is not None:
+        return f"{'(' if low_open else '['}{number(low)}, {number(high)}{')' if high_open else ']'}"
+    if low is not None:
+        return f"{'>' if low_open else '>='} {number(low)}"
+    if high is not None:
+        return f"{'<' if high_open else '<='} {number(high)}"
+    return ""
+
+
 def bounds_text(model: type[TrialConfig], name: str) -> str:
     """``must be in [0, 10000]``, ``must be > 0``, ... from the field's JSON schema (the bounds declared once)."""
-    low, low_open, high, high_open = field_bounds(model, name)
-    if low is not None and high is not None:
-        return f"must be in {'(' if low_open else '['}{number(low)}, {number(high)}{')' if high_open else ']'}"
-    if low is not None:
-        return f"must be {'>' if low_open else '>='} {number(low)}"
-    if high is not None:
-        return f"must be {'<' if high_open else '<='} {number(high)}"
-    return ""
+    text = interval(*field_bounds(model, name))
+    if not text:
+        return ""
+    return f"must be in {text}" if text[0] in "[(" else f"must be {text}"
 
 
 def field_bounds(model: type[TrialConfig], name: str) -> tuple[float | None, bool, float | None, bool]:

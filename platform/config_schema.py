@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from core.config import TrialConfig, number
+from core.config import TrialConfig, interval
 from platform.errors import UsageError
 from search_spaces import Preset
 
@@ -61,15 +61,7 @@ def bounds_of(spec: dict[str, Any]) -> str:
     """``[1, 10000]``, ``> 0``, ``(0, 1)``: the interval a number must lie in (empty for other types)."""
     low = spec.get("exclusiveMinimum", spec.get("minimum"))
     high = spec.get("exclusiveMaximum", spec.get("maximum"))
-    opening = "(" if "exclusiveMinimum" in spec else "["
-    closing = ")" if "exclusiveMaximum" in spec else "]"
-    if low is not None and high is not None:
-        return f"{opening}{number(low)}, {number(high)}{closing}"
-    if low is not None:
-        return f"{'>' if opening == '(' else '>='} {number(low)}"
-    if high is not None:
-        return f"{'<' if closing == ')' else '<='} {number(high)}"
-    return ""
+    return interval(low, "exclusiveMinimum" in spec, high, "exclusiveMaximum" in spec)
 
 
 def shown_default(value: Any) -> str:
