@@ -157,3 +157,11 @@ def test_stored_configs_with_retired_keys_still_load() -> None:
     assert Releaser.typed(stored) == ReleaserConfig()
     with pytest.raises(ValueError, match="mechanism: unknown releaser config key"):
         ReleaserConfig.from_dict(stored)  # a user's new config is still checked strictly
+
+
+def test_dataset_names_a_registry_entry_before_anything_loads() -> None:
+    """An unknown data set is refused by the config itself; a mechanism built for one set accepts only that one."""
+    (line,) = problems(ReleaserConfig, {"dataset": "celebx"})
+    assert line.startswith("dataset: unknown data set 'celebx'; known: adult, amnist, celeba, cifar10")
+    assert ReleaserConfig.from_dict({"dataset": "cifar10"}).dataset == "cifar10"
+    assert problems(CloakConfig, {"dataset": "celeba"}) == ["dataset: must be 'mnist32' (got 'celeba')"]
