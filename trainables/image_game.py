@@ -19,12 +19,13 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from attacks.base import AttackInput, ReferenceData
+from attacks.base import AttackInput, CheckpointInputs, ReferenceData
 from attacks.deep import DeepAttacker, RawTrainedDeepAttacker
 from attacks.reference import ClassifierRecipe
+from attacks.registry import REGISTRY
 from attacks.thickness import ThicknessAttacker
 from attacks.tuning import AttackBudget
-from core.data import Dataset, Split, Splits, default_data_root, get_dataset
+from core.data import Dataset, Split, Splits, get_dataset
 from core.nets import SmallCNN
 from core.training import batches
 from trainables.figures import digit_thickness, save_release_grid
@@ -52,9 +53,9 @@ def image_layout(cfg: Any) -> tuple[tuple[int, int, int], int, int]:
 
 def load_splits(cfg: Any, population: bool = False) -> Splits:
     """The trial's train/test subsets of its data set (and the population outside them, when asked for)."""
-    root = cfg.data_root or (str(default_data_root()) if cfg.dataset in ("amnist", "mnist32") else None)
-    return image_dataset(cfg).load(root, n_train=cfg.n_train, n_test=cfg.n_test, seed=cfg.seed, download=cfg.download,
-                                   population=population)
+    # an empty data_root is the registry's default folder
+    return image_dataset(cfg).load(cfg.data_root, n_train=cfg.n_train, n_test=cfg.n_test, seed=cfg.seed,
+                                   download=cfg.download, population=population)
 
 
 def on_device(split: Split, device: torch.device) -> Split:
@@ -97,15 +98,13 @@ def baselines_for(cfg: Any) -> dict[str, float]:
     torch.set_num_threads(cfg.threads)
     train, test = load_data(cfg, pick_device())
     budget = AttackBudget.from_config(cfg.as_dict())
-    dataset = image_dataset(cfg)
-    s_classes, u_classes = dataset.private.classes, dataset.utility.classes
-    assert s_classes is not None and u_classes is not None  # image_dataset refuses sets without both
+    _, s_classes, u_classes = image_layout(cfg)
     raw = AttackInput(train.x, train.s, test.x, test.s, num_classes=s_classes, train_u=train.u,
-                      test_u=test.u, raw_train_x=train.x)
+                      test_u=test.u, raw_train_x=train.x, dataset=cfg.dataset)
     secret = RawTrainedDeepAttacker(budget).run(raw)  # deep_raw's own fit, cached: the farm's deep_raw reuses it
     utility = DeepAttacker(budget).run(AttackInput(train.x, train.u, test.x, test.u, num_classes=u_classes))
     results = {"deep": secret, "deep_raw": secret}
-    if cfg.dataset == "amnist":  # the thickness rule reads AMNIST's digits only
+    if not REGISTRY["thickness"].missing(CheckpointInputs(raw)):  # its declared needs: AMNIST's digits only
         results["thickness"] = ThicknessAttacker(seed=cfg.seed).run(raw)
     metrics = {f"baseline/utility/{k}": utility.metrics[k] for k in ("accuracy", "accuracy/ci_low", "accuracy/ci_high")}
     for kind, result in results.items():
@@ -145,21 +144,25 @@ class ImageGame(Mechanism):
         """The registry entry the config names (its image shape and the classes of S and U size the networks)."""
         return image_dataset(self.cfg)
 
+    @cached_property
+    def layout(self) -> tuple[tuple[int, int, int], int, int]:
+        """(image shape (C, H, W), classes of S, classes of U): what sizes the networks (:func:`image_layout`)."""
+        return image_layout(self.cfg)
+
     @property
     def shape(self) -> tuple[int, int, int]:
         """The data set's image shape (C, H, W)."""
-        c, h, w = self.dataset.input_shape
-        return c, h, w
+        return self.layout[0]
 
     @property
     def s_classes(self) -> int:
         """How many values the private attribute S takes."""
-        return int(self.dataset.private.classes or 0)
+        return self.layout[1]
 
     @property
     def u_classes(self) -> int:
         """How many values the utility attribute U takes."""
-        return int(self.dataset.utility.classes or 0)
+        return self.layout[2]
 
     def pretrain_autoencoder(self, opt: torch.optim.Optimizer) -> None:
         """The releasing network as an autoencoder (Y ≈ X) for ``pretrain_epochs``.
