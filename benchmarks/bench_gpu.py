@@ -79,7 +79,7 @@ def preset_config(name: str, profile: str, epochs: int | None) -> dict[str, Any]
     mech = MECHANISMS[name]
     preset = importlib.import_module(f"search_spaces.{mech.preset}").PRESET
     chosen = preset.profiles[profile]
-    point = {k: (mech.point[k] if mech.point.get(k) in values else values[0]) for k, values in chosen.grid.items()}
+    point = {k: (mech.point[k] if mech.point.get(k) in values else values[0]) for k, values in chosen.axes.items()}
     config = {**preset.base, **chosen.config, **point}
     if epochs is not None and "epochs" in config:
         config["epochs"] = epochs

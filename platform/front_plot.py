@@ -5,6 +5,7 @@ never changes the process-wide backend or keeps figures alive in pyplot's regist
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from platform.front_groups import GroupFront, value_text
 from platform.pareto import Axis
 from platform.replicates import band_columns
 
@@ -199,4 +201,39 @@ def fronts_figure(sweeps: Sequence[tuple[str, pd.DataFrame, np.ndarray]], axes: 
             names += list(df[label_col].to_numpy()[mask])
             colours += [f"C{i}"] * int(np.asarray(mask).sum())
         label_points(ax, xs, ys, names, colours)
+    return fig
+
+
+def plot_fronts_by(groups: Sequence[GroupFront], joint: pd.DataFrame, axes: Sequence[Axis], path: str | Path) -> Path:
+    """Draw one front per group (``fronts_by_figure``) and save it as a PNG; returns the path written."""
+    return _save(fronts_by_figure(groups, joint, axes), path)
+
+
+def fronts_by_figure(groups: Sequence[GroupFront], joint: pd.DataFrame, axes: Sequence[Axis]) -> Figure:
+    """Each group's points and front in its own colour (``fronts_figure``), labelled by the other axes (a point shared
+    by every group, such as the λ = 0 anchor, once), and the joint front of ``joint`` (a point table with
+    ``pareto_front``) dashed in black over them."""
+    if not groups:
+        raise ValueError("fronts_by_figure needs at least one group")
+    symbol = SYMBOLS.get(groups[0].axis, groups[0].axis)
+    own_token = re.compile(rf"\s*\b{re.escape(groups[0].axis)}=\S+")
+    names = [str(name) for group in groups for name in group.points["name"]]
+    short = dict(zip(names, short_labels([own_token.sub("", name).strip() for name in names]), strict=True))
+    labelled: set[str] = set()
+    sweeps = []
+    for group in groups:
+        df = group.points.copy()
+        df["label"] = [short[str(name)] if str(name) not in labelled else "" for name in df["name"]]
+        labelled |= {str(name) for name in df["name"]}
+        sweeps.append((f"{symbol} = {value_text(group.value)}", df, df["pareto_front"].to_numpy(dtype=bool)))
+    fig = fronts_figure(sweeps, axes, "label")
+    ax = fig.axes[0]
+    if not joint.empty:
+        ax_x, ax_y = axes
+        on = joint[joint["pareto_front"].astype(bool)]
+        on = on.iloc[np.argsort(ax_x.to_min(on[ax_x.metric].to_numpy(dtype=float)), kind="stable")]
+        ax.step(on[ax_x.metric], on[ax_y.metric], where="post", color="black", linestyle="--", linewidth=1,
+                label="joint front", zorder=2.5)
+    ax.set_title(f"one front per {symbol}" + (f"; {ax.get_title()}" if ax.get_title() else ""), fontsize=8)
+    ax.legend(loc="best", fontsize=7)
     return fig

@@ -23,8 +23,7 @@ def with_seeds(spec: SweepSpec, seeds: int, search: str) -> SweepSpec:
         if SEED not in spec.config:
             raise UsageError(f"preset {spec.preset.name!r} has no seed to replicate over")
         base = int(spec.config[SEED])
-        config = {k: v for k, v in spec.config.items() if k != SEED}
-        spec = replace(spec, config=config, grid={**spec.grid, SEED: [base + i for i in range(seeds)]})
+        spec = spec.with_axis(SEED, [base + i for i in range(seeds)])
     if SEED not in spec.grid:
         return spec
     if search != "grid":

@@ -141,7 +141,7 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
     parent_id, reopened = tracking.start_parent(client, exp_id, name, {
         "preset": spec.preset.name, "profile": spec.profile, "mechanism": spec.preset.mechanism_name,
         "dataset": spec.preset.dataset, "search": args.search, "storage": tune_storage.join(storage, name),
-        "grid": spec.grid, "config": spec.config, "planned_trials": planned, "attackers": attackers,
+        "grid": spec.grid_param, "config": spec.config, "planned_trials": planned, "attackers": attackers,
     } | ({"preset_file": preset_file} if preset_file else {}))
     again = f"--preset-file={preset_file}" if preset_file else spec.preset.name  # how the resume command names it
     ending.attach(client, exp_id, parent_id, resume_command(again, name, {

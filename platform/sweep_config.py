@@ -1,32 +1,46 @@
 """Resolve a preset, a profile and ``--set`` overrides into one validated sweep specification."""
 from __future__ import annotations
 
-import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from platform.errors import UsageError
-from search_spaces import Preset, presets
+from search_spaces import Preset, grids, presets
 from search_spaces.plugins import load_preset_file
 
 
 @dataclass(frozen=True)
 class SweepSpec:
-    """What one sweep runs: fixed config, grid axes, and the preset it came from."""
+    """What one sweep runs: fixed config, the grid's sub-grids (``search_spaces.grids``), and the preset it came from."""
 
     preset: Preset
     profile: str
     config: dict[str, Any]
-    grid: dict[str, list]
+    grids: tuple[dict[str, list], ...]
+
+    @property
+    def grid(self) -> dict[str, list]:
+        """Each grid axis with every value it takes in any sub-grid (the axes trials are named and searched by)."""
+        return grids.axes(self.grids)
+
+    @property
+    def grid_param(self) -> dict[str, list] | list[dict[str, list]]:
+        """The grid as the parent run records it: the one dict, or the list of sub-grids."""
+        return self.grids[0] if len(self.grids) == 1 else list(self.grids)
+
+    def with_axis(self, key: str, values: list) -> SweepSpec:
+        """The spec with grid axis ``key`` set to ``values`` in every sub-grid (and no longer a fixed config value)."""
+        config = {k: v for k, v in self.config.items() if k != key}
+        return replace(self, config=config, grids=grids.with_axis(self.grids, key, values))
 
     def product_points(self) -> list[dict[str, Any]]:
-        """The full cross product of the axes, equivalent points included (what ``--set`` values are checked on)."""
-        keys = list(self.grid)
-        return [{**self.config, **dict(zip(keys, values, strict=True))} for values in itertools.product(*self.grid.values())]
+        """The union of the sub-grids' cross products, equivalent points included (what ``--set`` values are checked
+        on)."""
+        return [{**self.config, **point} for point in grids.expand(self.grids)]
 
     def grid_points(self) -> list[dict[str, Any]]:
-        """Every distinct trial configuration of the grid (the cross product of the axes).
+        """Every distinct trial configuration of the grid (the union of the sub-grids' cross products).
 
         Points the preset declares equivalent (e.g. every α at λ = 0 trains the same releaser) collapse into
         one, so a sweep never trains the same thing twice.
@@ -105,21 +119,30 @@ def resolve(preset_name: str | None, profile: str | None, overrides: list[str],
         raise UsageError(f"unknown profile {profile!r} for preset {preset.name!r}; known: {', '.join(preset.profiles)}")
     chosen = preset.profiles[profile]
     config = {**preset.base, **chosen.config}
-    grid = {k: list(v) for k, v in chosen.grid.items()}
+    spec = SweepSpec(preset, profile, config, chosen.grids)
     for key, raw in parse_overrides(overrides).items():
-        if key in grid or (key == "seed" and "," in raw):  # a seed list replicates every point (platform.seed_axis)
-            grid[key] = [parse_value(part) for part in raw.split(",")]
+        if key in spec.grid or (key == "seed" and "," in raw):  # a seed list replicates every point (platform.seed_axis)
+            spec = spec.with_axis(key, [parse_value(part) for part in raw.split(",")])  # in every sub-grid
         elif key in config:
-            config[key] = parse_value(raw)
+            spec = replace(spec, config={**spec.config, key: parse_value(raw)})
         else:
             raise UsageError(f"unknown override key {key!r} for preset {preset.name!r}; "
-                             f"known: {', '.join(sorted({*config, *grid}))}")
-    for key in grid:
-        config.pop(key, None)
-    typed = validated(preset, SweepSpec(preset, profile, config, grid).product_points())
-    config = {k: v for k, v in typed[0].items() if k not in grid}
-    grid = {k: list(dict.fromkeys(point[k] for point in typed)) for k in grid}
-    return SweepSpec(preset, profile, config, grid)
+                             f"known: {', '.join(sorted({*config, *spec.grid}))}")
+    spec = replace(spec, config={k: v for k, v in spec.config.items() if k not in spec.grid})
+    return typed_spec(spec)
+
+
+def typed_spec(spec: SweepSpec) -> SweepSpec:
+    """The spec with its config and every sub-grid's values typed by the preset's config (``validated``: all problems
+    of all sub-grids reported at once)."""
+    per_sub = [[{**spec.config, **point} for point in grids.expand([sub])] for sub in spec.grids]
+    typed = iter(validated(spec.preset, [point for points in per_sub for point in points]))
+    subs = []
+    for sub, points in zip(spec.grids, per_sub, strict=True):
+        chunk = [next(typed) for _ in points]
+        subs.append({k: list(dict.fromkeys(point[k] for point in chunk)) for k in sub})
+    config = {k: v for k, v in chunk[0].items() if k not in spec.grid}
+    return replace(spec, config=config, grids=grids.sub_grids(subs))
 
 
 def validated(preset: Preset, points: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -14,7 +14,8 @@ import pandas as pd
 from mlflow.tracking import MlflowClient
 
 from platform import tracking
-from platform.front_plot import plot_front
+from platform.front_groups import GroupFront, fronts_by, group_metrics
+from platform.front_plot import plot_front, plot_fronts_by
 from platform.information_plane import log_information_plane
 from platform.kl_boxplot import log_kl_boxes
 from platform.numbers import readable
@@ -58,11 +59,24 @@ def trials_table(client: MlflowClient, exp_id: str, parent_id: str, label_keys: 
     return table.sort_values(order).reset_index(drop=True) if not table.empty else table
 
 
+def usable_trials(table: pd.DataFrame, axes: list[Axis]) -> pd.DataFrame:
+    """The finished trials that report every axis (what fronts and hypervolumes are computed on)."""
+    usable = table[table["status"] == "FINISHED"] if "status" in table else table
+    return usable.dropna(subset=[a.metric for a in axes if a.metric in usable]) if not usable.empty else usable
+
+
+def group_fronts(summary: SweepSummary, axes: list[Axis], preset: Preset) -> list[GroupFront]:
+    """One front per value of the preset's ``front_by`` axis (``platform.front_groups``); none without one."""
+    if preset.front_by is None or summary.points.empty:
+        return []
+    return fronts_by(usable_trials(summary.trials, axes), summary.points, axes, preset.front_by, preset.label_keys,
+                     preset.canonical)
+
+
 def summarise(table: pd.DataFrame, axes: list[Axis], label_keys: tuple[str, ...] = ()) -> SweepSummary:
     """Front of the per-point means (over seeds) and hypervolume (mean over seeds) of the finished trials that report
     every axis; a point is a configuration of ``label_keys`` other than the seed."""
-    usable = table[table["status"] == "FINISHED"] if "status" in table else table
-    usable = usable.dropna(subset=[a.metric for a in axes if a.metric in usable]) if not usable.empty else usable
+    usable = usable_trials(table, axes)
     if usable.empty or any(a.metric not in usable for a in axes):
         return SweepSummary(table, pd.Series(False, index=table.index), float("nan"), float("nan"))
     points = point_table(usable, axes, label_keys)
@@ -82,10 +96,14 @@ SWEEP_FIGURES: dict[str, Callable[[MlflowClient, str, pd.DataFrame], None]] = {
 
 def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, axes: list[Axis], preset: Preset) -> None:
     """Trials CSV, front CSV and PNG, trend PNG, the preset's own sweep figures and the hypervolume on the parent;
-    front members tagged on their runs."""
+    with a ``front_by`` axis also one front per value of it (``front_by_<axis>.png`` and ``.csv``, hypervolume per
+    value); front members tagged on their runs."""
     trend_keys, trend_metrics = preset.label_keys, preset.trend_metrics
     table = summary.trials.assign(pareto_front=summary.front)
+    groups = group_fronts(summary, axes, preset) if summary.front.any() else []
     with tempfile.TemporaryDirectory() as tmp:
+        if groups:
+            log_group_fronts(client, parent_id, groups, summary.points, axes, Path(tmp))
         table.to_csv(Path(tmp) / "trials.csv", index=False)
         points = summary.points
         (points[points["pareto_front"]] if not points.empty else points).to_csv(Path(tmp) / "front.csv", index=False)
@@ -103,11 +121,25 @@ def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, axe
                "front/trials": float(len(table))}
     if summary.front.any():
         metrics |= {"front/hypervolume": summary.hypervolume, "front/hypervolume_normalised": summary.hypervolume_normalised}
-        metrics |= summary.spread
+        metrics |= summary.spread | group_metrics(groups)
     step = len(client.get_metric_history(parent_id, "front/trials"))  # each recomputation is a new step
     tracking.log_metrics(client, parent_id, metrics, step=step)
     for run_id, on_front in zip(table["run_id"], table["pareto_front"], strict=True):
         client.set_tag(run_id, tracking.TAG_FRONT, "true" if on_front else "false")
+
+
+def log_group_fronts(client: MlflowClient, parent_id: str, groups: list[GroupFront], points: pd.DataFrame,
+                     axes: list[Axis], tmp: Path) -> None:
+    """The per-value fronts on the parent run: ``front/front_by_<axis>.csv`` (every group's points, the shared ones
+    in each group, with the group's value and front flag) and, for two groups or more, the figure beside the joint
+    front ``front/front_by_<axis>.png``."""
+    axis = groups[0].axis
+    rows = pd.concat([g.points.assign(**{f"front_by/{axis}": g.value}) for g in groups], ignore_index=True)
+    rows.to_csv(tmp / f"front_by_{axis}.csv", index=False)
+    client.log_artifact(parent_id, str(tmp / f"front_by_{axis}.csv"), artifact_path="front")
+    if len(groups) > 1:
+        plot_fronts_by(groups, points, axes, tmp / f"front_by_{axis}.png")
+        client.log_artifact(parent_id, str(tmp / f"front_by_{axis}.png"), artifact_path="front")
 
 
 def format_summary(summary: SweepSummary, axes: list[Axis], label_keys: tuple[str, ...]) -> str:

@@ -10,19 +10,38 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from search_spaces.grids import Grid, GridSpec, axes, sub_grids
+
 if TYPE_CHECKING:
     from trainables.mechanism import Mechanism
 
 
 @dataclass(frozen=True)
 class Profile:
-    """One scale of a preset: config overrides, the grid over the search axes, and trial resources."""
+    """One scale of a preset: config overrides, the grid over the search axes, and trial resources.
+
+    ``grid`` is one dict of axis -> values, or a list of such dicts naming the same axes: the sweep runs the union of
+    their cross products (``search_spaces.grids``), e.g. one λ list per α."""
 
     description: str
     config: dict[str, Any]
-    grid: dict[str, list]
+    grid: GridSpec
     optuna_samples: int
     cpus_per_trial: float = 1.0
+
+    def __post_init__(self) -> None:
+        """Refuse a malformed grid when the preset is defined (a ValueError naming the problem)."""
+        sub_grids(self.grid)
+
+    @property
+    def grids(self) -> tuple[Grid, ...]:
+        """The sub-grids (one for a plain dict)."""
+        return sub_grids(self.grid)
+
+    @property
+    def axes(self) -> Grid:
+        """Each axis with every value it takes in any sub-grid."""
+        return axes(self.grids)
 
 
 @dataclass(frozen=True)
@@ -55,6 +74,7 @@ class Preset:
     trend_metrics: tuple[str, ...] = ()  # plotted against every axis (default: the Pareto axes)
     sweep_figures: tuple[str, ...] = ()  # driver-drawn figures on the parent run (platform.sweep_report.SWEEP_FIGURES)
     canonical: Callable[[dict], dict] | None = None  # maps a grid point to its representative (equivalent points run once)
+    front_by: str | None = None  # a grid axis: the sweep report also draws one front per value of it (and the joint one)
 
     @property
     def mechanism_name(self) -> str:
@@ -113,7 +133,8 @@ def _plain(mechanism: type[Mechanism], method: str) -> Callable[..., Any]:
 
 
 def lambda_zero_anchor(point: dict[str, Any]) -> dict[str, Any]:
-    """Every α trains the same game at λ = 0 (the privacy term has weight 0): represent them all by α = 1."""
+    """Every α trains the same game at λ = 0 (the privacy term has weight 0): represent them all by α = 1, so a sweep
+    runs one λ = 0 trial (per seed) however many α (or per-α λ lists) its grid has, and every α's front starts there."""
     return {**point, "alpha": 1.0} if point.get("lam") == 0 else point
 
 

@@ -3,8 +3,23 @@
 import math
 
 from search_spaces import OptunaRange, Preset, Profile, lambda_zero_anchor
+from search_spaces.grids import per_value
 from trainables.releaser.config import ReleaserConfig
 from trainables.releaser.mechanism import Releaser
+
+# Each α its own λ list (log-spaced, λ = 0 first), so every α can span full utility to chance: the privacy term bites
+# at smaller λ as α grows (measured with the quick profile: at α ≥ 10 the releaser collapses between λ = 0.3 and 1,
+# where α = 1 still keeps most of the digit). Every λ = 0 point is one trial (``lambda_zero_anchor``).
+QUICK_LAMBDAS = {1.0: [0.0, 0.3, 1.0, 3.0, 10.0], math.inf: [0.0, 0.1, 0.3, 1.0, 3.0]}
+PAPER_LAMBDAS = {
+    0.5: [0.0, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0],
+    1.0: [0.0, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0],
+    1.5: [0.0, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0],
+    2.0: [0.0, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0],
+    5.0: [0.0, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0],
+    10.0: [0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0],
+    math.inf: [0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0],
+}
 
 PRESET = Preset(
     name="amnist",
@@ -13,27 +28,23 @@ PRESET = Preset(
     base=ReleaserConfig(alpha=1.0, lam=0.0, adv_steps=1, pretrain_epochs=2).as_dict(),
     profiles={
         "smoke": Profile(
-            description="seconds: a tiny subset, one epoch, two trials (for tests)",
+            description="seconds: a tiny subset, one epoch, three trials (the λ = 0 anchor, α = 2 at λ = 10, α = ∞ at λ = 3)",
             config={"n_train": 512, "n_test": 256, "epochs": 1, "pretrain_epochs": 1, "attack_epochs": 1, "width": 8},
-            grid={"alpha": [2.0], "lam": [0.0, 10.0], "adv_steps": [1]},
+            grid=per_value("alpha", "lam", {2.0: [0.0, 10.0], math.inf: [0.0, 3.0]}, adv_steps=[1]),
             optuna_samples=2,
         ),
         "quick": Profile(
-            description=("minutes on 2 CPUs: 2,000 training images, 4 epochs (attacked at the end), 5 trials "
-                         "(the λ = 0 anchor once, α ∈ {1, ∞} at λ = 1 and 3)"),
+            description=("minutes on 2 CPUs: 2,000 training images, 4 epochs (attacked at the end), 9 trials "
+                         "(the λ = 0 anchor once, then each α ∈ {1, ∞} at its own four λ)"),
             config={"n_train": 2000, "n_test": 1000, "epochs": 4, "checkpoint_every": 4},
-            grid={"alpha": [1.0, math.inf], "lam": [0.0, 1.0, 3.0], "adv_steps": [1]},
-            optuna_samples=5,
+            grid=per_value("alpha", "lam", QUICK_LAMBDAS, adv_steps=[1]),
+            optuna_samples=9,
         ),
         "paper": Profile(
             description="full AMNIST (28,476 / 4,681 images) at the paper's scale, for a GPU cluster",
             config={"n_train": None, "n_test": None, "epochs": 30, "attack_epochs": 100, "attack_search": "full", "width": 32,
                     "pretrain_epochs": 3, "checkpoint_every": 5},
-            grid={
-                "alpha": [0.5, 1.0, 1.5, 2.0, 5.0, 10.0, math.inf],
-                "lam": [0.0, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0],
-                "adv_steps": [1, 5],
-            },
+            grid=per_value("alpha", "lam", PAPER_LAMBDAS, adv_steps=[1, 5]),
             optuna_samples=200,
         ),
     },
@@ -54,4 +65,5 @@ PRESET = Preset(
     trend_metrics=("utility/accuracy", "attack/max/accuracy", "leakage/normalised_alpha_mi"),
     checkpoint_figures=Releaser.figures,
     canonical=lambda_zero_anchor,
+    front_by="alpha",
 )
