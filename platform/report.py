@@ -24,6 +24,7 @@ from mlflow.tracking import MlflowClient
 from core.quiet import silence
 from platform import tracking
 from platform.cli import guarded
+from platform.front_groups import value_text
 from platform.numbers import readable
 from platform.pareto import Axis
 from platform.progress import clock
@@ -98,6 +99,15 @@ def membership_columns(table: pd.DataFrame) -> list[str]:
     return sorted(str(c) for c in table.columns if wanted.fullmatch(str(c)))
 
 
+def group_hypervolumes(metrics: dict[str, float], axis: str | None) -> list[tuple[str, float]]:
+    """The parent's hypervolume per value of the ``front_by`` axis (``front/hypervolume/<axis>_<value>``), by value."""
+    if axis is None:
+        return []
+    prefix = f"front/hypervolume/{axis}_"
+    found = [(float(k.removeprefix(prefix)), v) for k, v in metrics.items() if k.startswith(prefix)]
+    return [(value_text(value), v) for value, v in sorted(found)]
+
+
 def _duration(start_ms: int | None, end_ms: int | None) -> str:
     if not start_ms:
         return ""
@@ -145,6 +155,7 @@ def sweep_context(client: MlflowClient, parent_id: str, tmp: Path) -> dict[str, 
         "membership_columns": membership_columns(table) if not table.empty else [],
         "front_size": int(summary.front.sum()), "hypervolume": summary.hypervolume,
         "hypervolume_normalised": summary.hypervolume_normalised,
+        "front_by": preset.front_by, "group_hypervolumes": group_hypervolumes(metrics, preset.front_by),
         "baselines": sorted((k.removeprefix("baseline/"), v) for k, v in metrics.items() if k.startswith("baseline/")),
         "data": sorted((k.removeprefix("data/"), v) for k, v in metrics.items() if k.startswith("data/")),
         "config": sorted(params.items()),

@@ -44,4 +44,5 @@ PRESET = Preset(
     label_keys=("alpha", "algorithm"),
     trend_metrics=("utility/accuracy", "attack/max/accuracy", "leakage/secret_term", "leakage/utility_term"),
     checkpoint_figures=Privatizer.figures,
+    front_by="algorithm",  # α traces each algorithm's curve (a per-α group would hold one point per algorithm)
 )

@@ -54,7 +54,7 @@ def test_platform_attack_adds_missing_metrics_once(workdir: Path) -> None:
 
     first = run_attack(workdir, "putlab-amnist", "--attackers", "thickness,deep_raw")
     assert first.returncode == 0, first.stderr[-3000:]
-    assert "attacked 2 checkpoint(s)" in first.stdout
+    assert "attacked 3 checkpoint(s)" in first.stdout
     second = run_attack(workdir, "putlab-amnist", "--attackers", "thickness,deep_raw,yeom")
     assert second.returncode == 0 and "attacked 0 checkpoint(s)" in second.stdout
 

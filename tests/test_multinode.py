@@ -78,8 +78,9 @@ def test_sweep_uses_both_workers_and_survives_losing_one(cluster, tmp_path: Path
     head, workers, shared, ids = cluster
     storage = f"file://{shared}/runs"
     tracking_uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    sweep = [sys.executable, "-m", "platform.sweep", "amnist", "--profile", "smoke", "--set", f"lam={','.join(LAMBDAS)}",
-             "--set", f"epochs={EPOCHS}", "--attackers", "thickness", "--address", head.gcs_address,
+    sweep = [sys.executable, "-m", "platform.sweep", "amnist", "--profile", "smoke", "--set", "alpha=2",
+             "--set", f"lam={','.join(LAMBDAS)}", "--set", f"epochs={EPOCHS}", "--attackers", "thickness",
+             "--address", head.gcs_address,
              "--tracking-uri", tracking_uri, "--storage", storage]
     with (tmp_path / "sweep.log").open("w") as log:
         driver = subprocess.Popen(sweep, cwd=REPO, env=head.env, stdout=log, stderr=subprocess.STDOUT)

@@ -8,8 +8,11 @@ import pandas as pd
 import pytest
 from matplotlib.image import imread
 
-from platform.front_plot import DPI, FIGSIZE, plot_front
+from platform.front_groups import fronts_by, group_metrics
+from platform.front_plot import DPI, FIGSIZE, fronts_by_figure, plot_front, plot_fronts_by
 from platform.pareto import Axis, hypervolume, pareto_front, pareto_mask
+from platform.replicates import point_table
+from search_spaces import lambda_zero_anchor
 
 UTIL = Axis("utility/accuracy", higher_is_better=True, bound=0.0, ideal=1.0)
 ATTACK = Axis("attack/deep/accuracy", higher_is_better=False, bound=1.0, ideal=0.5)
@@ -198,3 +201,68 @@ def test_plot_rejects_bad_inputs(tmp_path) -> None:
         plot_front(df, AXES, np.ones(len(df) + 1, dtype=bool), None, tmp_path / "x.png")
     with pytest.raises(ValueError):
         plot_front(df, (UTIL,), np.ones(len(df), dtype=bool), None, tmp_path / "x.png")
+
+
+# Fronts per α (platform.front_groups): (alpha, lam) -> (utility, attack accuracy); the λ = 0 anchor runs as α = 1
+PER_ALPHA = {
+    (1.0, 0.0): (0.95, 0.90),  # the anchor: in every α's group
+    (1.0, 1.0): (0.90, 0.70),
+    (1.0, 3.0): (0.60, 0.75),  # dominated by (1, 1)
+    (math.inf, 0.3): (0.85, 0.80),  # on α = ∞'s front, dominated by (1, 1) in the joint one
+    (math.inf, 1.0): (0.50, 0.55),
+}
+
+
+def _per_alpha(points: dict[tuple[float, float], tuple[float, float]]) -> pd.DataFrame:
+    rows = [{"alpha": a, "lam": lam, "adv_steps": 1.0, "name": f"alpha={a:g} lam={lam:g} adv_steps=1",
+             UTIL.metric: u, ATTACK.metric: acc} for (a, lam), (u, acc) in points.items()]
+    return pd.DataFrame(rows)
+
+
+def _fronts(points: dict) -> list:
+    table = _per_alpha(points)
+    return fronts_by(table, table, AXES, "alpha", ("alpha", "lam", "adv_steps"), lambda_zero_anchor)
+
+
+def test_fronts_per_alpha_share_the_lambda_zero_anchor() -> None:
+    groups = _fronts(PER_ALPHA)
+    assert [g.value for g in groups] == [1.0, math.inf]
+    fronts = {g.value: {(r.alpha, r.lam) for r in g.points.itertuples() if r.pareto_front} for g in groups}
+    members = {g.value: {(r.alpha, r.lam) for r in g.points.itertuples()} for g in groups}
+    assert members == {1.0: {(1.0, 0.0), (1.0, 1.0), (1.0, 3.0)}, math.inf: {(1.0, 0.0), (math.inf, 0.3), (math.inf, 1.0)}}
+    assert fronts == {1.0: {(1.0, 0.0), (1.0, 1.0)}, math.inf: members[math.inf]}
+    # by hand: the union of the boxes [0, u] x [acc, 1] of each front
+    hv = {1.0: 0.95 * 0.10 + 0.90 * 0.30 - 0.90 * 0.10, math.inf: 0.50 * 0.25 + 0.85 * 0.10 + 0.95 * 0.10}
+    assert {g.value: g.hypervolume for g in groups} == pytest.approx(hv)
+    assert {g.value: g.hypervolume_normalised for g in groups} == pytest.approx({k: v / 0.5 for k, v in hv.items()})
+    metrics = group_metrics(groups)
+    assert metrics["front/hypervolume/alpha_inf"] == pytest.approx(hv[math.inf])
+    assert metrics["front/hypervolume_normalised/alpha_1"] == pytest.approx(hv[1.0] / 0.5)
+    assert metrics["front/size/alpha_1"] == 2 and metrics["front/size/alpha_inf"] == 3
+
+
+def test_a_value_holding_only_the_shared_anchor_is_no_group_and_seeds_average() -> None:
+    points = {k: v for k, v in PER_ALPHA.items() if k[0] != 1.0 or k[1] == 0.0} | {(2.0, 1.0): (0.7, 0.6)}
+    assert [g.value for g in _fronts(points)] == [2.0, math.inf]
+    # two seeds: the group's hypervolume is the mean of each seed's own front's
+    one, two = _per_alpha(points).assign(seed=0), _per_alpha(points).assign(seed=1)
+    two[UTIL.metric] = two[UTIL.metric] - 0.1
+    trials = pd.concat([one, two], ignore_index=True)
+    keys = ("alpha", "lam", "adv_steps", "seed")
+    groups = fronts_by(trials, point_table(trials, AXES, keys), AXES, "alpha", keys, lambda_zero_anchor)
+    rows = trials[trials["alpha"] != math.inf]
+    by_seed = [hypervolume(rows[rows["seed"] == s], AXES) for s in (0, 1)]
+    assert groups[0].value == 2.0 and groups[0].hypervolume == pytest.approx(sum(by_seed) / 2)
+
+
+def test_fronts_by_figure_draws_one_front_per_alpha_and_the_joint_front(tmp_path) -> None:
+    groups = _fronts(PER_ALPHA)
+    joint = _per_alpha(PER_ALPHA)
+    joint["pareto_front"] = pareto_mask(joint, AXES)
+    fig = fronts_by_figure(groups, joint, AXES)
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert legend[:2] == ["α = 1", "α = ∞"] and "joint front" in legend
+    labels = sorted(t.get_text() for t in fig.axes[0].texts)
+    assert labels == ["λ=0", "λ=0.3", "λ=1", "λ=1"]  # front points; the anchor labelled once; k=1 shared, so dropped
+    out = plot_fronts_by(groups, joint, AXES, tmp_path / "front_by_alpha.png")
+    assert imread(out).shape[:2] == (round(FIGSIZE[1] * DPI), round(FIGSIZE[0] * DPI))

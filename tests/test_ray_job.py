@@ -43,9 +43,9 @@ def test_job_submit_runs_a_smoke_sweep_with_the_projects_python(head, tmp_path: 
               "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}", "--storage", str(workdir / "runs")]
     out = subprocess.run(submit, cwd=REPO, env=head.env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0 and "succeeded" in out.stdout, (out.stdout[-4000:], out.stderr[-3000:])
-    assert "trials 2/2 done" in out.stdout and "Pareto front:" in out.stdout
+    assert "trials 3/3 done" in out.stdout and "Pareto front:" in out.stdout
     parent, children = trial_runs(workdir)
-    assert parent.info.status == "FINISHED" and len(children) == 2
+    assert parent.info.status == "FINISHED" and len(children) == 3
     for child in children:
         assert child.info.status == "FINISHED" and "attack/thickness/accuracy" in child.data.metrics
         assert len(child.data.tags["putlab.node_id"]) == 56  # the Ray node the trial ran on (the head's)

@@ -76,14 +76,14 @@ def test_registered_versions_carry_config_metrics_and_checkpoint(deployment) -> 
     workdir, _, trials = deployment
     client = store(workdir)
     versions = sorted(client.search_model_versions("name = 'putlab-amnist'"), key=lambda v: int(v.version))
-    assert [str(v.version) for v in versions] == ["1", "2"] and len({v.source for v in versions}) == 2
+    assert [str(v.version) for v in versions] == ["1", "2", "3"] and len({v.source for v in versions}) == 3
     for version, trial in zip(versions, trials, strict=True):
         assert version.tags["putlab.preset"] == "amnist" and version.tags["putlab.mechanism"] == "releaser"
         assert float(version.tags["metric.utility/accuracy"]) == client.get_run(version.run_id).data.metrics["utility/accuracy"]
         assert trial in version.description and "chosen by trial id" in version.description
         files = Path(download_artifacts(artifact_uri=version.source, tracking_uri=client.tracking_uri))
         point = json.loads((files / POINT_FILE).read_text())
-        assert (files / "state.pt").stat().st_size > 1000 and point["config"]["lam"] in (0.0, 10.0)
+        assert (files / "state.pt").stat().st_size > 1000 and point["config"]["lam"] in (0.0, 10.0, 3.0)
 
 
 def test_select_refuses_an_impossible_bound_and_an_unknown_sweep(deployment) -> None:
@@ -95,7 +95,7 @@ def test_select_refuses_an_impossible_bound_and_an_unknown_sweep(deployment) -> 
                               "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}"],
                              cwd=REPO, env=sweep_env(), capture_output=True, text=True, timeout=60)
     assert unknown.returncode == 2 and "'no-such-sweep' is neither" in unknown.stderr
-    assert len(store(workdir).search_model_versions("name = 'putlab-amnist'")) == 2  # nothing registered by a refusal
+    assert len(store(workdir).search_model_versions("name = 'putlab-amnist'")) == 3  # nothing registered by a refusal
 
 
 def test_served_release_equals_the_offline_transform(deployment) -> None:

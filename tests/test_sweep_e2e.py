@@ -30,7 +30,7 @@ def test_smoke_sweep_logs_runs_metrics_and_front(workdir: Path) -> None:
     out = run_sweep(workdir, "amnist", "--profile", "smoke")
     assert out.returncode == 0, out.stderr[-3000:]
     assert "Pareto front:" in out.stdout and "mlflow ui --backend-store-uri sqlite:///" in out.stdout
-    assert "trials 2/2 done, 0 running, 0 failed" in out.stdout and "checkpoint 1: strongest attacker" in out.stdout
+    assert "trials 3/3 done, 0 running, 0 failed" in out.stdout and "checkpoint 1: strongest attacker" in out.stdout
     for noise in ("Token authentication", "Configuration for experiment", "tensorboard", "operation took", "SystemExit"):
         assert noise not in out.stdout + out.stderr, noise
     mlflow_ui = next(line for line in out.stdout.splitlines() if line.startswith("MLflow: ")).removeprefix("MLflow: ")
@@ -46,14 +46,17 @@ def test_smoke_sweep_logs_runs_metrics_and_front(workdir: Path) -> None:
             "data/amnist_test"} <= set(parent.data.metrics)
     assert parent.data.metrics["data/amnist_test"] == 4681 and parent.data.metrics["data/amnist_train"] == 28476
     assert {a.path for a in client.list_artifacts(parent.info.run_id, "front")} == {
-        "front/trials.csv", "front/front.csv", "front/front.png", "front/trends.png"}
+        "front/trials.csv", "front/front.csv", "front/front.png", "front/trends.png",
+        "front/front_by_alpha.csv", "front/front_by_alpha.png"}  # one front per α beside the joint one
+    assert {"front/hypervolume/alpha_2", "front/hypervolume/alpha_inf"} <= set(parent.data.metrics)
 
-    assert len(children) == 2 and {c.data.params["lam"] for c in children} == {"0.0", "10.0"}
+    # the smoke grid is a list: α = 2 at λ ∈ {0, 10}, α = ∞ at λ ∈ {0, 3}
+    assert len(children) == 3 and {c.data.params["lam"] for c in children} == {"0.0", "10.0", "3.0"}
     for child in children:
         assert child.info.status == "FINISHED"
         assert child.data.tags["mlflow.parentRunId"] == parent.info.run_id
         # every α trains the same game at λ = 0, so that point runs once, as α = 1
-        assert child.data.params["alpha"] == ("1.0" if child.data.params["lam"] == "0.0" else "2.0")
+        assert child.data.params["alpha"] == {"0.0": "1.0", "10.0": "2.0", "3.0": "inf"}[child.data.params["lam"]]
         assert child.data.params["mechanism"] == "releaser"
         assert set(SHARED_METRICS) <= set(child.data.metrics)
         assert 0.0 <= child.data.metrics["attack/deep/accuracy"] <= 1.0
@@ -63,13 +66,13 @@ def test_smoke_sweep_logs_runs_metrics_and_front(workdir: Path) -> None:
 
     trials_csv = client.download_artifacts(parent.info.run_id, "front/trials.csv", str(workdir))
     table = pd.read_csv(trials_csv)
-    assert len(table) == 2 and table["pareto_front"].any()
+    assert len(table) == 3 and table["pareto_front"].any()
     assert parent.data.metrics["front/size"] == table["pareto_front"].sum()
 
 
 @pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
 def test_interrupted_sweep_resumes_without_duplicates(workdir: Path) -> None:
-    cmd = [sys.executable, "-m", "platform.sweep", "amnist", "--profile", "smoke", "--set", "lam=0,1,2,3",
+    cmd = [sys.executable, "-m", "platform.sweep", "amnist", "--profile", "smoke", "--set", "alpha=2", "--set", "lam=0,1,2,3",
            "--set", "epochs=2", "--max-concurrent", "1",
            "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}", "--storage", str(workdir / "runs")]
     proc = subprocess.Popen(cmd, cwd=REPO, env=sweep_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
