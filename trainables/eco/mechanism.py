@@ -30,8 +30,8 @@ from attacks.deep import DeepAttacker
 from attacks.side_info import SideInfoAttacker, SiOnlyAttacker, plug_in_bayes
 from attacks.tuning import AttackBudget, accuracy_metrics, tuned_result
 from core.data.eco import EPOCH, HOURS, SI_FEATURES, EcoDays, EcoWindows, load_eco, split_days, window_days
-from core.metrics import balanced_accuracy
 from core.data.eco_synthetic import synthetic_eco
+from core.metrics import balanced_accuracy
 from core.training import batches, fit_classifier, predict_logits
 from trainables.alpha_mi import alpha_mutual_information, renyi_entropy
 from trainables.eco.config import EcoConfig
