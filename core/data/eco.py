@@ -15,6 +15,9 @@ Resampling rules:
   occurs twice: the two hour-2 blocks are averaged. Any other row count drops the day (``days_bad_length``).
 - occupancy per hour = round(mean) of its 3,600 labels, ties (exactly half) counted as occupied.
 - only days with both a power file and an occupancy row are kept (``days_without_occupancy`` counts the rest).
+
+Sequences are windows of ``length`` consecutive hours every ``stride`` hours (:func:`window_days`) inside runs of
+consecutive days of one household, so a window never spans a gap or two splits.
 """
 from __future__ import annotations
 
@@ -221,3 +224,66 @@ def split_days(days: EcoDays, test_fraction: float, seed: int) -> tuple[torch.Te
     is_test[torch.randperm(len(blocks), generator=gen)[:n_test]] = True
     test = is_test[inverse]
     return torch.nonzero(~test).flatten(), torch.nonzero(test).flatten()
+
+
+@dataclass(frozen=True)
+class EcoWindows:
+    """Windows of consecutive hours of one household (the sequences a releaser reads).
+
+    ``consumption`` [W, L] float32 W; ``occupancy`` [W, L] int64; ``hour`` [W, L] the hour of day of each step;
+    ``weekday`` [W] and ``month`` [W] of the window's first hour; ``household`` [W]; ``start`` [W] hours since
+    1970-01-01 of the first step.
+    """
+
+    consumption: torch.Tensor
+    occupancy: torch.Tensor
+    hour: torch.Tensor
+    weekday: torch.Tensor
+    month: torch.Tensor
+    household: torch.Tensor
+    start: torch.Tensor
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    def side_information(self) -> torch.Tensor:
+        """SI per window (of its first hour's day): weekday one-hot (7) then month one-hot (12), float [W, 19]."""
+        one_hot = torch.nn.functional.one_hot
+        return torch.cat([one_hot(self.weekday, 7), one_hot(self.month - 1, 12)], 1).float()
+
+
+def window_count(hours: int, length: int, stride: int) -> int:
+    """Windows of ``length`` hours every ``stride`` hours in a run of ``hours`` consecutive hours."""
+    return (hours - length) // stride + 1 if hours >= length else 0
+
+
+def day_runs(days: EcoDays) -> list[torch.Tensor]:
+    """Indices of maximal runs of consecutive days of one household, each in date order."""
+    order = torch.argsort(days.household * 10_000_000 + days.day)
+    house, day = days.household[order], days.day[order]
+    breaks = torch.nonzero((house[1:] != house[:-1]) | (day[1:] != day[:-1] + 1)).flatten() + 1
+    return list(torch.tensor_split(order, breaks.tolist()))
+
+
+def window_days(days: EcoDays, length: int, stride: int) -> EcoWindows:
+    """Every window of ``length`` hours starting every ``stride`` hours from midnight of each run of consecutive days.
+
+    ``length`` = ``stride`` = 24 gives one window per day (midnight to midnight); smaller strides overlap.
+    """
+    if length < 1 or stride < 1:
+        raise ValueError(f"window length and stride must be >= 1 hour (got {length}, {stride})")
+    parts: list[tuple[torch.Tensor, ...]] = []
+    for run in day_runs(days):
+        n = window_count(HOURS * len(run), length, stride)
+        if not n:
+            continue
+        offset = torch.arange(n) * stride
+        steps = offset[:, None] + torch.arange(length)[None, :]
+        first_day = offset // HOURS
+        parts.append((days.consumption[run].flatten()[steps], days.occupancy[run].flatten()[steps], steps % HOURS,
+                      days.weekday[run][first_day], days.month[run][first_day], days.household[run][first_day],
+                      days.day[run][0] * HOURS + offset))
+    if not parts:
+        longest = max((len(r) for r in day_runs(days)), default=0)
+        raise ValueError(f"no window of {length} hours fits: the longest run of consecutive days is {longest} day(s)")
+    return EcoWindows(*(torch.cat(column) for column in zip(*parts, strict=True)))

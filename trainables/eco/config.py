@@ -45,6 +45,11 @@ class EcoConfig(LocalData, Training, AttackBudget, Checkpointing):
     max_missing_hours: int = Field(2, ge=0, le=24, description="A day with at most this many missing hours keeps "
                                                                "them interpolated; others are dropped.")
     test_fraction: float = Field(0.25, gt=0, lt=1, description="Share of the days held out for testing.")
+    window_hours: int = Field(24, ge=2, le=24 * 28, description="Hours per sequence (window of consecutive hours of one "
+                                                                "household).")
+    window_stride_hours: int = Field(2, ge=1, le=24 * 28, description="Hours between the starts of successive windows "
+                                                                      "(2: the paper's 11,225 sequences; 24 with 24-hour "
+                                                                      "windows: one per day, midnight to midnight).")
     epochs: Epochs = 20
     pretrain_epochs: PretrainEpochs = Field(5, description="Releaser pre-trained as an identity map before the game.")
     batch_size: BatchSize = 64

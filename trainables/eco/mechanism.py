@@ -1,12 +1,15 @@
-"""The α-MI releaser on ECO smart-meter days as a Mechanism (docs/mechanisms.md#on-eco-smart-meter-days-eco-eco-si, Algorithm 1).
+"""The α-MI releaser on ECO smart-meter windows as a Mechanism (docs/mechanisms.md#on-eco-smart-meter-days-eco-eco-si,
+Algorithm 1).
 
-Private S = hourly occupancy (24 binary labels per day), utility = the consumption itself. Each
-iteration trains the LSTM adversary k times on the current release, then the LSTM releaser once on
-L_R = NMSE(X, Y) + λ·Σ_t Î_α(S_t;Y)/Σ_t H_α(S_t), the α-MI of each hour's occupancy S_t
-against its own prior, from the adversary's per-hour posteriors (the hour itself is public). With
-``side_info`` the adversary (and every deep attacker) reads [Y ; SI]; with ``releaser_si`` the
-releaser reads [X ; SI ; Z]. Checkpoint epochs add a fresh deep attacker, a checkpoint and a 7-day
-original-vs-released trace. Consumption is released in normalised units (training mean and std).
+Sequences are windows of ``window_hours`` consecutive hours every ``window_stride_hours`` hours (the paper's
+count: 24 h every 2 h), cut inside the train or the test days, so no window spans both. Private S = the
+occupancy of every hour of a window, utility = the consumption itself. Each iteration trains the LSTM
+adversary k times on the current release, then the LSTM releaser once on
+L_R = NE(X, Y) + λ·Σ_h Î_α(S_h;Y)/Σ_h H_α(S_h), the α-MI of the occupancy at hour of day h against that
+hour's prior, from the adversary's per-step posteriors (the hour itself is public). With ``side_info`` the
+adversary (and every deep attacker) reads [Y ; SI]; with ``releaser_si`` the releaser reads [X ; SI ; Z].
+Checkpoint epochs add a fresh deep attacker, a checkpoint and a 7-day original-vs-released trace.
+Consumption is released in normalised units (training mean and std).
 """
 from __future__ import annotations
 
@@ -24,10 +27,11 @@ from torch.nn import functional as F
 
 from attacks.base import AttackInput, CheckpointInputs
 from attacks.deep import DeepAttacker
-from attacks.side_info import SideInfoAttacker, SiOnlyAttacker
-from attacks.tuning import AttackBudget, accuracy_metrics
-from core.data.eco import EPOCH, SI_FEATURES, EcoDays, load_eco, split_days
+from attacks.side_info import SideInfoAttacker, SiOnlyAttacker, plug_in_bayes
+from attacks.tuning import AttackBudget, accuracy_metrics, tuned_result
+from core.data.eco import EPOCH, HOURS, SI_FEATURES, EcoDays, EcoWindows, load_eco, split_days, window_days
 from core.data.eco_synthetic import synthetic_eco
+from core.metrics import balanced_accuracy
 from core.training import batches, fit_classifier, predict_logits
 from trainables.alpha_mi import alpha_mutual_information, renyi_entropy
 from trainables.eco.config import EcoConfig
@@ -40,13 +44,15 @@ FIGURE_FILE = "trace_7days.png"
 
 @dataclass(frozen=True)
 class EcoSplit:
-    """One split on the trial's device: normalised consumption [N, 24, 1], watts [N, 24], occupancy [N, 24], SI [N, 19]."""
+    """One split's windows on the trial's device: normalised consumption [N, L, 1], watts [N, L], occupancy [N, L],
+    hour of day [N, L], SI [N, 19]."""
 
     x: torch.Tensor
     watts: torch.Tensor
     occupancy: torch.Tensor
+    hour: torch.Tensor
     si: torch.Tensor
-    days: EcoDays  # the calendar of these rows (CPU), for the figure
+    windows: EcoWindows  # the calendar of these rows (CPU), for the figure
 
     def __len__(self) -> int:
         return len(self.x)
@@ -59,23 +65,30 @@ def load_days(cfg: EcoConfig) -> EcoDays:
     return synthetic_eco(cfg.households, cfg.days, cfg.data_seed)
 
 
-def load_data(cfg: EcoConfig, device: torch.device) -> tuple[EcoSplit, EcoSplit, tuple[float, float]]:
-    """Train and test splits on ``device`` and the (mean, std) in W that normalise consumption."""
-    days = load_days(cfg)
+def split_windows(cfg: EcoConfig, days: EcoDays) -> tuple[EcoWindows, EcoWindows]:
+    """Train and test windows: the days are split by (household, week) blocks first, then windowed within each side."""
     train_idx, test_idx = split_days(days, cfg.test_fraction, cfg.data_seed)
+    return (window_days(days.subset(train_idx), cfg.window_hours, cfg.window_stride_hours),
+            window_days(days.subset(test_idx), cfg.window_hours, cfg.window_stride_hours))
+
+
+def load_data(cfg: EcoConfig, device: torch.device) -> tuple[EcoSplit, EcoSplit, tuple[float, float]]:
+    """Train and test windows on ``device`` and the (mean, std) in W of the training days that normalise consumption."""
+    days = load_days(cfg)
+    train_idx, _ = split_days(days, cfg.test_fraction, cfg.data_seed)
     mean, std = float(days.consumption[train_idx].mean()), float(days.consumption[train_idx].std())
 
-    def make(index: torch.Tensor) -> EcoSplit:
-        part = days.subset(index)
+    def make(part: EcoWindows) -> EcoSplit:
         watts = part.consumption.to(device)
-        return EcoSplit(((watts - mean) / std).unsqueeze(2), watts, part.occupancy.to(device),
+        return EcoSplit(((watts - mean) / std).unsqueeze(2), watts, part.occupancy.to(device), part.hour.to(device),
                         part.side_information().to(device), part)
 
-    return make(train_idx), make(test_idx), (mean, std)
+    train, test = split_windows(cfg, days)
+    return make(train), make(test), (mean, std)
 
 
 def with_si(x: torch.Tensor, si: torch.Tensor) -> torch.Tensor:
-    """[N, 24, f] sequence with the day's SI appended to every hour: [N, 24, f + 19]."""
+    """[N, L, f] sequence with the window's SI appended to every hour: [N, L, f + 19]."""
     return torch.cat([x, si.unsqueeze(1).expand(-1, x.shape[1], -1)], dim=2)
 
 
@@ -89,44 +102,83 @@ def adversary_input(cfg: EcoConfig, y: torch.Tensor, si: torch.Tensor) -> torch.
     return with_si(y, si) if cfg.side_info else y
 
 
-def nmse(y: torch.Tensor, x: torch.Tensor, norm: tuple[float, float]) -> torch.Tensor:
-    """Σ(X − Y)² / ΣX² in watts over the whole batch, from normalised sequences."""
+def ne_energy(y: torch.Tensor, x: torch.Tensor, norm: tuple[float, float]) -> torch.Tensor:
+    """Σ(X − Y)² / ΣX² in watts over the whole batch, from normalised sequences (releasing all zeros scores 1)."""
     mean, std = norm
     xw, yw = x * std + mean, y * std + mean
     return ((yw - xw) ** 2).sum() / (xw ** 2).sum()
 
 
+def ne_variance(y: torch.Tensor, x: torch.Tensor, norm: tuple[float, float]) -> torch.Tensor:
+    """Σ(X − Y)² / Σ(X − X̄)² with X̄ the batch's mean power (releasing that constant mean scores 1)."""
+    mean, std = norm
+    xw, yw = x * std + mean, y * std + mean
+    return ((yw - xw) ** 2).sum() / ((xw - xw.mean()) ** 2).sum()
+
+
 def adversary_net(cfg: EcoConfig) -> Callable[[int, int], LstmClassifier]:
     """The adversary's architecture as a (number of classes, hidden width) factory (the deep attacker tunes the width)."""
-    return partial(lstm_classifier, 1 + SI_FEATURES * cfg.side_info, cfg.adversary_layers)
+    return partial(lstm_classifier, 1 + SI_FEATURES * cfg.side_info, cfg.adversary_layers, cfg.window_hours)
 
 
-def lstm_classifier(features: int, layers: int, num_classes: int, hidden: int) -> LstmClassifier:
-    """A fresh per-hour LSTM classifier (module-level, so factories built from it pickle to Ray workers)."""
-    return LstmClassifier(features, num_classes, hidden=hidden, layers=layers)
+def lstm_classifier(features: int, layers: int, steps: int, num_classes: int, hidden: int) -> LstmClassifier:
+    """A fresh per-step LSTM classifier (module-level, so factories built from it pickle to Ray workers)."""
+    return LstmClassifier(features, num_classes, hidden=hidden, layers=layers, steps=steps)
 
 
-def hourly_alpha_mi(logits: torch.Tensor, prior: torch.Tensor, alpha: float) -> torch.Tensor:
-    """Σ_t Î_α(S_t;Y) / Σ_t H_α(S_t) from the adversary's logits [N, 2, 24] and the per-hour prior [24, 2].
+def hourly_prior(occupancy: torch.Tensor, hour: torch.Tensor) -> torch.Tensor:
+    """P(S = s | hour of day) from labels and their hours [N, L]: [24, 2] (an hour never seen gets 1/2, 1/2)."""
+    counts = torch.bincount(hour.flatten(), minlength=HOURS).double()
+    occupied = torch.bincount(hour.flatten(), weights=occupancy.flatten().double(), minlength=HOURS)
+    rate = torch.where(counts > 0, occupied / counts.clamp_min(1), torch.full_like(counts, 0.5)).float()
+    return torch.stack([1 - rate, rate], 1)
 
-    The hour of a label is public (its position in the day), so leakage is measured against each
-    hour's own prior: a release that reveals only the hour scores 0. Each hour's estimate is clamped
-    at 0 (true α-MI is never negative): a releaser is rewarded for leaving the adversary uninformed,
-    not for making it confidently wrong, which would only last until the adversary's next step.
+
+def hourly_alpha_mi(logits: torch.Tensor, hour: torch.Tensor, prior: torch.Tensor, alpha: float) -> torch.Tensor:
+    """Σ_h Î_α(S_h;Y) / Σ_h H_α(S_h) from the adversary's logits [N, 2, L], each step's hour of day [N, L] and the
+    per-hour prior [24, 2].
+
+    The hour of a label is public (a reading's timestamp), so leakage is measured against each hour's own
+    prior, over all the steps at that hour: a release that reveals only the hour scores 0. Each hour's
+    estimate is clamped at 0 (true α-MI is never negative): a releaser is rewarded for leaving the adversary
+    uninformed, not for making it confidently wrong, which would only last until the adversary's next step.
     """
-    post = logits.softmax(1)
-    mi = sum(alpha_mutual_information(post[:, :, t], prior[t], alpha).clamp_min(0) for t in range(prior.shape[0]))
-    entropy = sum(renyi_entropy(prior[t], alpha) for t in range(prior.shape[0]))
-    assert isinstance(entropy, torch.Tensor)  # the prior has one row per hour, so the sum is never the empty 0
+    post = logits.softmax(1).transpose(1, 2)  # [N, L, 2]
+    mi, entropy = post.new_zeros(()), post.new_zeros(())
+    for h in torch.unique(hour).tolist():
+        mi = mi + alpha_mutual_information(post[hour == h], prior[h], alpha).clamp_min(0)
+        entropy = entropy + renyi_entropy(prior[h], alpha)
     return mi / entropy.clamp_min(1e-12)
+
+
+def within_hour_accuracy(pred: torch.Tensor, target: torch.Tensor, hour: torch.Tensor) -> float:
+    """The mean over hours of day of the balanced accuracy among the labels at that hour (chance 1/2 at every hour,
+    whatever the hour's prior)."""
+    hours = torch.unique(hour).tolist()
+    return sum(balanced_accuracy(pred[hour == h], target[hour == h], 2) for h in hours) / len(hours)
+
+
+def position_floors(train: EcoSplit, test: EcoSplit) -> dict[str, float]:
+    """Attackers that see no consumption: the plug-in Bayes rule on the step's position in its window
+    (``position_only``) and on its hour of day (``hour_only``), each fitted on the training windows, pooled and within
+    hours."""
+    position = torch.arange(train.occupancy.shape[1], device=train.hour.device)
+    metrics = {}
+    for name, train_key, test_key in (("position_only", position.expand_as(train.hour), position.expand_as(test.hour)),
+                                      ("hour_only", train.hour, test.hour)):
+        pred = plug_in_bayes(train_key.reshape(-1, 1), train.occupancy.flatten(), test_key.reshape(-1, 1), 2)
+        metrics[f"attack/{name}/accuracy"] = balanced_accuracy(pred, test.occupancy.flatten(), 2)
+        metrics[f"attack/{name}/accuracy_within_hour"] = within_hour_accuracy(pred, test.occupancy.flatten(),
+                                                                               test.hour.flatten())
+    return metrics
 
 
 def train_epoch(cfg: EcoConfig, m: EcoReleaser, train: EcoSplit, prior: torch.Tensor, norm: tuple[float, float],
                 gen: torch.Generator) -> dict[str, float]:
-    """One pass of Algorithm 1 over the training days; returns mean training losses."""
+    """One pass of Algorithm 1 over the training windows; returns mean training losses."""
     n, device = len(train), train.x.device
     r_in = releaser_input(cfg, train)
-    sums = {"loss_releaser": 0.0, "loss_adversary": 0.0, "nmse": 0.0, "privacy_term": 0.0}
+    sums = {"loss_releaser": 0.0, "loss_adversary": 0.0, "ne_energy": 0.0, "privacy_term": 0.0}
     steps = 0
     for idx in batches(n, cfg.batch_size, gen, device):
         for _ in range(cfg.adv_steps):
@@ -139,8 +191,8 @@ def train_epoch(cfg: EcoConfig, m: EcoReleaser, train: EcoSplit, prior: torch.Te
             m.opt_a.step()
 
         y = m.releaser(r_in[idx], gen)
-        distortion = nmse(y, train.x[idx], norm)
-        privacy = hourly_alpha_mi(m.adversary(adversary_input(cfg, y, train.si[idx])), prior, cfg.alpha)
+        distortion = ne_energy(y, train.x[idx], norm)
+        privacy = hourly_alpha_mi(m.adversary(adversary_input(cfg, y, train.si[idx])), train.hour[idx], prior, cfg.alpha)
         loss_r = distortion + cfg.lam * privacy
         m.opt_r.zero_grad(set_to_none=True)
         loss_r.backward()
@@ -148,14 +200,14 @@ def train_epoch(cfg: EcoConfig, m: EcoReleaser, train: EcoSplit, prior: torch.Te
         m.opt_r.step()
 
         steps += 1
-        for key, value in (("loss_releaser", loss_r), ("loss_adversary", loss_a), ("nmse", distortion),
+        for key, value in (("loss_releaser", loss_r), ("loss_adversary", loss_a), ("ne_energy", distortion),
                            ("privacy_term", privacy)):
             sums[key] += value.item()
     return {f"train/{k}": v / steps for k, v in sums.items()}
 
 
 def pretrain(cfg: EcoConfig, m: EcoReleaser, train: EcoSplit, gen: torch.Generator) -> None:
-    """Warm start at the full-utility end: the releaser as an identity map (Y ≈ X), the adversary on raw days.
+    """Warm start at the full-utility end: the releaser as an identity map (Y ≈ X), the adversary on raw windows.
 
     The identity is fitted fast (``pretrain_lr``, its own optimiser); the game's slower, clipped
     releaser steps (``releaser_lr``) then start from it.
@@ -178,41 +230,56 @@ def deep_attacker(cfg: EcoConfig) -> DeepAttacker:
     return DeepAttacker(AttackBudget.from_config(cfg.as_dict()), model=adversary_net(cfg), width=cfg.adversary_hidden)
 
 
+def deep_attack(cfg: EcoConfig, train_x: torch.Tensor, train: EcoSplit, test_x: torch.Tensor,
+                test: EcoSplit) -> dict[str, float]:
+    """The tuned deep attacker fitted on (train_x, train's occupancy), scored once on test_x: its pooled metrics and
+    ``accuracy_within_hour``, under ``attack/deep/``."""
+    attacker = deep_attacker(cfg)
+    fit = attacker.fit(train_x, train.occupancy, 2)
+    pred = predict_logits(fit.model, test_x).argmax(1)
+    result = tuned_result(attacker.name, fit, pred, test.occupancy, 2)
+    result.metrics["accuracy_within_hour"] = within_hour_accuracy(pred, test.occupancy, test.hour)
+    return result.logged()
+
+
 def evaluate_release(cfg: EcoConfig, m: EcoReleaser, train: EcoSplit, test: EcoSplit, prior: torch.Tensor,
                      norm: tuple[float, float], gen: torch.Generator,
                      attack: bool = True) -> tuple[dict[str, float], torch.Tensor]:
-    """NMSE, the in-game adversary, the α-MI estimate and (``attack``) a fresh deep attacker on the released splits."""
+    """NE under both normalisers, the in-game adversary, the α-MI estimate and (``attack``) a fresh deep attacker on
+    the released splits."""
     released_test = release(m.releaser, releaser_input(cfg, test), gen)
     adv_test = adversary_input(cfg, released_test, test.si)
     logits = predict_logits(m.adversary, adv_test)
     with torch.no_grad():
-        leakage = hourly_alpha_mi(logits, prior, cfg.alpha).item()
+        leakage = hourly_alpha_mi(logits, test.hour, prior, cfg.alpha).item()
     in_game = accuracy_metrics(logits.argmax(1), test.occupancy, 2)
     metrics = {
-        "utility/nmse": nmse(released_test, test.x, norm).item(),
+        "utility/ne_energy": ne_energy(released_test, test.x, norm).item(),
+        "utility/ne_variance": ne_variance(released_test, test.x, norm).item(),
         "train/adversary_accuracy": in_game["accuracy"],
         "leakage/normalised_alpha_mi": leakage,
     }
     if attack:
         t0 = time.perf_counter()
         released_train = release(m.releaser, releaser_input(cfg, train), gen)
-        result = deep_attacker(cfg).run(AttackInput(adversary_input(cfg, released_train, train.si), train.occupancy,
-                                                    adv_test, test.occupancy, num_classes=2))
-        metrics.update(result.logged())
+        metrics.update(deep_attack(cfg, adversary_input(cfg, released_train, train.si), train, adv_test, test))
         metrics["time/attack_s"] = time.perf_counter() - t0
     return metrics, released_test
 
 
 def figure_rows(test: EcoSplit, days: int) -> torch.Tensor:
-    """Test rows of the first household from its first test day on, at most ``days`` calendar days (its first test week)."""
-    house = torch.nonzero(test.days.household == test.days.household.min()).flatten()
-    order = house[torch.argsort(test.days.day[house])]
-    return order[test.days.day[order] < test.days.day[order[0]] + days]
+    """Test windows that start at midnight, of the first household from its first such window on, at most ``days``
+    calendar days (its first test week); with 24-hour windows they tile those days."""
+    w = test.windows
+    house = torch.nonzero((w.household == w.household.min()) & (w.start % HOURS == 0)).flatten()
+    order = house[torch.argsort(w.start[house])]
+    return order[w.start[order] < w.start[order[0]] + days * HOURS]
 
 
 def save_trace_figure(test: EcoSplit, released: torch.Tensor, norm: tuple[float, float], path: Path, title: str,
                       days: int = 7) -> Path:
-    """Original vs released hourly power (W) over ``days`` consecutive test days, occupied hours shaded, as a PNG."""
+    """Original vs released hourly power (W) of the midnight windows over ``days`` test days, occupied hours shaded, as a
+    PNG."""
     rows = figure_rows(test, days)
     mean, std = norm
     original = test.watts[rows].flatten().cpu()
@@ -226,18 +293,18 @@ def save_trace_figure(test: EcoSplit, released: torch.Tensor, norm: tuple[float,
                     color="tab:green", alpha=0.12, label="occupied")
     ax.step(hours, original, where="post", color="black", lw=1.0, label="original")
     ax.step(hours, out, where="post", color="tab:red", lw=1.0, label="released")
-    dates = [EPOCH + dt.timedelta(days=int(d)) for d in test.days.day[rows]]
-    ax.set_xticks(range(0, len(original), 24), [d.strftime("%a %d %b") for d in dates], fontsize=7)
+    dates = [EPOCH + dt.timedelta(hours=int(h)) for h in test.windows.start[rows]]
+    ax.set_xticks(range(0, len(original), test.watts.shape[1]), [d.strftime("%a %d %b") for d in dates], fontsize=7)
     ax.set_ylabel("power (W)")
     ax.legend(fontsize=7, loc="upper right")
-    ax.set_title(f"{title}, household {int(test.days.household[rows[0]])}", fontsize=9)
+    ax.set_title(f"{title}, household {int(test.windows.household[rows[0]])}", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     return path
 
 
 class EcoReleaser(Mechanism[EcoConfig]):
-    """The LSTM releaser, the LSTM adversary and their optimisers, on the ECO days."""
+    """The LSTM releaser, the LSTM adversary and their optimisers, on the ECO windows."""
 
     name = "eco_releaser"
     config_class = EcoConfig
@@ -256,10 +323,9 @@ class EcoReleaser(Mechanism[EcoConfig]):
         self.norm = (0.0, 1.0)  # the training (mean, std) in W, set by setup or a checkpoint
 
     def setup(self) -> None:
-        """Train and test days on the device, the per-hour occupancy prior, fresh players, the game's generator."""
+        """Train and test windows on the device, the per-hour occupancy prior, fresh players, the game's generator."""
         self.train, self.test, norm = load_data(self.cfg, self.device)
-        occupied = self.train.occupancy.float().mean(0)
-        self.prior = torch.stack([1 - occupied, occupied], 1)  # P(S_t = s) per hour, [24, 2]
+        self.prior = hourly_prior(self.train.occupancy, self.train.hour).to(self.device)  # P(S = s | hour), [24, 2]
         self.build()
         self.norm = norm
         self.gen = torch.Generator(device=self.device).manual_seed(self.cfg.seed)
@@ -297,7 +363,7 @@ class EcoReleaser(Mechanism[EcoConfig]):
                           f"α={cfg.alpha} λ={cfg.lam} k={cfg.adv_steps} epoch {epoch}", cfg.figure_days)
 
     def farm_inputs(self) -> CheckpointInputs:
-        """Released days [N, 24, 1], hourly occupancy [N, 24], SI, raw days."""
+        """Released windows [N, L, 1], their occupancy [N, L], SI, raw windows."""
         cfg, train, test = self.cfg, self.train, self.test
         gen = torch.Generator(device=self.device).manual_seed(cfg.seed + 1000 + self.epoch)
         released_train = release(self.releaser, releaser_input(cfg, train), gen)
@@ -306,35 +372,38 @@ class EcoReleaser(Mechanism[EcoConfig]):
                                             num_classes=2, raw_train_x=train.x, train_si=train.si, test_si=test.si))
 
     def release_map(self) -> ReleaseMap:
-        """The releaser as a served map: [N, 24, 1 (+19 SI if releaser_si)] normalised days -> [N, 24, 1].
+        """The releaser as a served map: [N, L, 1 (+19 SI if releaser_si)] normalised windows -> [N, L, 1].
 
         Inputs are (W − mean_w) / std_w with the training statistics saved as ``normalisation`` in state.pt,
         followed by the weekday and month one-hot columns when the releaser reads SI.
         """
-        return ReleaseMap(self.name, (24, 1 + SI_FEATURES * self.cfg.releaser_si), None, self.releaser.eval(), release)
+        return ReleaseMap(self.name, (self.cfg.window_hours, 1 + SI_FEATURES * self.cfg.releaser_si), None,
+                          self.releaser.eval(), release)
 
     @classmethod
     def raw_baselines(cls, config: dict) -> dict[str, float]:
-        """Attackers on unreleased days (the PUT's no-privacy end) and the SI-only floor."""
+        """Attackers on unreleased windows (the PUT's no-privacy end), the SI-only floor and the position and hour floors."""
         cfg = cls.typed(config)
         torch.set_num_threads(cfg.threads)
         train, test, _ = load_data(cfg, pick_device())
         raw = AttackInput(train.x, train.occupancy, test.x, test.occupancy, num_classes=2, train_si=train.si,
                           test_si=test.si)
-        deep = deep_attacker(cfg).run(AttackInput(adversary_input(cfg, train.x, train.si), train.occupancy,
-                                                  adversary_input(cfg, test.x, test.si), test.occupancy, num_classes=2))
-        metrics = {}
-        for result in (deep, SideInfoAttacker(AttackBudget.from_config(cfg.as_dict())).run(raw),
+        metrics = deep_attack(cfg, adversary_input(cfg, train.x, train.si), train, adversary_input(cfg, test.x, test.si),
+                              test) | position_floors(train, test)
+        for result in (SideInfoAttacker(AttackBudget.from_config(cfg.as_dict())).run(raw),
                        SiOnlyAttacker(AttackBudget.from_config(cfg.as_dict())).run(raw)):
-            metrics.update({f"baseline/{k}": v for k, v in result.logged().items()})
-        return metrics
+            metrics.update(result.logged())
+        return {f"baseline/{k}": v for k, v in metrics.items()}
 
     @classmethod
     def data_counts(cls, config: dict) -> dict[str, int]:
-        """Days per split and what the data source counted (missing hours interpolated, days dropped); fails early
-        if no data."""
+        """Days and windows per split and what the data source counted (missing hours interpolated, days dropped);
+        fails early if no data."""
         cfg = cls.typed(config)
         days = load_days(cfg)
         train_idx, test_idx = split_days(days, cfg.test_fraction, cfg.data_seed)
+        train, test = split_windows(cfg, days)
         return {**days.counts, "eco_train_days": len(train_idx), "eco_test_days": len(test_idx),
+                "eco_train_windows": len(train), "eco_test_windows": len(test),
+                "eco_windows_unsplit": len(window_days(days, cfg.window_hours, cfg.window_stride_hours)),
                 "occupied_hours": int(days.occupancy.sum())}

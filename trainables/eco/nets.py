@@ -1,16 +1,17 @@
 """Networks of the ECO releaser (docs/mechanisms.md#on-eco-smart-meter-days-eco-eco-si): the 4 × 64 LSTM releaser and
-the LSTM classifiers of occupancy."""
+the LSTM classifiers of occupancy, over windows of L hours."""
 from __future__ import annotations
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 
 class LstmReleaser(nn.Module):
-    """Y = R(X, Z): an LSTM over the day's hours whose input is [X ; SI ; uniform noise Z] per hour, one value out per hour.
+    """Y = R(X, Z): an LSTM over a window's hours whose input is [X ; SI ; uniform noise Z] per hour, one value out per hour.
 
-    Input [N, 24, features] (normalised consumption, then SI columns when the releaser sees SI); output
-    [N, 24, 1], the released normalised consumption. ``noise_dim`` = 0 makes it deterministic.
+    Input [N, L, features] (normalised consumption, then SI columns when the releaser sees SI); output
+    [N, L, 1], the released normalised consumption. ``noise_dim`` = 0 makes it deterministic.
     """
 
     def __init__(self, features: int, noise_dim: int = 8, hidden: int = 64, layers: int = 4, bound: float = 8.0) -> None:
@@ -29,11 +30,12 @@ class LstmReleaser(nn.Module):
 
 
 class LstmClassifier(nn.Module):
-    """Per-hour classifier over a day: [N, 24, features] -> logits [N, classes, 24] (class axis second, as cross-entropy expects).
+    """Per-step classifier over a window of ``steps`` hours: [N, L, features] -> logits [N, classes, L] (class axis
+    second, as cross-entropy expects).
 
-    Bidirectional, since an attacker holds the whole released day (hour t is judged with the hours
-    after it too). Inputs are batch-normalised per (hour, feature): a release can hide nothing in
-    small deviations from its hourly profile or in its scale, which a shared normalisation would miss.
+    Bidirectional, since an attacker holds the whole released window (step t is judged with the steps
+    after it too). Inputs are batch-normalised per (step, feature): a release can hide nothing in
+    small deviations from its profile over the window or in its scale, which a shared normalisation would miss.
     """
 
     def __init__(self, features: int, num_classes: int = 2, hidden: int = 32, layers: int = 3, steps: int = 24) -> None:
@@ -43,5 +45,11 @@ class LstmClassifier(nn.Module):
         self.head = nn.Linear(2 * hidden, num_classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = self.norm(x.flatten(1)).view(x.shape)
+        flat = x.flatten(1)
+        if self.training and len(x) == 1:  # a lone last batch has no batch statistics: use the running ones
+            n = self.norm
+            flat = F.batch_norm(flat, n.running_mean, n.running_var, n.weight, n.bias, training=False, eps=n.eps)
+        else:
+            flat = self.norm(flat)
+        x = flat.view(x.shape)
         return self.head(self.lstm(x)[0]).transpose(1, 2)
