@@ -133,10 +133,10 @@ def render(rows: Sequence[Row], runs: dict[str, StudyRuns], figures: dict[str, l
         if notes:
             lines += ["", "Where putlab differs or cannot compare, and why:", ""]
             lines += [f"- **{r.claim.item}** ({r.verdict}): {r.claim.why}" for r in notes]
-        for key in dict.fromkeys(r.claim.key for r in paper_rows):
+        for key in dict.fromkeys(r.claim.study for r in paper_rows):
             for path in figures.get(key, []):
                 rel = path.relative_to(report.parent)
-                lines += ["", f"![{study}: {path.stem.replace('_', ' ')}]({rel.as_posix()})"]
+                lines += ["", f"![{key}: {path.stem.replace('_', ' ')}]({rel.as_posix()})"]
         lines.append("")
     return "\n".join(lines) + "\n"
 
