@@ -1,0 +1,112 @@
+"""The reproduction report: measures on hand-made trial tables, verdicts, the rendered Markdown, and (slow) the whole
+command over a real sweep."""
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from platform.reproduction import evaluate, render, verdict
+from platform.reproduction_claims import CLAIMS, PAPERS, STUDIES, Claim
+from platform.reproduction_measures import BestUnder, Measured, ParentMetric, PointMetric, StudyRuns, Trend
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def runs(trials: pd.DataFrame, parent: dict[str, float] | None = None) -> StudyRuns:
+    return StudyRuns("sweep-x", "quick", parent or {}, trials, ("alpha", "lam", "seed"))
+
+
+TRIALS = pd.DataFrame({
+    "alpha": [1.0, 1.0, 1.0, 1.0, math.inf, math.inf],
+    "lam": [0.0, 0.0, 3.0, 3.0, 3.0, 3.0],
+    "seed": [0, 1, 0, 1, 0, 1],
+    "utility/accuracy": [0.96, 0.94, 0.80, 0.70, 0.50, 0.60],
+    "attack/max/accuracy": [0.90, 0.88, 0.62, 0.58, 0.52, 0.56],
+})
+
+
+def test_point_metric_is_the_mean_over_seeds_with_the_min_max_band():
+    measured = PointMetric("utility/accuracy", {"alpha": 1.0, "lam": 3.0})(runs(TRIALS))
+    assert measured.value == pytest.approx(0.75)
+    assert (measured.low, measured.high) == (0.70, 0.80)
+    assert "2 seeds" in measured.band
+    assert PointMetric("utility/accuracy", {"alpha": math.inf})(runs(TRIALS)).value == pytest.approx(0.55)
+
+
+def test_one_seed_takes_the_logged_interval():
+    one = pd.DataFrame({"alpha": [1.0], "lam": [0.0], "seed": [0], "m": [0.7], "m/ci_low": [0.65], "m/ci_high": [0.74]})
+    measured = PointMetric("m")(runs(one))
+    assert (measured.value, measured.low, measured.high) == (0.7, 0.65, 0.74)
+    assert str(measured) == "0.7 [0.65, 0.74]"
+
+
+def test_best_under_a_budget_picks_the_point_by_its_means():
+    # point means: (1, 0) utility 0.95 attack 0.89; (1, 3) 0.75 / 0.60; (inf, 3) 0.55 / 0.54
+    best = BestUnder("utility/accuracy", "attack/max/accuracy", 0.6)(runs(TRIALS))
+    assert best.value == pytest.approx(0.75) and "alpha = 1, lam = 3" in best.band
+    lowest = BestUnder("attack/max/accuracy", "attack/max/accuracy", math.inf, higher_is_better=False)(runs(TRIALS))
+    assert lowest.value == pytest.approx(0.54)
+    assert math.isnan(BestUnder("utility/accuracy", "attack/max/accuracy", 0.5)(runs(TRIALS)).value)
+    at_one = BestUnder("attack/max/accuracy", "attack/max/accuracy", math.inf, False, {"alpha": 1.0})(runs(TRIALS))
+    assert at_one.value == pytest.approx(0.60)
+
+
+def test_trend_reads_the_direction_along_an_axis():
+    table = pd.DataFrame({"n": [10, 30, 100, 10, 30, 100], "seed": [0, 0, 0, 1, 1, 1],
+                          "rho": [3.0, 0.3, 0.03, 2.0, 0.4, 0.02]})
+    measured = Trend("rho", "n", -1)(StudyRuns("s", "p", {}, table, ("n", "seed")))
+    assert measured.value == pytest.approx(-1.0) and measured.text.startswith("falls")
+    claim = Claim("membership", "Fig. 1", "", "falls with n", "adult-n", Trend("rho", "n", -1))
+    assert verdict(claim, measured) == "agrees"
+    assert verdict(Claim("membership", "", "", "", "adult-n", Trend("rho", "n", 1)), measured) == "differs"
+
+
+def test_verdict_against_the_papers_number_uses_tolerance_or_band():
+    claim = Claim("alpha-mi", "", "", "91.5 %", "amnist", ParentMetric("x"), target=0.915, tolerance=0.01)
+    assert verdict(claim, Measured(0.91)) == "agrees"
+    assert verdict(claim, Measured(0.85, 0.80, 0.90)) == "differs"
+    assert verdict(claim, Measured(0.85, 0.80, 0.91)) == "agrees"  # the band reaches the paper's number
+    assert verdict(claim, Measured(math.nan, text="not run")) == "—"
+
+
+def test_every_claim_names_a_known_paper_and_study():
+    studies = {s.key for s in STUDIES}
+    assert all(c.paper in PAPERS and c.study in studies for c in CLAIMS)
+    assert len(studies) == len(STUDIES)
+
+
+def test_render_lists_every_claim_and_says_which_studies_did_not_run(tmp_path):
+    found = {"amnist": runs(TRIALS, {"baseline/utility/accuracy": 0.96})}
+    rows = evaluate(CLAIMS, found)
+    text = render(rows, found, {}, tmp_path / "reproduction.md")
+    assert text.count("\n| ") >= len(CLAIMS) + len(STUDIES)
+    assert "not run" in text and "`python -m platform.sweep amnist" in text
+    row = next(r for r in rows if r.claim.measure == ParentMetric("baseline/utility/accuracy"))
+    assert row.measured.value == 0.96 and row.verdict == "differs"
+
+
+@pytest.mark.slow
+def test_the_command_writes_the_report_from_a_real_sweep(tmp_path):
+    """A real (smoke) GMM sweep into the study's experiment, then the report: its row is measured, its figures copied."""
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
+    sweep = [sys.executable, "-m", "platform.sweep", "gmm", "--profile", "smoke", "--experiment", "repro-gmm",
+             "--tracking-uri", uri, "--storage", str(tmp_path / "runs")]
+    subprocess.run(sweep, cwd=REPO, env=env, check=True, capture_output=True, timeout=600)
+    out = tmp_path / "docs" / "reproduction.md"
+    done = subprocess.run([sys.executable, "-m", "platform.reproduction", "--tracking-uri", uri, "--out", str(out)],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    assert "gmm-smoke-" in text and "(tmp)" not in text
+    assert (tmp_path / "docs" / "reproduction" / "gmm" / "front.png").exists()
+    assert "](reproduction/gmm/front.png)" in text
+    bad = subprocess.run([sys.executable, "-m", "platform.reproduction", "--tracking-uri", uri, "--only", "nope"],
+                         cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.strip() == "error: unknown study nope; known: " + ", ".join(
+        s.key for s in STUDIES)
