@@ -28,7 +28,7 @@ from trainables.tune_loop import epochs, write_checkpoint
 
 # Strong noise (λ = 1), a mid threshold: a large share is suppressed, so μ_s has something to repair.
 CONFIG = CloakConfig(lam=1.0, T=0.75, M=1.5, n_train=2000, n_test=600, epochs=10, suppression_epochs=2,
-                     target_epochs=2, noise_draws=3, cloak_lr=0.2)
+                     target_epochs=2, noise_draws=3, cloak_lr=0.2, baseline_attack=False)
 
 
 @pytest.fixture(autouse=True)
@@ -202,22 +202,26 @@ def test_trial_reports_the_gaussian_baseline_at_equal_information() -> None:
 
 
 def test_fairness_gaps_hand_computed() -> None:
-    # group 0: y = [0, 0, 1, 1], ŷ = [0, 1, 1, 1] -> P(ŷ=1) = 3/4, P(ŷ=1|y=0) = 1/2, P(ŷ=1|y=1) = 1
-    # group 1: y = [0, 1, 1, 1], ŷ = [0, 0, 0, 1] -> P(ŷ=1) = 1/4, P(ŷ=1|y=0) = 0,   P(ŷ=1|y=1) = 1/3
+    # group 0: y = [0, 0, 1, 1], ŷ = [0, 1, 1, 1] -> P(ŷ=1) = 3/4, TNR P(ŷ=0|y=0) = 1/2, TPR P(ŷ=1|y=1) = 1
+    # group 1: y = [0, 1, 1, 1], ŷ = [0, 0, 0, 1] -> P(ŷ=1) = 1/4, TNR = 1,                TPR = 1/3
     pred = torch.tensor([0, 1, 1, 1, 0, 0, 0, 1])
     y = torch.tensor([0, 0, 1, 1, 0, 1, 1, 1])
     group = torch.tensor([0, 0, 0, 0, 1, 1, 1, 1])
     gaps = fairness_gaps(pred, y, group, 2)
     assert gaps["demp_gap"] == pytest.approx(0.5)
-    assert gaps["eo_gap"] == pytest.approx(max(0.5, 1 - 1 / 3))
+    assert gaps["eo_gap"] == pytest.approx(abs(0.5 - 1) + abs(1 - 1 / 3))  # the paper's sum, not the max (2/3)
 
 
-def test_fairness_gaps_one_vs_rest_for_three_classes() -> None:
-    # group 0: ŷ = [0, 1, 2] for y = [0, 1, 1]; group 1: ŷ = [0, 1, 1] for y = [0, 1, 1]
-    # DemP: P(ŷ=c) = (1/3, 1/3, 1/3) vs (1/3, 2/3, 0) -> 1/3; EO: at y = 1, (0, 1/2, 1/2) vs (0, 1, 0) -> 1/2.
-    gaps = fairness_gaps(torch.tensor([0, 1, 2, 0, 1, 1]), torch.tensor([0, 1, 1, 0, 1, 1]),
-                         torch.tensor([0, 0, 0, 1, 1, 1]), 3)
-    assert gaps == pytest.approx({"demp_gap": 1 / 3, "eo_gap": 0.5})
+def test_fairness_gaps_sum_the_true_rate_gaps_over_classes() -> None:
+    # group 0: ŷ = [0, 2, 1, 1] for y = [0, 0, 1, 1]; group 1: ŷ = [0, 0, 2, 1] for the same y.
+    # ΔEO: y = 0: P(ŷ=0|y=0) = 1/2 vs 1; y = 1: P(ŷ=1|y=1) = 1 vs 1/2; y = 2 absent -> 1/2 + 1/2 = 1 (a max: 1/2).
+    # ΔDemP: P(ŷ=c) = (1/4, 1/2, 1/4) vs (1/2, 1/4, 1/4) -> 1/4.
+    y = torch.tensor([0, 0, 1, 1, 0, 0, 1, 1])
+    gaps = fairness_gaps(torch.tensor([0, 2, 1, 1, 0, 0, 2, 1]), y, torch.tensor([0, 0, 0, 0, 1, 1, 1, 1]), 3)
+    assert gaps == pytest.approx({"demp_gap": 0.25, "eo_gap": 1.0})
+    # One class absent from a group is skipped: only y = 0 (1/2 vs 1) counts.
+    only = fairness_gaps(torch.tensor([0, 2, 0, 0]), torch.tensor([0, 0, 0, 0]), torch.tensor([0, 0, 1, 1]), 3)
+    assert only["eo_gap"] == pytest.approx(0.5)
 
 
 # ---------------------------------------------------------------- the cached target
