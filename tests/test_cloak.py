@@ -243,20 +243,21 @@ def test_equal_accuracy_sigma_inverts_a_falling_accuracy() -> None:
 
 
 def test_trial_reports_the_gaussian_baseline_at_equal_accuracy() -> None:
-    last, _ = trained()
+    last, history = trained()
     m = last.metrics
     assert m[f"{EQUAL_ACC}/utility/accuracy"] == pytest.approx(m["utility/accuracy"], abs=0.02), m
     assert 0.0 <= m["leakage/info_removed_knn"] <= 1.0 and 0.0 <= m[f"{EQUAL_ACC}/leakage/info_removed_knn"] <= 1.0
     assert m["leakage/info_removed_knn"] == pytest.approx(1 - m["leakage/mi_knn"] / m["leakage/mi_knn_self"])
     assert 1e-3 < m[f"{EQUAL_ACC}/sigma"] < 10.0
     assert f"{EQUAL_ACC}/attack/deep/accuracy" not in m  # baseline_attack=False in this config
+    assert f"{EQUAL_ACC}/sigma" not in history[0]  # the bisection runs on checkpoint epochs only (here the last)
 
 
 def test_deep_attacker_on_the_baseline_falls_with_noise() -> None:
     last, _ = trained()
-    cfg = CloakConfig.from_dict({**CONFIG.as_dict(), "attack_epochs": 3})
+    cfg = CloakConfig.from_dict({**CONFIG.as_dict(), "attack_epochs": 2})
     train, test = last.trial.train, last.trial.test
-    small = (Split(train.x[:600], train.y[:600], train.digit[:600], train.thick[:600]),
+    small = (Split(train.x[:500], train.y[:500], train.digit[:500], train.thick[:500]),
              Split(test.x[:400], test.y[:400], test.digit[:400], test.thick[:400]))
     faint = attack_equal_accuracy_baseline(cfg, 0.01, *small)[f"{EQUAL_ACC}/attack/deep/accuracy"]
     loud = attack_equal_accuracy_baseline(cfg, 5.0, *small)[f"{EQUAL_ACC}/attack/deep/accuracy"]

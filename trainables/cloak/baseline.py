@@ -10,7 +10,7 @@ import torch
 SIGMA_RANGE = (1e-3, 10.0)  # the search's σ interval: from invisible noise to far past chance
 
 
-def equal_accuracy_sigma(accuracy_at: Callable[[float], float], accuracy: float, steps: int = 14,
+def equal_accuracy_sigma(accuracy_at: Callable[[float], float], accuracy: float, steps: int = 10,
                          sigma_range: tuple[float, float] = SIGMA_RANGE) -> float:
     """The σ whose accuracy ``accuracy_at(σ)`` equals ``accuracy`` (bisection on log σ; accuracy falls with σ).
 
