@@ -13,10 +13,10 @@ def balanced_accuracy(pred: torch.Tensor, target: torch.Tensor, num_classes: int
 
 
 def fairness_gaps(pred: torch.Tensor, target: torch.Tensor, group: torch.Tensor, num_classes: int) -> dict[str, float]:
-    """ΔDemP and ΔEO of predictions between two groups (0 and 1), one-vs-rest over the predicted class c.
+    """ΔDemP and ΔEO of predictions between two groups (0 and 1), as Cloak's paper scores them.
 
-    demp_gap = max_c |P(ŷ=c | g=0) − P(ŷ=c | g=1)|; eo_gap = max_{y, c} |P(ŷ=c | y, g=0) − P(ŷ=c | y, g=1)|.
-    For two classes both reduce to the usual definitions on ŷ = 1. Labels y absent from a group are skipped.
+    demp_gap = max_c |P(ŷ=c | g=0) − P(ŷ=c | g=1)|; eo_gap = Σ_y |P(ŷ=y | y, g=0) − P(ŷ=y | y, g=1)|, the per-class
+    true-rate gaps summed (for two classes: the TPR gap plus the TNR gap). Labels y absent from a group are skipped.
     """
     onehot = torch.nn.functional.one_hot(pred.long(), num_classes).double()
 
@@ -28,7 +28,7 @@ def fairness_gaps(pred: torch.Tensor, target: torch.Tensor, group: torch.Tensor,
     for y in range(num_classes):
         a, b = (target == y) & (group == 0), (target == y) & (group == 1)
         if a.any() and b.any():
-            eo = max(eo, float((rates(a) - rates(b)).abs().max()))
+            eo += abs(float(rates(a)[y] - rates(b)[y]))
     return {"demp_gap": demp, "eo_gap": eo}
 
 

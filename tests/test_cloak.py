@@ -9,11 +9,14 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
+from scipy.special import digamma
 
 from core.data import default_data_root, load_mnist
 from core.metrics import fairness_gaps
+from trainables.cloak.baseline import equal_accuracy_sigma
 from trainables.cloak.config import CloakConfig
 from trainables.cloak.info import (
     QUANTISATION_SIGMA,
@@ -21,14 +24,15 @@ from trainables.cloak.info import (
     information_removed,
     matching_gaussian_sigma,
 )
-from trainables.cloak.mechanism import Cloak, CloakMap, apply_mask, sift
+from trainables.cloak.knn_info import KnnInfoMeter, PrincipalAxes, ksg_mutual_information
+from trainables.cloak.mechanism import EQUAL_ACC, Cloak, CloakMap, Split, apply_mask, attack_equal_accuracy_baseline, sift
 from trainables.cloak.target import TargetSettings, load_target
 from trainables.mechanism import CheckpointError
 from trainables.tune_loop import epochs, write_checkpoint
 
 # Strong noise (λ = 1), a mid threshold: a large share is suppressed, so μ_s has something to repair.
 CONFIG = CloakConfig(lam=1.0, T=0.75, M=1.5, n_train=2000, n_test=600, epochs=10, suppression_epochs=2,
-                     target_epochs=2, noise_draws=3, cloak_lr=0.2)
+                     target_epochs=2, noise_draws=3, cloak_lr=0.2, baseline_attack=False)
 
 
 @pytest.fixture(autouse=True)
@@ -198,26 +202,92 @@ def test_trial_reports_the_gaussian_baseline_at_equal_information() -> None:
     assert 0.5 <= m["utility/gaussian_accuracy"] <= 1.0
 
 
+# ---------------------------------------------------------------- the kNN estimator and the equal-accuracy baseline
+
+
+def _gaussian_pair(n: int, d: int, rho: float, seed: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """(X, Y) with Y_i = ρ X_i + √(1 − ρ²) Z_i per coordinate, and the analytic I(X; Y) = −d/2 · log(1 − ρ²) nats."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, d))
+    return x, rho * x + math.sqrt(1 - rho ** 2) * rng.standard_normal((n, d)), -0.5 * d * math.log(1 - rho ** 2)
+
+
+@pytest.mark.parametrize(("d", "rho", "tol"), [(1, 0.5, 0.05), (1, 0.9, 0.06), (3, 0.6, 0.1), (2, 0.0, 0.03)])
+def test_ksg_estimator_matches_the_analytic_gaussian_mi(d: int, rho: float, tol: float) -> None:
+    x, y, exact = _gaussian_pair(2000, d, rho, seed=d)
+    assert ksg_mutual_information(x, y) == pytest.approx(exact, abs=tol)
+
+
+def test_knn_information_removed_is_zero_for_the_raw_images_and_grows_with_noise() -> None:
+    gen = torch.Generator().manual_seed(0)
+    images = torch.randn(1200, 4, generator=gen) @ torch.randn(4, 1, 8, 8, generator=gen).flatten(1)  # rank 4
+    axes = PrincipalAxes.fit(images, dims=4)
+    meter = KnnInfoMeter(axes, images, k=4)
+    assert meter.self_mi == pytest.approx(float(digamma(1200) - digamma(4)), abs=2 / 4)  # the estimator's ceiling
+    assert meter(images).removed == 0.0
+    removed = [meter(images + sigma * torch.randn(images.shape, generator=gen)).removed for sigma in (0.3, 1.0, 3.0, 10.0)]
+    assert removed == sorted(removed) and removed[0] > 0.03 and removed[-1] > 0.7, removed
+    assert meter(torch.randn(images.shape, generator=gen)).removed > 0.97  # independent of the images: all removed
+    with pytest.raises(ValueError, match=re.escape("knn_dims must be in [1, 64] for 1200 images of 64 features (got 65)")):
+        PrincipalAxes.fit(images, dims=65)
+
+
+def test_equal_accuracy_sigma_inverts_a_falling_accuracy() -> None:
+    def accuracy(sigma: float) -> float:
+        return 0.5 + 0.5 / (1 + sigma)
+
+    assert equal_accuracy_sigma(accuracy, 0.75) == pytest.approx(1.0, rel=5e-3)  # 10 halvings of log σ
+    assert equal_accuracy_sigma(accuracy, 0.9) == pytest.approx(0.25, rel=5e-3)
+    assert equal_accuracy_sigma(accuracy, 1.0) == 1e-3  # the lowest noise already costs accuracy: the lower end
+    assert equal_accuracy_sigma(accuracy, 0.5) == 10.0  # below the highest noise's accuracy: the upper end
+
+
+def test_trial_reports_the_gaussian_baseline_at_equal_accuracy() -> None:
+    last, history = trained()
+    m = last.metrics
+    assert m[f"{EQUAL_ACC}/utility/accuracy"] == pytest.approx(m["utility/accuracy"], abs=0.02), m
+    assert 0.0 <= m["leakage/info_removed_knn"] <= 1.0 and 0.0 <= m[f"{EQUAL_ACC}/leakage/info_removed_knn"] <= 1.0
+    assert m["leakage/info_removed_knn"] == pytest.approx(1 - m["leakage/mi_knn"] / m["leakage/mi_knn_self"])
+    assert 1e-3 < m[f"{EQUAL_ACC}/sigma"] < 10.0
+    assert f"{EQUAL_ACC}/attack/deep/accuracy" not in m  # baseline_attack=False in this config
+    assert f"{EQUAL_ACC}/sigma" not in history[0]  # the bisection runs on checkpoint epochs only (here the last)
+
+
+def test_deep_attacker_on_the_baseline_falls_with_noise() -> None:
+    last, _ = trained()
+    cfg = CloakConfig.from_dict({**CONFIG.as_dict(), "attack_epochs": 2})
+    train, test = last.trial.train, last.trial.test
+    small = (Split(train.x[:500], train.y[:500], train.digit[:500], train.thick[:500]),
+             Split(test.x[:400], test.y[:400], test.digit[:400], test.thick[:400]))
+    faint = attack_equal_accuracy_baseline(cfg, 0.01, *small)[f"{EQUAL_ACC}/attack/deep/accuracy"]
+    loud = attack_equal_accuracy_baseline(cfg, 5.0, *small)[f"{EQUAL_ACC}/attack/deep/accuracy"]
+    assert faint > loud + 0.15 and loud < 0.65, (faint, loud)
+
+
 # ---------------------------------------------------------------- fairness
 
 
 def test_fairness_gaps_hand_computed() -> None:
-    # group 0: y = [0, 0, 1, 1], ŷ = [0, 1, 1, 1] -> P(ŷ=1) = 3/4, P(ŷ=1|y=0) = 1/2, P(ŷ=1|y=1) = 1
-    # group 1: y = [0, 1, 1, 1], ŷ = [0, 0, 0, 1] -> P(ŷ=1) = 1/4, P(ŷ=1|y=0) = 0,   P(ŷ=1|y=1) = 1/3
+    # group 0: y = [0, 0, 1, 1], ŷ = [0, 1, 1, 1] -> P(ŷ=1) = 3/4, TNR P(ŷ=0|y=0) = 1/2, TPR P(ŷ=1|y=1) = 1
+    # group 1: y = [0, 1, 1, 1], ŷ = [0, 0, 0, 1] -> P(ŷ=1) = 1/4, TNR = 1,                TPR = 1/3
     pred = torch.tensor([0, 1, 1, 1, 0, 0, 0, 1])
     y = torch.tensor([0, 0, 1, 1, 0, 1, 1, 1])
     group = torch.tensor([0, 0, 0, 0, 1, 1, 1, 1])
     gaps = fairness_gaps(pred, y, group, 2)
     assert gaps["demp_gap"] == pytest.approx(0.5)
-    assert gaps["eo_gap"] == pytest.approx(max(0.5, 1 - 1 / 3))
+    assert gaps["eo_gap"] == pytest.approx(abs(0.5 - 1) + abs(1 - 1 / 3))  # the paper's sum, not the max (2/3)
 
 
-def test_fairness_gaps_one_vs_rest_for_three_classes() -> None:
-    # group 0: ŷ = [0, 1, 2] for y = [0, 1, 1]; group 1: ŷ = [0, 1, 1] for y = [0, 1, 1]
-    # DemP: P(ŷ=c) = (1/3, 1/3, 1/3) vs (1/3, 2/3, 0) -> 1/3; EO: at y = 1, (0, 1/2, 1/2) vs (0, 1, 0) -> 1/2.
-    gaps = fairness_gaps(torch.tensor([0, 1, 2, 0, 1, 1]), torch.tensor([0, 1, 1, 0, 1, 1]),
-                         torch.tensor([0, 0, 0, 1, 1, 1]), 3)
-    assert gaps == pytest.approx({"demp_gap": 1 / 3, "eo_gap": 0.5})
+def test_fairness_gaps_sum_the_true_rate_gaps_over_classes() -> None:
+    # group 0: ŷ = [0, 2, 1, 1] for y = [0, 0, 1, 1]; group 1: ŷ = [0, 0, 2, 1] for the same y.
+    # ΔEO: y = 0: P(ŷ=0|y=0) = 1/2 vs 1; y = 1: P(ŷ=1|y=1) = 1 vs 1/2; y = 2 absent -> 1/2 + 1/2 = 1 (a max: 1/2).
+    # ΔDemP: P(ŷ=c) = (1/4, 1/2, 1/4) vs (1/2, 1/4, 1/4) -> 1/4.
+    y = torch.tensor([0, 0, 1, 1, 0, 0, 1, 1])
+    gaps = fairness_gaps(torch.tensor([0, 2, 1, 1, 0, 0, 2, 1]), y, torch.tensor([0, 0, 0, 0, 1, 1, 1, 1]), 3)
+    assert gaps == pytest.approx({"demp_gap": 0.25, "eo_gap": 1.0})
+    # One class absent from a group is skipped: only y = 0 (1/2 vs 1) counts.
+    only = fairness_gaps(torch.tensor([0, 2, 0, 0]), torch.tensor([0, 0, 0, 0]), torch.tensor([0, 0, 1, 1]), 3)
+    assert only["eo_gap"] == pytest.approx(0.5)
 
 
 # ---------------------------------------------------------------- the cached target

@@ -10,7 +10,10 @@ from trainables.tune_loop import KILL_ENV
 
 TRIAL_METRICS = ("utility/accuracy", "utility/accuracy_zero_fill", "utility/raw_accuracy", "utility/accuracy_loss",
                  "leakage/info_removed", "leakage/suppression_ratio", "leakage/gaussian_sigma", "utility/gaussian_accuracy",
-                 "fairness/demp_gap", "fairness/eo_gap", "train/loss", "train/ce")
+                 "fairness/demp_gap", "fairness/eo_gap", "train/loss", "train/ce", "leakage/info_removed_knn",
+                 "leakage/mi_knn", "baseline/gaussian_equal_acc/sigma", "baseline/gaussian_equal_acc/utility/accuracy",
+                 "baseline/gaussian_equal_acc/leakage/info_removed_knn",
+                 "baseline/gaussian_equal_acc/attack/deep/accuracy")
 FARM_METRICS = ("attack/deep/accuracy", "attack/deep_raw/accuracy", "attack/thickness/accuracy",
                 "attack/yeom/advantage", "attack/yeom/target/auc", "attack/max/accuracy")
 

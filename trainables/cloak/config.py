@@ -20,6 +20,7 @@ from core.config import (
     problem,
 )
 from trainables.cloak.info import QUANTISATION_SIGMA
+from trainables.cloak.knn_info import KNN_DIMS, KNN_NEIGHBOURS
 
 TASKS = {"gt5": 2, "digit": 10}  # target task -> number of classes ("gt5": digit > 5)
 
@@ -53,6 +54,11 @@ class CloakConfig(ImageData, Training, AttackBudget, Checkpointing, MembershipAt
     noise_draws: Count = Field(3, description="Noise draws per image when measuring utility.")
     info_floor: float = Field(QUANTISATION_SIGMA, gt=0, le=1e9, description="Noise σ below which the information "
                               "estimator counts a pixel as intact (default: 8-bit quantisation noise).")
+    knn_dims: int = Field(KNN_DIMS, ge=1, le=1024, description="Principal components of the images the kNN (KSG) "
+                          "information estimator reads.")
+    knn_neighbours: int = Field(KNN_NEIGHBOURS, ge=1, le=100, description="Neighbours k of the kNN (KSG) estimator.")
+    baseline_attack: bool = Field(True, description="On checkpoint epochs, retrain the deep attacker on the Gaussian "
+                                                    "baseline at Cloak's accuracy.")
     checkpoint_every: int = Field(0, ge=0, le=1_000_000, description="Checkpoint every this many steps (0: the last "
                                                                      "step only).")
 

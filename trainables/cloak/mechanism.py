@@ -5,8 +5,9 @@ epochs train μ and ρ on L = −log mean_i σ_i² + λ·CE(f(x + r), y) with th
 (b_i = 1) where σ_i < T and suppresses it where σ_i ≥ T. The last ``suppression_epochs`` train the suppression
 values μ_s on CE only, with μ, ρ and b fixed. :func:`sift` — x_s = (x + r)∘b + μ_s∘(1 − b) — is the one transform
 training, evaluation, the attack farm and serving all use. Every epoch reports the target's accuracy on sifted test
-images (mean over noise draws), the information removed (:mod:`trainables.cloak.info`), the Gaussian baseline at
-equal information and the fairness gaps.
+images (mean over noise draws), the information removed (the per-feature bound, :mod:`trainables.cloak.info`, and the
+paper's kNN estimate, :mod:`trainables.cloak.knn_info`), the Gaussian baselines at equal bound information and at equal
+accuracy (:mod:`trainables.cloak.baseline`) and the fairness gaps.
 """
 from __future__ import annotations
 
@@ -27,12 +28,14 @@ from attacks.tuning import AttackBudget
 from core.data import default_data_root, load_amnist, load_mnist_test_population
 from core.metrics import balanced_accuracy, fairness_gaps
 from core.training import batches, predict_logits
+from trainables.cloak.baseline import equal_accuracy_sigma, gaussian_release
 from trainables.cloak.config import CloakConfig
 from trainables.cloak.info import (
     feature_variance,
     information_removed,
     matching_gaussian_sigma,
 )
+from trainables.cloak.knn_info import KnnInfoMeter, PrincipalAxes
 from trainables.cloak.target import (
     LeNet5,
     Target,
@@ -51,6 +54,7 @@ SIFTED_FIGURE = "sifted.png"
 INPUT_SHAPE = (1, 32, 32)
 MNIST_TRAIN = 60_000  # the target's training-set size (all of MNIST's training images)
 POLARISED = 0.1  # σ within 10% of M from 0 or from M counts as pushed to an end
+EQUAL_ACC = "baseline/gaussian_equal_acc"  # metric prefix of the Gaussian baseline at Cloak's accuracy
 
 
 class CloakMap(nn.Module):
@@ -163,10 +167,24 @@ def _accuracy_over_draws(target: nn.Module, transform: Callable[[torch.Tensor], 
     return sum(balanced_accuracy(p, split.y, num_classes) for p in preds) / draws, torch.cat(preds)
 
 
+def _gaussian_accuracy(target: nn.Module, split: Split, num_classes: int, draws: int, seed: int,
+                       ) -> Callable[[float], float]:
+    """σ -> the target's mean balanced accuracy on x + σ·e, with the same draws e for every σ (so it falls smoothly)."""
+    gen = torch.Generator(device=split.x.device).manual_seed(seed)
+    noise = [torch.randn(split.x.shape, generator=gen, device=split.x.device) for _ in range(draws)]
+
+    def accuracy(sigma: float) -> float:
+        preds = (predict_logits(target, split.x + sigma * e).argmax(1) for e in noise)
+        return sum(balanced_accuracy(p, split.y, num_classes) for p in preds) / draws
+
+    return accuracy
+
+
 @torch.no_grad()
 def evaluate_cloak(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, test: Split, variance: torch.Tensor,
-                   ) -> tuple[dict[str, float], torch.Tensor]:
-    """Utility, information removed, suppression ratio, Gaussian baseline and fairness on the test split."""
+                   knn: KnnInfoMeter, equal_accuracy: bool = True) -> tuple[dict[str, float], torch.Tensor]:
+    """Utility, information removed (bound and kNN), suppression ratio, the Gaussian baseline at equal bound
+    information, with ``equal_accuracy`` the one at equal accuracy (a bisection), and fairness on the test split."""
     device, n, k = test.x.device, cfg.num_classes, cfg.noise_draws
     gen = torch.Generator(device=device).manual_seed(cfg.seed + 7)
     sifted = release(cloak, test.x, gen)
@@ -180,15 +198,18 @@ def evaluate_cloak(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, test: S
     sigma = cloak.sigma()
     removed = information_removed(variance, sigma, cloak.keep, cfg.info_floor)
     sigma_g = matching_gaussian_sigma(variance, min(removed, 1 - 1e-9), cfg.info_floor)
-    acc_g, _ = _accuracy_over_draws(
-        target, lambda x: x + sigma_g * torch.randn(x.shape, generator=gen, device=device), test, n, k)
+    acc_g, _ = _accuracy_over_draws(target, lambda x: gaussian_release(x, sigma_g, gen), test, n, k)
     polarised = ((sigma < POLARISED * cfg.M) | (sigma > (1 - POLARISED) * cfg.M)).float().mean()
+    cloak_knn = knn(sifted)
     metrics = {
         "utility/accuracy": acc,
         "utility/accuracy_zero_fill": acc_zero,
         "utility/raw_accuracy": raw_acc,
         "utility/accuracy_loss": raw_acc - acc,
         "leakage/info_removed": removed,
+        "leakage/info_removed_knn": cloak_knn.removed,
+        "leakage/mi_knn": cloak_knn.mi,
+        "leakage/mi_knn_self": cloak_knn.self_mi,
         "leakage/suppression_ratio": float(1 - cloak.keep.mean()),
         "leakage/sigma_mean": float(sigma.mean()),
         "leakage/sigma_polarised": float(polarised),
@@ -196,10 +217,30 @@ def evaluate_cloak(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, test: S
         "utility/gaussian_accuracy": acc_g,
         "utility/gaussian_gap": acc - acc_g,
     }
+    if equal_accuracy:
+        gaussian_at = _gaussian_accuracy(target, test, n, k, cfg.seed + 8)
+        sigma_acc = equal_accuracy_sigma(gaussian_at, acc)
+        baseline_knn = knn(gaussian_release(test.x, sigma_acc, gen))
+        metrics |= {
+            f"{EQUAL_ACC}/sigma": sigma_acc,
+            f"{EQUAL_ACC}/utility/accuracy": gaussian_at(sigma_acc),
+            f"{EQUAL_ACC}/leakage/info_removed": information_removed(variance, sigma_acc, floor=cfg.info_floor),
+            f"{EQUAL_ACC}/leakage/info_removed_knn": baseline_knn.removed,
+            f"{EQUAL_ACC}/leakage/mi_knn": baseline_knn.mi,
+        }
     group = test.thick.repeat(k)
     metrics.update({f"fairness/{key}": v for key, v in fairness_gaps(preds, test.y.repeat(k), group, n).items()})
     metrics.update({f"fairness/raw_{key}": v for key, v in fairness_gaps(raw_pred, test.y, test.thick, n).items()})
     return metrics, sifted
+
+
+def attack_equal_accuracy_baseline(cfg: CloakConfig, sigma: float, train: Split, test: Split) -> dict[str, float]:
+    """The farm's deep attacker, retrained on the Gaussian baseline's release at σ (thickness from 28×28 images)."""
+    gen = torch.Generator(device=train.x.device).manual_seed(cfg.seed + 3000)
+    data = AttackInput(crop28(gaussian_release(train.x, sigma, gen)), train.thick,
+                       crop28(gaussian_release(test.x, sigma, gen)), test.thick, num_classes=2)
+    result = DeepAttacker(AttackBudget.from_config(cfg.as_dict())).run(data)
+    return {f"{EQUAL_ACC}/attack/deep/{key}": v for key, v in result.metrics.items()}
 
 
 def save_noise_map(cloak: CloakMap, path: Path, title: str) -> Path:
@@ -227,7 +268,8 @@ class Cloak(Mechanism[CloakConfig]):
     """A trial's learned map, its two optimisers (noise μ, ρ; suppression values μ_s), the frozen target and the data.
 
     Epochs 1 .. ``perturbation_epochs`` train μ and ρ; the rest train μ_s with the mask fixed. Every epoch is
-    evaluated in full (the attack farm attacks the checkpoints), so ``evaluate`` ignores ``attack``.
+    evaluated (the attack farm attacks the checkpoints); ``attack`` (checkpoint epochs) adds the Gaussian baseline at
+    Cloak's accuracy and the deep attacker on its release.
     """
 
     name = "cloak"
@@ -249,10 +291,13 @@ class Cloak(Mechanism[CloakConfig]):
         self.target = target_for(self.cfg, self.device)
 
     def begin(self, start: int) -> None:
-        """Noise streams seeded by seed + epochs done, and the per-feature variance of the training images."""
-        self.gen = torch.Generator(device=self.device).manual_seed(self.cfg.seed + start)
-        torch.manual_seed(self.cfg.seed + start)
+        """Noise streams seeded by seed + epochs done, the per-feature variance of the training images and the kNN
+        estimator's principal axes (fitted on raw training images) with its raw test images."""
+        cfg = self.cfg
+        self.gen = torch.Generator(device=self.device).manual_seed(cfg.seed + start)
+        torch.manual_seed(cfg.seed + start)
         self.variance = feature_variance(self.train.x)
+        self.knn = KnnInfoMeter(PrincipalAxes.fit(self.train.x, cfg.knn_dims), self.test.x, cfg.knn_neighbours, cfg.seed)
 
     def state(self) -> dict:
         return {"cloak": self.cloak.state_dict(), "opt_noise": self.opt_noise.state_dict(),
@@ -278,7 +323,13 @@ class Cloak(Mechanism[CloakConfig]):
         return metrics | {"train/phase": 1.0 if perturbing else 2.0}
 
     def evaluate(self, attack: bool) -> dict[str, float]:
-        metrics, self.sifted_test = evaluate_cloak(self.cfg, self.cloak, self.target.model, self.test, self.variance)
+        """Every epoch in full; on checkpoint epochs (``attack``) also the Gaussian baseline at equal accuracy and the
+        deep attacker on its release."""
+        cfg = self.cfg
+        metrics, self.sifted_test = evaluate_cloak(cfg, self.cloak, self.target.model, self.test, self.variance, self.knn,
+                                                   equal_accuracy=attack)
+        if attack and cfg.baseline_attack:
+            metrics |= attack_equal_accuracy_baseline(cfg, metrics[f"{EQUAL_ACC}/sigma"], self.train, self.test)
         return metrics
 
     def write_figures(self, directory: Path, epoch: int) -> None:
