@@ -65,10 +65,11 @@ def test_raising_alpha_trades_the_utility_term_for_the_secret_term() -> None:
     assert open_m["train/adversary_accuracy"] > 0.7  # nothing hidden at α = 0: the in-game η reads thickness
 
 
+@pytest.mark.slow  # two early-stopped CNN fits on 1,000 images: about 2 CPU minutes
 def test_retrained_secret_term_reads_thickness_in_raw_images_and_nothing_in_a_constant_release() -> None:
-    splits = load_splits(PrivatizerConfig(n_train=512, n_test=256))
+    splits = load_splits(PrivatizerConfig(n_train=1000, n_test=500))
     train, test = splits.train, splits.test
-    budget = AttackBudget(max_epochs=12, patience=3)
+    budget = AttackBudget(max_epochs=30, patience=8)  # the log-loss sits at the prior's for a few epochs first
     raw = retrained_secret_term(train.x, train.s, test.x, test.s, 2, budget)
     assert raw["leakage/retrained_secret_term"] > 0.1 and raw["leakage/retrained_secret_accuracy"] > 0.7, raw
     constant = retrained_secret_term(torch.full_like(train.x, 0.3), train.s, torch.full_like(test.x, 0.3), test.s, 2,
@@ -80,10 +81,10 @@ def test_retrained_secret_term_reads_thickness_in_raw_images_and_nothing_in_a_co
 
 def test_temperature_undoes_a_known_overconfidence() -> None:
     gen = torch.Generator().manual_seed(0)
-    true_logits = 2 * torch.randn(20_000, 3, generator=gen)
+    true_logits = 2 * torch.randn(5000, 3, generator=gen)
     labels = torch.multinomial(true_logits.softmax(1), 1, generator=gen).squeeze(1)
-    assert fit_temperature(3 * true_logits, labels) == pytest.approx(3, rel=0.05)
-    assert fit_temperature(true_logits / 2, labels) == pytest.approx(0.5, rel=0.05)
+    assert fit_temperature(3 * true_logits, labels) == pytest.approx(3, rel=0.1)
+    assert fit_temperature(true_logits / 2, labels) == pytest.approx(0.5, rel=0.1)
 
 
 def test_checkpoint_serves_the_same_release_and_feeds_the_farm(tmp_path: Path) -> None:
