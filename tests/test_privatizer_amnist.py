@@ -11,9 +11,12 @@ import pytest
 import torch
 from conftest import REPO, run_sweep, store, sweep_env
 
+from attacks.tuning import AttackBudget
+from trainables.image_game import load_splits
 from trainables.mechanism import STATE_FILE, CheckpointError
 from trainables.privatizer.config import PrivatizerConfig
 from trainables.privatizer.mechanism import Privatizer
+from trainables.privatizer.retrained import fit_temperature, retrained_secret_term
 from trainables.release_map import release
 from trainables.tune_loop import epochs, write_checkpoint
 
@@ -62,9 +65,33 @@ def test_raising_alpha_trades_the_utility_term_for_the_secret_term() -> None:
     assert open_m["train/adversary_accuracy"] > 0.7  # nothing hidden at α = 0: the in-game η reads thickness
 
 
+@pytest.mark.slow  # two early-stopped CNN fits on 1,000 images: about 2 CPU minutes
+def test_retrained_secret_term_reads_thickness_in_raw_images_and_nothing_in_a_constant_release() -> None:
+    splits = load_splits(PrivatizerConfig(n_train=1000, n_test=500))
+    train, test = splits.train, splits.test
+    budget = AttackBudget(max_epochs=30, patience=8)  # the log-loss sits at the prior's for a few epochs first
+    raw = retrained_secret_term(train.x, train.s, test.x, test.s, 2, budget)
+    assert raw["leakage/retrained_secret_term"] > 0.1 and raw["leakage/retrained_secret_accuracy"] > 0.7, raw
+    constant = retrained_secret_term(torch.full_like(train.x, 0.3), train.s, torch.full_like(test.x, 0.3), test.s, 2,
+                                     budget)
+    # a blind estimator can only learn the prior: its mean log P(s|q)/P(s) is −KL(test labels ‖ training prior) ≈ 0
+    assert abs(constant["leakage/retrained_secret_term"]) < 0.02, constant
+    assert constant["leakage/retrained_secret_accuracy"] == 0.5
+
+
+def test_temperature_undoes_a_known_overconfidence() -> None:
+    gen = torch.Generator().manual_seed(0)
+    true_logits = 2 * torch.randn(5000, 3, generator=gen)
+    labels = torch.multinomial(true_logits.softmax(1), 1, generator=gen).squeeze(1)
+    assert fit_temperature(3 * true_logits, labels) == pytest.approx(3, rel=0.1)
+    assert fit_temperature(true_logits / 2, labels) == pytest.approx(0.5, rel=0.1)
+
+
 def test_checkpoint_serves_the_same_release_and_feeds_the_farm(tmp_path: Path) -> None:
     cfg = PrivatizerConfig(**SMALL, algorithm=2)
-    m, _ = play(algorithm=2)
+    m, outcomes = play(algorithm=2)
+    metrics = outcomes[-1].metrics  # a checkpoint epoch: the in-game and the retrained secret terms side by side
+    assert {"leakage/secret_term", "leakage/retrained_secret_term", "leakage/retrained_secret_accuracy"} <= set(metrics)
     write_checkpoint(m, tmp_path)
     assert (tmp_path / "released.png").stat().st_size > 1000
     served = Privatizer.load_release(cfg.as_dict(), str(tmp_path))

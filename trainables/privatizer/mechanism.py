@@ -21,12 +21,15 @@ from torch.nn import functional as F
 
 from attacks.base import CheckpointInputs, MembershipTarget, ReferenceData
 from attacks.reference import reference_cache_dir
+from attacks.tuning import AttackBudget
 from core.data import Split
 from core.nets import SmallCNN, StochasticUNet
 from core.training import batches, evaluate, fit_classifier, predict_logits
 from trainables.image_game import ImageGame, classifier_reference
 from trainables.privatizer.config import PrivatizerConfig
 from trainables.privatizer.gmm import privatizer_loss
+from trainables.privatizer.retrained import retrained_secret_term
+from trainables.release_map import release
 
 
 def _picked(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
@@ -146,8 +149,8 @@ class Privatizer(ImageGame):
         return {f"train/{k}": v / steps for k, v in sums.items()}
 
     def evaluate(self, attack: bool) -> dict[str, float]:
-        """Utility (P(u|q) and the provider's φ on the release), the in-game η, both loss terms, and a fresh deep
-        attacker (``attack``)."""
+        """Utility (P(u|q) and the provider's φ on the release), the in-game η, both loss terms; with ``attack``, a
+        fresh deep attacker and the secret term read by a freshly retrained estimator."""
         test, released_test = self.test, self.release_test()
         log_u_x = _picked(predict_logits(self.phi, test.x), test.u)
         log_u_q = _picked(predict_logits(self.utility_on_release, released_test), test.u)
@@ -160,7 +163,14 @@ class Privatizer(ImageGame):
             "leakage/utility_term": (log_u_x - log_u_q).mean().item(),
             "leakage/secret_term": (log_s_q - self.log_prior[test.s]).mean().item(),
         }
-        return metrics | (self.deep_attack() if attack else {})
+        return metrics | (self.deep_attack() | self.retrained_term() if attack else {})
+
+    def retrained_term(self) -> dict[str, float]:
+        """``leakage/retrained_secret_term``: the secret term of a secret estimator trained afresh on the released
+        training split (early-stopped on a validation split of it) and read on the released test split."""
+        released_train = release(self.unet, self.train.x, self.gen)
+        return retrained_secret_term(released_train, self.train.s, self.released_test, self.test.s, self.s_classes,
+                                     AttackBudget.from_config(self.cfg.as_dict()))
 
     def figure_title(self, epoch: int) -> str:
         return f"privatizer α={self.cfg.alpha:g} algorithm {self.cfg.algorithm} epoch {epoch}"
