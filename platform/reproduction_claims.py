@@ -64,9 +64,9 @@ class Claim:
 
 STUDIES: tuple[Study, ...] = (
     Study("amnist", "amnist"),
-    Study("privatizer", "amnist-privatizer"),
+    Study("privatizer", "amnist-privatizer", extra=("--set", "algorithm=1")),
     Study("gmm", "gmm", seeds=2),
-    Study("cloak", "cloak-mnist"),
+    Study("cloak", "cloak-mnist", extra=("--set", "M=1.5", "--set", "T=1.0")),
     Study("eco", "eco"),
     Study("eco-si", "eco-si"),
     Study("adult-n", "adult-membership", "paper-n"),
