@@ -55,11 +55,13 @@ def test_lambda_zero_keeps_digits_and_large_lambda_hides_thickness(amnist) -> No
     train, test = amnist
     raw_digits = DeepAttacker(ONE).run(AttackInput(train.x, train.digit, test.x, test.digit, 10)).metrics["accuracy"]
     open_release = play(lam=0.0)
-    private_release = play(lam=30.0)
-    assert open_release["utility/accuracy"] > raw_digits - 0.12, (raw_digits, open_release)
+    private_release = play(lam=300.0)
+    # A data user's fresh classifier reads the digits of the λ = 0 release (0.84 at 2,000 images and 4 epochs, where
+    # raw images give about 0.93), and the release is the digit, not a black code (a black image scores 9.7 dB).
+    assert open_release["utility/fresh_accuracy"] > raw_digits - 0.2, (raw_digits, open_release)
+    assert open_release["utility/psnr"] > 12.5, open_release
     assert open_release["attack/deep/accuracy"] > 0.7  # nothing hidden at λ = 0
-    # Toward chance at large λ. A converged attacker still reads about 0.70 after three game epochs at λ = 30
-    # (0.87 at λ = 0): the drop is what this short game shows, not chance.
+    # Toward chance at large λ: at λ = 300 (E‖X − Y‖² of a black image is about 84) thickness is hidden, at a price.
     assert private_release["attack/deep/accuracy"] < open_release["attack/deep/accuracy"] - 0.1
     assert open_release["utility/mse"] < private_release["utility/mse"]
 
