@@ -78,9 +78,11 @@ Dataset = Annotated[str, AfterValidator(registered_dataset),
 RETIRED_KEYS = frozenset({"mechanism", "kill_worker_after_epoch"})
 
 
-def without_retired(config: dict[str, Any]) -> dict[str, Any]:
-    """A stored config without :data:`RETIRED_KEYS` (a user's new config is validated with them refused)."""
-    return {k: v for k, v in config.items() if k not in RETIRED_KEYS}
+def without_retired(config: dict[str, Any], model: type[TrialConfig] | None = None) -> dict[str, Any]:
+    """A stored config without :data:`RETIRED_KEYS` and ``model``'s own ``retired_keys`` (a user's new config is
+    validated with them refused)."""
+    retired = RETIRED_KEYS | (model.retired_keys if model is not None else frozenset())
+    return {k: v for k, v in config.items() if k not in retired}
 
 
 class TrialConfig(BaseModel):
@@ -88,6 +90,7 @@ class TrialConfig(BaseModel):
 
     model_config = ConfigDict(strict=True, frozen=True, extra="forbid", allow_inf_nan=False)
     kind: ClassVar[str] = "trial"  # names the config in messages ("unknown releaser config key")
+    retired_keys: ClassVar[frozenset[str]] = frozenset()  # this kind's keys that went: stored configs still load
 
     seed: Seed = 0
     threads: Threads = 1

@@ -42,8 +42,8 @@ def test_keyword_construction_refuses_the_same_way() -> None:
 
 
 def test_types_come_from_the_annotation() -> None:
-    cfg = ReleaserConfig.from_dict({"lam": 2, "epochs": 4.0, "mse_weight": 3})
-    assert cfg.lam == 2.0 and isinstance(cfg.lam, float) and isinstance(cfg.mse_weight, float)
+    cfg = ReleaserConfig.from_dict({"lam": 2, "epochs": 4.0, "squared_error_weight": 3})
+    assert cfg.lam == 2.0 and isinstance(cfg.lam, float) and isinstance(cfg.squared_error_weight, float)
     assert cfg.epochs == 4 and isinstance(cfg.epochs, int)  # a float with no fraction is the whole number it names
     assert problems(ReleaserConfig, {"epochs": 2.5, "n_train": 1.5}) == [
         "epochs: must be a whole number (got 2.5)", "n_train: must be a whole number (got 1.5)"]
@@ -71,9 +71,9 @@ def test_infinity_only_where_a_field_allows_it(model: type[TrialConfig], field: 
 
 
 def test_infinity_and_nan_are_refused_elsewhere() -> None:
-    assert problems(ReleaserConfig, {"lam": math.inf, "mse_weight": math.nan, "epochs": math.inf}) == [
+    assert problems(ReleaserConfig, {"lam": math.inf, "squared_error_weight": math.nan, "epochs": math.inf}) == [
         "epochs: must be a whole number (got inf)", "lam: must be finite (got inf)",
-        "mse_weight: must be a number, not NaN (got nan)"]
+        "squared_error_weight: must be a number, not NaN (got nan)"]
     assert problems(PrivatizerConfig, {"alpha": math.inf}) == ["alpha: must be finite (got inf)"]
 
 

@@ -14,7 +14,8 @@ from conftest import REPO, assert_runs_as_printed, run_sweep, store, sweep_env
 from trainables.tune_loop import KILL_ENV
 
 SHARED_METRICS = ("utility/accuracy", "attack/deep/accuracy", "train/loss_releaser", "train/loss_adversary",
-                  "train/mse", "train/privacy_term", "leakage/normalised_alpha_mi")
+                  "train/squared_error", "train/privacy_term", "leakage/normalised_alpha_mi", "utility/psnr",
+                  "utility/ssim", "utility/fresh_accuracy", "utility/fixed_accuracy")
 
 
 def runs_by_role(workdir: Path) -> tuple[object, list]:

@@ -173,7 +173,7 @@ class Mechanism(ABC, Generic[C]):
         """The config dict (as a trial, the farm or serving received it: stored configs may carry retired keys) as
         this mechanism's typed config (a one-line ValueError on bad values)."""
         # config_class is C's class (a ClassVar cannot name the type variable)
-        return cast(C, cls.config_class.from_dict(without_retired(config)))
+        return cast(C, cls.config_class.from_dict(without_retired(config, cls.config_class)))
 
     @classmethod
     def create(cls: type[M], config: dict, device: torch.device | None = None, threads: bool = True) -> M:

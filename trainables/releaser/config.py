@@ -1,6 +1,8 @@
 """Typed, validated configuration of one α-MI releaser trial (the flat dict Tune passes in)."""
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
 from core.config import (
@@ -10,6 +12,7 @@ from core.config import (
     Checkpointing,
     Dataset,
     ImageData,
+    LearningRate,
     MembershipAttacks,
     NoiseChannels,
     PretrainEpochs,
@@ -24,13 +27,19 @@ class ReleaserConfig(ImageData, Training, AttackBudget, Checkpointing, Membershi
     """Every knob of an AMNIST α-MI releaser trial; grid axes are alpha, lam and adv_steps (docs/mechanisms.md#α-mi-releaser)."""
 
     kind = "releaser"
+    retired_keys = frozenset({"mse_weight"})  # a per-pixel MSE's weight, until the distortion became E‖X − Y‖²
 
     dataset: Dataset = "amnist"
     alpha: Alpha = 1.0
     lam: PrivacyWeight = 0.0
     adv_steps: AdvSteps = 1
-    mse_weight: Weight = Field(10.0, description="Weight of ‖X − Y‖² in the distortion.")
+    squared_error_weight: Weight = Field(1.0, description="Weight of E‖X − Y‖² (each image's squared error summed "
+                                                          "over its pixels) in the distortion; 1 is the paper's.")
     utility_ce_weight: Weight = Field(1.0, description="Weight of the utility net's cross-entropy in the distortion.")
+    releaser_lr: Annotated[LearningRate | None, Field(description="Adam step of the releaser alone (None: lr); a "
+                                                                  "slower releaser steadies the game at large α·λ.")] = None
+    clip_norm: float = Field(0.0, ge=0, le=1e6, description="Clip the releaser's gradient to this global norm before "
+                                                            "each step (0: no clipping).")
     noise_channels: NoiseChannels = 4
     width: Width = Field(16, description="Base channel width of the releaser's conv encoder-decoder.")
     pretrain_epochs: PretrainEpochs = Field(1, description="Releaser as an autoencoder and the estimators on raw "

@@ -1,11 +1,15 @@
 """The α-MI releaser (docs/mechanisms.md#α-mi-releaser, Algorithm 1) as a :class:`~trainables.mechanism.Mechanism`.
 
 Each iteration trains the adversary k times on fresh batches of the current release, the utility
-net once, then the releaser once on  L_R = mse_weight·MSE(X,Y) + CE(utility(Y), U) + λ·Î_α(S;Y)/H_α(S).
-Every epoch ends with an evaluation; checkpoint epochs add a fresh deep attacker on the released splits.
+net once, then the releaser once on  L_R = E‖X − Y‖² + CE(utility(Y), U) + λ·Î_α(S;Y)/H_α(S)  (the paper's distortion:
+each image's squared error summed over its pixels), with its own step size and an optional gradient-norm clip.
+Every epoch ends with an evaluation (utility, PSNR/SSIM, the in-game adversary); checkpoint epochs add a fresh deep
+attacker of S and the data user's two digit classifiers (fresh on the release, fixed from raw images).
 """
 from __future__ import annotations
 
+import math
+import time
 from functools import partial
 
 import torch
@@ -13,11 +17,15 @@ from torch.nn import functional as F
 
 from attacks.base import CheckpointInputs, MembershipTarget
 from attacks.reference import reference_cache_dir
+from attacks.tuning import AttackBudget
+from core.image_quality import image_quality, squared_error
 from core.nets import ConvReleaser, SmallCNN
 from core.training import batches, evaluate, fit_classifier
 from trainables.alpha_mi import leakage_alpha_mi, normalised_alpha_mi
 from trainables.image_game import ImageGame, classifier_reference
+from trainables.release_map import release
 from trainables.releaser.config import ReleaserConfig
+from trainables.releaser.data_user import data_user_utility
 
 NETWORKS = ("releaser", "adversary", "utility", "opt_r", "opt_a", "opt_u")  # a checkpoint's state, by name
 
@@ -41,7 +49,7 @@ class Releaser(ImageGame):
         self.releaser = ConvReleaser(cfg.width, cfg.noise_channels, in_shape=self.shape).to(device)
         self.adversary = SmallCNN(self.s_classes, cfg.width, in_shape=self.shape).to(device)
         self.utility = SmallCNN(self.u_classes, cfg.width, in_shape=self.shape).to(device)
-        self.opt_r = torch.optim.Adam(self.releaser.parameters(), lr=cfg.lr)
+        self.opt_r = torch.optim.Adam(self.releaser.parameters(), lr=cfg.releaser_lr or cfg.lr)
         self.opt_a = torch.optim.Adam(self.adversary.parameters(), lr=cfg.lr)
         self.opt_u = torch.optim.Adam(self.utility.parameters(), lr=cfg.lr)
 
@@ -69,7 +77,8 @@ class Releaser(ImageGame):
         """One pass of Algorithm 1 over the training split; returns mean training losses."""
         cfg, train, gen = self.cfg, self.train, self.gen
         n, device = len(train), train.x.device
-        sums = {"loss_releaser": 0.0, "loss_adversary": 0.0, "loss_utility": 0.0, "mse": 0.0, "privacy_term": 0.0}
+        sums = {"loss_releaser": 0.0, "loss_adversary": 0.0, "loss_utility": 0.0, "squared_error": 0.0,
+                "privacy_term": 0.0, "releaser_grad_norm": 0.0}
         steps = 0
         for idx in batches(n, cfg.batch_size, gen, device):
             for _ in range(cfg.adv_steps):
@@ -88,21 +97,25 @@ class Releaser(ImageGame):
             loss_u.backward()
             self.opt_u.step()
 
-            mse = F.mse_loss(y, x)
+            distortion = squared_error(y, x)
             privacy = normalised_alpha_mi(self.adversary(y).softmax(1), self.prior, cfg.alpha)
-            loss_r = cfg.mse_weight * mse + cfg.utility_ce_weight * F.cross_entropy(self.utility(y), u) + cfg.lam * privacy
+            loss_r = (cfg.squared_error_weight * distortion + cfg.utility_ce_weight * F.cross_entropy(self.utility(y), u)
+                      + cfg.lam * privacy)
             self.opt_r.zero_grad(set_to_none=True)
             loss_r.backward()
+            # the norm before clipping (with an infinite bound nothing is clipped): how hard the releaser is pushed
+            grad_norm = torch.nn.utils.clip_grad_norm_(self.releaser.parameters(), cfg.clip_norm or math.inf)
             self.opt_r.step()
 
             steps += 1
             for key, value in (("loss_releaser", loss_r), ("loss_adversary", loss_a), ("loss_utility", loss_u),
-                               ("mse", mse), ("privacy_term", privacy)):
+                               ("squared_error", distortion), ("privacy_term", privacy), ("releaser_grad_norm", grad_norm)):
                 sums[key] += value.item()
         return {f"train/{k}": v / steps for k, v in sums.items()}
 
     def evaluate(self, attack: bool) -> dict[str, float]:
-        """Utility, in-game adversary, α-MI estimate, and (``attack``) a fresh deep attacker on the released splits."""
+        """Utility, image quality, in-game adversary, α-MI estimate, and (``attack``) a fresh deep attacker of S and
+        the data user's digit classifiers on the released splits."""
         test, released_test = self.test, self.release_test()
         with torch.no_grad():
             posteriors = torch.cat([self.adversary(c).softmax(1) for c in released_test.split(1024)])
@@ -112,11 +125,22 @@ class Releaser(ImageGame):
             "utility/mse": F.mse_loss(released_test, test.x).item(),
             "train/adversary_accuracy": evaluate(self.adversary, released_test, test.s, self.s_classes),
             "leakage/normalised_alpha_mi": leakage,
-        }
-        return metrics | (self.deep_attack() if attack else {})
+        } | image_quality(released_test, test.x)
+        return metrics | (self.deep_attack() | self.data_user() if attack else {})
+
+    def data_user(self) -> dict[str, float]:
+        """Digit accuracy of a classifier trained afresh on the release and of one trained on raw images
+        (:func:`~trainables.releaser.data_user.data_user_utility`)."""
+        t0 = time.perf_counter()
+        released_train = release(self.releaser, self.train.x, self.gen)
+        budget = AttackBudget.from_config(self.cfg.as_dict())
+        metrics = data_user_utility(released_train, self.released_test, self.train, self.test, self.u_classes, budget)
+        return metrics | {"time/data_user_s": time.perf_counter() - t0}
 
     def figure_title(self, epoch: int) -> str:
-        return f"α={self.cfg.alpha:g} λ={self.cfg.lam:g} k={self.cfg.adv_steps} epoch {epoch}"
+        quality = image_quality(self.released_test, self.test.x)
+        return (f"α={self.cfg.alpha:g} λ={self.cfg.lam:g} k={self.cfg.adv_steps} epoch {epoch}: "
+                f"PSNR {quality['utility/psnr']:.1f} dB, SSIM {quality['utility/ssim']:.2f}")
 
     def farm_inputs(self) -> CheckpointInputs:
         """Released splits (with U and raw inputs) and the utility net and adversary as membership targets."""
