@@ -27,7 +27,7 @@ from platform import tracking
 from platform.cli import guarded
 from platform.errors import UsageError
 from platform.reproduction_claims import CLAIMS, PAPERS, STUDIES, Claim, Study
-from platform.reproduction_measures import Measured, StudyRuns, Trend
+from platform.reproduction_measures import Difference, Measured, StudyRuns, Trend
 from platform.sweep_config import preset_of
 from platform.sweep_report import trials_table
 
@@ -65,14 +65,17 @@ def newest_sweep(client: MlflowClient, study: Study) -> tuple[str, StudyRuns] | 
 
 
 def verdict(claim: Claim, measured: Measured) -> str:
-    """"agrees" / "differs" against the paper's number (within the claim's tolerance or the band), or the trend's
-    direction; "—" when the claim has no number to compare or nothing was measured."""
+    """"agrees" / "differs" against the paper's number (within the claim's tolerance or the band; for a claim of
+    "more than", reaching it), or the sign of a trend or difference; "—" with no number to compare or nothing measured."""
     if math.isnan(measured.value):
         return "—"
-    if isinstance(claim.measure, Trend):
+    if isinstance(claim.measure, Trend | Difference):
         return "agrees" if math.copysign(1, measured.value) == claim.measure.expected and measured.value != 0 else "differs"
     if claim.target is None:
         return "—"
+    if claim.direction == "above":
+        reach = measured.value if math.isnan(measured.high) else measured.high
+        return "agrees" if reach >= claim.target - claim.tolerance else "differs"
     return "agrees" if measured.contains(claim.target, claim.tolerance) else "differs"
 
 

@@ -132,6 +132,7 @@ class BestUnder:
     budget: float
     higher_is_better: bool = True
     where: dict[str, float] = field(default_factory=dict)  # only points with these grid values
+    report: str | None = None  # read this metric at the chosen point instead of ``metric``
 
     def __call__(self, runs: StudyRuns) -> Measured:
         trials = _select(runs.trials, self.where).reset_index(drop=True)
@@ -144,7 +145,7 @@ class BestUnder:
             return Measured(math.nan, text=f"no point with {self.budget_metric} ≤ {readable(self.budget)}")
         best = eligible[self.metric].idxmax() if self.higher_is_better else eligible[self.metric].idxmin()
         chosen = trials[index == best]
-        found = over_seeds(chosen, self.metric)
+        found = over_seeds(chosen, self.report or self.metric)
         at = ", ".join(f"{k} = {readable(chosen[k].iloc[0])}" for k in point_keys(trials, runs.label_keys))
         return replace(found, band=f"{found.band}; at {at}" if at else found.band)
 
@@ -152,7 +153,8 @@ class BestUnder:
         best = "highest" if self.higher_is_better else "lowest"
         limits = [f"`{self.budget_metric}` ≤ {readable(self.budget)}"] if math.isfinite(self.budget) else []
         limits += [f"{k} = {readable(v)}" for k, v in self.where.items()]
-        return f"{best} `{self.metric}`" + (f" where {', '.join(limits)}" if limits else "")
+        shown = f"{best} `{self.metric}`" + (f" where {', '.join(limits)}" if limits else "")
+        return f"`{self.report}` at the point of {shown}" if self.report else shown
 
 
 @dataclass(frozen=True)
@@ -177,3 +179,48 @@ class Trend:
 
     def describe(self) -> str:
         return f"`{self.metric}` along {self.axis}"
+
+
+@dataclass(frozen=True)
+class Difference:
+    """``metric`` − ``other`` per trial (e.g. a mechanism against its noise baseline at equal accuracy), the mean over
+    trials with the min–max band; agrees with the paper when its sign is ``expected``."""
+
+    metric: str
+    other: str
+    expected: int
+
+    def __call__(self, runs: StudyRuns) -> Measured:
+        trials = runs.trials
+        if self.metric not in trials or self.other not in trials:
+            return Measured(math.nan, text="not measured")
+        diff = (trials[self.metric] - trials[self.other]).dropna()
+        if diff.empty:
+            return Measured(math.nan, text="not measured")
+        return Measured(float(diff.mean()), float(diff.min()), float(diff.max()), f"min–max over {len(diff)} trials")
+
+    def describe(self) -> str:
+        return f"`{self.metric}` − `{self.other}`, mean over trials"
+
+
+@dataclass(frozen=True)
+class Drop:
+    """The largest fall of ``metric`` below the sweep's raw-data ``baseline`` (a parent metric) among points whose
+    ``budget_metric`` mean is at most ``budget`` (e.g. how far the attacker falls while the distortion stays small)."""
+
+    metric: str
+    baseline: str
+    budget_metric: str
+    budget: float
+
+    def __call__(self, runs: StudyRuns) -> Measured:
+        raw = runs.parent_metrics.get(self.baseline)
+        if raw is None:
+            return Measured(math.nan, text="not measured")
+        lowest = BestUnder(self.metric, self.budget_metric, self.budget, higher_is_better=False)(runs)
+        if math.isnan(lowest.value):
+            return lowest
+        return Measured(raw - lowest.value, raw - lowest.high, raw - lowest.low, lowest.band)
+
+    def describe(self) -> str:
+        return (f"`{self.baseline}` − lowest `{self.metric}` where `{self.budget_metric}` ≤ {readable(self.budget)}")

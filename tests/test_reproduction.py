@@ -12,7 +12,16 @@ import pytest
 
 from platform.reproduction import evaluate, render, verdict
 from platform.reproduction_claims import CLAIMS, PAPERS, STUDIES, Claim
-from platform.reproduction_measures import BestUnder, Measured, ParentMetric, PointMetric, StudyRuns, Trend
+from platform.reproduction_measures import (
+    BestUnder,
+    Difference,
+    Drop,
+    Measured,
+    ParentMetric,
+    PointMetric,
+    StudyRuns,
+    Trend,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -110,3 +119,18 @@ def test_the_command_writes_the_report_from_a_real_sweep(tmp_path):
                          cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and bad.stderr.strip() == "error: unknown study nope; known: " + ", ".join(
         s.key for s in STUDIES)
+
+
+def test_difference_drop_and_more_than_claims():
+    table = TRIALS.assign(**{"noise/attack": [0.95, 0.9, 0.7, 0.6, 0.5, 0.6]})
+    diff = Difference("attack/max/accuracy", "noise/attack", -1)(runs(table))
+    assert diff.value == pytest.approx((-0.05 - 0.02 - 0.08 - 0.02 + 0.02 - 0.04) / 6)
+    assert verdict(Claim("cloak", "", "", "", "cloak", Difference("attack/max/accuracy", "noise/attack", -1)), diff) == "agrees"
+    # lowest attacker mean where utility ≤ 0.8: the (inf, 3) point at 0.54 (band 0.52–0.56); raw 0.9
+    drop = Drop("attack/max/accuracy", "raw", "utility/accuracy", 0.8)(runs(TRIALS, {"raw": 0.9}))
+    assert (drop.value, drop.low, drop.high) == pytest.approx((0.36, 0.34, 0.38))
+    more = Claim("alpha-mi", "", "", "> 26 points", "eco", ParentMetric("raw"), 0.37, direction="above")
+    assert verdict(more, drop) == "agrees"  # the band reaches 0.38
+    assert verdict(more, Measured(0.30, 0.28, 0.33)) == "differs"
+    chosen = BestUnder("utility/accuracy", "attack/max/accuracy", 0.6, report="attack/max/accuracy")(runs(TRIALS))
+    assert chosen.value == pytest.approx(0.60)  # the attacker's reading at the best-utility point (1, 3)
