@@ -152,8 +152,8 @@ def test_pca_is_orthonormal_and_sorted_by_variance(data: AdultData) -> None:
     ({"lam": 0, "n": 5}, "n: must be > p_x = 5 when lam = 0"),
     ({"model": "tree"}, "model: must be 'linear', 'logistic', 'dp_logistic' or 'tanh_net' \\(got 'tree'\\)"),
     ({"kl_records": -1}, "kl_records: must be in \\[0,"),
-    ({"epsilon": 0}, "epsilon: must be greater than 0"),
-    ({"delta": 1.0}, "delta: must be less than 1"),
+    ({"epsilon": 0}, "epsilon: must be > 0 \\(got 0\\)"),
+    ({"delta": 1.0}, "delta: must be in \\(0, 1\\) \\(got 1.0\\)"),
     ({"kl_view": "outputs"}, "kl_view: must be 'parameters' or 'probes'"),
     ({"gd_steps": 0}, "gd_steps: must be in \\[1,"),
     ({"n": 2.5}, "n: must be a whole number \\(got 2.5\\)"),
@@ -303,8 +303,8 @@ def test_the_farm_reads_ridge_as_a_gaussian_likelihood_network() -> None:
 
 # ---------------------------------------------------------------- DP-SGD (Opacus)
 
-# Over-fitted: 41 logistic parameters on 50 members. DP points skip ρ_KL (kl_records = 0): Yeom and utility only.
-OVERFIT = {"model": "dp_logistic", "n": 50, "p_x": 40, "kl_records": 0}
+# Over-fitted: 41 logistic parameters on 20 members. DP points skip ρ_KL (kl_records = 0): Yeom and utility only.
+OVERFIT = {"model": "dp_logistic", "n": 20, "p_x": 40, "kl_records": 0}
 
 
 @pytest.mark.parametrize("epsilon", [0.5, 4.0])
@@ -323,11 +323,12 @@ def test_dp_noise_falls_as_epsilon_grows_and_infinity_is_plain_sgd() -> None:
 
 
 def test_dp_advantage_at_small_epsilon_is_below_the_non_private_model() -> None:
-    # Measured (seeds 0-2): |advantage| 0.47 non-private (train accuracy 0.99) vs 0.07 at ε = 0.5.
-    private = _seed_mean("attack/yeom/advantage_abs", 3, **OVERFIT, epsilon=0.5)
-    plain = _seed_mean("attack/yeom/advantage_abs", 3, **OVERFIT)
-    assert plain > 0.3 and private < plain - 0.2
-    assert _seed_mean("train/accuracy", 3, **OVERFIT) > _seed_mean("train/accuracy", 3, **OVERFIT, epsilon=0.5)
+    # Measured (seeds 0-5): |advantage| 0.26 and AUC 0.71 non-private (train accuracy 0.97) vs 0.10 and 0.54 at ε = 0.5.
+    private = _seed_mean("attack/yeom/advantage_abs", 6, **OVERFIT, epsilon=0.5)
+    plain = _seed_mean("attack/yeom/advantage_abs", 6, **OVERFIT)
+    assert plain > 0.2 and private < plain - 0.1
+    assert _seed_mean("attack/yeom/auc", 6, **OVERFIT) > _seed_mean("attack/yeom/auc", 6, **OVERFIT, epsilon=0.5) + 0.1
+    assert _seed_mean("train/accuracy", 6, **OVERFIT) > _seed_mean("train/accuracy", 6, **OVERFIT, epsilon=0.5) + 0.2
 
 
 def test_dp_model_is_reproducible_by_seed_and_its_preset_validates() -> None:

@@ -15,8 +15,8 @@ MODELS = (*lm.MODELS, "dp_logistic", "tanh_net")
 
 
 class MembershipConfig(LocalData, MembershipAttacks):
-    """Every knob of a linear-model-on-Adult membership point (docs/mechanisms.md#membership-models): n, λ, p_x and σ
-    are the axes."""
+    """Every knob of a membership point on Adult (docs/mechanisms.md#membership-models, docs/membership.md): n, λ, p_x
+    and σ are the axes, ε for DP-SGD."""
 
     kind = "membership"
 

@@ -54,9 +54,11 @@ def noise_multiplier(setting: DpSgd, n: int) -> float:
     """σ/clip that Opacus' accountant calibrates to reach the target ε at δ after ``epochs`` epochs on n records."""
     from opacus.accountants.utils import get_noise_multiplier
 
-    return float(get_noise_multiplier(target_epsilon=setting.epsilon, target_delta=setting.delta,
-                                      sample_rate=1 / lots(n, setting.batch_size), epochs=setting.epochs,
-                                      accountant=ACCOUNTANT))
+    with warnings.catch_warnings():  # the RDP bound inside PRV's domain search: "Optimal order is the largest alpha"
+        warnings.filterwarnings("ignore", message="Optimal order is the largest alpha")
+        return float(get_noise_multiplier(target_epsilon=setting.epsilon, target_delta=setting.delta,
+                                          sample_rate=1 / lots(n, setting.batch_size), epochs=setting.epochs,
+                                          accountant=ACCOUNTANT))
 
 
 def train(x: np.ndarray, y: np.ndarray, setting: DpSgd, seed: int) -> DpModel:
@@ -65,28 +67,32 @@ def train(x: np.ndarray, y: np.ndarray, setting: DpSgd, seed: int) -> DpModel:
 
     n, p_x = x.shape
     generator = torch.Generator().manual_seed(seed)
-    model = nn.Linear(p_x, 1)
-    nn.init.zeros_(model.weight)
-    nn.init.zeros_(model.bias)
-    optimizer = torch.optim.SGD([{"params": [model.weight], "weight_decay": setting.lam},
-                                 {"params": [model.bias], "weight_decay": 0.0}], lr=setting.lr)
+    linear = nn.Linear(p_x, 1)  # Opacus wraps this very module: its parameters are the trained ones
+    nn.init.zeros_(linear.weight)
+    nn.init.zeros_(linear.bias)
+    model: nn.Module = linear
+    optimizer = torch.optim.SGD([{"params": [linear.weight], "weight_decay": setting.lam},
+                                 {"params": [linear.bias], "weight_decay": 0.0}], lr=setting.lr)
     loader = DataLoader(TensorDataset(torch.as_tensor(x, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32)),
                         batch_size=min(setting.batch_size, n), shuffle=True, generator=generator)
     engine, sigma = None, 0.0
     if math.isfinite(setting.epsilon):
         sigma = noise_multiplier(setting, n)
-        engine = PrivacyEngine(accountant=ACCOUNTANT)
         with warnings.catch_warnings():  # "secure RNG turned off": the noise is seeded on purpose (reproducible points)
-            warnings.simplefilter("ignore")
+            warnings.filterwarnings("ignore", message="Secure RNG turned off")
+            engine = PrivacyEngine(accountant=ACCOUNTANT)
             model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
                                                            noise_multiplier=sigma, max_grad_norm=setting.clip,
                                                            noise_generator=generator)
-    for _ in range(setting.epochs):
-        for xb, yb in loader:
-            optimizer.zero_grad()
-            nn.functional.binary_cross_entropy_with_logits(model(xb)[:, 0], yb).backward()
-            optimizer.step()
-    layer = model._module if engine is not None else model
-    theta = np.concatenate([layer.weight.detach().double().numpy()[0], layer.bias.detach().double().numpy()])
-    spent = math.inf if engine is None else float(engine.get_epsilon(setting.delta))
+    with warnings.catch_warnings():  # Opacus' hooks on a model whose inputs need no gradient: as intended
+        warnings.filterwarnings("ignore", message="Full backward hook is firing")
+        for _ in range(setting.epochs):
+            for xb, yb in loader:
+                optimizer.zero_grad()
+                nn.functional.binary_cross_entropy_with_logits(model(xb)[:, 0], yb).backward()
+                optimizer.step()
+    theta = np.concatenate([linear.weight.detach().double().numpy()[0], linear.bias.detach().double().numpy()])
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Optimal order is the largest alpha")
+        spent = math.inf if engine is None else float(engine.get_epsilon(setting.delta))
     return DpModel(theta, spent, sigma)

@@ -95,8 +95,8 @@ def predict(spec: ModelSpec, theta: np.ndarray, x: np.ndarray) -> np.ndarray:
 def network(spec: ModelSpec, theta: np.ndarray) -> nn.Module:
     """θ as the two-class network (logits (0, class-1 logit)) the farm's likelihood attacks read."""
     if spec.model == "tanh_net":
-        net: nn.Module = tanh_net.TanhNet(spec.p_x, spec.hidden, spec.layers)
-        net.theta.data = torch.as_tensor(theta, dtype=torch.float64)  # type: ignore[union-attr]
+        net = tanh_net.TanhNet(spec.p_x, spec.hidden, spec.layers)
+        net.theta.data = torch.as_tensor(theta, dtype=torch.float64)
         return net.eval()
     linear = LinearNet(spec.p_x)
     linear.theta.data = torch.from_numpy(lm.two_class_logit(spec.readout, theta))
