@@ -24,9 +24,9 @@ PRESET = Preset(
             optuna_samples=2,
         ),
         "quick": Profile(
-            description="a minute on 2 CPUs: ε ∈ {0.5 … 8, ∞} on an over-fitted setting (n = 100, p_x = 40)",
+            description="a minute on 2 CPUs: ε ∈ {0.5 … 8, ∞} with 41 parameters on n = 20 (over-fitted) and 100 members",
             config={},
-            grid={"epsilon": EPSILONS, "n": [100], "p_x": [40]},
+            grid={"epsilon": EPSILONS, "n": [20, 100], "p_x": [40]},
             optuna_samples=12,
         ),
         "well-fitted": Profile(

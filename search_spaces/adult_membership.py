@@ -10,9 +10,10 @@ from trainables.membership.mechanism import Membership
 
 # One factor varies, the others stay at these values (the paper's figures each vary one).
 PAPER = {"mc_runs": 200, "kl_records": 100, "n": 10, "lam": 1e-3, "p_x": 5, "sigma": 0.0}
-# The network's ρ_KL is read on its outputs at fixed probe rows (docs/membership.md#the-tanh-network-and-ρ_kl-on-probe-
-# outputs); ridge regression is measured the same way beside it.
-PROBES = {"kl_view": "probes", "probes": 10, "mc_runs": 30, "kl_records": 20}
+# The network's ρ_KL is read on its outputs at 6 fixed probe rows (docs/membership.md#the-tanh-network-and-ρ_kl-on-probe-
+# outputs); ridge regression (6 parameters at p_x = 5) is measured the same way beside it, where it equals its
+# parameters' ρ.
+PROBES = {"kl_view": "probes", "probes": 6, "mc_runs": 30, "kl_records": 20}
 NET_N = [10, 30, 100, 300]
 
 
@@ -44,9 +45,9 @@ PRESET = Preset(
         "paper-lam": _paper("the paper's ρ_KL against λ at n = 10", "lam", [1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0]),
         "paper-p_x": _paper("the paper's ρ_KL against p_x at n = 10", "p_x", [1, 2, 5, 10, 20]),
         "paper-sigma": _paper("the paper's ρ_KL against σ at n = 30", "sigma", [0.0, 0.01, 0.03, 0.1, 0.3, 1.0], n=30),
-        "paper-net-n": _paper("the paper's 5 x 50 tanh network: ρ_KL on 10 probe outputs against n", "n", NET_N,
+        "paper-net-n": _paper("the paper's 5 x 50 tanh network: ρ_KL on 6 probe outputs against n", "n", NET_N,
                               **PROBES, model="tanh_net"),
-        "paper-n-probes": _paper("ridge regression's ρ_KL on the same 10 probe outputs against n (the network's "
+        "paper-n-probes": _paper("ridge regression's ρ_KL on the same 6 probe outputs against n (the network's "
                                  "comparison)", "n", NET_N, **PROBES),
     },
     default_profile="quick",

@@ -155,6 +155,7 @@ def test_pca_is_orthonormal_and_sorted_by_variance(data: AdultData) -> None:
     ({"epsilon": 0}, "epsilon: must be > 0 \\(got 0\\)"),
     ({"delta": 1.0}, "delta: must be in \\(0, 1\\) \\(got 1.0\\)"),
     ({"kl_view": "outputs"}, "kl_view: must be 'parameters' or 'probes'"),
+    ({"kl_view": "probes", "probes": 7}, "probes: must be <= p_x \\+ 1 = 6 for a linear model"),
     ({"gd_steps": 0}, "gd_steps: must be in \\[1,"),
     ({"n": 2.5}, "n: must be a whole number \\(got 2.5\\)"),
     ({"alpha": 1.0}, "alpha: unknown membership config key"),
