@@ -293,13 +293,15 @@ def test_monte_carlo_draws_fresh_training_sets_with_and_without_the_record(monke
 
 
 def test_the_farm_reads_ridge_as_a_gaussian_likelihood_network() -> None:
-    from trainables.membership.mechanism import as_network
+    from trainables.membership.models import ModelSpec, network
 
     theta, x = np.array([0.5, -1.0, 0.2]), np.array([[1.0, 2.0], [0.0, -1.0]])
     s = x @ theta[:-1] + theta[-1]
-    logits = as_network("linear", theta)(torch.from_numpy(x))
+    logits = network(ModelSpec.of(MembershipConfig(p_x=2)), theta)(torch.from_numpy(x))
     np.testing.assert_allclose(logits[:, 1].numpy() - logits[:, 0].numpy(), 2 * s - 1)
-    np.testing.assert_allclose(as_network("logistic", theta)(torch.from_numpy(x))[:, 1].numpy(), s)
+    for model in ("logistic", "dp_logistic"):
+        spec = ModelSpec.of(MembershipConfig(p_x=2, model=model, kl_records=0))
+        np.testing.assert_allclose(network(spec, theta)(torch.from_numpy(x))[:, 1].numpy(), s)
 
 
 # ---------------------------------------------------------------- DP-SGD (Opacus)

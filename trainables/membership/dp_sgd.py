@@ -54,7 +54,9 @@ def noise_multiplier(setting: DpSgd, n: int) -> float:
     """σ/clip that Opacus' accountant calibrates to reach the target ε at δ after ``epochs`` epochs on n records."""
     from opacus.accountants.utils import get_noise_multiplier
 
-    with warnings.catch_warnings():  # the RDP bound inside PRV's domain search: "Optimal order is the largest alpha"
+    # The RDP bound inside PRV's domain search ("Optimal order is the largest alpha") and, at sample rate 1, PRV's
+    # log(1 - q) = -inf: both expected.
+    with warnings.catch_warnings(), np.errstate(divide="ignore"):
         warnings.filterwarnings("ignore", message="Optimal order is the largest alpha")
         return float(get_noise_multiplier(target_epsilon=setting.epsilon, target_delta=setting.delta,
                                           sample_rate=1 / lots(n, setting.batch_size), epochs=setting.epochs,
@@ -92,7 +94,7 @@ def train(x: np.ndarray, y: np.ndarray, setting: DpSgd, seed: int) -> DpModel:
                 nn.functional.binary_cross_entropy_with_logits(model(xb)[:, 0], yb).backward()
                 optimizer.step()
     theta = np.concatenate([linear.weight.detach().double().numpy()[0], linear.bias.detach().double().numpy()])
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), np.errstate(divide="ignore"):
         warnings.filterwarnings("ignore", message="Optimal order is the largest alpha")
         spent = math.inf if engine is None else float(engine.get_epsilon(setting.delta))
     return DpModel(theta, spent, sigma)
