@@ -2,7 +2,7 @@
 model trained by Opacus at a grid of target ε (δ = 1e-5), ε = ∞ being the same SGD without clipping or noise.
 
 Logged per point: utility (balanced test accuracy, test loss), Yeom's |advantage| with its interval, the accountant's
-ε (``privacy/epsilon``), and the farm's RMIA and LiRA; replicate with ``--seeds`` for intervals over repetitions."""
+ε (``leakage/dp/epsilon``), and the farm's RMIA and LiRA; replicate with ``--seeds`` for intervals over repetitions."""
 import math
 
 from search_spaces import OptunaRange, Preset, Profile
@@ -56,5 +56,5 @@ PRESET = Preset(
     farm_attackers=("rmia", "lira"),  # Yeom runs in the trial (its |advantage| is the privacy axis)
     optuna_objectives=(("utility/accuracy", "max"), ("attack/yeom/advantage_abs", "min")),
     label_keys=("epsilon", "n", "p_x"),
-    trend_metrics=("attack/yeom/advantage_abs", "utility/accuracy", "utility/test_loss", "privacy/epsilon"),
+    trend_metrics=("attack/yeom/advantage_abs", "utility/accuracy", "utility/test_loss", "leakage/dp/epsilon"),
 )

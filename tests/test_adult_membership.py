@@ -314,15 +314,15 @@ OVERFIT = {"model": "dp_logistic", "n": 20, "p_x": 40, "kl_records": 0}
 def test_dp_sgd_spends_at_most_the_target_epsilon(epsilon: float) -> None:
     m = _point(**OVERFIT, epsilon=epsilon)
     # The accountant's ε after training is the target (to Opacus' calibration tolerance), never above it.
-    assert 0.9 * epsilon <= m["privacy/epsilon"] <= epsilon
-    assert m["privacy/delta"] == 1e-5 and m["privacy/noise_multiplier"] > 0
+    assert 0.9 * epsilon <= m["leakage/dp/epsilon"] <= epsilon
+    assert m["leakage/dp/delta"] == 1e-5 and m["leakage/dp/noise_multiplier"] > 0
 
 
 def test_dp_noise_falls_as_epsilon_grows_and_infinity_is_plain_sgd() -> None:
-    sigmas = [_point(**OVERFIT, epsilon=e)["privacy/noise_multiplier"] for e in (0.5, 4.0)]
+    sigmas = [_point(**OVERFIT, epsilon=e)["leakage/dp/noise_multiplier"] for e in (0.5, 4.0)]
     assert sigmas[0] > 2 * sigmas[1]
     plain = _point(**OVERFIT)  # ε = ∞: no clipping, no noise, no accountant
-    assert plain["privacy/noise_multiplier"] == 0 and "privacy/epsilon" not in plain
+    assert plain["leakage/dp/noise_multiplier"] == 0 and "leakage/dp/epsilon" not in plain
 
 
 def test_dp_advantage_at_small_epsilon_is_below_the_non_private_model() -> None:

@@ -139,7 +139,7 @@ class Membership(Mechanism[MembershipConfig]):
 
     def train_epoch(self) -> dict[str, float]:
         """Fit the model on the members, its output noise (and DP-SGD's lots and noise) drawn from the seed; DP-SGD's
-        accountant's ε at δ and its noise multiplier become ``privacy/*`` metrics."""
+        accountant's ε at δ and its noise multiplier become ``leakage/dp/*`` metrics."""
         d, spec, rng = self.data, ModelSpec.of(self.cfg), np.random.default_rng(self.cfg.seed)
         x, y = d.train_x[d.members], d.train_y[d.members]
         if spec.model != "dp_logistic":
@@ -147,9 +147,9 @@ class Membership(Mechanism[MembershipConfig]):
             return {}
         theta, (trained,) = models.fit_dp(spec, x[None], y[None], rng)
         self.theta = theta[0]
-        self.privacy = {"privacy/noise_multiplier": trained.noise_multiplier}
+        self.privacy = {"leakage/dp/noise_multiplier": trained.noise_multiplier}
         if np.isfinite(trained.epsilon):
-            self.privacy |= {"privacy/epsilon": trained.epsilon, "privacy/delta": self.cfg.delta}
+            self.privacy |= {"leakage/dp/epsilon": trained.epsilon, "leakage/dp/delta": self.cfg.delta}
         return {}
 
     def evaluate(self, attack: bool) -> dict[str, float]:
