@@ -70,17 +70,26 @@ def scores(theta: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.asarray(x, dtype=np.float64) @ theta[:-1] + theta[-1]
 
 
-def losses(model: str, theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Per-sample training loss (Yeom's membership signal): ½·squared error for ``linear``, log-loss for ``logistic``."""
-    z = scores(theta, x)
-    if model == "linear":
+def score_losses(readout: str, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Per-sample loss of raw outputs z: ½·squared error for a ``linear`` readout, log-loss for a ``logistic`` one."""
+    if readout == "linear":
         return 0.5 * (np.asarray(y, dtype=np.float64) - z) ** 2
     return np.logaddexp(0.0, np.where(np.asarray(y) == 1, -z, z))
 
 
+def score_predictions(readout: str, z: np.ndarray) -> np.ndarray:
+    """0/1 predictions of raw outputs z: above ½ (``linear``) or above 0 (a logit)."""
+    return (z > (0.5 if readout == "linear" else 0.0)).astype(np.int64)
+
+
+def losses(model: str, theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Per-sample training loss (Yeom's membership signal): ½·squared error for ``linear``, log-loss for ``logistic``."""
+    return score_losses(model, scores(theta, x), y)
+
+
 def predict(model: str, theta: np.ndarray, x: np.ndarray) -> np.ndarray:
     """0/1 predictions: regression value above ½ (``linear``) or logit above 0 (``logistic``)."""
-    return (scores(theta, x) > (0.5 if model == "linear" else 0.0)).astype(np.int64)
+    return score_predictions(model, scores(theta, x))
 
 
 def two_class_logit(model: str, theta: np.ndarray) -> np.ndarray:

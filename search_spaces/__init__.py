@@ -141,8 +141,8 @@ def lambda_zero_anchor(point: dict[str, Any]) -> dict[str, Any]:
 def presets() -> dict[str, Preset]:
     """All presets by name, built-in and published by installed packages in the ``putlab.presets`` entry-point group
     (imported lazily: each pulls in its trainable and torch); a published name clashing with another is a ValueError."""
-    from search_spaces import adult_membership, amnist, amnist_privatizer, cloak_mnist, eco, eco_si, gmm
+    from search_spaces import adult_dp, adult_membership, amnist, amnist_privatizer, cloak_mnist, eco, eco_si, gmm
     from search_spaces.plugins import merge_presets, published_presets
 
-    return merge_presets((amnist.PRESET, amnist_privatizer.PRESET, adult_membership.PRESET, gmm.PRESET,
+    return merge_presets((amnist.PRESET, amnist_privatizer.PRESET, adult_membership.PRESET, adult_dp.PRESET, gmm.PRESET,
                           cloak_mnist.PRESET, eco.PRESET, eco_si.PRESET), published_presets())

@@ -2,13 +2,19 @@
 leakage ρ_KL against training-set size n, L2 regularisation λ, PCA features p_x and output-noise σ.
 
 The ``paper-*`` profiles are Farokhi & Kaafar's one-factor experiments (ridge regression, 100 records per point, box
-plots of ρ_KL per level): n; λ at n = 10; p_x at n = 10; σ at n = 30."""
+plots of ρ_KL per level): n; λ at n = 10; p_x at n = 10; σ at n = 30. ``paper-net-n`` is the paper's 5 × 50 tanh network
+against n, its ρ_KL on probe outputs, and ``paper-n-probes`` ridge regression measured the same way."""
 from search_spaces import OptunaRange, Preset, Profile
 from trainables.membership.config import MembershipConfig
 from trainables.membership.mechanism import Membership
 
 # One factor varies, the others stay at these values (the paper's figures each vary one).
 PAPER = {"mc_runs": 200, "kl_records": 100, "n": 10, "lam": 1e-3, "p_x": 5, "sigma": 0.0}
+# The network's ρ_KL is read on its outputs at 6 fixed probe rows (docs/membership.md#the-tanh-network-and-ρ_kl-on-probe-
+# outputs); ridge regression (6 parameters at p_x = 5) is measured the same way beside it, where it equals its
+# parameters' ρ.
+PROBES = {"kl_view": "probes", "probes": 6, "mc_runs": 30, "kl_records": 20}
+NET_N = [10, 30, 100, 300]
 
 
 def _paper(description: str, axis: str, levels: list, **fixed: object) -> Profile:
@@ -39,6 +45,10 @@ PRESET = Preset(
         "paper-lam": _paper("the paper's ρ_KL against λ at n = 10", "lam", [1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0]),
         "paper-p_x": _paper("the paper's ρ_KL against p_x at n = 10", "p_x", [1, 2, 5, 10, 20]),
         "paper-sigma": _paper("the paper's ρ_KL against σ at n = 30", "sigma", [0.0, 0.01, 0.03, 0.1, 0.3, 1.0], n=30),
+        "paper-net-n": _paper("the paper's 5 x 50 tanh network: ρ_KL on 6 probe outputs against n", "n", NET_N,
+                              **PROBES, model="tanh_net"),
+        "paper-n-probes": _paper("ridge regression's ρ_KL on the same 6 probe outputs against n (the network's "
+                                 "comparison)", "n", NET_N, **PROBES),
     },
     default_profile="quick",
     optuna={

@@ -147,11 +147,15 @@ def test_pca_is_orthonormal_and_sorted_by_variance(data: AdultData) -> None:
     ({"lam": math.inf}, "lam: must be finite"),
     ({"p_x": 0}, "p_x: must be in \\[1, 10000\\]"),
     ({"sigma": -0.1}, "sigma: must be in"),
-    ({"mc_runs": 8, "p_x": 5}, "mc_runs: must be >= p_x \\+ 4 = 9 for the corrected KL estimate .* \\(got 8\\)"),
-    ({"p_x": 100}, "mc_runs: must be >= p_x \\+ 4 = 104"),
+    ({"mc_runs": 8, "p_x": 5}, "mc_runs: must be >= 9 for the corrected KL estimate of p = 6 parameters \\(got 8\\)"),
+    ({"p_x": 100}, "mc_runs: must be >= 104"),
     ({"lam": 0, "n": 5}, "n: must be > p_x = 5 when lam = 0"),
-    ({"model": "tree"}, "model: must be 'linear' or 'logistic' \\(got 'tree'\\)"),
-    ({"kl_records": 0}, "kl_records: must be in \\[1,"),
+    ({"model": "tree"}, "model: must be 'linear', 'logistic', 'dp_logistic' or 'tanh_net' \\(got 'tree'\\)"),
+    ({"kl_records": -1}, "kl_records: must be in \\[0,"),
+    ({"epsilon": 0}, "epsilon: must be > 0 \\(got 0\\)"),
+    ({"delta": 1.0}, "delta: must be in \\(0, 1\\) \\(got 1.0\\)"),
+    ({"kl_view": "outputs"}, "kl_view: must be 'parameters' or 'probes'"),
+    ({"kl_view": "probes", "probes": 7}, "probes: must be <= p_x \\+ 1 = 6 for a linear model"),
     ({"gd_steps": 0}, "gd_steps: must be in \\[1,"),
     ({"n": 2.5}, "n: must be a whole number \\(got 2.5\\)"),
     ({"alpha": 1.0}, "alpha: unknown membership config key"),
@@ -289,10 +293,108 @@ def test_monte_carlo_draws_fresh_training_sets_with_and_without_the_record(monke
 
 
 def test_the_farm_reads_ridge_as_a_gaussian_likelihood_network() -> None:
-    from trainables.membership.mechanism import as_network
+    from trainables.membership.models import ModelSpec, network
 
     theta, x = np.array([0.5, -1.0, 0.2]), np.array([[1.0, 2.0], [0.0, -1.0]])
     s = x @ theta[:-1] + theta[-1]
-    logits = as_network("linear", theta)(torch.from_numpy(x))
+    logits = network(ModelSpec.of(MembershipConfig(p_x=2)), theta)(torch.from_numpy(x))
     np.testing.assert_allclose(logits[:, 1].numpy() - logits[:, 0].numpy(), 2 * s - 1)
-    np.testing.assert_allclose(as_network("logistic", theta)(torch.from_numpy(x))[:, 1].numpy(), s)
+    for model in ("logistic", "dp_logistic"):
+        spec = ModelSpec.of(MembershipConfig(p_x=2, model=model, kl_records=0))
+        np.testing.assert_allclose(network(spec, theta)(torch.from_numpy(x))[:, 1].numpy(), s)
+
+
+# ---------------------------------------------------------------- DP-SGD (Opacus)
+
+# Over-fitted: 41 logistic parameters on 20 members. DP points skip ρ_KL (kl_records = 0): Yeom and utility only.
+OVERFIT = {"model": "dp_logistic", "n": 20, "p_x": 40, "kl_records": 0}
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 4.0])
+def test_dp_sgd_spends_at_most_the_target_epsilon(epsilon: float) -> None:
+    m = _point(**OVERFIT, epsilon=epsilon)
+    # The accountant's ε after training is the target (to Opacus' calibration tolerance), never above it.
+    assert 0.9 * epsilon <= m["leakage/dp/epsilon"] <= epsilon
+    assert m["leakage/dp/delta"] == 1e-5 and m["leakage/dp/noise_multiplier"] > 0
+
+
+def test_dp_noise_falls_as_epsilon_grows_and_infinity_is_plain_sgd() -> None:
+    sigmas = [_point(**OVERFIT, epsilon=e)["leakage/dp/noise_multiplier"] for e in (0.5, 4.0)]
+    assert sigmas[0] > 2 * sigmas[1]
+    plain = _point(**OVERFIT)  # ε = ∞: no clipping, no noise, no accountant
+    assert plain["leakage/dp/noise_multiplier"] == 0 and "leakage/dp/epsilon" not in plain
+
+
+def test_dp_advantage_at_small_epsilon_is_below_the_non_private_model() -> None:
+    # Measured (seeds 0-5): |advantage| 0.26 and AUC 0.71 non-private (train accuracy 0.97) vs 0.10 and 0.54 at ε = 0.5.
+    private = _seed_mean("attack/yeom/advantage_abs", 6, **OVERFIT, epsilon=0.5)
+    plain = _seed_mean("attack/yeom/advantage_abs", 6, **OVERFIT)
+    assert plain > 0.2 and private < plain - 0.1
+    assert _seed_mean("attack/yeom/auc", 6, **OVERFIT) > _seed_mean("attack/yeom/auc", 6, **OVERFIT, epsilon=0.5) + 0.1
+    assert _seed_mean("train/accuracy", 6, **OVERFIT) > _seed_mean("train/accuracy", 6, **OVERFIT, epsilon=0.5) + 0.2
+
+
+def test_dp_model_is_reproducible_by_seed_and_its_preset_validates() -> None:
+    from search_spaces import presets
+
+    cfg = MembershipConfig(**OVERFIT, epsilon=1.0)
+    assert evaluate_point(cfg) == evaluate_point(cfg)
+    preset = presets()["adult-dp"]
+    for profile in preset.profiles.values():
+        for eps in profile.grid["epsilon"]:
+            MembershipConfig.from_dict({**preset.base, **profile.config, "epsilon": eps})
+
+
+# ---------------------------------------------------------------- the 5 × 50 tanh network
+
+
+def test_tanh_net_has_the_papers_size_and_trains_a_stack_as_one() -> None:
+    from trainables.membership import tanh_net
+
+    assert tanh_net.n_params(5, 50, 5) == 5 * 50 + 50 + 4 * (50 * 50 + 50) + 51 == 10_551
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(3, 20, 4)), rng.integers(0, 2, size=(3, 20)).astype(float)
+    theta0 = tanh_net.initial(4, 8, 2, seed=0)
+    stacked = tanh_net.fit(x, y, theta0, 8, 2, 1e-3, 50, 0.01)
+    for i in range(3):
+        np.testing.assert_allclose(stacked[i], tanh_net.fit(x[i], y[i], theta0, 8, 2, 1e-3, 50, 0.01), atol=1e-5)
+    # The farm's view of θ computes the same logits.
+    net = tanh_net.TanhNet(4, 8, 2)
+    net.theta.data = torch.from_numpy(stacked[0])
+    np.testing.assert_allclose(net(torch.from_numpy(x[0]))[:, 1].numpy(), tanh_net.logits(stacked[0], x[0], 8, 2))
+    # It fits: training log-loss falls well below chance's log 2.
+    assert np.mean(np.logaddexp(0, np.where(y[0] == 1, -1, 1) * tanh_net.logits(stacked[0], x[0], 8, 2))) < 0.6
+
+
+def test_tanh_net_needs_the_probes_view() -> None:
+    with pytest.raises(ValueError, match=r"mc_runs: must be >= 10554 for the corrected KL estimate of p = 10551 "
+                                         r"parameters \(use kl_view=probes\)"):
+        MembershipConfig(model="tanh_net")
+    assert MembershipConfig(model="tanh_net", kl_view="probes", probes=10, mc_runs=13).kl_dimension == 10
+
+
+def test_probes_view_reads_no_more_than_the_parameters() -> None:
+    """Data processing, exactly: the ridge outputs on probes are a linear map of θ, and the Gaussian fit's divergence
+    cannot grow under a linear map; with as many probes as parameters (an invertible map) it is the same."""
+    from attacks.kl_leakage import gaussian_fit, symmetric_kl
+    from trainables.membership.mechanism import fit_point, kl_view, point_data
+
+    def rho(with_record: np.ndarray, without: np.ndarray) -> float:
+        return symmetric_kl(*gaussian_fit(with_record), *gaussian_fit(without))
+
+    few, many = MembershipConfig(n=30, kl_view="probes", probes=3), MembershipConfig(n=30, kl_view="probes", probes=6)
+    d = point_data(many)
+    rng = np.random.default_rng(0)
+    sets = rng.integers(0, len(d.train_x), size=(2, 80, 30))
+    sets[0, :, 0] = 7  # one side always holds pool row 7
+    theta = [fit_point(many, d.train_x[s], d.train_y[s], rng) for s in sets]
+    on_params = rho(*theta)
+    assert rho(*(kl_view(few, t, d.probe_x[:3]) for t in theta)) < on_params
+    assert rho(*(kl_view(many, t, d.probe_x) for t in theta)) == pytest.approx(on_params, rel=1e-6)
+
+
+def test_tanh_net_point_reports_leakage_on_probes() -> None:
+    m = _point(model="tanh_net", n=30, kl_view="probes", probes=4, kl_records=3, mc_runs=12, gd_steps=100, hidden=10,
+               layers=2)
+    assert math.isfinite(m["leakage/kl/rho"]) and m["train/accuracy"] > m["utility/accuracy"] - 0.1
+    assert 0 <= m["attack/yeom/advantage_abs"] <= 1

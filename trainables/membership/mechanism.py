@@ -1,11 +1,11 @@
-"""Membership leakage of a linear model (ridge regression, or logistic) on Adult as a Mechanism
-(docs/mechanisms.md#membership-models).
+"""Membership leakage of a model (ridge regression, logistic, DP-SGD logistic, or the tanh network) on Adult as a
+Mechanism (docs/mechanisms.md#membership-models).
 
-One point = one configuration (n, λ, p_x, σ): PCA Adult to p_x features, train on n members drawn from the
-training file, then measure utility (balanced test accuracy), Yeom's loss-threshold attack (members vs as many
-held-out non-members) and the KL leakage ρ_KL as Farokhi & Kaafar define it: per record, Monte Carlo over random
-training sets drawn from the pool (the training file) with and without it. A point takes seconds, so it reports
-once; its checkpoint is the model, for the farm's RMIA and LiRA. Worker-side code: never imports ``platform.*``.
+One point = one configuration (n, λ, p_x, σ, model): PCA Adult to p_x features, train on n members drawn from the
+training file, then measure utility (balanced test accuracy and test loss), Yeom's loss-threshold attack (members vs
+as many held-out non-members) and the KL leakage ρ_KL as Farokhi & Kaafar define it: per record, Monte Carlo over
+random training sets drawn from the pool (the training file) with and without it. A point reports once; its
+checkpoint is the model, for the farm's RMIA and LiRA. Worker-side code: never imports ``platform.*``.
 """
 from __future__ import annotations
 
@@ -14,17 +14,17 @@ from functools import lru_cache
 
 import numpy as np
 import torch
-from torch import nn
 
 from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, ReferenceData
 from attacks.kl_leakage import KlLeakage, unbiased_symmetric_kl
 from attacks.membership import YeomAttacker
 from attacks.reference import reference_cache_dir
-from core import linear_models as lm
 from core.data.adult import AdultData, load_adult, pca, project
 from core.metrics import balanced_accuracy
 from trainables.mechanism import Mechanism
+from trainables.membership import models
 from trainables.membership.config import MembershipConfig
+from trainables.membership.models import ModelSpec, PointRecipe
 
 
 @lru_cache(maxsize=4)
@@ -45,7 +45,8 @@ def member_split(cfg: MembershipConfig, pool: int) -> tuple[np.ndarray, np.ndarr
 
 @dataclass(frozen=True)
 class PointData:
-    """A point's PCA-projected Adult rows and its disjoint member / non-member indices into the training file."""
+    """A point's PCA-projected Adult rows, its disjoint member / non-member indices into the training file, and the
+    test rows the probes KL view reads."""
 
     train_x: np.ndarray
     train_y: np.ndarray
@@ -53,6 +54,7 @@ class PointData:
     test_y: np.ndarray
     members: np.ndarray
     nonmembers: np.ndarray
+    probe_x: np.ndarray
 
 
 def point_data(cfg: MembershipConfig) -> PointData:
@@ -63,19 +65,26 @@ def point_data(cfg: MembershipConfig) -> PointData:
     components = axes[:cfg.p_x]
     train_x, test_x = project(data.train_x, mean, components), project(data.test_x, mean, components)
     members, nonmembers = member_split(cfg, len(train_x))
-    return PointData(train_x, data.train_y, test_x, data.test_y, members, nonmembers)
+    probes = np.random.default_rng([cfg.seed, 2]).choice(len(test_x), size=min(cfg.probes, len(test_x)), replace=False)
+    return PointData(train_x, data.train_y, test_x, data.test_y, members, nonmembers, test_x[probes])
 
 
 def fit_point(cfg: MembershipConfig, x: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """The config's model trained on (a stack of) training sets, with its output noise drawn from ``rng``."""
-    return lm.fit(cfg.model, x, y, cfg.lam, cfg.sigma, rng, cfg.gd_steps)
+    return models.fit(ModelSpec.of(cfg), x, y, rng)
 
 
-def record_leakage(cfg: MembershipConfig, x: np.ndarray, y: np.ndarray, record: int, rng: np.random.Generator) -> float:
+def kl_view(cfg: MembershipConfig, theta: np.ndarray, probe_x: np.ndarray) -> np.ndarray:
+    """What ρ_KL compares for a stack of models θ (runs, P): θ itself, or the outputs on the probe rows (runs, probes)."""
+    return theta if cfg.kl_view == "parameters" else models.scores(ModelSpec.of(cfg), theta, probe_x)
+
+
+def record_leakage(cfg: MembershipConfig, x: np.ndarray, y: np.ndarray, record: int, rng: np.random.Generator,
+                   probe_x: np.ndarray | None = None) -> float:
     """ρ_KL of pool row ``record``: ``mc_runs`` random n-row training sets from the pool with it, as many without.
 
     A set with the record is the record plus n − 1 other pool rows; a set without is n other pool rows; all drawn
-    independently (the unbiased estimator needs independent samples of p1 and p0).
+    independently (the unbiased estimator needs independent samples of p1 and p0). ``probe_x``: the probes view's rows.
     """
     others = len(x) - 1
 
@@ -85,15 +94,17 @@ def record_leakage(cfg: MembershipConfig, x: np.ndarray, y: np.ndarray, record: 
 
     with_rows = np.concatenate([np.full((cfg.mc_runs, 1), record), draw(cfg.n - 1)], axis=1)
     without_rows = draw(cfg.n)
-    return unbiased_symmetric_kl(fit_point(cfg, x[with_rows], y[with_rows], rng),
-                                 fit_point(cfg, x[without_rows], y[without_rows], rng))
+    probes = np.zeros((0, x.shape[1])) if probe_x is None else probe_x
+    return unbiased_symmetric_kl(kl_view(cfg, fit_point(cfg, x[with_rows], y[with_rows], rng), probes),
+                                 kl_view(cfg, fit_point(cfg, x[without_rows], y[without_rows], rng), probes))
 
 
-def kl_leakage(cfg: MembershipConfig, x: np.ndarray, y: np.ndarray) -> KlLeakage:
+def kl_leakage(cfg: MembershipConfig, x: np.ndarray, y: np.ndarray, probe_x: np.ndarray | None = None) -> KlLeakage:
     """ρ_KL averaged over ``kl_records`` pool rows drawn by the seed (the paper's expectation over records)."""
     rng = np.random.default_rng([cfg.seed, 1])
     records = rng.choice(len(x), size=cfg.kl_records, replace=False)
-    return KlLeakage.from_records(np.array([record_leakage(cfg, x, y, int(r), rng) for r in records]), cfg.mc_runs)
+    return KlLeakage.from_records(np.array([record_leakage(cfg, x, y, int(r), rng, probe_x) for r in records]),
+                                  cfg.mc_runs)
 
 
 def abs_advantage(metrics: dict[str, float]) -> dict[str, float]:
@@ -105,7 +116,7 @@ def abs_advantage(metrics: dict[str, float]) -> dict[str, float]:
 
 
 class Membership(Mechanism[MembershipConfig]):
-    """One point (n, λ, p_x, σ) of a linear model on Adult: not an epoch game, so one epoch fits the model
+    """One point (n, λ, p_x, σ, model) on Adult: not an epoch game, so one epoch fits the model
     (:meth:`train_epoch`) and :meth:`evaluate` measures it; its checkpoint is the model θ, for the farm."""
 
     name = "membership"
@@ -119,6 +130,7 @@ class Membership(Mechanism[MembershipConfig]):
     def build(self) -> None:
         """No model until it is fitted (θ comes from the training set or a checkpoint)."""
         self.theta: np.ndarray | None = None
+        self.privacy: dict[str, float] = {}
 
     def setup(self) -> None:
         """The point's PCA-projected Adult rows and its members / non-members."""
@@ -126,30 +138,44 @@ class Membership(Mechanism[MembershipConfig]):
         self.data = point_data(self.cfg)
 
     def train_epoch(self) -> dict[str, float]:
-        """Fit the model on the members, its output noise drawn from the seed."""
-        d = self.data
-        self.theta = fit_point(self.cfg, d.train_x[d.members], d.train_y[d.members], np.random.default_rng(self.cfg.seed))
+        """Fit the model on the members, its output noise (and DP-SGD's lots and noise) drawn from the seed; DP-SGD's
+        accountant's ε at δ and its noise multiplier become ``leakage/dp/*`` metrics."""
+        d, spec, rng = self.data, ModelSpec.of(self.cfg), np.random.default_rng(self.cfg.seed)
+        x, y = d.train_x[d.members], d.train_y[d.members]
+        if spec.model != "dp_logistic":
+            self.theta = models.fit(spec, x, y, rng)
+            return {}
+        theta, (trained,) = models.fit_dp(spec, x[None], y[None], rng)
+        self.theta = theta[0]
+        self.privacy = {"leakage/dp/noise_multiplier": trained.noise_multiplier}
+        if np.isfinite(trained.epsilon):
+            self.privacy |= {"leakage/dp/epsilon": trained.epsilon, "leakage/dp/delta": self.cfg.delta}
         return {}
 
     def evaluate(self, attack: bool) -> dict[str, float]:
-        """Utility (balanced test accuracy), Yeom's loss-threshold attack and the KL leakage ρ_KL."""
-        cfg, d, theta = self.cfg, self.data, self.theta
+        """Utility (balanced test accuracy, test loss), Yeom's loss-threshold attack, the KL leakage ρ_KL (unless
+        ``kl_records`` = 0) and, for DP-SGD, the accountant's ε."""
+        cfg, d, theta, spec = self.cfg, self.data, self.theta, ModelSpec.of(self.cfg)
         assert theta is not None  # fitted by train_epoch or restored by load_state before any evaluation
         x, y = d.train_x[d.members], d.train_y[d.members]
+        train_losses = models.losses(spec, theta, x, y)
         metrics = {
-            "utility/accuracy": balanced_accuracy(torch.from_numpy(lm.predict(cfg.model, theta, d.test_x)),
+            "utility/accuracy": balanced_accuracy(torch.from_numpy(models.predict(spec, theta, d.test_x)),
                                                   torch.tensor(d.test_y), 2),
-            "train/accuracy": float(np.mean(lm.predict(cfg.model, theta, x) == y)),
-        }
+            "utility/test_loss": float(np.mean(models.losses(spec, theta, d.test_x, d.test_y))),
+            "train/accuracy": float(np.mean(models.predict(spec, theta, x) == y)),
+            "train/loss": float(np.mean(train_losses)),
+        } | self.privacy
         result = YeomAttacker(seed=cfg.seed, figure=False).run_on_losses(
-            torch.from_numpy(lm.losses(cfg.model, theta, x, y)),
-            torch.from_numpy(lm.losses(cfg.model, theta, d.train_x[d.nonmembers], d.train_y[d.nonmembers])),
+            torch.from_numpy(train_losses),
+            torch.from_numpy(models.losses(spec, theta, d.train_x[d.nonmembers], d.train_y[d.nonmembers])),
             target=cfg.model,
         )
         yeom = result.metrics | abs_advantage(result.metrics)
         metrics.update({f"attack/yeom/{k}": v for k, v in yeom.items() if k.split("/")[0] in (
             "advantage", "advantage_abs", "auc", "advantage_max", "tpr_at_1pct_fpr", "tpr_at_1pct_fpr_measurable")})
-        metrics.update(kl_leakage(cfg, d.train_x, d.train_y).logged())
+        if cfg.kl_records:
+            metrics.update(kl_leakage(cfg, d.train_x, d.train_y, d.probe_x).logged())
         return metrics
 
     def state(self) -> dict:
@@ -170,12 +196,12 @@ class Membership(Mechanism[MembershipConfig]):
         def rows(index: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
             return torch.from_numpy(d.train_x[index]), torch.from_numpy(d.train_y[index])
 
-        recipe = LinearRecipe(cfg.model, cfg.p_x, cfg.lam, cfg.sigma, cfg.gd_steps)
+        spec = ModelSpec.of(cfg)
         assert self.checkpoint_dir is not None  # the farm restores its mechanisms from a checkpoint
         assert self.theta is not None  # restored with the checkpoint
-        reference = ReferenceData(recipe, *rows(np.flatnonzero(rest)),
+        reference = ReferenceData(PointRecipe(spec), *rows(np.flatnonzero(rest)),
                                   cache_dir=reference_cache_dir(self.checkpoint_dir, per_checkpoint=False))
-        target = MembershipTarget(cfg.model, as_network(cfg.model, self.theta), *rows(d.members), *rows(d.nonmembers),
+        target = MembershipTarget(cfg.model, models.network(spec, self.theta), *rows(d.members), *rows(d.nonmembers),
                                   reference)
         empty = torch.zeros(0)
         return CheckpointInputs(AttackInput(empty, empty, empty, empty, num_classes=2), (target,))
@@ -203,43 +229,3 @@ def evaluate_model(cfg: MembershipConfig) -> tuple[dict[str, float], np.ndarray]
 def evaluate_point(cfg: MembershipConfig) -> dict[str, float]:
     """:func:`evaluate_model`'s metrics (metric name -> value)."""
     return evaluate_model(cfg)[0]
-
-
-class LinearNet(nn.Module):
-    """A linear model as a two-class network: logits (0, x·w + b) with θ = [w, b] its class-1 logit (lm.two_class_logit)."""
-
-    def __init__(self, p: int) -> None:
-        super().__init__()
-        self.theta = nn.Parameter(torch.zeros(p + 1, dtype=torch.float64), requires_grad=False)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        z = x.to(torch.float64) @ self.theta[:-1] + self.theta[-1]
-        return torch.stack([torch.zeros_like(z), z], dim=1)
-
-
-def as_network(model: str, theta: np.ndarray) -> LinearNet:
-    """The trained model θ as the two-class network the farm's likelihood attacks read."""
-    net = LinearNet(len(theta) - 1)
-    net.theta.data = torch.from_numpy(lm.two_class_logit(model, theta))
-    return net.eval()
-
-
-@dataclass(frozen=True)
-class LinearRecipe:
-    """Train a fresh model as a point does (its model, λ, σ and steps): the farm's reference models."""
-
-    model: str
-    p: int
-    lam: float
-    sigma: float
-    gd_steps: int
-
-    def build(self) -> LinearNet:
-        """An untrained network (θ = 0)."""
-        return LinearNet(self.p)
-
-    def __call__(self, x: torch.Tensor, y: torch.Tensor, seed: int) -> LinearNet:
-        """The model fitted to (x, y), with its output noise drawn from ``seed``."""
-        theta = lm.fit(self.model, x.cpu().numpy(), y.cpu().numpy(), self.lam, self.sigma, np.random.default_rng(seed),
-                       self.gd_steps)
-        return as_network(self.model, theta)
