@@ -74,6 +74,7 @@ STUDIES: tuple[Study, ...] = (
     Study("adult-lam", "adult-membership", "paper-lam"),
     Study("adult-p_x", "adult-membership", "paper-p_x"),
     Study("adult-sigma", "adult-membership", "paper-sigma"),
+    Study("adult-dp", "adult-dp", seeds=3),
 )
 
 MAX_ATTACK = "attack/max/accuracy"
@@ -150,4 +151,9 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("membership", "Fig. 1", "mean ρ_KL over records at n = 10 (the median above)", "large at small n", "adult-n",
           PointMetric("leakage/kl/rho", {"n": 10}),
           why="a few records with extreme features dominate the mean at n = 10; the trends use the median"),
+    Claim("membership", "DP baseline", "Yeom's |advantage| against DP-SGD's ε (n = 20, p_x = 40, over-fitted)",
+          "(not in the paper) falls as ε shrinks", "adult-dp",
+          Trend("attack/yeom/advantage_abs", "epsilon", 1, {"n": 20.0})),
+    Claim("membership", "DP baseline", "test accuracy against ε (n = 20)", "(not in the paper) falls as ε shrinks",
+          "adult-dp", Trend("utility/accuracy", "epsilon", 1, {"n": 20.0})),
 )
