@@ -54,4 +54,5 @@ PRESET = Preset(
     trend_metrics=("utility/accuracy", "attack/max/accuracy", "leakage/normalised_alpha_mi"),
     checkpoint_figures=Releaser.figures,
     canonical=lambda_zero_anchor,
+    noise_baseline=True,
 )

@@ -44,4 +44,5 @@ PRESET = Preset(
     label_keys=("alpha", "algorithm"),
     trend_metrics=("utility/accuracy", "attack/max/accuracy", "leakage/secret_term", "leakage/utility_term"),
     checkpoint_figures=Privatizer.figures,
+    noise_baseline=True,
 )
