@@ -17,6 +17,7 @@ from platform import tracking
 from platform.front_plot import plot_front
 from platform.information_plane import log_information_plane
 from platform.kl_boxplot import log_kl_boxes
+from platform.noise_baseline import LABEL, baseline_points, baseline_table, compare_front, comparison_metrics
 from platform.numbers import readable
 from platform.pareto import Axis, pareto_mask
 from platform.replicates import SEED, format_points, hypervolume_by_seed, point_index, point_table, spread_metrics
@@ -85,16 +86,22 @@ def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, axe
     front members tagged on their runs."""
     trend_keys, trend_metrics = preset.label_keys, preset.trend_metrics
     table = summary.trials.assign(pareto_front=summary.front)
+    noise = noise_points(client, parent_id, axes)
+    compared = compare_front(summary.points, noise, axes)
     with tempfile.TemporaryDirectory() as tmp:
         table.to_csv(Path(tmp) / "trials.csv", index=False)
         points = summary.points
-        (points[points["pareto_front"]] if not points.empty else points).to_csv(Path(tmp) / "front.csv", index=False)
+        front = compared if not compared.empty else points[points["pareto_front"]] if not points.empty else points
+        front.to_csv(Path(tmp) / "front.csv", index=False)
         if summary.spread:
             points.to_csv(Path(tmp) / "points.csv", index=False)
+        if not noise.empty:
+            noise.to_csv(Path(tmp) / "noise_baseline.csv", index=False)
         if summary.front.any():
-            plot_front(points, axes, points["pareto_front"].to_numpy(), "name", Path(tmp) / "front.png")
+            plot_front(points, axes, points["pareto_front"].to_numpy(), "name", Path(tmp) / "front.png",
+                       baseline=(LABEL, noise) if not noise.empty else None)
         plot_trends(table, trend_keys, trend_metrics or tuple(a.metric for a in axes), Path(tmp) / "trends.png")
-        for name in ("trials.csv", "front.csv", "points.csv", "front.png", "trends.png"):
+        for name in ("trials.csv", "front.csv", "points.csv", "noise_baseline.csv", "front.png", "trends.png"):
             if (Path(tmp) / name).exists():
                 client.log_artifact(parent_id, str(Path(tmp) / name), artifact_path="front")
     for figure in preset.sweep_figures:
@@ -104,10 +111,17 @@ def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, axe
     if summary.front.any():
         metrics |= {"front/hypervolume": summary.hypervolume, "front/hypervolume_normalised": summary.hypervolume_normalised}
         metrics |= summary.spread
+    if not noise.empty:
+        metrics |= comparison_metrics(compared, noise)
     step = len(client.get_metric_history(parent_id, "front/trials"))  # each recomputation is a new step
     tracking.log_metrics(client, parent_id, metrics, step=step)
     for run_id, on_front in zip(table["run_id"], table["pareto_front"], strict=True):
         client.set_tag(run_id, tracking.TAG_FRONT, "true" if on_front else "false")
+
+
+def noise_points(client: MlflowClient, parent_id: str, axes: list[Axis]) -> pd.DataFrame:
+    """The sweep's noise-baseline points (``platform.noise_baseline``); empty when it ran none."""
+    return baseline_points(baseline_table(client, client.get_run(parent_id).info.experiment_id, parent_id), axes)
 
 
 def format_summary(summary: SweepSummary, axes: list[Axis], label_keys: tuple[str, ...]) -> str:
