@@ -16,6 +16,7 @@ EXPECTED = {
     "eco": ("eco_releaser", "train_eco_releaser", True, True, True),
     "eco-si": ("eco_releaser", "train_eco_releaser", True, True, True),
     "adult-membership": ("membership", "train_membership", False, True, False),
+    "noise": ("noise", "train_noise", True, True, True),
 }
 
 
