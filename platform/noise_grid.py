@@ -6,6 +6,7 @@ same farm; its trials log into child runs of the same parent run, tagged as the 
 """
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -16,7 +17,7 @@ from platform.farm_scheduler import FarmPlan
 from platform.noise_baseline import BASELINE
 from platform.progress import SweepProgress
 from platform.replicates import SEED
-from platform.sweep_config import SweepSpec, validated
+from platform.sweep_config import SweepSpec, parse_value, validated
 from platform.trial_logger import MlflowTrialLogger
 from platform.tuning import TUNER_STATE, build_tuner, restore_tuner
 from search_spaces.noise import PRESET as NOISE
@@ -45,6 +46,14 @@ def baseline_spec(spec: SweepSpec) -> SweepSpec:
         preset = replace(NOISE, label_keys=(*NOISE.label_keys, SEED))
     typed = validated(preset, SweepSpec(preset, profile, config, grid).product_points())
     return SweepSpec(preset, profile, {k: v for k, v in typed[0].items() if k not in grid}, grid)
+
+
+def logged_spec(spec: SweepSpec, params: dict[str, str]) -> SweepSpec:
+    """The sweep as its parent run logged it (profile, ``config.*`` and ``grid.*`` params): what a resumed sweep ran
+    with, whatever profile and ``--set`` values the resume command names."""
+    config = {k.removeprefix("config."): parse_value(v) for k, v in params.items() if k.startswith("config.")}
+    grid = {k.removeprefix("grid."): json.loads(v) for k, v in params.items() if k.startswith("grid.")}
+    return replace(spec, profile=params.get("profile", spec.profile), config=config, grid=grid)
 
 
 def run_baseline(noise: SweepSpec, *, tracking_uri: str, exp_id: str, parent_id: str, storage: str, sweep: str,

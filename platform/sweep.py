@@ -28,7 +28,7 @@ from platform.farm_scheduler import FarmPlan
 from platform.interrupts import SweepEnding, resume_command
 from platform.noise_baseline import compare_front, format_comparison
 from platform.noise_grid import PARAM as NOISE_PARAM
-from platform.noise_grid import baseline_spec, run_baseline
+from platform.noise_grid import baseline_spec, logged_spec, run_baseline
 from platform.numbers import readable
 from platform.pareto import Axis
 from platform.progress import SweepProgress
@@ -155,7 +155,8 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
         "--tracking-uri": tracking_uri, "--storage": storage, "--experiment": args.experiment,
         "--address": args.address, "--attackers": args.attackers, "--gpus-per-trial": args.gpus_per_trial}))
     planned = int(client.get_run(parent_id).data.params["planned_trials"])  # a resumed sweep keeps its own plan
-    noise = baseline_spec(spec) if client.get_run(parent_id).data.params.get(NOISE_PARAM) == "True" else None
+    params = client.get_run(parent_id).data.params
+    noise = baseline_spec(logged_spec(spec, params)) if params.get(NOISE_PARAM) == "True" else None
     if noise is not None:
         print(f"noise baseline: {len(noise.grid_points())} trials after the sweep's own (σ ∈ "
               f"{{{', '.join(f'{v:g}' for v in noise.grid['sigma'])}}}), same data and farm; off: --no-noise-baseline",

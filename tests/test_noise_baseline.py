@@ -15,7 +15,7 @@ from attacks.tuning import AttackBudget
 from platform import tracking
 from platform.front_plot import draw_baseline, front_figure
 from platform.noise_baseline import AT_UTILITY, BEATS, LABEL, attack_at_utility
-from platform.noise_grid import baseline_spec
+from platform.noise_grid import baseline_spec, logged_spec
 from platform.pareto import Axis
 from platform.seed_axis import with_seeds
 from platform.sweep_config import resolve
@@ -106,6 +106,16 @@ def test_the_noise_grid_shares_the_sweeps_data_and_seeds() -> None:
     replicated = baseline_spec(with_seeds(spec, 2, "grid"))
     assert replicated.grid["seed"] == [0, 1] and replicated.preset.label_keys == ("sigma", "seed")
     assert len(replicated.grid_points()) == 4
+
+
+def test_a_resumed_sweep_runs_the_noise_grid_it_logged(tmp_path: Path) -> None:
+    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    exp_id = tracking.experiment_id(client, "putlab-amnist")
+    ran = with_seeds(resolve("amnist", "smoke", ["n_train=300", "data_root="]), 2, "grid")
+    parent_id, _ = tracking.start_parent(client, exp_id, "amnist-smoke-x", {"profile": ran.profile, "grid": ran.grid,
+                                                                             "config": ran.config})
+    resumed = resolve("amnist", None, [])  # the resume command names neither the profile nor the --set values
+    assert baseline_spec(logged_spec(resumed, client.get_run(parent_id).data.params)) == baseline_spec(ran)
 
 
 @pytest.mark.slow  # four tuned deep attackers on 1,000 AMNIST images: about two minutes on 2 CPUs
