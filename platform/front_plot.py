@@ -30,7 +30,7 @@ def _label(axis: Axis) -> str:
     return f"{axis.metric} ({'higher' if axis.higher_is_better else 'lower'} is better)"
 
 
-SYMBOLS = {"alpha": "α", "lam": "λ", "adv_steps": "k"}
+SYMBOLS = {"alpha": "α", "lam": "λ", "adv_steps": "k", "sigma": "σ"}
 
 
 def short_labels(labels: Sequence[str]) -> list[str]:
@@ -102,9 +102,32 @@ def plot_front(
     front_mask: np.ndarray,
     label_col: str | None,
     path: str | Path,
+    baseline: tuple[str, pd.DataFrame] | None = None,
 ) -> Path:
-    """Draw the front (``front_figure``) and save it as a PNG; returns the path written."""
-    return _save(front_figure(df, axes, front_mask, label_col), path)
+    """Draw the front (``front_figure``) and save it as a PNG; returns the path written. ``baseline``: (name, its
+    point table) drawn on the same axes as a grey curve (``draw_baseline``)."""
+    fig = front_figure(df, axes, front_mask, label_col)
+    if baseline is not None:
+        draw_baseline(fig.axes[0], baseline[1], axes, baseline[0])
+    return _save(fig, path)
+
+
+def draw_baseline(ax: Axes, points: pd.DataFrame, axes: Sequence[Axis], label: str, key: str = "sigma") -> None:
+    """A baseline's points (e.g. Gaussian noise at several σ) as a grey curve in ``key`` order, each point marked with
+    its ``key`` value, and the legend redrawn to name it; a mechanism's point below and right of it beats it."""
+    if points.empty:
+        return
+    ax_x, ax_y = axes
+    shown = points.sort_values(key) if key in points else points
+    x = shown[ax_x.metric].to_numpy(dtype=float, na_value=np.nan)
+    y = shown[ax_y.metric].to_numpy(dtype=float, na_value=np.nan)
+    ax.plot(x, y, color="0.45", linestyle="-", linewidth=1.2, marker="s", markersize=4, label=label, zorder=1.8)
+    if key in shown:
+        for px, py, value in zip(x, y, shown[key], strict=True):
+            if np.isfinite(px) and np.isfinite(py):
+                ax.annotate(f"{SYMBOLS.get(key, key)}={value:g}", (px, py), xytext=(3, -9), textcoords="offset points",
+                            fontsize=6, color="0.35")
+    ax.legend(loc="best", fontsize=8)
 
 
 def front_figure(df: pd.DataFrame, axes: Sequence[Axis], front_mask: np.ndarray, label_col: str | None) -> Figure:

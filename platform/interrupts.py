@@ -29,8 +29,8 @@ _Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 
 
 def close_sweep(client: MlflowClient, exp_id: str, parent_id: str, status: str) -> None:
-    """End the parent run with ``status`` and every child run still running with KILLED."""
-    for run in tracking.child_runs(client, exp_id, parent_id):
+    """End the parent run with ``status`` and every child run (trials and baselines) still running with KILLED."""
+    for run in [*tracking.child_runs(client, exp_id, parent_id), *tracking.baseline_runs(client, exp_id, parent_id)]:
         if run.info.status in UNFINISHED:
             client.set_terminated(run.info.run_id, "KILLED")
     client.set_terminated(parent_id, status)

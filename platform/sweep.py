@@ -26,13 +26,16 @@ from platform.config_schema import config_model, text_table
 from platform.errors import UsageError
 from platform.farm_scheduler import FarmPlan
 from platform.interrupts import SweepEnding, resume_command
+from platform.noise_baseline import compare_front, format_comparison
+from platform.noise_grid import PARAM as NOISE_PARAM
+from platform.noise_grid import baseline_spec, logged_spec, run_baseline
 from platform.numbers import readable
 from platform.pareto import Axis
 from platform.progress import SweepProgress
 from platform.report import write_sweep_report
 from platform.seed_axis import with_seeds
 from platform.sweep_config import SweepSpec, get_preset, resolve
-from platform.sweep_report import format_summary, log_summary, summarise, trials_table
+from platform.sweep_report import format_summary, log_summary, noise_points, summarise, trials_table
 from platform.trial_logger import MlflowTrialLogger
 from platform.tuning import TUNER_STATE, build_tuner, default_gpus_per_trial, find_sweep, init_ray, restore_tuner
 
@@ -72,6 +75,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--config-schema", nargs="?", const="text", choices=("text", "json"),
                    help="print the preset's config fields (type, value, bounds, description; json: the JSON schema) "
                         "and exit")
+    p.add_argument("--no-noise-baseline", action="store_true",
+                   help="skip the Gaussian-noise baseline an image preset (amnist, amnist-privatizer) runs beside its "
+                        "grid and draws on its front")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="every trial event, Ray's resources, the workers' and dependencies' own output")
     return p.parse_args(argv)
@@ -142,12 +148,19 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
         "preset": spec.preset.name, "profile": spec.profile, "mechanism": spec.preset.mechanism_name,
         "dataset": spec.preset.dataset, "search": args.search, "storage": tune_storage.join(storage, name),
         "grid": spec.grid_param, "config": spec.config, "planned_trials": planned, "attackers": attackers,
+        NOISE_PARAM: spec.preset.noise_baseline and not args.no_noise_baseline,
     } | ({"preset_file": preset_file} if preset_file else {}))
     again = f"--preset-file={preset_file}" if preset_file else spec.preset.name  # how the resume command names it
     ending.attach(client, exp_id, parent_id, resume_command(again, name, {
         "--tracking-uri": tracking_uri, "--storage": storage, "--experiment": args.experiment,
         "--address": args.address, "--attackers": args.attackers, "--gpus-per-trial": args.gpus_per_trial}))
     planned = int(client.get_run(parent_id).data.params["planned_trials"])  # a resumed sweep keeps its own plan
+    params = client.get_run(parent_id).data.params
+    noise = baseline_spec(logged_spec(spec, params)) if params.get(NOISE_PARAM) == "True" else None
+    if noise is not None:
+        print(f"noise baseline: {len(noise.grid_points())} trials after the sweep's own (σ ∈ "
+              f"{{{', '.join(f'{v:g}' for v in noise.grid['sigma'])}}}), same data and farm; off: --no-noise-baseline",
+              flush=True)
     if not reopened:
         tracking.log_metrics(client, parent_id, {f"data/{k}": float(v) for k, v in counts.items()})
     has_baselines = any(k.startswith("baseline/") for k in client.get_run(parent_id).data.metrics)
@@ -174,6 +187,15 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
     if ending.signal is not None:
         return ending.interrupted()
     caught_up = attack_missing(client, exp_id, parent_id, plan)[0] if plan else 0  # attacks an interruption lost
+    noise_results = None
+    if noise is not None:
+        with ending.fitting():
+            noise_results = run_baseline(noise, tracking_uri=tracking_uri, exp_id=exp_id, parent_id=parent_id,
+                                         storage=storage, sweep=name, farm=plan, resources=resources,
+                                         max_concurrent=args.max_concurrent, max_failures=args.max_failures,
+                                         verbose=args.verbose)
+        if ending.signal is not None:
+            return ending.interrupted()
     if caught_up:
         print(f"attack farm: caught up on {caught_up} checkpoint(s)", flush=True)
 
@@ -184,11 +206,16 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
     summary = summarise(trials_table(client, exp_id, parent_id, spec.preset.label_keys), axes, spec.preset.label_keys)
     log_summary(client, parent_id, summary, axes, spec.preset)
     print(format_summary(summary, axes, spec.preset.label_keys))
+    if noise is not None:
+        noise_table = noise_points(client, parent_id, axes)
+        print(format_comparison(compare_front(summary.points, noise_table, axes), noise_table, axes))
     if spec.preset.baselines is not None:
         shown = (f"{k} {readable(v)}" for k, v in sorted(parent_metrics.items()) if k.startswith("baseline/"))
         print("raw-data baselines: " + ", ".join(shown))
     print(f"report: {write_sweep_report(client, parent_id, tracking_uri)}", flush=True)
     incomplete = results.num_errors > 0 or results.num_terminated < planned
+    if noise_results is not None and noise is not None:
+        incomplete |= noise_results.num_errors > 0 or noise_results.num_terminated < len(noise.grid_points())
     experiment = client.get_experiment(exp_id).name
     if tracking_uri.startswith(("http://", "https://")):  # a tracking server is its own UI
         print(f"MLflow: open {tracking.ui_url(tracking_uri, exp_id)}  (experiment {experiment}; the front's trials: "

@@ -18,6 +18,7 @@ from platform.front_groups import GroupFront, fronts_by, group_metrics
 from platform.front_plot import plot_front, plot_fronts_by
 from platform.information_plane import log_information_plane
 from platform.kl_boxplot import log_kl_boxes
+from platform.noise_baseline import LABEL, baseline_points, baseline_table, compare_front, comparison_metrics
 from platform.numbers import readable
 from platform.pareto import Axis, pareto_mask
 from platform.replicates import SEED, format_points, hypervolume_by_seed, point_index, point_table, spread_metrics
@@ -97,22 +98,28 @@ SWEEP_FIGURES: dict[str, Callable[[MlflowClient, str, pd.DataFrame], None]] = {
 def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, axes: list[Axis], preset: Preset) -> None:
     """Trials CSV, front CSV and PNG, trend PNG, the preset's own sweep figures and the hypervolume on the parent;
     with a ``front_by`` axis also one front per value of it (``front_by_<axis>.png`` and ``.csv``, hypervolume per
-    value); front members tagged on their runs."""
+    value); with a noise baseline its curve on the front and the comparison at equal utility; front members tagged."""
     trend_keys, trend_metrics = preset.label_keys, preset.trend_metrics
     table = summary.trials.assign(pareto_front=summary.front)
     groups = group_fronts(summary, axes, preset) if summary.front.any() else []
+    noise = noise_points(client, parent_id, axes)
+    compared = compare_front(summary.points, noise, axes)
     with tempfile.TemporaryDirectory() as tmp:
         if groups:
             log_group_fronts(client, parent_id, groups, summary.points, axes, Path(tmp))
         table.to_csv(Path(tmp) / "trials.csv", index=False)
         points = summary.points
-        (points[points["pareto_front"]] if not points.empty else points).to_csv(Path(tmp) / "front.csv", index=False)
+        front = compared if not compared.empty else points[points["pareto_front"]] if not points.empty else points
+        front.to_csv(Path(tmp) / "front.csv", index=False)
         if summary.spread:
             points.to_csv(Path(tmp) / "points.csv", index=False)
+        if not noise.empty:
+            noise.to_csv(Path(tmp) / "noise_baseline.csv", index=False)
         if summary.front.any():
-            plot_front(points, axes, points["pareto_front"].to_numpy(), "name", Path(tmp) / "front.png")
+            plot_front(points, axes, points["pareto_front"].to_numpy(), "name", Path(tmp) / "front.png",
+                       baseline=(LABEL, noise) if not noise.empty else None)
         plot_trends(table, trend_keys, trend_metrics or tuple(a.metric for a in axes), Path(tmp) / "trends.png")
-        for name in ("trials.csv", "front.csv", "points.csv", "front.png", "trends.png"):
+        for name in ("trials.csv", "front.csv", "points.csv", "noise_baseline.csv", "front.png", "trends.png"):
             if (Path(tmp) / name).exists():
                 client.log_artifact(parent_id, str(Path(tmp) / name), artifact_path="front")
     for figure in preset.sweep_figures:
@@ -122,6 +129,8 @@ def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, axe
     if summary.front.any():
         metrics |= {"front/hypervolume": summary.hypervolume, "front/hypervolume_normalised": summary.hypervolume_normalised}
         metrics |= summary.spread | group_metrics(groups)
+    if not noise.empty:
+        metrics |= comparison_metrics(compared, noise)
     step = len(client.get_metric_history(parent_id, "front/trials"))  # each recomputation is a new step
     tracking.log_metrics(client, parent_id, metrics, step=step)
     for run_id, on_front in zip(table["run_id"], table["pareto_front"], strict=True):
@@ -140,6 +149,11 @@ def log_group_fronts(client: MlflowClient, parent_id: str, groups: list[GroupFro
     if len(groups) > 1:
         plot_fronts_by(groups, points, axes, tmp / f"front_by_{axis}.png")
         client.log_artifact(parent_id, str(tmp / f"front_by_{axis}.png"), artifact_path="front")
+
+
+def noise_points(client: MlflowClient, parent_id: str, axes: list[Axis]) -> pd.DataFrame:
+    """The sweep's noise-baseline points (``platform.noise_baseline``); empty when it ran none."""
+    return baseline_points(baseline_table(client, client.get_run(parent_id).info.experiment_id, parent_id), axes)
 
 
 def format_summary(summary: SweepSummary, axes: list[Axis], label_keys: tuple[str, ...]) -> str:

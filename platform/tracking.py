@@ -31,6 +31,7 @@ TAG_CHECKPOINT = "putlab.checkpoint"
 TAG_FRONT = "putlab.pareto_front"
 TAG_NODE = "putlab.node_id"  # the Ray node a trial reported from (comma-separated when it moved after a failure)
 TAG_FARM_NODES = "putlab.farm_node_ids"  # the Ray nodes that ran the trial's attack-farm tasks
+TAG_BASELINE = "putlab.baseline"  # a baseline's trial runs (role "baseline"): which baseline, e.g. "noise"
 # MLflow 3's UI opens an experiment on its GenAI overview (traces) unless told otherwise. The experiment-kind tag
 # says "model training" where the UI reads it; the URL of ``ui_url`` (workflowType=machine_learning) always does.
 TAG_EXPERIMENT_KIND = "mlflow.experimentKind"
@@ -162,6 +163,15 @@ def child_runs(client: MlflowClient, exp_id: str, parent_id: str) -> list:
     return client.search_runs(
         [exp_id], filter_string=f"tags.`{TAG_PARENT}` = '{parent_id}' and tags.`{TAG_ROLE}` = 'trial'", max_results=10000
     )
+
+
+def baseline_runs(client: MlflowClient, exp_id: str, parent_id: str, baseline: str | None = None) -> list:
+    """The baseline trials' runs of a sweep (role ``baseline``; those of ``baseline`` only, when given): children of
+    the parent run that its front and hypervolume leave out."""
+    only = f" and tags.`{TAG_BASELINE}` = '{baseline}'" if baseline else ""
+    return client.search_runs(
+        [exp_id], filter_string=f"tags.`{TAG_PARENT}` = '{parent_id}' and tags.`{TAG_ROLE}` = 'baseline'{only}",
+        max_results=10000)
 
 
 def find_sweep_parent(client: MlflowClient, target: str) -> tuple[str, str]:

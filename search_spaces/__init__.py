@@ -75,6 +75,7 @@ class Preset:
     sweep_figures: tuple[str, ...] = ()  # driver-drawn figures on the parent run (platform.sweep_report.SWEEP_FIGURES)
     canonical: Callable[[dict], dict] | None = None  # maps a grid point to its representative (equivalent points run once)
     front_by: str | None = None  # a grid axis: the sweep report also draws one front per value of it (and the joint one)
+    noise_baseline: bool = False  # an image preset: its sweeps also run the ``noise`` grid (platform.noise_baseline)
 
     @property
     def mechanism_name(self) -> str:
@@ -141,8 +142,8 @@ def lambda_zero_anchor(point: dict[str, Any]) -> dict[str, Any]:
 def presets() -> dict[str, Preset]:
     """All presets by name, built-in and published by installed packages in the ``putlab.presets`` entry-point group
     (imported lazily: each pulls in its trainable and torch); a published name clashing with another is a ValueError."""
-    from search_spaces import adult_dp, adult_membership, amnist, amnist_privatizer, cloak_mnist, eco, eco_si, gmm
+    from search_spaces import adult_dp, adult_membership, amnist, amnist_privatizer, cloak_mnist, eco, eco_si, gmm, noise
     from search_spaces.plugins import merge_presets, published_presets
 
     return merge_presets((amnist.PRESET, amnist_privatizer.PRESET, adult_membership.PRESET, adult_dp.PRESET, gmm.PRESET,
-                          cloak_mnist.PRESET, eco.PRESET, eco_si.PRESET), published_presets())
+                          cloak_mnist.PRESET, eco.PRESET, eco_si.PRESET, noise.PRESET), published_presets())

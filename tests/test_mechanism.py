@@ -17,6 +17,7 @@ EXPECTED = {
     "eco-si": ("eco_releaser", "train_eco_releaser", True, True, True),
     "adult-membership": ("membership", "train_membership", False, True, False),
     "adult-dp": ("membership", "train_membership", False, True, False),
+    "noise": ("noise", "train_noise", True, True, True),
 }
 
 

@@ -1,0 +1,42 @@
+"""The plain Gaussian-noise baseline on an image data set (docs/mechanisms.md#gaussian-noise-baseline): the σ grid
+that image fronts are compared against. ``--set dataset=cifar10`` (any registered image set) swaps the data."""
+from search_spaces import OptunaRange, Preset, Profile
+from search_spaces.amnist import PRESET as RELEASER
+from trainables.noise.config import NoiseConfig
+from trainables.noise.mechanism import NoiseBaseline
+
+PRESET = Preset(
+    name="noise",
+    mechanism=NoiseBaseline,
+    dataset="amnist",
+    base=NoiseConfig().as_dict(),
+    profiles={
+        "smoke": Profile(
+            description="seconds: a tiny subset, σ ∈ {0, 1} (for tests)",
+            config={"n_train": 512, "n_test": 256, "attack_epochs": 1},
+            grid={"sigma": [0.0, 1.0]},
+            optuna_samples=2,
+        ),
+        "quick": Profile(
+            description="minutes on 2 CPUs: the releaser's quick data (2,000 / 1,000 images), σ ∈ {0, 0.1, 0.3, 0.5, 1, 2}",
+            config={"n_train": 2000, "n_test": 1000},
+            grid={"sigma": [0.0, 0.1, 0.3, 0.5, 1.0, 2.0]},
+            optuna_samples=6,
+        ),
+        "paper": Profile(
+            description="full AMNIST (28,476 / 4,681 images), eleven σ from 0 to 3, for a GPU cluster",
+            config={"n_train": None, "n_test": None, "attack_epochs": 100, "attack_search": "full"},
+            grid={"sigma": [0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0]},
+            optuna_samples=11,
+        ),
+    },
+    default_profile="quick",
+    optuna={"sigma": OptunaRange(0.0, 3.0)},
+    pareto_axes=RELEASER.pareto_axes,
+    farm_attackers=("deep_raw", "thickness"),  # no trained network: the membership attackers have nothing to test
+    privacy_attackers=RELEASER.privacy_attackers,
+    optuna_objectives=RELEASER.optuna_objectives,
+    label_keys=("sigma",),
+    trend_metrics=("utility/accuracy", "attack/max/accuracy", "utility/psnr"),
+    checkpoint_figures=NoiseBaseline.figures,
+)
