@@ -6,6 +6,7 @@ Logged per point: utility (balanced test accuracy, test loss), Yeom's |advantage
 import math
 
 from search_spaces import OptunaRange, Preset, Profile
+from search_spaces.adult_membership import PRESET as MEMBERSHIP
 from trainables.membership.config import MembershipConfig
 from trainables.membership.mechanism import Membership
 
@@ -49,12 +50,9 @@ PRESET = Preset(
         "n": OptunaRange(50, 10000, log=True, integer=True),
         "p_x": OptunaRange(1, 40, integer=True),
     },
-    pareto_axes=(
-        {"metric": "utility/accuracy", "higher_is_better": True, "bound": 0.0, "ideal": 1.0},
-        {"metric": "attack/yeom/advantage_abs", "higher_is_better": False, "bound": 1.0, "ideal": 0.0},
-    ),
-    farm_attackers=("rmia", "lira"),  # Yeom runs in the trial (its |advantage| is the privacy axis)
-    optuna_objectives=(("utility/accuracy", "max"), ("attack/yeom/advantage_abs", "min")),
+    pareto_axes=MEMBERSHIP.pareto_axes,  # the same axes, attackers and objectives as the non-private models'
+    farm_attackers=MEMBERSHIP.farm_attackers,
+    optuna_objectives=MEMBERSHIP.optuna_objectives,
     label_keys=("epsilon", "n", "p_x"),
     trend_metrics=("attack/yeom/advantage_abs", "utility/accuracy", "utility/test_loss", "leakage/dp/epsilon"),
 )
