@@ -44,13 +44,16 @@ class Row:
     verdict: str
 
 
-def newest_sweep(client: MlflowClient, study: Study) -> tuple[str, StudyRuns] | None:
-    """(parent run id, runs) of the study's newest finished sweep, or None when it has none."""
+def newest_sweep(client: MlflowClient, study: Study, finished_only: bool = False) -> tuple[str, StudyRuns] | None:
+    """(parent run id, runs) of the study's newest sweep (``finished_only``: newest finished one), or None.
+
+    A sweep still running or interrupted counts with the trials it finished; the report says so."""
     experiment = client.get_experiment_by_name(study.experiment)
     if experiment is None:
         return None
+    done = " and attributes.status = 'FINISHED'" if finished_only else ""
     parents = client.search_runs([experiment.experiment_id],
-                                 filter_string=f"tags.`{tracking.TAG_ROLE}` = 'sweep' and attributes.status = 'FINISHED'",
+                                 filter_string=f"tags.`{tracking.TAG_ROLE}` = 'sweep'{done}",
                                  order_by=["attributes.start_time DESC"], max_results=1)
     if not parents:
         return None
@@ -60,7 +63,7 @@ def newest_sweep(client: MlflowClient, study: Study) -> tuple[str, StudyRuns] | 
     if not table.empty:
         table = table[table["status"] == "FINISHED"].reset_index(drop=True)
     runs = StudyRuns(parent.info.run_name, parent.data.params.get("profile", ""), dict(parent.data.metrics), table,
-                     preset.label_keys)
+                     preset.label_keys, parent.info.status, int(parent.data.params.get("planned_trials", len(table))))
     return parent.info.run_id, runs
 
 
@@ -115,10 +118,11 @@ def render(rows: Sequence[Row], runs: dict[str, StudyRuns], figures: dict[str, l
              "Each row: what the paper reports, what putlab measured (mean over seeds with the min–max band, or one",
              "seed's 95 % interval), whether they agree, and the command that re-runs it. A privacy number from the",
              "farm's learned attackers is a lower bound on leakage (early-stopped attackers, a capped budget).", "",
-             "## Studies", "", "| study | sweep | profile | seeds | trials | command |", "|---|---|---|---|---|---|"]
+             "## Studies", "", "| study | sweep | profile | seeds | trials finished | command |", "|---|---|---|---|---|---|"]
     for study in STUDIES:
         r = runs.get(study.key)
-        shown = (f"{r.sweep} | {r.profile} | {r.seeds} | {len(r.trials)}" if r else "not run | | | ")
+        state = "" if r is None or r.status == "FINISHED" else f" ({r.status.lower()}: partial)"
+        shown = (f"{r.sweep}{state} | {r.profile} | {r.seeds} | {len(r.trials)} of {r.planned}" if r else "not run | | | ")
         lines.append(f"| {study.key} | {shown} | `{study.command()}` |")
     lines.append("")
     for paper, title in PAPERS.items():
@@ -171,7 +175,7 @@ def run(argv: list[str] | None = None) -> int:
     client = tracking.connect(tracking_uri)
     if args.run or args.rerun:
         for key in only:
-            if args.rerun or newest_sweep(client, known[key]) is None:
+            if args.rerun or newest_sweep(client, known[key], finished_only=True) is None:
                 run_study(known[key], tracking_uri)
     report = Path(args.out)
     out = report.parent / FIGURES

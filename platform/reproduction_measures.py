@@ -20,13 +20,15 @@ from platform.replicates import SEED, point_index, point_keys
 
 @dataclass(frozen=True)
 class StudyRuns:
-    """A study's newest finished sweep: its parent metrics and params and one row per finished trial."""
+    """A study's newest sweep: its parent metrics, one row per finished trial, and how far the sweep got."""
 
     sweep: str
     profile: str
     parent_metrics: dict[str, float]
     trials: pd.DataFrame
     label_keys: tuple[str, ...] = ()  # the grid axes (a point is a trial's values of them, its seed aside)
+    status: str = "FINISHED"  # the sweep's parent run: FINISHED, or RUNNING / KILLED / FAILED (its trials so far)
+    planned: int = 0  # trials the sweep planned
 
     @property
     def seeds(self) -> int:
