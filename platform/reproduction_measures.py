@@ -171,9 +171,11 @@ class Trend:
 
     def __call__(self, runs: StudyRuns) -> Measured:
         rows = _select(runs.trials, self.where)
-        if self.metric not in rows or self.axis not in rows or rows[self.axis].nunique() < 2:
+        if self.metric not in rows or self.axis not in rows:
             return Measured(math.nan, text="not measured")
         means = rows.groupby(self.axis)[self.metric].mean().dropna()
+        if len(means) < 3:  # two points make any difference a "trend"
+            return Measured(math.nan, text=f"too few points ({len(means)}) with `{self.metric}`")
         rho = float(pd.Series(means.index, dtype=float).corr(pd.Series(means.to_numpy()), method="spearman"))
         word = "rises" if rho > 0 else "falls" if rho < 0 else "flat"
         values = ", ".join(f"{readable(a)}: {readable(v)}" for a, v in means.items())
