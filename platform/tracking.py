@@ -37,7 +37,7 @@ TAG_BASELINE = "putlab.baseline"  # a baseline's trial runs (role "baseline"): w
 TAG_EXPERIMENT_KIND = "mlflow.experimentKind"
 EXPERIMENT_KIND = "custom_model_development"
 TAG_NOTE = "mlflow.note.content"  # a run's description in the UI
-METRIC_PREFIXES = ("utility/", "attack/", "train/", "leakage/", "fairness/", "time/", "epoch")
+METRIC_PREFIXES = ("utility/", "attack/", "train/", "leakage/", "fairness/", "time/", "baseline/", "epoch")
 
 
 def connect(tracking_uri: str) -> MlflowClient:
