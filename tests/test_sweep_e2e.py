@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from conftest import REPO, assert_runs_as_printed, run_sweep, store, sweep_env
 
+from search_spaces import presets
 from trainables.tune_loop import KILL_ENV
 
 SHARED_METRICS = ("utility/accuracy", "attack/deep/accuracy", "train/loss_releaser", "train/loss_adversary",
@@ -123,8 +124,10 @@ def test_optuna_search_runs_and_builds_the_same_front(workdir: Path, search: str
     assert out.returncode == 0, out.stderr[-3000:]
     parent, children = runs_by_role(workdir)
     assert len(children) == 2 and "front/hypervolume" in parent.data.metrics
+    ranges = presets()["amnist"].optuna  # Optuna draws every axis from the preset's own range
     for child in children:
-        assert 0.3 <= float(child.data.params["alpha"]) <= 50 and 0 <= float(child.data.params["lam"]) <= 10
+        for axis in ("alpha", "lam"):
+            assert ranges[axis].low <= float(child.data.params[axis]) <= ranges[axis].high
 
 
 @pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
