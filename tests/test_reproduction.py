@@ -134,3 +134,11 @@ def test_difference_drop_and_more_than_claims():
     assert verdict(more, Measured(0.30, 0.28, 0.33)) == "differs"
     chosen = BestUnder("utility/accuracy", "attack/max/accuracy", 0.6, report="attack/max/accuracy")(runs(TRIALS))
     assert chosen.value == pytest.approx(0.60)  # the attacker's reading at the best-utility point (1, 3)
+
+
+def test_two_points_are_no_trend():
+    # two nearly equal points once read as a perfect "falls" (Spearman −1); a trend needs three
+    table = pd.DataFrame({"alpha": [0.0, 0.5], "seed": [0, 0], "attack": [0.9392, 0.9388]})
+    measured = Trend("attack", "alpha", -1)(StudyRuns("s", "p", {}, table, ("alpha", "seed")))
+    assert math.isnan(measured.value) and "too few points" in measured.text
+    assert verdict(Claim("privatizer", "", "", "", "privatizer", Trend("attack", "alpha", -1)), measured) == "—"
