@@ -144,7 +144,7 @@ def test_smoke_sweep_runs_the_noise_baseline_beside_its_front(workdir: Path) -> 
     (parent,) = [r for r in runs if r.data.tags.get(tracking.TAG_ROLE) == "sweep"]
     trials = [r for r in runs if r.data.tags.get(tracking.TAG_ROLE) == "trial"]
     noise = [r for r in runs if r.data.tags.get(tracking.TAG_ROLE) == "baseline"]
-    assert len(trials) == 2 and len(noise) == 2 and parent.info.status == "FINISHED"
+    assert len(trials) == 3 and len(noise) == 2 and parent.info.status == "FINISHED"  # the smoke grid: anchor + 2
     for run in noise:
         assert run.data.tags[tracking.TAG_BASELINE] == "noise" and run.data.params["mechanism"] == "noise"
         assert run.data.tags["mlflow.parentRunId"] == parent.info.run_id and run.info.status == "FINISHED"

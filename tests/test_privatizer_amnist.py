@@ -157,7 +157,7 @@ def test_smoke_sweep_logs_the_privatizer_beside_the_releaser(workdir: Path) -> N
     assert {a.path for a in client.list_artifacts(comparison.info.run_id, "comparison")} == {
         "comparison/fronts.png", "comparison/trials.csv"}
     trials = pd.read_csv(client.download_artifacts(comparison.info.run_id, "comparison/trials.csv", str(workdir)))
-    assert len(trials) == 4 and trials["sweep"].nunique() == 2
+    assert len(trials) == 5 and trials["sweep"].nunique() == 2  # 2 privatizer trials + the releaser's 3
     for i in (0, 1):
         assert 0 <= comparison.data.metrics[f"compare/{i}/hypervolume_normalised"] <= 1
 
