@@ -37,6 +37,6 @@ PRESET = Preset(
     privacy_attackers=RELEASER.privacy_attackers,
     optuna_objectives=RELEASER.optuna_objectives,
     label_keys=("sigma",),
-    trend_metrics=("utility/accuracy", "attack/max/accuracy", "utility/psnr"),
+    trend_metrics=("utility/fresh_accuracy", "utility/fixed_accuracy", "attack/max/accuracy", "utility/psnr"),
     checkpoint_figures=NoiseBaseline.figures,
 )

@@ -137,7 +137,7 @@ def test_the_deep_attackers_accuracy_falls_with_sigma() -> None:
 def test_smoke_sweep_runs_the_noise_baseline_beside_its_front(workdir: Path) -> None:
     out = run_sweep(workdir, "amnist", "--profile", "smoke", noise_baseline=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert "noise baseline: 2 trials" in out.stdout and "noise baseline (utility/accuracy" in out.stdout
+    assert "noise baseline: 2 trials" in out.stdout and "noise baseline (utility/fresh_accuracy" in out.stdout
     client = store(workdir)
     exp_id = client.get_experiment_by_name("putlab-amnist").experiment_id
     runs = client.search_runs([exp_id])
@@ -148,7 +148,7 @@ def test_smoke_sweep_runs_the_noise_baseline_beside_its_front(workdir: Path) -> 
     for run in noise:
         assert run.data.tags[tracking.TAG_BASELINE] == "noise" and run.data.params["mechanism"] == "noise"
         assert run.data.tags["mlflow.parentRunId"] == parent.info.run_id and run.info.status == "FINISHED"
-        assert {"utility/accuracy", "attack/max/accuracy", "attack/deep/accuracy", "attack/thickness/accuracy"} <= set(
-            run.data.metrics)
+        assert {"utility/fresh_accuracy", "utility/fixed_accuracy", "attack/max/accuracy", "attack/deep/accuracy",
+                "attack/thickness/accuracy"} <= set(run.data.metrics)
     assert parent.data.metrics["front/noise_trials"] == 2
     assert "front/noise_baseline.csv" in {a.path for a in client.list_artifacts(parent.info.run_id, "front")}

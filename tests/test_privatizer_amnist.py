@@ -141,8 +141,8 @@ def test_smoke_sweep_logs_the_privatizer_beside_the_releaser(workdir: Path) -> N
     for child in children:
         metrics = child.data.metrics
         assert child.data.params["mechanism"] == "privatizer" and child.data.params["algorithm"] == "2"
-        for key in ("utility/accuracy", "utility/provider_accuracy", "attack/deep/accuracy", "attack/deep_raw/accuracy",
-                    "attack/thickness/accuracy", "attack/yeom/advantage", "attack/max/accuracy",
+        for key in ("utility/accuracy", "utility/provider_accuracy", "utility/fresh_accuracy", "attack/deep/accuracy",
+                    "attack/deep_raw/accuracy", "attack/thickness/accuracy", "attack/yeom/advantage", "attack/max/accuracy",
                     "leakage/secret_term", "train/loss_privatizer"):
             assert key in metrics, key
         assert metrics["attack/max/accuracy"] == max(metrics[f"attack/{a}/accuracy"] for a in ("deep", "deep_raw", "thickness"))

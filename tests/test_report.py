@@ -49,7 +49,7 @@ def make_sweep(client: MlflowClient, name: str) -> str:
                                       "putlab.strongest_attacker": "thickness"})
         run_id = run.info.run_id
         tracking.log_params(client, run_id, {"alpha": alpha, "lam": lam, "adv_steps": 1})
-        metrics = {"utility/accuracy": utility, "attack/max/accuracy": attack, "attack/thickness/accuracy": attack,
+        metrics = {"utility/fresh_accuracy": utility, "attack/max/accuracy": attack, "attack/thickness/accuracy": attack,
                    "attack/deep/accuracy": attack - 0.05, "attack/yeom/advantage": 0.012}
         if interval:
             metrics |= {"attack/max/accuracy/ci_low": interval[0], "attack/max/accuracy/ci_high": interval[1]}

@@ -28,6 +28,7 @@ from attacks.tuning import AttackBudget
 from core.data import Dataset, Split, Splits, get_dataset
 from core.nets import SmallCNN
 from core.training import batches
+from trainables.data_user import data_user_utility
 from trainables.figures import digit_thickness, save_release_grid
 from trainables.mechanism import Mechanism, pick_device
 from trainables.release_map import ReleaseMap, release
@@ -190,6 +191,16 @@ class ImageGame(Mechanism):
         result = DeepAttacker(AttackBudget.from_config(self.cfg.as_dict())).run(
             AttackInput(released_train, self.train.s, self.released_test, self.test.s, num_classes=self.s_classes))
         return result.logged() | {"time/attack_s": time.perf_counter() - t0}
+
+    def data_user(self) -> dict[str, float]:
+        """Digit accuracy of a classifier trained afresh on the release and of one trained on raw images
+        (:func:`~trainables.data_user.data_user_utility`): the utility a data user gets, which the in-game net overstates
+        or understates once it co-adapts with the mechanism."""
+        t0 = time.perf_counter()
+        released_train = release(self.net, self.train.x, self.gen)
+        budget = AttackBudget.from_config(self.cfg.as_dict())
+        metrics = data_user_utility(released_train, self.released_test, self.train, self.test, self.u_classes, budget)
+        return metrics | {"time/data_user_s": time.perf_counter() - t0}
 
     def figure_title(self, epoch: int) -> str:
         """The title of the checkpoint's original-vs-released figure."""

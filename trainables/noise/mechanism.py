@@ -64,18 +64,14 @@ class NoiseBaseline(ImageGame):
         return {}
 
     def evaluate(self, attack: bool) -> dict[str, float]:
-        """Distortion, a fresh utility classifier on the noisy splits and (``attack``) a fresh deep attacker of S."""
+        """Distortion, the data user's digit classifiers on the noisy splits (trained afresh, and trained on raw images)
+        and (``attack``) a fresh deep attacker of S."""
         train, test = self.train, self.test
         released_test = self.release_test()
         released_train = release(self.net, train.x, self.gen)
         budget = AttackBudget.from_config(self.cfg.as_dict())
-        t0 = time.perf_counter()
-        utility = DeepAttacker(budget, name="utility").run(
-            AttackInput(released_train, train.u, released_test, test.u, num_classes=self.u_classes)).metrics
         mse = F.mse_loss(released_test, test.x).item()
-        metrics = {f"utility/{k}": utility[k] for k in ("accuracy", "accuracy/ci_low", "accuracy/ci_high")}
-        metrics |= {"utility/mse": mse, "utility/psnr": psnr(mse), "time/utility_s": time.perf_counter() - t0,
-                    "train/sigma": self.cfg.sigma}
+        metrics = self.data_user() | {"utility/mse": mse, "utility/psnr": psnr(mse), "train/sigma": self.cfg.sigma}
         if attack:
             t0 = time.perf_counter()
             result = DeepAttacker(budget).run(AttackInput(released_train, train.s, released_test, test.s,

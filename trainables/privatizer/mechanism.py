@@ -150,7 +150,7 @@ class Privatizer(ImageGame):
 
     def evaluate(self, attack: bool) -> dict[str, float]:
         """Utility (P(u|q) and the provider's φ on the release), the in-game η, both loss terms; with ``attack``, a
-        fresh deep attacker and the secret term read by a freshly retrained estimator."""
+        fresh deep attacker, the secret term read by a freshly retrained estimator and the data user's classifiers."""
         test, released_test = self.test, self.release_test()
         log_u_x = _picked(predict_logits(self.phi, test.x), test.u)
         log_u_q = _picked(predict_logits(self.utility_on_release, released_test), test.u)
@@ -163,7 +163,7 @@ class Privatizer(ImageGame):
             "leakage/utility_term": (log_u_x - log_u_q).mean().item(),
             "leakage/secret_term": (log_s_q - self.log_prior[test.s]).mean().item(),
         }
-        return metrics | (self.deep_attack() | self.retrained_term() if attack else {})
+        return metrics | (self.deep_attack() | self.retrained_term() | self.data_user() if attack else {})
 
     def retrained_term(self) -> dict[str, float]:
         """``leakage/retrained_secret_term``: the secret term of a secret estimator trained afresh on the released

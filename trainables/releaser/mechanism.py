@@ -9,7 +9,6 @@ attacker of S and the data user's two digit classifiers (fresh on the release, f
 from __future__ import annotations
 
 import math
-import time
 from functools import partial
 
 import torch
@@ -17,15 +16,12 @@ from torch.nn import functional as F
 
 from attacks.base import CheckpointInputs, MembershipTarget
 from attacks.reference import reference_cache_dir
-from attacks.tuning import AttackBudget
 from core.image_quality import image_quality, squared_error
 from core.nets import ConvReleaser, SmallCNN
 from core.training import batches, evaluate, fit_classifier
 from trainables.alpha_mi import leakage_alpha_mi, normalised_alpha_mi
 from trainables.image_game import ImageGame, classifier_reference
-from trainables.release_map import release
 from trainables.releaser.config import ReleaserConfig
-from trainables.releaser.data_user import data_user_utility
 
 NETWORKS = ("releaser", "adversary", "utility", "opt_r", "opt_a", "opt_u")  # a checkpoint's state, by name
 
@@ -127,15 +123,6 @@ class Releaser(ImageGame):
             "leakage/normalised_alpha_mi": leakage,
         } | image_quality(released_test, test.x)
         return metrics | (self.deep_attack() | self.data_user() if attack else {})
-
-    def data_user(self) -> dict[str, float]:
-        """Digit accuracy of a classifier trained afresh on the release and of one trained on raw images
-        (:func:`~trainables.releaser.data_user.data_user_utility`)."""
-        t0 = time.perf_counter()
-        released_train = release(self.releaser, self.train.x, self.gen)
-        budget = AttackBudget.from_config(self.cfg.as_dict())
-        metrics = data_user_utility(released_train, self.released_test, self.train, self.test, self.u_classes, budget)
-        return metrics | {"time/data_user_s": time.perf_counter() - t0}
 
     def figure_title(self, epoch: int) -> str:
         quality = image_quality(self.released_test, self.test.x)

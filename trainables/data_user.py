@@ -1,6 +1,7 @@
 """Utility as a data user sees it: a digit classifier trained afresh on the release, and one trained on raw images.
 
-The in-game utility net co-adapts with the releaser and can read an encoding no one else can; these two cannot.
+The image games' in-game utility nets co-adapt with the mechanism and can read an encoding no one else can; these two
+cannot, so the image fronts' utility axis is the fresh one.
 Both are the farm's tuned, early-stopped CNN family (attacks/deep.py) with U as the label.
 """
 from __future__ import annotations
