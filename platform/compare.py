@@ -1,6 +1,6 @@
 """``python -m platform.compare SWEEP SWEEP ...``: several sweeps' PUT fronts on one plot, logged to MLflow.
 
-Sweeps of different mechanisms (releaser, privatizer, Cloak) compare when their presets share the Pareto axes' metrics
+Sweeps of different mechanisms (releaser, privatizer, noise) compare when their presets share the Pareto axes' metrics
 (e.g. utility/accuracy against attack/max/accuracy). The comparison is a run of experiment ``putlab-comparisons``:
 the overlaid fronts (PNG, with error bars), every trial (CSV) and each sweep's hypervolume against the same reference
 point. A sweep replicated over seeds enters as its per-point means (bars: ± std over seeds) and its hypervolume as the
