@@ -113,10 +113,22 @@ def test_checkpoint_serves_the_same_release_and_feeds_the_farm(tmp_path: Path) -
 
 @pytest.mark.parametrize("override, message", [({"alpha": 1.5}, "alpha: must be in [0, 1] (got 1.5)"),
                                                ({"algorithm": 4}, "algorithm: must be in [1, 3] (got 4)"),
-                                               ({"estimator_steps": 0}, "estimator_steps: must be in [1, 1000] (got 0)")])
+                                               ({"estimator_steps": 0}, "estimator_steps: must be in [1, 1000] (got 0)"),
+                                               ({"estimator_lr": 0}, "estimator_lr: must be in (0, 10] (got 0)")])
 def test_config_rejects_in_one_line(override: dict, message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         PrivatizerConfig.from_dict(override)
+
+
+def test_estimator_lr_steps_only_the_learned_estimators_and_defaults_to_lr() -> None:
+    default, faster = (Privatizer(PrivatizerConfig(**{**SMALL, **extra}), torch.device("cpu"))
+                       for extra in ({}, {"estimator_lr": 3e-3}))
+    for m in (default, faster):
+        m.build()
+    assert default.opt_est is not None and faster.opt_est is not None
+    assert [g["lr"] for g in default.opt_est.param_groups] == [default.cfg.lr] == [1e-3]
+    assert [g["lr"] for g in faster.opt_est.param_groups] == [3e-3]
+    assert [g["lr"] for g in faster.opt_q.param_groups] == [1e-3]  # the U-Net keeps lr
 
 
 def test_bad_alpha_on_the_command_line_exits_2_before_ray(workdir: Path) -> None:

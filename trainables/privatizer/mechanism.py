@@ -66,7 +66,7 @@ class Privatizer(ImageGame):
         learned = {1: [self.eta, self.psi, self.phi], 2: [self.eta], 3: []}[cfg.algorithm]
         params = [p for net in learned for p in net.parameters()]
         self.opt_q = torch.optim.Adam(self.unet.parameters(), lr=cfg.lr)
-        self.opt_est = torch.optim.Adam(params, lr=cfg.lr) if params else None
+        self.opt_est = torch.optim.Adam(params, lr=cfg.estimator_lr or cfg.lr) if params else None
 
     @property
     def utility_on_release(self) -> SmallCNN:
