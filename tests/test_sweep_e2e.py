@@ -91,7 +91,7 @@ def test_interrupted_sweep_resumes_without_duplicates(workdir: Path) -> None:
     assert parent.info.status == "KILLED"
     assert sum(c.info.status == "FINISHED" for c in children) < 4
 
-    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--resume")
+    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--resume", timeout=600)  # three trials and their farm
     assert out.returncode == 0, out.stderr[-3000:]
     parent, children = runs_by_role(workdir)
     assert parent.info.status == "FINISHED"
