@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import shutil
 import subprocess
 import sys
@@ -93,7 +94,8 @@ def evaluate(claims: Sequence[Claim], runs: dict[str, StudyRuns]) -> list[Row]:
 
 
 def copy_figures(client: MlflowClient, parent_id: str, study: Study, out: Path) -> list[Path]:
-    """The sweep's figures (PNGs under the parent's ``front/``) copied to ``out/<study>/``; returns their paths."""
+    """The sweep's figures (PNGs under the parent's ``front/``) and each front trial's last released-images figure
+    (``released_<trial>.png``, where the mechanism draws one) copied to ``out/<study>/``; returns their paths."""
     target = out / study.key
     if target.exists():
         shutil.rmtree(target)
@@ -104,6 +106,16 @@ def copy_figures(client: MlflowClient, parent_id: str, study: Study, out: Path) 
             if artifact.path.endswith(".png"):
                 local = Path(client.download_artifacts(parent_id, artifact.path, tmp))
                 copied.append(Path(shutil.copy(local, target / local.name)))
+        exp_id = client.get_run(parent_id).info.experiment_id
+        front = client.search_runs([exp_id], filter_string=f"tags.`{tracking.TAG_PARENT}` = '{parent_id}' and "
+                                                           f"tags.`{tracking.TAG_FRONT}` = 'true'")
+        for trial in front:
+            released = sorted(a.path for a in client.list_artifacts(trial.info.run_id, "figures")
+                              if a.path.endswith("_released.png"))
+            if released:
+                local = Path(client.download_artifacts(trial.info.run_id, released[-1], tmp))
+                name = re.sub(r"[^A-Za-z0-9.=-]+", "_", trial.info.run_name or trial.info.run_id)
+                copied.append(Path(shutil.copy(local, target / f"released_{name}.png")))
     return sorted(copied)
 
 

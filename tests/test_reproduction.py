@@ -5,12 +5,14 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from platform.reproduction import evaluate, render, verdict
+from platform import tracking
+from platform.reproduction import copy_figures, evaluate, render, verdict
 from platform.reproduction_claims import CLAIMS, PAPERS, STUDIES, Claim
 from platform.reproduction_measures import (
     BestUnder,
@@ -142,3 +144,22 @@ def test_two_points_are_no_trend():
     measured = Trend("attack", "alpha", -1)(StudyRuns("s", "p", {}, table, ("alpha", "seed")))
     assert math.isnan(measured.value) and "too few points" in measured.text
     assert verdict(Claim("privatizer", "", "", "", "privatizer", Trend("attack", "alpha", -1)), measured) == "—"
+
+
+def test_report_copies_the_front_figures_and_each_front_trials_last_release(tmp_path: Path) -> None:
+    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    exp_id = tracking.experiment_id(client, "repro-amnist")
+    parent = client.create_run(exp_id, run_name="sweep", tags={tracking.TAG_ROLE: "sweep"}).info.run_id
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "front.png").write_bytes(b"front")
+        client.log_artifacts(parent, tmp, "front")
+    for name, on_front in (("alpha=1 lam=30", "true"), ("alpha=1 lam=0", "false")):
+        trial = client.create_run(exp_id, run_name=name, tags={tracking.TAG_PARENT: parent, tracking.TAG_FRONT: on_front})
+        with tempfile.TemporaryDirectory() as tmp:
+            for epoch in (2, 4):
+                (Path(tmp) / f"epoch{epoch:03d}_released.png").write_bytes(f"{name} {epoch}".encode())
+            client.log_artifacts(trial.info.run_id, tmp, "figures")
+    study = next(s for s in STUDIES if s.key == "amnist")
+    copied = copy_figures(client, parent, study, tmp_path / "out")
+    assert [p.name for p in copied] == ["front.png", "released_alpha=1_lam=30.png"]  # front trials only
+    assert copied[1].read_bytes() == b"alpha=1 lam=30 4"  # the last checkpoint's release
