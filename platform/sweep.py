@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import ray
+from mlflow.tracking import MlflowClient
 
 from attacks.registry import check_names
 from core.commands import command
@@ -39,6 +40,14 @@ from platform.sweep_report import format_summary, log_summary, noise_points, sum
 from platform.trial_logger import MlflowTrialLogger
 from platform.tuning import TUNER_STATE, build_tuner, default_gpus_per_trial, find_sweep, init_ray, restore_tuner
 
+BASELINE_GRACE_S = 10  # how long an interrupted sweep waits for raw-data baselines already under way
+
+
+def log_ready_baselines(client: MlflowClient, parent_id: str, baselines: ray.ObjectRef | None) -> None:
+    """On an interruption, keep the raw-data baselines if they are done (waiting at most a few seconds): a resumed
+    sweep then skips them, and a partial sweep still reports them."""
+    if baselines is not None and ray.wait([baselines], timeout=BASELINE_GRACE_S)[0]:
+        tracking.log_metrics(client, parent_id, ray.get(baselines))
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line (see ``--help``)."""
@@ -185,6 +194,7 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
     with ending.fitting():
         results = tuner.fit()
     if ending.signal is not None:
+        log_ready_baselines(client, parent_id, baselines)
         return ending.interrupted()
     caught_up = attack_missing(client, exp_id, parent_id, plan)[0] if plan else 0  # attacks an interruption lost
     noise_results = None
@@ -195,6 +205,7 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
                                          max_concurrent=args.max_concurrent, max_failures=args.max_failures,
                                          verbose=args.verbose)
         if ending.signal is not None:
+            log_ready_baselines(client, parent_id, baselines)
             return ending.interrupted()
     if caught_up:
         print(f"attack farm: caught up on {caught_up} checkpoint(s)", flush=True)

@@ -90,11 +90,14 @@ def test_interrupted_sweep_resumes_without_duplicates(workdir: Path) -> None:
     parent, children = runs_by_role(workdir)
     assert parent.info.status == "KILLED"
     assert sum(c.info.status == "FINISHED" for c in children) < 4
+    kept = {k: v for k, v in parent.data.metrics.items() if k.startswith("baseline/")}
+    assert "baseline/utility/accuracy" in kept  # the raw-data baselines, done before the first trial, survive Ctrl+C
 
     out = run_sweep(workdir, "amnist", "--profile", "smoke", "--resume", timeout=600)  # three trials and their farm
     assert out.returncode == 0, out.stderr[-3000:]
     parent, children = runs_by_role(workdir)
     assert parent.info.status == "FINISHED"
+    assert {k: parent.data.metrics[k] for k in kept} == kept  # the resumed sweep did not compute them again
     assert len(children) == 4
     assert len({c.data.tags["putlab.trial_id"] for c in children}) == 4
     assert sorted(c.data.params["lam"] for c in children) == ["0.0", "1.0", "2.0", "3.0"]
