@@ -49,6 +49,7 @@ def log_ready_baselines(client: MlflowClient, parent_id: str, baselines: ray.Obj
     if baselines is not None and ray.wait([baselines], timeout=BASELINE_GRACE_S)[0]:
         tracking.log_metrics(client, parent_id, ray.get(baselines))
 
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line (see ``--help``)."""
     p = argparse.ArgumentParser(

@@ -192,12 +192,13 @@ class ImageGame(Mechanism):
             AttackInput(released_train, self.train.s, self.released_test, self.test.s, num_classes=self.s_classes))
         return result.logged() | {"time/attack_s": time.perf_counter() - t0}
 
-    def data_user(self) -> dict[str, float]:
+    def data_user(self, released_train: torch.Tensor | None = None) -> dict[str, float]:
         """Digit accuracy of a classifier trained afresh on the release and of one trained on raw images
         (:func:`~trainables.data_user.data_user_utility`): the utility a data user gets, which the in-game net overstates
-        or understates once it co-adapts with the mechanism."""
+        or understates once it co-adapts with the mechanism. ``released_train``: a release of the training split already
+        drawn (e.g. the one the attacker sees), else a fresh one."""
         t0 = time.perf_counter()
-        released_train = release(self.net, self.train.x, self.gen)
+        released_train = release(self.net, self.train.x, self.gen) if released_train is None else released_train
         budget = AttackBudget.from_config(self.cfg.as_dict())
         metrics = data_user_utility(released_train, self.released_test, self.train, self.test, self.u_classes, budget)
         return metrics | {"time/data_user_s": time.perf_counter() - t0}

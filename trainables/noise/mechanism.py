@@ -71,7 +71,7 @@ class NoiseBaseline(ImageGame):
         released_train = release(self.net, train.x, self.gen)
         budget = AttackBudget.from_config(self.cfg.as_dict())
         mse = F.mse_loss(released_test, test.x).item()
-        metrics = self.data_user() | {"utility/mse": mse, "utility/psnr": psnr(mse), "train/sigma": self.cfg.sigma}
+        metrics = self.data_user(released_train) | {"utility/mse": mse, "utility/psnr": psnr(mse), "train/sigma": self.cfg.sigma}
         if attack:
             t0 = time.perf_counter()
             result = DeepAttacker(budget).run(AttackInput(released_train, train.s, released_test, test.s,
