@@ -29,11 +29,19 @@ class StudyRuns:
     label_keys: tuple[str, ...] = ()  # the grid axes (a point is a trial's values of them, its seed aside)
     status: str = "FINISHED"  # the sweep's parent run: FINISHED, or RUNNING / KILLED / FAILED (its trials so far)
     planned: int = 0  # trials the sweep planned
+    dataset: str = ""  # the data set's registry name, as the sweep logged it
 
     @property
     def seeds(self) -> int:
         """How many seeds the sweep replicated every point over."""
         return int(self.trials[SEED].nunique()) if SEED in self.trials and not self.trials.empty else 1
+
+    @property
+    def data(self) -> str:
+        """The data set, marked when the sweep ran on a synthetic stand-in (``data/synthetic`` = 1) rather than the
+        paper's files, so no reader takes a number on generated data for a reproduction of the real one."""
+        synthetic = self.parent_metrics.get("data/synthetic") == 1
+        return f"{self.dataset} (synthetic stand-in)" if synthetic else self.dataset
 
 
 @dataclass(frozen=True)
@@ -188,7 +196,8 @@ class Trend:
 @dataclass(frozen=True)
 class Difference:
     """``metric`` − ``other`` per trial (e.g. a mechanism against its noise baseline at equal accuracy), the mean over
-    trials with the min–max band; agrees with the paper when its sign is ``expected``."""
+    trials with the min–max band; agrees with the paper when the whole band has the sign ``expected``, is mixed when
+    the band spans 0 (ahead at some points, behind at others)."""
 
     metric: str
     other: str

@@ -104,7 +104,7 @@ def test_loader_resamples_real_format_files_to_hourly_days(eco_root: Path, tmp_p
     by_date = {dt.date(1970, 1, 1) + dt.timedelta(days=int(d)): i for i, d in enumerate(days.day)}
     assert sorted(by_date) == [dt.date(2012, 3, 25), dt.date(2012, 7, 2), dt.date(2012, 10, 28)]
     assert days.counts == {"days": 3, "missing_hours": 2, "days_dropped_missing": 1, "days_bad_length": 1,
-                           "days_without_occupancy": 1, "households": 1}
+                           "days_without_occupancy": 1, "households": 1, "synthetic": 0}
 
     normal = days.consumption[by_date[dt.date(2012, 7, 2)]]
     expected = torch.tensor([100.0 * (h + 1) for h in range(24)])
@@ -153,6 +153,7 @@ def test_generator_is_deterministic_by_seed_and_shares_the_schema() -> None:
     assert a.consumption.shape == (5 * 245, 24) and a.occupancy.dtype == torch.int64
     assert set(a.month.unique().tolist()) == {6, 7, 8, 9, 10, 11, 12, 1}
     assert a.counts["missing_hours"] == 0 and a.counts["days"] == 1225
+    assert a.counts["synthetic"] == 1  # logged as data/synthetic; the reproduction report marks such a study
 
 
 def test_generator_statistics() -> None:

@@ -101,6 +101,14 @@ def test_render_lists_every_claim_and_says_which_studies_did_not_run(tmp_path):
     assert row.measured.value == 0.96 and row.verdict == "differs"
 
 
+def test_the_studies_table_marks_a_sweep_on_synthetic_data(tmp_path):
+    synthetic = StudyRuns("eco-1", "quick", {"data/synthetic": 1.0}, TRIALS, ("alpha", "lam", "seed"), dataset="eco")
+    real = StudyRuns("eco-2", "quick", {"data/synthetic": 0.0}, TRIALS, ("alpha", "lam", "seed"), dataset="eco")
+    assert synthetic.data == "eco (synthetic stand-in)" and real.data == "eco"
+    text = render(evaluate(CLAIMS, {"eco": synthetic}), {"eco": synthetic}, {}, tmp_path / "reproduction.md")
+    assert "| eco-1 | quick | 2 | 6 of 0 | eco (synthetic stand-in) |" in text
+
+
 @pytest.mark.slow
 def test_the_command_writes_the_report_from_a_real_sweep(tmp_path):
     """A real (smoke) GMM sweep into the study's experiment, then the report: its row is measured, its figures copied."""
@@ -127,7 +135,11 @@ def test_difference_drop_and_more_than_claims():
     table = TRIALS.assign(**{"noise/attack": [0.95, 0.9, 0.7, 0.6, 0.5, 0.6]})
     diff = Difference("attack/max/accuracy", "noise/attack", -1)(runs(table))
     assert diff.value == pytest.approx((-0.05 - 0.02 - 0.08 - 0.02 + 0.02 - 0.04) / 6)
-    assert verdict(Claim("cloak", "", "", "", "cloak", Difference("attack/max/accuracy", "noise/attack", -1)), diff) == "agrees"
+    cloak_ahead = Claim("cloak", "", "", "", "cloak", Difference("attack/max/accuracy", "noise/attack", -1))
+    assert (diff.low, diff.high) == pytest.approx((-0.08, 0.02))
+    assert verdict(cloak_ahead, diff) == "mixed"  # behind noise at the (inf, 3, seed 0) trial
+    assert verdict(cloak_ahead, Measured(-0.03, -0.08, -0.01)) == "agrees"
+    assert verdict(cloak_ahead, Measured(0.03, 0.01, 0.08)) == "differs"
     # lowest attacker mean where utility ≤ 0.8: the (inf, 3) point at 0.54 (band 0.52–0.56); raw 0.9
     drop = Drop("attack/max/accuracy", "raw", "utility/accuracy", 0.8)(runs(TRIALS, {"raw": 0.9}))
     assert (drop.value, drop.low, drop.high) == pytest.approx((0.36, 0.34, 0.38))

@@ -154,7 +154,7 @@ def household_folders(root: Path) -> list[tuple[int, Path, Path]]:
 def parse_eco(root: Path, max_missing_hours: int = 2) -> EcoDays:
     """Read every household under ``root`` into hourly days (see the module docstring for the rules)."""
     counts = {"days": 0, "missing_hours": 0, "days_dropped_missing": 0, "days_bad_length": 0, "days_without_occupancy": 0,
-              "households": 0}
+              "households": 0, "synthetic": 0}
     cons, occ, dates, house = [], [], [], []
     for number, sm, occ_dir in household_folders(root):
         counts["households"] += 1

@@ -89,7 +89,7 @@ def synthetic_eco(n_households: int = 5, n_days: int = ECO_DAYS, seed: int = 0) 
         occ.append(occupied.astype(np.int64))
         cons.append(_power(kind, occupied, months, rng))
     counts = {"days": n_households * n_days, "missing_hours": 0, "days_dropped_missing": 0, "days_bad_length": 0,
-                  "days_without_occupancy": 0, "households": n_households}
+                  "days_without_occupancy": 0, "households": n_households, "synthetic": 1}
     return from_arrays(np.concatenate(cons), np.concatenate(occ), dates * n_households,
                        np.repeat(np.arange(1, n_households + 1), n_days), counts)
 
