@@ -77,6 +77,8 @@ STUDIES: tuple[Study, ...] = (
     Study("adult-lam", "adult-membership", "paper-lam"),
     Study("adult-p_x", "adult-membership", "paper-p_x"),
     Study("adult-sigma", "adult-membership", "paper-sigma"),
+    Study("adult-net", "adult-membership", "paper-net-n"),
+    Study("adult-n-probes", "adult-membership", "paper-n-probes"),
     Study("adult-dp", "adult-dp", seeds=3),
 )
 
@@ -163,6 +165,10 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("membership", "Fig. 1", "mean ρ_KL over records at n = 10 (the median above)", "large at small n", "adult-n",
           PointMetric("leakage/kl/rho", {"n": 10}),
           why="a few records with extreme features dominate the mean at n = 10; the trends use the median"),
+    Claim("membership", "§ network", "ρ_KL of the 5×50 tanh network on 6 probe outputs against n (λ = 1e-3, p_x = 5; "
+          "a lower bound on its parameters' ρ)", "falls with n", "adult-net", Trend(ADULT_RHO, "n", -1)),
+    Claim("membership", "§ network", "ridge regression's ρ_KL on the same 6 probe outputs against n (equal to its "
+          "parameters' ρ; the network's comparison)", "falls with n", "adult-n-probes", Trend(ADULT_RHO, "n", -1)),
     Claim("membership", "DP baseline", "Yeom's |advantage| against DP-SGD's ε (n = 20, p_x = 40, over-fitted)",
           "(not in the paper) falls as ε shrinks", "adult-dp",
           Trend("attack/yeom/advantage_abs", "epsilon", 1, {"n": 20.0})),
