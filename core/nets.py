@@ -5,8 +5,11 @@ width must be multiples of 4 (two 2× down-samplings).
 """
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 AMNIST_SHAPE = (1, 28, 28)
 
@@ -61,6 +64,37 @@ class Standardized(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.inner((x - self.mean) / self.std)
+
+
+class InputNorm(nn.Module):
+    """``inner`` applied to inputs standardised per feature with batch statistics in training and running ones in
+    evaluation (a batch norm over the flattened input, without affine terms and with a tiny epsilon).
+
+    For a game's own players, which see a release that changes every step: a release dimmed to a tiny range looks
+    the same to them as a bright one, so a releaser cannot hide the secret from them by scale alone (the farm's
+    attackers, :class:`Standardized`, read such releases).
+    """
+
+    def __init__(self, inner: nn.Module, features: int) -> None:
+        super().__init__()
+        self.inner = inner
+        self.norm = nn.BatchNorm1d(features, eps=1e-8, affine=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        flat, norm = x.flatten(1), self.norm
+        if self.training and len(flat) < 2:  # one sample has no batch statistics: the running ones
+            assert norm.running_mean is not None and norm.running_var is not None  # track_running_stats is on
+            flat = F.batch_norm(flat, norm.running_mean, norm.running_var, training=False, eps=norm.eps)
+        else:
+            flat = norm(flat)
+        return self.inner(flat.view_as(x))
+
+
+def game_classifier(num_classes: int, width: int, in_shape: tuple[int, int, int], input_norm: bool = False) -> nn.Module:
+    """A game player (adversary, utility net) or its membership reference: a :class:`SmallCNN`, behind
+    :class:`InputNorm` when ``input_norm``."""
+    net = SmallCNN(num_classes, width, in_shape=in_shape)
+    return InputNorm(net, math.prod(in_shape)) if input_norm else net
 
 
 class ConvReleaser(nn.Module):

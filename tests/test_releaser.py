@@ -109,3 +109,36 @@ def test_checkpoint_round_trip_and_corrupt_checkpoint(amnist, tmp_path: Path) ->
     assert "\n" not in str(info.value)
     with pytest.raises(CheckpointError):
         Releaser.restore(cfg.as_dict(), str(tmp_path / "missing"), torch.device("cpu"), data=False)
+
+
+def test_a_player_behind_the_input_norm_reads_a_dimmed_release_as_a_bright_one() -> None:
+    """Per-pixel batch standardisation: an affine dimming of a batch (x → 0.01·x + 0.02) changes nothing in
+    training mode, and the running statistics carry it to evaluation; a bare SmallCNN sees a different input."""
+    from core.nets import InputNorm, SmallCNN, game_classifier
+
+    torch.manual_seed(0)
+    x = torch.rand(64, 1, 28, 28)
+    normed = game_classifier(2, 8, (1, 28, 28), input_norm=True)
+    bare = game_classifier(2, 8, (1, 28, 28))
+    assert isinstance(normed, InputNorm) and isinstance(bare, SmallCNN)
+    dim = 0.01 * x + 0.02
+    assert torch.allclose(normed(x), normed(dim), atol=1e-3)  # float32 rounding of the dimmed pixels
+    assert not torch.allclose(bare(x), bare(dim), atol=1e-2)
+    for _ in range(200):  # running statistics converge to the dimmed batch's
+        normed(dim)
+    normed.eval()
+    train_mode_out = normed.train()(dim)
+    assert torch.allclose(normed.eval()(dim), train_mode_out, atol=1e-2)
+    assert normed.train()(dim[:1]).shape == (1, 2)  # one sample: the running statistics, no error
+
+
+def test_the_membership_reference_of_a_normed_player_has_the_same_architecture() -> None:
+    from core.nets import InputNorm
+    from trainables.image_game import classifier_reference
+
+    x, labels = torch.rand(8, 1, 28, 28), torch.tensor([0, 1] * 4)
+    for flag, kind in ((True, InputNorm), (False, torch.nn.Module)):
+        cfg = ReleaserConfig(player_input_norm=flag, width=8)
+        ref = classifier_reference(2, 1, cfg, x, labels, None, "/tmp/unused-ref-cache")
+        assert ref is not None and isinstance(ref.recipe.build(), kind)
+        assert isinstance(ref.recipe.build(), InputNorm) == flag

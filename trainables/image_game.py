@@ -26,7 +26,7 @@ from attacks.registry import REGISTRY
 from attacks.thickness import ThicknessAttacker
 from attacks.tuning import AttackBudget
 from core.data import Dataset, Split, Splits, get_dataset
-from core.nets import SmallCNN
+from core.nets import game_classifier
 from core.training import batches
 from trainables.data_user import data_user_utility
 from trainables.figures import digit_thickness, save_release_grid
@@ -79,12 +79,13 @@ def load_population(cfg: Any, device: torch.device) -> Split:
 
 def classifier_reference(classes: int, epochs: int, cfg: Any, train_x: torch.Tensor, labels: torch.Tensor,
                          query_x: torch.Tensor | None, cache_dir: str) -> ReferenceData | None:
-    """Reference data for a trial's classifier: a ``SmallCNN(classes, width)`` of the images' shape trained ``epochs``
-    epochs with the trial's batch size and learning rate; None when the trial trains on the whole set (no population)."""
+    """Reference data for a trial's classifier: a ``SmallCNN(classes, width)`` of the images' shape (behind the same
+    input norm as the trial's players, where they have one) trained ``epochs`` epochs with the trial's batch size and
+    learning rate; None when the trial trains on the whole set (no population)."""
     if len(labels) < 2:
         return None
     channels, height, width = train_x.shape[1:]  # images [N, C, H, W]
-    net = partial(SmallCNN, classes, cfg.width, in_shape=(channels, height, width))
+    net = partial(game_classifier, classes, cfg.width, (channels, height, width), getattr(cfg, "player_input_norm", False))
     recipe = ClassifierRecipe(net, max(epochs, 1), cfg.batch_size, cfg.lr)
     return ReferenceData(recipe, train_x, labels, query_x, cache_dir=cache_dir)
 

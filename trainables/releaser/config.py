@@ -40,6 +40,9 @@ class ReleaserConfig(ImageData, Training, AttackBudget, Checkpointing, Membershi
                                                                   "slower releaser steadies the game at large α·λ.")] = None
     clip_norm: float = Field(0.0, ge=0, le=1e6, description="Clip the releaser's gradient to this global norm before "
                                                             "each step (0: no clipping).")
+    player_input_norm: bool = Field(False, description="Standardise the in-game adversary's and utility net's inputs "
+                                                       "per pixel (batch statistics): a release dimmed to a tiny range "
+                                                       "then hides nothing from them (the farm's attackers read it).")
     noise_channels: NoiseChannels = 4
     width: Width = Field(16, description="Base channel width of the releaser's conv encoder-decoder.")
     pretrain_epochs: PretrainEpochs = Field(1, description="Releaser as an autoencoder and the estimators on raw "

@@ -17,7 +17,7 @@ from torch.nn import functional as F
 from attacks.base import CheckpointInputs, MembershipTarget
 from attacks.reference import reference_cache_dir
 from core.image_quality import image_quality, squared_error
-from core.nets import ConvReleaser, SmallCNN
+from core.nets import ConvReleaser, game_classifier
 from core.training import batches, evaluate, fit_classifier
 from trainables.alpha_mi import leakage_alpha_mi, normalised_alpha_mi
 from trainables.image_game import ImageGame, classifier_reference
@@ -43,8 +43,8 @@ class Releaser(ImageGame):
         cfg, device = self.cfg, self.device
         torch.manual_seed(cfg.seed)
         self.releaser = ConvReleaser(cfg.width, cfg.noise_channels, in_shape=self.shape).to(device)
-        self.adversary = SmallCNN(self.s_classes, cfg.width, in_shape=self.shape).to(device)
-        self.utility = SmallCNN(self.u_classes, cfg.width, in_shape=self.shape).to(device)
+        self.adversary = game_classifier(self.s_classes, cfg.width, self.shape, cfg.player_input_norm).to(device)
+        self.utility = game_classifier(self.u_classes, cfg.width, self.shape, cfg.player_input_norm).to(device)
         self.opt_r = torch.optim.Adam(self.releaser.parameters(), lr=cfg.releaser_lr or cfg.lr)
         self.opt_a = torch.optim.Adam(self.adversary.parameters(), lr=cfg.lr)
         self.opt_u = torch.optim.Adam(self.utility.parameters(), lr=cfg.lr)
