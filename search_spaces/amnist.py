@@ -7,12 +7,14 @@ from search_spaces.grids import per_value
 from trainables.releaser.config import ReleaserConfig
 from trainables.releaser.mechanism import Releaser
 
-# Each α its own λ list (λ = 0 first), so every α can span full utility to chance: the privacy term bites at smaller λ
-# as α grows. λ is in units of the paper's distortion E‖X − Y‖² (a black AMNIST image costs about 84). Measured with
-# the quick profile (strongest attacker / fresh digit accuracy): at α = 1, λ = 30 gives 0.856 / 0.93, λ = 60 0.862 /
-# 0.85 and λ = 100 collapses to a near-constant image (0.52 / 0.19); at α = ∞, λ = 30 gives 0.867 / 0.92 and λ = 100 is
-# constant. The lists sit on that knee. Every λ = 0 point is one trial (``lambda_zero_anchor``).
-QUICK_LAMBDAS = {1.0: [0.0, 30.0, 60.0, 100.0], math.inf: [0.0, 10.0, 30.0, 60.0, 100.0]}
+# Each α its own λ list (λ = 0 first), so every α can span full utility to chance. λ is in units of the paper's
+# distortion E‖X − Y‖² (a black AMNIST image costs about 84). The players standardise their inputs
+# (``player_input_norm``), so the releaser cannot hide S by dimming its release; measured with the quick profile at
+# α = 1 (strongest attacker / fresh digit accuracy / PSNR): λ = 30 gives 0.878 / 0.935 / 19.7 dB, λ = 60 0.826 / 0.894 /
+# 14.9 dB, λ = 100 0.849 / 0.863 / 12.9 dB. Without the norm the game dimmed its release to a near-black encoding at
+# λ = 60 and collapsed to a constant at λ = 100. The lists run log-spaced past that. Every λ = 0 point is one trial
+# (``lambda_zero_anchor``).
+QUICK_LAMBDAS = {1.0: [0.0, 30.0, 100.0, 300.0, 1000.0], math.inf: [0.0, 30.0, 100.0, 300.0, 1000.0]}
 PAPER_LAMBDAS = {
     0.5: [0.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0],
     1.0: [0.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0],
@@ -27,7 +29,7 @@ PRESET = Preset(
     name="amnist",
     mechanism=Releaser,
     dataset="amnist",
-    base=ReleaserConfig(alpha=1.0, lam=0.0, adv_steps=1, pretrain_epochs=2).as_dict(),
+    base=ReleaserConfig(alpha=1.0, lam=0.0, adv_steps=1, pretrain_epochs=2, player_input_norm=True).as_dict(),
     profiles={
         "smoke": Profile(
             description="seconds: a tiny subset, one epoch, three trials (the λ = 0 anchor, α = 2 at λ = 10, α = ∞ at λ = 3)",
@@ -37,7 +39,7 @@ PRESET = Preset(
         ),
         "quick": Profile(
             description=("minutes on 2 CPUs: 2,000 training images, a 6-epoch warm start, 4 epochs (attacked at the end), "
-                         "8 trials (the λ = 0 anchor once, then α = 1 at three λ and α = ∞ at four)"),
+                         "9 trials (the λ = 0 anchor once, then α = 1 and α = ∞ at four λ each)"),
             config={"n_train": 2000, "n_test": 1000, "epochs": 4, "checkpoint_every": 4, "pretrain_epochs": 6},
             grid=per_value("alpha", "lam", QUICK_LAMBDAS, adv_steps=[1]),
             optuna_samples=8,
