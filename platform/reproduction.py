@@ -28,7 +28,7 @@ from platform import tracking
 from platform.cli import guarded
 from platform.errors import UsageError
 from platform.reproduction_claims import CLAIMS, PAPERS, STUDIES, Claim, Study
-from platform.reproduction_measures import Difference, Measured, StudyRuns, Trend
+from platform.reproduction_measures import NO_POINT, Difference, Measured, StudyRuns, Trend
 from platform.sweep_config import preset_of
 from platform.sweep_report import trials_table
 
@@ -72,9 +72,10 @@ def newest_sweep(client: MlflowClient, study: Study, finished_only: bool = False
 def verdict(claim: Claim, measured: Measured) -> str:
     """"agrees" / "differs" against the paper's number (within the claim's tolerance or the band; for a claim of
     "more than", reaching it), or the sign of a trend or difference ("mixed": a difference whose band spans 0); "—"
-    with no number to compare or nothing measured."""
+    with no number to compare or nothing measured. A published operating point that no point of the grid reaches
+    differs."""
     if math.isnan(measured.value):
-        return "—"
+        return "differs" if claim.target is not None and measured.text.startswith(NO_POINT) else "—"
     if isinstance(claim.measure, Difference) and measured.low < 0 < measured.high:
         return "mixed"
     if isinstance(claim.measure, Trend | Difference):
@@ -156,7 +157,8 @@ def render(rows: Sequence[Row], runs: dict[str, StudyRuns], figures: dict[str, l
             lines.append("| " + " | ".join(_cell(x) for x in (
                 c.item, c.setting, c.published, str(row.measured), row.measured.band, row.verdict,
                 f"{c.measure.describe()} ({c.study})")) + " |")
-        notes = [r for r in paper_rows if r.claim.why and r.verdict != "agrees" and not math.isnan(r.measured.value)]
+        notes = [r for r in paper_rows if r.claim.why and r.verdict != "agrees"
+                 and (r.verdict == "differs" or not math.isnan(r.measured.value))]
         if notes:
             lines += ["", "Where putlab differs or cannot compare, and why:", ""]
             lines += [f"- **{r.claim.item}** ({r.verdict}): {r.claim.why}" for r in notes]

@@ -83,6 +83,8 @@ def test_verdict_against_the_papers_number_uses_tolerance_or_band():
     assert verdict(claim, Measured(0.85, 0.80, 0.90)) == "differs"
     assert verdict(claim, Measured(0.85, 0.80, 0.91)) == "agrees"  # the band reaches the paper's number
     assert verdict(claim, Measured(math.nan, text="not run")) == "—"
+    nowhere = BestUnder("utility/accuracy", "attack/max/accuracy", 0.5)(runs(TRIALS))  # every attacker reads > 0.5
+    assert math.isnan(nowhere.value) and verdict(claim, nowhere) == "differs"  # the paper's point is not reached
 
 
 def test_every_claim_names_a_known_paper_and_study():
