@@ -28,7 +28,7 @@ from platform import tracking
 from platform.cli import guarded
 from platform.errors import UsageError
 from platform.reproduction_claims import CLAIMS, PAPERS, STUDIES, Claim, Study
-from platform.reproduction_measures import NO_POINT, Difference, Measured, StudyRuns, Trend
+from platform.reproduction_measures import Difference, Measured, StudyRuns, Trend
 from platform.sweep_config import preset_of
 from platform.sweep_report import trials_table
 
@@ -75,7 +75,7 @@ def verdict(claim: Claim, measured: Measured) -> str:
     with no number to compare or nothing measured. A published operating point that no point of the grid reaches
     differs."""
     if math.isnan(measured.value):
-        return "differs" if claim.target is not None and measured.text.startswith(NO_POINT) else "—"
+        return "differs" if claim.target is not None and measured.unreached else "—"
     if isinstance(claim.measure, Difference) and measured.low < 0 < measured.high:
         return "mixed"
     if isinstance(claim.measure, Trend | Difference):

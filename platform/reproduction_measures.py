@@ -17,8 +17,6 @@ import pandas as pd
 from platform.numbers import readable
 from platform.replicates import SEED, point_index, point_keys
 
-NO_POINT = "no point with"  # how a measure says that no grid point meets its budget
-
 
 @dataclass(frozen=True)
 class StudyRuns:
@@ -55,6 +53,7 @@ class Measured:
     high: float = math.nan
     band: str = ""
     text: str = ""  # replaces the number when the measure is a statement (a trend's direction)
+    unreached: bool = False  # no grid point meets the measure's budget (a published operating point not reached)
 
     def __str__(self) -> str:
         if self.text:
@@ -154,7 +153,8 @@ class BestUnder:
         means = trials[list(dict.fromkeys((self.metric, self.budget_metric)))].groupby(index).mean()
         eligible = means[means[self.budget_metric] <= self.budget].dropna()
         if eligible.empty:
-            return Measured(math.nan, text=f"{NO_POINT} {self.budget_metric} ≤ {readable(self.budget)}")
+            return Measured(math.nan, text=f"no point with {self.budget_metric} ≤ {readable(self.budget)}",
+                            unreached=True)
         best = eligible[self.metric].idxmax() if self.higher_is_better else eligible[self.metric].idxmin()
         chosen = trials[index == best]
         found = over_seeds(chosen, self.report or self.metric)

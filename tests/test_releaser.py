@@ -138,7 +138,7 @@ def test_the_membership_reference_of_a_normed_player_has_the_same_architecture()
 
     x, labels = torch.rand(8, 1, 28, 28), torch.tensor([0, 1] * 4)
     for flag, kind in ((True, InputNorm), (False, torch.nn.Module)):
-        cfg = ReleaserConfig(player_input_norm=flag, width=8)
-        ref = classifier_reference(2, 1, cfg, x, labels, None, "/tmp/unused-ref-cache")
+        cfg = ReleaserConfig(width=8)
+        ref = classifier_reference(2, 1, cfg, x, labels, None, "/tmp/unused-ref-cache", input_norm=flag)
         assert ref is not None and isinstance(ref.recipe.build(), kind)
         assert isinstance(ref.recipe.build(), InputNorm) == flag

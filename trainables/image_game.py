@@ -78,14 +78,14 @@ def load_population(cfg: Any, device: torch.device) -> Split:
 
 
 def classifier_reference(classes: int, epochs: int, cfg: Any, train_x: torch.Tensor, labels: torch.Tensor,
-                         query_x: torch.Tensor | None, cache_dir: str) -> ReferenceData | None:
-    """Reference data for a trial's classifier: a ``SmallCNN(classes, width)`` of the images' shape (behind the same
-    input norm as the trial's players, where they have one) trained ``epochs`` epochs with the trial's batch size and
+                         query_x: torch.Tensor | None, cache_dir: str, input_norm: bool = False) -> ReferenceData | None:
+    """Reference data for a trial's classifier: a ``SmallCNN(classes, width)`` of the images' shape (behind an input
+    norm when ``input_norm``, as the trial's players are) trained ``epochs`` epochs with the trial's batch size and
     learning rate; None when the trial trains on the whole set (no population)."""
     if len(labels) < 2:
         return None
     channels, height, width = train_x.shape[1:]  # images [N, C, H, W]
-    net = partial(game_classifier, classes, cfg.width, (channels, height, width), getattr(cfg, "player_input_norm", False))
+    net = partial(game_classifier, classes, cfg.width, (channels, height, width), input_norm)
     recipe = ClassifierRecipe(net, max(epochs, 1), cfg.batch_size, cfg.lr)
     return ReferenceData(recipe, train_x, labels, query_x, cache_dir=cache_dir)
 

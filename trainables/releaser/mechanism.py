@@ -137,7 +137,7 @@ class Releaser(ImageGame):
         cache = reference_cache_dir(self.checkpoint_dir, per_checkpoint=True)
         # Both networks start on raw images (pretrain_epochs) and then train on the release; references train on
         # the released population for as many epochs in all (the adversary gets adv_steps batches per step).
-        refs = {name: classifier_reference(classes, epochs, cfg, released_pop, labels, None, cache)
+        refs = {name: classifier_reference(classes, epochs, cfg, released_pop, labels, None, cache, cfg.player_input_norm)
                 for name, classes, epochs, labels in (
                     ("utility", self.u_classes, cfg.pretrain_epochs + epoch, population.u),
                     ("adversary", self.s_classes, cfg.pretrain_epochs + epoch * cfg.adv_steps, population.s))}
