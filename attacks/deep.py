@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
@@ -20,6 +21,56 @@ from attacks.tuning import AttackBudget, Candidate, ModelBuilder, TunedFit, tune
 from core.nets import SmallCNN, Standardized
 from core.training import FitLog, predict_logits
 
+FIT_CACHE = str(Path(tempfile.gettempdir()) / "putlab-deep-raw")  # default folder of the fits kept on disk
+MEMORY_FITS = 4  # fits kept in this process (the raw-data fits of a sweep's S and U, and a few more)
+_FITS: OrderedDict[str, TunedFit] = OrderedDict()
+
+
+def fit_key(x: torch.Tensor, s: torch.Tensor, num_classes: int, budget: AttackBudget, width: int) -> str:
+    """Content hash of the training data and the fit's settings: equal keys give equal fits."""
+    digest = hashlib.sha256()
+    for t in (x, s):
+        digest.update(t.detach().cpu().contiguous().numpy().tobytes())
+    digest.update(repr((tuple(x.shape), num_classes, budget, width)).encode())
+    return digest.hexdigest()[:32]
+
+
+def cached_fit(key: str, x: torch.Tensor, num_classes: int, folder: str) -> TunedFit | None:
+    """The default family's fit stored under ``key`` (in this process, else on disk), or None."""
+    if key in _FITS:
+        return _FITS[key]
+    try:
+        # plain tensors and numbers only (weights_only): the cache folder is shared, a planted pickle must not run
+        blob = torch.load(Path(folder) / f"{key}.pt", map_location=x.device, weights_only=True)
+        candidate, log = Candidate(**blob["candidate"]), FitLog(**blob["log"])
+        shape = (1, *x.shape[1:])
+        model = Standardized(image_cnn(x)(num_classes, candidate.width), torch.zeros(shape), torch.ones(shape)).to(x.device)
+        model.load_state_dict(blob["state"])
+        fit = TunedFit(model.eval(), candidate, log, blob["val_scores"], len(x))
+    except Exception:  # noqa: BLE001 - missing, corrupt, or written by another putlab version: a miss, trained again
+        return None
+    remember(key, fit)
+    return fit
+
+
+def store_fit(key: str, fit: TunedFit, folder: str) -> None:
+    """Keep ``fit`` in this process and on disk (written atomically: a concurrent task reads all of it or nothing)."""
+    path = Path(folder) / f"{key}.pt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    torch.save({"state": fit.model.state_dict(), "candidate": asdict(fit.candidate), "log": asdict(fit.log),
+                "val_scores": fit.val_scores}, tmp)
+    tmp.replace(path)
+    remember(key, fit)
+
+
+def remember(key: str, fit: TunedFit) -> None:
+    """Keep ``fit`` among the last :data:`MEMORY_FITS` in this process."""
+    _FITS[key] = fit
+    _FITS.move_to_end(key)
+    while len(_FITS) > MEMORY_FITS:
+        _FITS.popitem(last=False)
+
 
 @dataclass(frozen=True)
 class DeepAttacker:
@@ -28,16 +79,31 @@ class DeepAttacker:
     ``model`` builds a network from (number of classes, width); ``width`` is the family's base width
     (default: a SmallCNN sized for the images' (C, H, W), at width 16, so the family has widths 16 and 32).
     Per-step labels [N, T] (e.g. hourly occupancy) need a network with logits [N, classes, T].
+
+    The default family's fits are content-addressed (:func:`fit_key`): a fit already made on the same data with the
+    same budget (e.g. on raw images, which an identity release gives back byte for byte) is read from ``cache_dir``
+    instead of trained again; ``store`` keeps this attacker's own fits there (the raw-data fits every checkpoint of a
+    sweep shares). Fitting is deterministic for a given budget and seed, so a read fit is the one training would give.
     """
 
     budget: AttackBudget = field(default_factory=AttackBudget)
     name: str = "deep"
     model: ModelBuilder | None = None
     width: int = 16
+    cache_dir: str | None = FIT_CACHE
+    store: bool = False
 
     def fit(self, x: torch.Tensor, s: torch.Tensor, num_classes: int) -> TunedFit:
         """The tuned, early-stopped attacker on training data (x, s): nothing of the test split is read."""
-        return tune_classifier(self.model or image_cnn(x), x, s, num_classes, self.budget, self.width)
+        if self.model is not None or self.cache_dir is None:
+            return tune_classifier(self.model or image_cnn(x), x, s, num_classes, self.budget, self.width)
+        key = fit_key(x, s, num_classes, self.budget, self.width)
+        fit = cached_fit(key, x, num_classes, self.cache_dir)
+        if fit is None:
+            fit = tune_classifier(image_cnn(x), x, s, num_classes, self.budget, self.width)
+            if self.store:
+                store_fit(key, fit, self.cache_dir)
+        return fit
 
     def run(self, data: AttackInput) -> AttackResult:
         """Tune on the released training split, then score the chosen network once on the released test split."""
@@ -55,61 +121,26 @@ def image_cnn(x: torch.Tensor) -> ModelBuilder:
     return partial(SmallCNN, in_shape=(channels, height, width))
 
 
-_RAW_FITS: dict[str, TunedFit] = {}
-
-
-def raw_fit_key(x: torch.Tensor, s: torch.Tensor, num_classes: int, budget: AttackBudget, width: int) -> str:
-    """Content hash of the raw training data and the fit's settings: equal keys give equal fits."""
-    digest = hashlib.sha256()
-    for t in (x, s):
-        digest.update(t.detach().cpu().contiguous().numpy().tobytes())
-    digest.update(repr((tuple(x.shape), num_classes, budget, width)).encode())
-    return digest.hexdigest()[:32]
-
-
 @dataclass(frozen=True)
 class RawTrainedDeepAttacker:
     """Non-retrained attacker: the tuned CNN family fitted on raw (unreleased) images, applied unchanged to the release.
 
-    Every checkpoint of a sweep shares the same raw training data, so the fit is cached by a content hash
-    of the data and the budget: in the worker process, and on disk under ``cache_dir`` (default: the
-    system's temporary folder) so that every farm task on a machine trains it once.
+    Every checkpoint of a sweep shares the same raw training data, so the fit is stored by content (see
+    :class:`DeepAttacker`) in ``cache_dir`` (default: the system's temporary folder): every farm task on a machine
+    trains it once.
     """
 
     budget: AttackBudget = field(default_factory=AttackBudget)
     name: str = "deep_raw"
     width: int = 16
-    cache_dir: str = field(default_factory=lambda: str(Path(tempfile.gettempdir()) / "putlab-deep-raw"))
-
-    def _fit(self, x: torch.Tensor, s: torch.Tensor, num_classes: int) -> TunedFit:
-        key = raw_fit_key(x, s, num_classes, self.budget, self.width)
-        if key in _RAW_FITS:
-            return _RAW_FITS[key]
-        path = Path(self.cache_dir) / f"{key}.pt"
-        try:
-            # plain tensors and numbers only (weights_only): the cache folder is shared, a planted pickle must not run
-            blob = torch.load(path, map_location=x.device, weights_only=True)
-            candidate, log = Candidate(**blob["candidate"]), FitLog(**blob["log"])
-            shape = (1, *x.shape[1:])
-            model = Standardized(image_cnn(x)(num_classes, candidate.width), torch.zeros(shape), torch.ones(shape)).to(x.device)
-            model.load_state_dict(blob["state"])
-            fit = TunedFit(model.eval(), candidate, log, blob["val_scores"])
-        except Exception:  # noqa: BLE001 - missing, corrupt, or written by another putlab version: a cache miss, trained again
-            fit = DeepAttacker(self.budget, self.name, image_cnn(x), self.width).fit(x, s, num_classes)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            torch.save({"state": fit.model.state_dict(), "candidate": asdict(fit.candidate), "log": asdict(fit.log),
-                        "val_scores": fit.val_scores}, tmp)
-            tmp.replace(path)  # atomic: a concurrent task reads the whole file or none
-        _RAW_FITS.clear()  # one data set per sweep: keep memory flat
-        _RAW_FITS[key] = fit
-        return fit
+    cache_dir: str = FIT_CACHE
 
     def run(self, data: AttackInput) -> AttackResult:
         """Fit (or reuse) on raw training images, score on the released test split."""
         if data.raw_train_x is None:
             raise ValueError("deep_raw attacker needs the raw training inputs (AttackInput.raw_train_x)")
-        fit = self._fit(data.raw_train_x, data.train_s, data.num_classes)
+        fit = DeepAttacker(self.budget, self.name, None, self.width, self.cache_dir, store=True).fit(
+            data.raw_train_x, data.train_s, data.num_classes)
         pred = predict_logits(fit.model, data.test_x).argmax(1)
         return tuned_result(self.name, fit, pred, data.test_s, data.num_classes)
 

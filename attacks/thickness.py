@@ -81,6 +81,7 @@ class ThicknessAttacker:
         metrics = accuracy_metrics(ways[chosen], data.test_s, 2)
         metrics |= {f"accuracy_{way}": balanced_accuracy(pred, data.test_s, 2) for way, pred in ways.items()}
         metrics["threshold"] = tau
+        metrics["train_records"] = float(len(data.train_x))
         metrics["normal_to_thick"] = float(chosen == "thick")
         metrics["normal_share"] = float((labels == NORMAL).float().mean())
         return AttackResult(self.name, metrics)

@@ -90,12 +90,14 @@ class Candidate:
 
 @dataclass
 class TunedFit:
-    """The chosen network, its configuration, how its training ended, and every candidate's validation score."""
+    """The chosen network, its configuration, how its training ended, every candidate's validation score, and how many
+    records the family was fitted on (training and validation parts together)."""
 
     model: nn.Module
     candidate: Candidate
     log: FitLog
     val_scores: dict[str, float]
+    records: int
 
 
 def family(budget: AttackBudget, base_width: int) -> list[Candidate]:
@@ -134,7 +136,7 @@ def tune_classifier(build: ModelBuilder, x: torch.Tensor, y: torch.Tensor, num_c
         fits[cand].run()
     chosen = max(alive, key=lambda c: fits[c].best)
     log = fits[chosen].finish()
-    return TunedFit(fits[chosen].model, chosen, log, {c.label: fits[c].best for c in fits})
+    return TunedFit(fits[chosen].model, chosen, log, {c.label: fits[c].best for c in fits}, len(x))
 
 
 def accuracy_metrics(pred: torch.Tensor, target: torch.Tensor, num_classes: int) -> dict[str, float]:
@@ -154,8 +156,9 @@ def accuracy_metrics(pred: torch.Tensor, target: torch.Tensor, num_classes: int)
 
 
 def fit_metrics(fit: TunedFit) -> dict[str, float]:
-    """What to log about the chosen attacker: validation score, epochs, whether the cap stopped it, its configuration."""
-    return {"val_accuracy": fit.log.best_val_accuracy, "epochs": float(fit.log.epochs),
+    """What to log about the chosen attacker: validation score, epochs, whether the cap stopped it, its configuration,
+    and its data budget (``train_records``: the records it was fitted on)."""
+    return {"val_accuracy": fit.log.best_val_accuracy, "train_records": float(fit.records), "epochs": float(fit.log.epochs),
             "best_epoch": float(fit.log.best_epoch), "capped": float(fit.log.capped),
             "candidates": float(len(fit.val_scores)), "chosen_width": float(fit.candidate.width),
             "chosen_lr": fit.candidate.lr, "chosen_augment": float(fit.candidate.augment)}

@@ -193,6 +193,23 @@ class AttackBudget(TrialConfig):
                                                       "attacker configurations; full: every one trains to convergence.")
 
 
+class AttackerRecords(TrialConfig):
+    """How many records' releases the image attackers (and the data user's classifiers) train on (docs/attacks.md)."""
+
+    attack_records: Annotated[TrainSize | None, Field(
+        description="Records whose releases the learned attackers and the data user's classifiers train on: the game's "
+                    "training split, then training records the game never saw (a release map is a forward pass, so a "
+                    "real attacker releases all it holds); None: the game's training split only.")] = None
+
+    def problems(self) -> Iterator[str]:
+        """At least the game's own training split, where the config fixes its size."""
+        yield from super().problems()
+        n_train = getattr(self, "n_train", None)
+        if self.attack_records is not None and n_train is not None and self.attack_records < n_train:
+            yield (f"attack_records: must be at least n_train ({n_train}), the records the game trained on "
+                   f"(got {self.attack_records})")
+
+
 class MembershipAttacks(TrialConfig):
     """Settings of the farm's membership-inference attacks (docs/membership.md)."""
 

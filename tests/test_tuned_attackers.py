@@ -150,3 +150,23 @@ def test_attackers_standardise_so_a_tiny_input_range_costs_nothing() -> None:
     assert torch.equal(plain.model(tx).argmax(1), squeezed.model(0.02 * tx + 0.5).argmax(1))
     assert plain.log == squeezed.log
     assert evaluate(plain.model, tx, ty, 2) > 0.75  # chance is 0.5
+
+
+def test_a_stored_fit_is_the_fit_training_gives_and_an_identity_release_reads_it(tmp_path) -> None:
+    # content-addressed fits: the raw-data fit a sweep stores is read back, byte for byte the same data gets it, and
+    # it equals what training would give (fitting is deterministic for a budget and seed)
+    x, s = torch.rand(240, 1, 28, 28, generator=torch.Generator().manual_seed(1)), torch.arange(240) % 2
+    x[s == 1, :, 10:18, 10:18] += 0.5  # a learnable secret
+    test = AttackInput(x, s, x[:60], s[:60], num_classes=2, raw_train_x=x)
+    stored = DeepAttacker(SMALL, cache_dir=str(tmp_path), store=True).run(test)
+    assert len(list(tmp_path.glob("*.pt"))) == 1
+    trained = DeepAttacker(SMALL, cache_dir=None).run(test)  # no cache: trained afresh
+    assert stored.metrics == trained.metrics
+    from attacks.deep import _FITS, cached_fit, fit_key
+    _FITS.clear()  # the in-process copy goes: the read comes from disk
+    assert cached_fit(fit_key(x.clone(), s, 2, SMALL, 16), x, 2, str(tmp_path)) is not None
+    _FITS.clear()
+    read = DeepAttacker(SMALL, cache_dir=str(tmp_path)).run(AttackInput(x.clone(), s, x[:60], s[:60], num_classes=2))
+    assert read.metrics == stored.metrics
+    other = DeepAttacker(SMALL, cache_dir=str(tmp_path)).run(AttackInput(x + 1e-3, s, x[:60], s[:60], num_classes=2))
+    assert len(list(tmp_path.glob("*.pt"))) == 1 and other.metrics["val_accuracy"] > 0  # other data: trained, not stored

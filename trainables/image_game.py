@@ -11,6 +11,7 @@ attacks target.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from functools import cached_property, partial
 from pathlib import Path
 from typing import Any, ClassVar
@@ -77,6 +78,38 @@ def load_population(cfg: Any, device: torch.device) -> Split:
     return on_device(population, device)
 
 
+def attacker_records(cfg: Any, train: Split, device: torch.device) -> Split:
+    """The records whose releases the attackers and the data user train on: the game's training split, then training
+    records outside it (never seen by the game) up to ``attack_records``; a one-line ValueError if the set holds fewer."""
+    wanted = getattr(cfg, "attack_records", None)
+    if wanted is None or wanted <= len(train):
+        return train
+    population = load_population(cfg, device)
+    check_attack_records(cfg, len(train), len(population))
+    extra = wanted - len(train)
+    return Split(torch.cat([train.x, population.x[:extra]]), torch.cat([train.s, population.s[:extra]]),
+                 torch.cat([train.u, population.u[:extra]]))
+
+
+def check_attack_records(cfg: Any, n_train: int, n_population: int) -> None:
+    """A one-line ValueError when the data set holds fewer training records than ``attack_records`` asks for."""
+    wanted = getattr(cfg, "attack_records", None)
+    if wanted is not None and n_train + n_population < wanted:
+        raise ValueError(f"attack_records: {cfg.dataset} holds {n_train + n_population} training records "
+                         f"({n_train} in the game's split), fewer than the {wanted} asked for")
+
+
+@dataclass(frozen=True)
+class Released:
+    """One checkpoint's releases for the farm: the attackers' splits (their training part over the attacker's records),
+    the game's own training records as released (the membership attacks' members), the population and its release."""
+
+    data: AttackInput
+    members_x: torch.Tensor
+    population: Split
+    population_x: torch.Tensor
+
+
 def classifier_reference(classes: int, epochs: int, cfg: Any, train_x: torch.Tensor, labels: torch.Tensor,
                          query_x: torch.Tensor | None, cache_dir: str, input_norm: bool = False) -> ReferenceData | None:
     """Reference data for a trial's classifier: a ``SmallCNN(classes, width)`` of the images' shape (behind an input
@@ -93,18 +126,23 @@ def classifier_reference(classes: int, epochs: int, cfg: Any, train_x: torch.Ten
 def baselines_for(cfg: Any) -> dict[str, float]:
     """Every attacker kind on unreleased images, and a tuned utility classifier: the PUT's two ends.
 
-    The tuned utility classifier is the utility a data user gets from raw images; the deep attacker's raw
-    accuracy is the calibration of the farm's learned attackers (``deep_raw`` applied to raw test images
-    is the same fit, so it logs the same number); the thickness rule is exact on raw images by construction.
+    The tuned utility classifier is the utility a data user gets from raw images (the data user's fixed classifier is
+    the same fit); the deep attacker's raw accuracy is the calibration of the farm's learned attackers (``deep_raw``
+    applied to raw test images is the same fit, so it logs the same number); the thickness rule is exact on raw images
+    by construction.
     """
     torch.set_num_threads(cfg.threads)
     train, test = load_data(cfg, pick_device())
+    train = attacker_records(cfg, train, train.x.device)
     budget = AttackBudget.from_config(cfg.as_dict())
     _, s_classes, u_classes = image_layout(cfg)
     raw = AttackInput(train.x, train.s, test.x, test.s, num_classes=s_classes, train_u=train.u,
                       test_u=test.u, raw_train_x=train.x, dataset=cfg.dataset)
-    secret = RawTrainedDeepAttacker(budget).run(raw)  # deep_raw's own fit, cached: the farm's deep_raw reuses it
-    utility = DeepAttacker(budget).run(AttackInput(train.x, train.u, test.x, test.u, num_classes=u_classes))
+    # both fits are stored by content: the trials' fixed utility classifier and the farm's deep_raw read them, so the
+    # utility fit (every trial needs it) comes first
+    utility = RawTrainedDeepAttacker(budget, name="fixed_utility").run(
+        AttackInput(train.x, train.u, test.x, test.u, num_classes=u_classes, raw_train_x=train.x))
+    secret = RawTrainedDeepAttacker(budget).run(raw)
     results = {"deep": secret, "deep_raw": secret}
     if not REGISTRY["thickness"].missing(CheckpointInputs(raw)):  # its declared needs: AMNIST's digits only
         results["thickness"] = ThicknessAttacker(seed=cfg.seed).run(raw)
@@ -115,8 +153,14 @@ def baselines_for(cfg: Any) -> dict[str, float]:
 
 
 def counts_for(cfg: Any) -> dict[str, int]:
-    """Image counts of the data a trial with this config trains and tests on (fails early if no data)."""
-    return load_splits(cfg).counts
+    """Image counts of the data a trial with this config trains and tests on, and the records its attackers train on
+    (``attacker_records``); fails early if there is no data or too little for ``attack_records``."""
+    wanted = getattr(cfg, "attack_records", None)
+    splits = load_splits(cfg, population=wanted is not None)
+    n_train = len(splits.train)
+    if splits.population is not None:
+        check_attack_records(cfg, n_train, len(splits.population))
+    return splits.counts | {"attacker_records": max(n_train, wanted or 0)}
 
 
 class ImageGame(Mechanism):
@@ -135,6 +179,11 @@ class ImageGame(Mechanism):
         self.prior = torch.bincount(self.train.s, minlength=self.s_classes).float() / len(self.train)
         self.build()
         self.gen = torch.Generator(device=self.device).manual_seed(self.cfg.seed)
+
+    @cached_property
+    def attack_train(self) -> Split:
+        """The records whose releases the attackers and the data user train on (:func:`attacker_records`)."""
+        return attacker_records(self.cfg, self.train, self.device)
 
     def begin(self, start: int) -> None:
         """A resumed game draws fresh noise per restart: the generator restarts at seed + epochs done."""
@@ -188,20 +237,22 @@ class ImageGame(Mechanism):
     def deep_attack(self) -> dict[str, float]:
         """A fresh deep attacker of S fitted on the released training split, scored on the released test split."""
         t0 = time.perf_counter()
-        released_train = release(self.net, self.train.x, self.gen)
+        records = self.attack_train
+        released_train = release(self.net, records.x, self.gen)
         result = DeepAttacker(AttackBudget.from_config(self.cfg.as_dict())).run(
-            AttackInput(released_train, self.train.s, self.released_test, self.test.s, num_classes=self.s_classes))
+            AttackInput(released_train, records.s, self.released_test, self.test.s, num_classes=self.s_classes))
         return result.logged() | {"time/attack_s": time.perf_counter() - t0}
 
     def data_user(self, released_train: torch.Tensor | None = None) -> dict[str, float]:
         """Digit accuracy of a classifier trained afresh on the release and of one trained on raw images
         (:func:`~trainables.data_user.data_user_utility`): the utility a data user gets, which the in-game net overstates
         or understates once it co-adapts with the mechanism. ``released_train``: a release of the training split already
-        drawn (e.g. the one the attacker sees), else a fresh one."""
+        drawn of :attr:`attack_train` (e.g. the one the attacker sees), else a fresh one."""
         t0 = time.perf_counter()
-        released_train = release(self.net, self.train.x, self.gen) if released_train is None else released_train
+        records = self.attack_train
+        released_train = release(self.net, records.x, self.gen) if released_train is None else released_train
         budget = AttackBudget.from_config(self.cfg.as_dict())
-        metrics = data_user_utility(released_train, self.released_test, self.train, self.test, self.u_classes, budget)
+        metrics = data_user_utility(released_train, self.released_test, records, self.test, self.u_classes, budget)
         return metrics | {"time/data_user_s": time.perf_counter() - t0}
 
     def figure_title(self, epoch: int) -> str:
@@ -221,20 +272,21 @@ class ImageGame(Mechanism):
         names = self.dataset.utility.name, self.dataset.private.name
         return [f"{names[0]} {int(a)}\n{names[1]} {int(b)}" for a, b in zip(u.tolist(), s.tolist(), strict=True)]
 
-    def released_splits(self) -> tuple[AttackInput, Split, torch.Tensor]:
-        """The farm's released train/test splits (with U and raw inputs), the population and its release.
+    def released_splits(self) -> Released:
+        """The farm's released splits (with U and raw inputs; the training part over :attr:`attack_train`), the game's
+        training records as released, the population and its release.
 
         The noise is drawn afresh per checkpoint (seed + 1000 + epoch; the population's seed + 2000 + epoch).
         """
-        cfg, device, epoch = self.cfg, self.device, self.epoch
+        cfg, device, epoch, records = self.cfg, self.device, self.epoch, self.attack_train
         gen = torch.Generator(device=device).manual_seed(cfg.seed + 1000 + epoch)
-        released_train, released_test = release(self.net, self.train.x, gen), release(self.net, self.test.x, gen)
-        data = AttackInput(released_train, self.train.s, released_test, self.test.s, num_classes=self.s_classes,
-                           train_u=self.train.u, test_u=self.test.u, raw_train_x=self.train.x, dataset=cfg.dataset)
+        released_train, released_test = release(self.net, records.x, gen), release(self.net, self.test.x, gen)
+        data = AttackInput(released_train, records.s, released_test, self.test.s, num_classes=self.s_classes,
+                           train_u=records.u, test_u=self.test.u, raw_train_x=records.x, dataset=cfg.dataset)
         population = load_population(cfg, device)
         pop_gen = torch.Generator(device=device).manual_seed(cfg.seed + 2000 + epoch)
         released_pop = release(self.net, population.x, pop_gen) if len(population) else population.x
-        return data, population, released_pop
+        return Released(data, released_train[:len(self.train)], population, released_pop)
 
     def release_map(self) -> ReleaseMap:
         """The releasing network as a served map: images of the data set's shape in [0, 1] to released images."""

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from core.config import AttackBudget, Dataset, ImageData
+from core.config import AttackBudget, AttackerRecords, Dataset, ImageData
 
 
-class NoiseConfig(ImageData, AttackBudget):
+class NoiseConfig(ImageData, AttackBudget, AttackerRecords):
     """The data, the noise level σ (the grid axis) and the budget of the learned classifiers that score the release
     (docs/mechanisms.md#gaussian-noise-baseline); nothing is trained but those classifiers."""
 

@@ -66,7 +66,7 @@ class NoiseBaseline(ImageGame):
     def evaluate(self, attack: bool) -> dict[str, float]:
         """Distortion, the data user's digit classifiers on the noisy splits (trained afresh, and trained on raw images)
         and (``attack``) a fresh deep attacker of S."""
-        train, test = self.train, self.test
+        train, test = self.attack_train, self.test
         released_test = self.release_test()
         released_train = release(self.net, train.x, self.gen)
         budget = AttackBudget.from_config(self.cfg.as_dict())
@@ -93,5 +93,4 @@ class NoiseBaseline(ImageGame):
     def farm_inputs(self) -> CheckpointInputs:
         """The released splits exactly as the learned image mechanisms give them; no trained network to test for
         membership (the farm's membership attackers skip it, saying so)."""
-        data, _, _ = self.released_splits()
-        return CheckpointInputs(data)
+        return CheckpointInputs(self.released_splits().data)

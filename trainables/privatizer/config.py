@@ -7,6 +7,7 @@ from pydantic import Field
 
 from core.config import (
     AttackBudget,
+    AttackerRecords,
     Checkpointing,
     Dataset,
     ImageData,
@@ -21,7 +22,7 @@ from core.config import (
 )
 
 
-class PrivatizerConfig(ImageData, Training, AttackBudget, Checkpointing, MembershipAttacks):
+class PrivatizerConfig(ImageData, Training, AttackBudget, AttackerRecords, Checkpointing, MembershipAttacks):
     """Every knob of the AMNIST stochastic U-Net privatizer (docs/mechanisms.md#privatizer): the axes are alpha and algorithm."""
 
     kind = "privatizer"

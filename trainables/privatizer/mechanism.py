@@ -178,11 +178,12 @@ class Privatizer(ImageGame):
     def farm_inputs(self) -> CheckpointInputs:
         """Released splits (with U and raw inputs) and the trained estimators as membership targets."""
         train, test = self.train, self.test
-        data, population, released_pop = self.released_splits()
+        released = self.released_splits()
+        data, population, released_pop, members = released.data, released.population, released.population_x, released.members_x
         return CheckpointInputs(data, (
-            MembershipTarget("utility", self.utility_on_release, data.train_x, train.u, data.test_x, test.u,
+            MembershipTarget("utility", self.utility_on_release, members, train.u, data.test_x, test.u,
                              self.estimator_reference("utility", population, released_pop)),
-            MembershipTarget("adversary", self.eta, data.train_x, train.s, data.test_x, test.s,
+            MembershipTarget("adversary", self.eta, members, train.s, data.test_x, test.s,
                              self.estimator_reference("adversary", population, released_pop)),
         ))
 

@@ -9,6 +9,7 @@ from core.config import (
     AdvSteps,
     Alpha,
     AttackBudget,
+    AttackerRecords,
     Checkpointing,
     Dataset,
     ImageData,
@@ -23,7 +24,7 @@ from core.config import (
 )
 
 
-class ReleaserConfig(ImageData, Training, AttackBudget, Checkpointing, MembershipAttacks):
+class ReleaserConfig(ImageData, Training, AttackBudget, AttackerRecords, Checkpointing, MembershipAttacks):
     """Every knob of an AMNIST α-MI releaser trial; grid axes are alpha, lam and adv_steps (docs/mechanisms.md#α-mi-releaser)."""
 
     kind = "releaser"

@@ -132,7 +132,8 @@ class Releaser(ImageGame):
     def farm_inputs(self) -> CheckpointInputs:
         """Released splits (with U and raw inputs) and the utility net and adversary as membership targets."""
         cfg, train, test, epoch = self.cfg, self.train, self.test, self.epoch
-        data, population, released_pop = self.released_splits()
+        released = self.released_splits()
+        data, population, released_pop = released.data, released.population, released.population_x
         assert self.checkpoint_dir is not None  # the farm restores its mechanisms from a checkpoint
         cache = reference_cache_dir(self.checkpoint_dir, per_checkpoint=True)
         # Both networks start on raw images (pretrain_epochs) and then train on the release; references train on
@@ -142,7 +143,7 @@ class Releaser(ImageGame):
                     ("utility", self.u_classes, cfg.pretrain_epochs + epoch, population.u),
                     ("adversary", self.s_classes, cfg.pretrain_epochs + epoch * cfg.adv_steps, population.s))}
         return CheckpointInputs(data, (
-            MembershipTarget("utility", self.utility, data.train_x, train.u, data.test_x, test.u, refs["utility"]),
-            MembershipTarget("adversary", self.adversary, data.train_x, train.s, data.test_x, test.s,
+            MembershipTarget("utility", self.utility, released.members_x, train.u, data.test_x, test.u, refs["utility"]),
+            MembershipTarget("adversary", self.adversary, released.members_x, train.s, data.test_x, test.s,
                              refs["adversary"]),
         ))
