@@ -5,7 +5,9 @@ trial's last checkpoint exactly as the farm does, train an architecture the farm
 three residual stages with batch normalisation, dropout, random shifts, standardised inputs) on the released
 training split with early stopping on a validation split of it (at least 30 epochs, then patience 8, best weights
 restored), score it once on the released test split. The reported ``attack/max/accuracy`` claims no competent
-attacker does better; this prints the gap.
+attacker does better; this prints the gap. ``--records-factor`` (default 2.5) gives the independent attacker releases
+of that many times the records the farm's strongest attacker trained on (``attack/max/train_records``): the game's
+training split, then training records the game never saw, released by the same checkpoint.
 
 Beside it, the *previous* farm's number on the same release, for a before/after: a SmallCNN trained for a fixed
 3 epochs on all released training images (``deep``), the same on raw images (``deep_raw``), and the thickness rule
@@ -94,6 +96,8 @@ def main() -> None:
     p.add_argument("--trial", help="only trials whose run name contains this text")
     p.add_argument("--seeds", type=int, default=1, help="independent fits per trial (seeds 0..N-1); the mean is compared")
     p.add_argument("--no-raw", action="store_true", help="skip the raw-image ceiling")
+    p.add_argument("--records-factor", type=float, default=2.5,
+                   help="the independent attacker trains on this many times the farm attacker's records (default 2.5)")
     args = p.parse_args()
     if args.seeds < 1:
         p.error("--seeds must be >= 1")
@@ -104,11 +108,15 @@ def main() -> None:
     runs = [r for r in tracking.child_runs(client, exp_id, parent_id) if float(r.data.params.get("lam", 1)) > 0]
     runs = [r for r in runs if args.trial is None or args.trial in r.info.run_name]
     runs.sort(key=lambda r: r.data.tags.get(tracking.TAG_FRONT) != "true")
+    print(f"independent attacker: {args.records_factor:g} × the records the farm's strongest attacker trained on")
     print(f"{'trial':<26} {'previous farm':>13} {'reported max [95%]':>26} {'independent [95%]':>26} {'epochs':>6} {'gap':>6}")
     for run in runs[: args.points]:
         _, directory = checkpoints_of(run)[-1]
-        inputs = preset.checkpoint_inputs(trial_config(directory), str(directory))
-        d = inputs.data
+        config = trial_config(directory)
+        farm_records = int(run.data.metrics.get("attack/max/train_records", config.get("n_train") or 0))
+        records = round(args.records_factor * farm_records)
+        d = preset.checkpoint_inputs(config | {"attack_records": records}, str(directory)).data
+        farm_view = preset.checkpoint_inputs(config, str(directory)).data
         t0 = time.perf_counter()
         fits = [independent_accuracy(d.train_x.cpu(), d.train_s.cpu(), d.test_x.cpu(), d.test_s.cpu(), seed)
                 for seed in range(args.seeds)]
@@ -122,9 +130,10 @@ def main() -> None:
         reported = m.get("attack/max/accuracy", float("nan"))
         low, high = m.get("attack/max/accuracy/ci_low", float("nan")), m.get("attack/max/accuracy/ci_high", float("nan"))
         band = f"[{low:.3f}, {high:.3f}]"
-        before = previous_farm(d, m, 0)
+        before = previous_farm(farm_view, m, 0)
         print(f"{run.info.run_name:<26} {before:>13.3f} {f'{reported:.3f} {band}':>26} {f'{acc:.3f} [{lo:.3f}, {hi:.3f}]':>26} "
-              f"{epochs:>6d} {acc - reported:>+6.3f}  ({time.perf_counter() - t0:.0f} s)", flush=True)
+              f"{epochs:>6d} {acc - reported:>+6.3f}  ({len(d.train_x)} vs {farm_records} records, "
+              f"{time.perf_counter() - t0:.0f} s)", flush=True)
     if args.no_raw:
         return
     # The same independent attacker on raw images: a generous ceiling for the farm's raw-data calibration.
