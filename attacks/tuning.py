@@ -68,10 +68,13 @@ class AttackBudget:
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> AttackBudget:
-        """The budget a trial config asks for: attack_epochs (the cap), attack_patience, attack_search, seed."""
+        """The budget a trial config asks for: attack_epochs (the cap), attack_patience, attack_search,
+        attack_rung_epochs, attack_lrs, seed."""
         return cls(max_epochs=int(config.get("attack_epochs", cls.max_epochs)),
                    patience=int(config.get("attack_patience", cls.patience)),
-                   search=str(config.get("attack_search", cls.search)), seed=int(config.get("seed", cls.seed)))
+                   search=str(config.get("attack_search", cls.search)),
+                   rung_epochs=int(config.get("attack_rung_epochs", cls.rung_epochs)),
+                   lrs=tuple(float(lr) for lr in config.get("attack_lrs", cls.lrs)), seed=int(config.get("seed", cls.seed)))
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,11 @@ NoiseChannels = Annotated[int, Field(ge=0, le=256, description="Uniform noise ch
 TrainSize = Annotated[int, Field(ge=1, le=10_000_000)]
 
 
+def as_tuple(value: Any) -> Any:
+    """A list (as JSON, YAML and MLflow params give it) as the tuple a frozen config holds."""
+    return tuple(value) if isinstance(value, list) else value
+
+
 def registered_dataset(name: str) -> str:
     """A data-set name the registry knows (core/data/registry.py), else its one-line error listing the known ones."""
     from core.data.registry import get_dataset  # core.data is the same layer; imported here to keep configs light
@@ -191,6 +196,10 @@ class AttackBudget(TrialConfig):
                                                                    "attacker stops.")
     attack_search: Literal["halving", "full"] = Field("halving", description="halving: successive halving over the "
                                                       "attacker configurations; full: every one trains to convergence.")
+    attack_rung_epochs: int = Field(4, ge=1, le=10_000, description="Epochs of each rung of the halving search.")
+    attack_lrs: Annotated[tuple[Lr, ...], BeforeValidator(as_tuple), Field(
+        min_length=1, max_length=8, description="The Adam steps the attacker family tries (each with every width and "
+                                                "augmentation setting).")] = (1e-3, 3e-4)
 
 
 class AttackerRecords(TrialConfig):

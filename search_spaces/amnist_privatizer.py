@@ -5,6 +5,7 @@ Same data, attackers and Pareto axes as the ``amnist`` releaser preset, so the t
 """
 from search_spaces import OptunaRange, Preset, Profile
 from search_spaces.amnist import PRESET as RELEASER
+from search_spaces.amnist import QUICK_ATTACKERS
 from trainables.privatizer.config import PrivatizerConfig
 from trainables.privatizer.mechanism import Privatizer
 
@@ -21,11 +22,12 @@ PRESET = Preset(
             optuna_samples=2,
         ),
         "quick": Profile(
-            description="minutes on 2 CPUs: the releaser's quick data (2,000 / 1,000 images), 4 epochs (attacked at "
-                        "the end), 10 estimator steps at 3× the U-Net's Adam step per privatizer step (so a retrained "
-                        "attacker's secret term falls with α, docs/mechanisms.md#privatizer), 10 trials",
+            description="minutes on 2 CPUs: the releaser's quick data and attackers (2,000 / 1,000 images, attackers "
+                        "on releases of 5,000 records), 4 epochs (attacked at the end), 10 estimator steps at 3× the "
+                        "U-Net's Adam step per privatizer step (so a retrained attacker's secret term falls with α, "
+                        "docs/mechanisms.md#privatizer), 10 trials",
             config={"n_train": 2000, "n_test": 1000, "epochs": 4, "checkpoint_every": 4, "estimator_steps": 10,
-                    "estimator_lr": 3e-3},
+                    "estimator_lr": 3e-3, **QUICK_ATTACKERS},
             grid={"alpha": [0.0, 0.5, 0.9, 0.99, 1.0], "algorithm": [1, 2]},
             optuna_samples=10,
         ),
