@@ -88,11 +88,19 @@ def comparison_metrics(compared: pd.DataFrame, noise: pd.DataFrame) -> dict[str,
     return metrics
 
 
-def format_comparison(compared: pd.DataFrame, noise: pd.DataFrame, axes: list[Axis]) -> str:
-    """For the terminal: each front point's utility and privacy beside noise's privacy at that utility."""
-    if noise.empty:
-        return "noise baseline: no finished noise trial"
+def finished_trials(table: pd.DataFrame) -> int:
+    """How many noise trials of a :func:`baseline_table` finished."""
+    return int((table["status"] == "FINISHED").sum()) if "status" in table else 0
+
+
+def format_comparison(compared: pd.DataFrame, noise: pd.DataFrame, axes: list[Axis], finished: int) -> str:
+    """For the terminal: each front point's utility and privacy beside noise's privacy at that utility (``finished``:
+    how many noise trials finished, said when none of them reports both axes)."""
     u_axis, p_axis = axes
+    if noise.empty:
+        return ("noise baseline: no finished noise trial" if not finished else
+                f"noise baseline: {finished} noise trial{'s' if finished > 1 else ''} finished; none reports both "
+                f"{u_axis.metric} and {p_axis.metric}, so there is no noise curve to compare")
     curve = ", ".join(f"σ={readable(r['sigma'])}: {readable(r[u_axis.metric])} / {readable(r[p_axis.metric])}"
                       for _, r in noise.sort_values("sigma").iterrows())
     lines = [f"noise baseline ({u_axis.metric} / {p_axis.metric}): {curve}"]

@@ -50,10 +50,15 @@ def baseline_spec(spec: SweepSpec) -> SweepSpec:
     return SweepSpec(preset, profile, {k: v for k, v in typed[0].items() if k not in axes}, noise_grids)
 
 
+def logged_value(text: str) -> Any:
+    """A config value as the parent run logged it: a list as JSON (``tracking.flatten``), anything else as text."""
+    return json.loads(text) if text.startswith("[") else parse_value(text)
+
+
 def logged_spec(spec: SweepSpec, params: dict[str, str]) -> SweepSpec:
     """The sweep as its parent run logged it (profile, ``config.*`` and ``grid.*`` params): what a resumed sweep ran
     with, whatever profile and ``--set`` values the resume command names."""
-    config = {k.removeprefix("config."): parse_value(v) for k, v in params.items() if k.startswith("config.")}
+    config = {k.removeprefix("config."): logged_value(v) for k, v in params.items() if k.startswith("config.")}
     # one grid is logged axis by axis (grid.<axis>), a list of sub-grids as one JSON param (grid)
     grid = json.loads(params["grid"]) if "grid" in params else {
         k.removeprefix("grid."): json.loads(v) for k, v in params.items() if k.startswith("grid.")}

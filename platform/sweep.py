@@ -19,7 +19,7 @@ from mlflow.tracking import MlflowClient
 from attacks.registry import check_names
 from core.commands import command
 from core.quiet import silence
-from platform import preflight, tracking
+from platform import preflight, resume_options, resume_seal, tracking
 from platform import storage as tune_storage
 from platform.attack import attack_missing
 from platform.cli import guarded
@@ -27,16 +27,16 @@ from platform.config_schema import config_model, text_table
 from platform.errors import UsageError
 from platform.farm_scheduler import FarmPlan
 from platform.interrupts import SweepEnding, resume_command
-from platform.noise_baseline import compare_front, format_comparison
+from platform.noise_baseline import baseline_points, baseline_table, compare_front, finished_trials, format_comparison
 from platform.noise_grid import PARAM as NOISE_PARAM
-from platform.noise_grid import baseline_spec, logged_spec, run_baseline
+from platform.noise_grid import baseline_spec, logged_spec, run_baseline, tune_name
 from platform.numbers import readable
 from platform.pareto import Axis
 from platform.progress import SweepProgress
 from platform.report import write_sweep_report
 from platform.seed_axis import with_seeds
 from platform.sweep_config import SweepSpec, get_preset, resolve
-from platform.sweep_report import format_summary, log_summary, noise_points, summarise, trials_table
+from platform.sweep_report import format_summary, log_summary, summarise, trials_table
 from platform.trial_logger import MlflowTrialLogger
 from platform.tuning import TUNER_STATE, build_tuner, default_gpus_per_trial, find_sweep, init_ray, restore_tuner
 
@@ -51,7 +51,7 @@ def log_ready_baselines(client: MlflowClient, parent_id: str, baselines: ray.Obj
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """The command line (see ``--help``)."""
+    """The command line (see ``--help``); ``given`` names the options it gives (a resumed sweep checks those)."""
     p = argparse.ArgumentParser(
         prog="python -m platform.sweep",
         description="Run a privacy-utility sweep of a preset on Ray Tune; track it in MLflow with its Pareto front.",
@@ -81,7 +81,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--max-failures", type=int, default=2, help="retries of a failed trial from its last checkpoint (default 2)")
     p.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
     p.add_argument("--resume", nargs="?", const="", metavar="SWEEP",
-                   help="continue an interrupted sweep (default: the newest of this preset); finished trials are kept")
+                   help="continue an interrupted sweep (default: the newest of this preset) with the options it recorded; "
+                        "finished trials are kept")
     p.add_argument("--config-schema", nargs="?", const="text", choices=("text", "json"),
                    help="print the preset's config fields (type, value, bounds, description; json: the JSON schema) "
                         "and exit")
@@ -90,7 +91,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "grid and draws on its front")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="every trial event, Ray's resources, the workers' and dependencies' own output")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    for action in p._actions:  # parsed again without defaults: only what the command line gives is set
+        action.default = argparse.SUPPRESS
+    args.given = frozenset(vars(p.parse_args(argv)))
+    return args
 
 
 def farm_attackers(args: argparse.Namespace, spec: SweepSpec) -> tuple[str, ...]:
@@ -103,6 +108,15 @@ def farm_attackers(args: argparse.Namespace, spec: SweepSpec) -> tuple[str, ...]
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return names
+
+
+def verify_resume_state(storage: str, name: str) -> None:
+    """The sweep's Tune state, and its noise baseline's where it has one, are sealed by this user's resume key
+    (``platform.resume_seal``): checked before anything is unpickled or recorded."""
+    for folder in (name, tune_name(name)):
+        location = tune_storage.join(storage, folder)
+        if folder == name or tune_storage.exists(tune_storage.join(location, TUNER_STATE)):
+            resume_seal.verify(location)
 
 
 def check_data(spec: SweepSpec) -> dict[str, int]:
@@ -133,6 +147,10 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
     local = tune_storage.local_path(storage)
     if args.resume is not None and local is not None:  # a bucket's permissions are the store's own business
         preflight.check_resume_source(local, local / name, local / name / TUNER_STATE)
+    if args.resume is not None:
+        verify_resume_state(storage, name)
+        args, spec = resume_options.resume(client, args, spec, attackers, name, preset_file)
+        attackers = farm_attackers(args, spec)
 
     counts = check_data(spec)
     print(f"data: {counts}", flush=True)
@@ -219,8 +237,10 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
     log_summary(client, parent_id, summary, axes, spec.preset)
     print(format_summary(summary, axes, spec.preset.label_keys))
     if noise is not None:
-        noise_table = noise_points(client, parent_id, axes)
-        print(format_comparison(compare_front(summary.points, noise_table, axes), noise_table, axes))
+        noise_runs = baseline_table(client, exp_id, parent_id)
+        noise_table = baseline_points(noise_runs, axes)
+        print(format_comparison(compare_front(summary.points, noise_table, axes), noise_table, axes,
+                                finished_trials(noise_runs)))
     if spec.preset.baselines is not None:
         shown = (f"{k} {readable(v)}" for k, v in sorted(parent_metrics.items()) if k.startswith("baseline/"))
         print("raw-data baselines: " + ", ".join(shown))

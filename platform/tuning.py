@@ -14,6 +14,7 @@ from core.quiet import silence
 from platform import preflight
 from platform import storage as tune_storage
 from platform.errors import UsageError
+from platform.resume_seal import StateSealer, verify
 from platform.sweep_config import SweepSpec
 
 TUNER_STATE = "tuner.pkl"
@@ -64,7 +65,7 @@ def build_tuner(spec: SweepSpec, *, search: str, samples: int | None, resources:
                 storage: str, name: str, callbacks: list, max_concurrent: int | None, max_failures: int,
                 progress: ProgressReporter | None = None) -> tune.Tuner:
     """A fresh Tuner: one trial per grid point, or ``samples`` Optuna multi-objective suggestions; ``progress``
-    reports on the terminal (see ``platform.progress``)."""
+    reports on the terminal (see ``platform.progress``). Its state is sealed for ``--resume`` (``platform.resume_seal``)."""
     trainable = tune.with_resources(spec.preset.trainable, resources)
     if search == "grid":
         # The exact list of distinct grid points (equivalent points already merged), run once each.
@@ -81,19 +82,25 @@ def build_tuner(spec: SweepSpec, *, search: str, samples: int | None, resources:
         )
         tune_config = tune.TuneConfig(search_alg=searcher, max_concurrent_trials=max_concurrent,
                                       num_samples=samples or spec.preset.profiles[spec.profile].optuna_samples)
+    sealer = StateSealer()
     run_config = tune.RunConfig(
         name=name,
         storage_path=storage,
-        callbacks=callbacks,
+        callbacks=[sealer, *callbacks],  # the seal first: it must not wait behind a callback's work
         failure_config=tune.FailureConfig(max_failures=max_failures),
         checkpoint_config=tune.CheckpointConfig(num_to_keep=None),  # the attack farm wants every checkpoint
         progress_reporter=progress,
         verbose=1 if progress is not None else 0,  # 1: only the reporter speaks (Tune's legacy path, core.quiet)
     )
-    return tune.Tuner(trainable, param_space=param_space, tune_config=tune_config, run_config=run_config)
+    tuner = tune.Tuner(trainable, param_space=param_space, tune_config=tune_config, run_config=run_config)
+    sealer.seal_tuner(tune_storage.join(storage, name))
+    return tuner
 
 
 def restore_tuner(spec: SweepSpec, resources: dict[str, float], storage: str, name: str) -> tune.Tuner:
-    """The interrupted Tuner: finished trials stay finished, unfinished and errored ones continue."""
+    """The interrupted Tuner, once its seal proves the state is the sweep's own (nothing is unpickled before):
+    finished trials stay finished, unfinished and errored ones continue."""
+    location = tune_storage.join(storage, name)
+    verify(location)
     trainable = tune.with_resources(spec.preset.trainable, resources)
-    return tune.Tuner.restore(tune_storage.join(storage, name), trainable=trainable, resume_unfinished=True, resume_errored=True)
+    return tune.Tuner.restore(location, trainable=trainable, resume_unfinished=True, resume_errored=True)

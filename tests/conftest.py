@@ -5,6 +5,7 @@ import os
 import shlex
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -48,3 +49,13 @@ def store(workdir: Path) -> MlflowClient:
 @pytest.fixture()
 def workdir(tmp_path: Path) -> Path:
     return tmp_path
+
+
+@pytest.fixture(autouse=True, scope="session")
+def resume_key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Sweeps run by the tests seal their resume state with a key of their own, never the user's
+    (platform.resume_seal): its path is in the environment every test and every sweep subprocess sees."""
+    path = tmp_path_factory.mktemp("resume-key") / "resume.key"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PUTLAB_RESUME_KEY", str(path))
+        yield path
