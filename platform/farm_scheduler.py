@@ -25,6 +25,7 @@ TAG_STRONGEST = "putlab.strongest_attacker"
 TAG_CAPPED = "putlab.capped_attackers"
 TAG_SKIPPED = "putlab.skipped_attackers"
 CI_BOUNDS = ("ci_low", "ci_high")
+DRAIN_POLL_S = 1.0  # how long drain waits in one call to Ray
 
 
 @dataclass(frozen=True)
@@ -136,11 +137,13 @@ class FarmScheduler:
         return len(ready)
 
     def drain(self) -> None:
-        """Wait for every submitted attack and log it."""
+        """Wait for every submitted attack and log it, saying how many; Ctrl+C stops the wait (the sweep is then
+        KILLED, and ``--resume`` runs the attacks it lost)."""
         if self.pending:
-            print(f"attack farm: waiting for {len(self.pending)} checkpoint attack(s)", flush=True)
+            print(f"attack farm: waiting for {len(self.pending)} checkpoint attack(s) to finish (Ctrl+C stops the wait; "
+                  f"a sweep stays resumable)", flush=True)
         while self.pending:
-            self.poll(timeout=None)
+            self.poll(timeout=DRAIN_POLL_S)  # bounded, so a Ctrl+C is handled at once
 
     def _log(self, run_id: str, step: int, report: FarmReport) -> None:
         tracking.log_metrics(self.client, run_id, report.metrics, step=step)

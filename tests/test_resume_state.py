@@ -1,5 +1,5 @@
 """``--resume`` loads only sealed state (platform.resume_seal) and keeps the sweep's own options
-(platform.resume_options)."""
+(platform.resume_options); a second Ctrl+C stops a sweep waiting for its attack farm at once."""
 from __future__ import annotations
 
 import io
@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -19,6 +20,8 @@ from conftest import REPO, run_sweep, store, sweep_env
 from platform import resume_seal, sweep
 from platform.errors import UsageError
 from platform.resume_seal import SEAL, StateSealer, verify
+
+SECOND_SIGINT_BOUND_S = 30  # a second Ctrl+C ends the driver within this many seconds
 
 
 class Payload:
@@ -165,3 +168,38 @@ def test_resume_keeps_attackers_none_and_counts_the_finished_noise_trials(workdi
     assert [r.data.tags.get("putlab.role") for r in runs].count("baseline") == 2
     assert not [r for r in runs if "attack/max/accuracy" in r.data.metrics]
 
+
+@pytest.mark.slow
+def test_a_second_ctrl_c_stops_the_wait_for_the_farm_at_once_and_the_sweep_resumes(workdir: Path) -> None:
+    # the preset's farm trains reference models for a while: the first checkpoint's attacks are still pending when
+    # the first Ctrl+C has stopped the trials
+    args = ["amnist", "--profile", "smoke", "--set", "alpha=2", "--set", "lam=0,10", "--max-concurrent", "1",
+            "--no-noise-baseline",
+            "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}", "--storage", str(workdir / "runs")]
+    proc = subprocess.Popen([sys.executable, "-m", "platform.sweep", *args], cwd=REPO, env=sweep_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    log, second = io.StringIO(), None
+    for line in proc.stdout:
+        log.write(line)
+        if "finished in" in line and "SIGINT" not in log.getvalue():  # its checkpoint went to the farm
+            proc.send_signal(signal.SIGINT)
+        if line.startswith("attack farm: waiting for 1 checkpoint attack(s)"):
+            second = time.monotonic()
+            proc.send_signal(signal.SIGINT)
+            break
+    assert second is not None, log.getvalue()[-3000:]
+    code = proc.wait(timeout=SECOND_SIGINT_BOUND_S)
+    took = time.monotonic() - second
+    log.write(proc.stdout.read())
+    assert code == 130 and took < SECOND_SIGINT_BOUND_S, (took, log.getvalue()[-3000:])
+    assert "continue with:" in log.getvalue()
+    client = store(workdir)
+    exp = client.get_experiment_by_name("putlab-amnist")
+    (parent,) = client.search_runs([exp.experiment_id], filter_string="tags.`putlab.role` = 'sweep'")
+    assert parent.info.status == "KILLED"
+
+    out = run_sweep(workdir, "amnist", "--resume", timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    runs = client.search_runs([exp.experiment_id], filter_string="tags.`putlab.role` = 'trial'")
+    assert len(runs) == 2 and {r.info.status for r in runs} == {"FINISHED"}
+    assert all("attack/max/accuracy" in r.data.metrics for r in runs)  # the attacks the second Ctrl+C cut are made up
