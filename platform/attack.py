@@ -15,8 +15,8 @@ from mlflow.tracking import MlflowClient
 from ray import tune
 
 from attacks.registry import check_names, primary_metric
+from platform import preflight, tracking
 from platform import storage as tune_storage
-from platform import tracking
 from platform.cli import guarded
 from platform.errors import UsageError
 from platform.farm_scheduler import FarmPlan, FarmScheduler
@@ -83,9 +83,9 @@ def run(argv: list[str] | None = None) -> int:
     p.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite:///<cwd>/mlflow.db)")
     p.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
     args = p.parse_args(argv)
-
+    preflight.check_not_empty(args, "attackers", "tracking_uri", "address")
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
-    client = tracking.connect(tracking_uri)
+    client = tracking.connect(tracking_uri, create=False)
     exp_id, parent_id = tracking.find_sweep_parent(client, args.target)
     preset = preset_of(client.get_run(parent_id).data.params)
     attackers = tuple(a.strip() for a in args.attackers.split(",")) if args.attackers else None

@@ -15,9 +15,10 @@ import tempfile
 from pathlib import Path
 
 import pandas as pd
+from mlflow.tracking import MlflowClient
 
 from core.quiet import silence
-from platform import tracking
+from platform import preflight, tracking
 from platform.cli import guarded
 from platform.errors import UsageError
 from platform.front_plot import plot_fronts
@@ -30,9 +31,22 @@ from platform.sweep_report import SweepSummary, summarise, trials_table
 EXPERIMENT = "putlab-comparisons"
 
 
-def sweep_summary(client, target: str) -> tuple[str, SweepSummary, list[Axis]]:
+def sweep_parents(client: MlflowClient, targets: list[str]) -> list[tuple[str, str]]:
+    """(experiment id, parent run id) of each target; one sweep named twice (e.g. by name and by id) is a UsageError."""
+    found: dict[str, str] = {}
+    parents = []
+    for target in targets:
+        exp_id, parent_id = tracking.find_sweep_parent(client, target)
+        if parent_id in found:
+            raise UsageError(f"{target!r} and {found[parent_id]!r} are the same sweep (run {parent_id}): "
+                             "compare different sweeps")
+        found[parent_id] = target
+        parents.append((exp_id, parent_id))
+    return parents
+
+
+def sweep_summary(client: MlflowClient, exp_id: str, parent_id: str) -> tuple[str, SweepSummary, list[Axis]]:
     """(label, summary of the finished trials with both axes, axes) of one sweep."""
-    exp_id, parent_id = tracking.find_sweep_parent(client, target)
     parent = client.get_run(parent_id)
     preset = preset_of(parent.data.params)
     axes = [Axis(**a) for a in preset.pareto_axes]
@@ -53,9 +67,10 @@ def run(argv: list[str] | None = None) -> int:
     p.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite:///<cwd>/mlflow.db)")
     args = p.parse_args(argv)
     silence()
+    preflight.check_not_empty(args, "tracking_uri")
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
-    client = tracking.connect(tracking_uri)
-    sweeps = [sweep_summary(client, s) for s in args.sweeps]
+    client = tracking.connect(tracking_uri, create=False)
+    sweeps = [sweep_summary(client, *parent) for parent in sweep_parents(client, args.sweeps)]
     axes = sweeps[0][2]
     for label, _, other in sweeps[1:]:
         if [a.metric for a in other] != [a.metric for a in axes]:

@@ -6,29 +6,42 @@ costs seconds, never a half-made sweep.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import math
 import os
 import socket
 import stat
-import tempfile
 from pathlib import Path
-from urllib.parse import urlparse
 
 import grpc
 
+from core import tracking_uri
 from platform import storage as tune_storage
 from platform.errors import UsageError
+from platform.sweep_config import MAX_GRID_POINTS, SweepSpec
 
-TRACKING_SCHEMES = ("sqlite", "http", "https", "postgresql", "mysql", "mssql", "databricks")
 MAX_SAMPLES = 100_000
 MAX_FAILURES = 100
+MAX_SEEDS = 1_000
+CONFIRM_TRIALS = 1_000  # a sweep planning more trials than this runs only with --yes
+MAX_TRIALS = MAX_GRID_POINTS  # nor more than this at all
+SWEEP_TEXT_OPTIONS = ("profile", "preset_file", "attackers", "tracking_uri", "experiment", "storage", "address")
 RAY_CONNECT_TIMEOUT_S = 5.0
-POSTGRES_EXTRA = "pip install -e '.[postgres]'"
+
+
+def check_not_empty(args: argparse.Namespace, *options: str) -> None:
+    """Each of ``options`` (argparse dests), when given, is more than blanks: ``--experiment ''`` is refused, not read
+    as "the default"."""
+    for option in options:
+        value = getattr(args, option)
+        if value is not None and not str(value).strip():
+            raise UsageError(f"--{option.replace('_', '-')} is empty: give a value or leave the option out")
 
 
 def check_sweep_options(args: argparse.Namespace) -> None:
-    """Type, finiteness and range of ``platform.sweep``'s numeric options."""
+    """Type, finiteness and range of ``platform.sweep``'s numeric options; none of its text options empty."""
+    check_not_empty(args, *SWEEP_TEXT_OPTIONS)
+    if not 1 <= args.seeds <= MAX_SEEDS:
+        raise UsageError(f"--seeds must be in [1, {MAX_SEEDS}] (got {args.seeds})")
     if args.samples is not None and not 1 <= args.samples <= MAX_SAMPLES:
         raise UsageError(f"--samples must be in [1, {MAX_SAMPLES}] (got {args.samples})")
     if args.gpus_per_trial is not None:
@@ -43,55 +56,47 @@ def check_sweep_options(args: argparse.Namespace) -> None:
         raise UsageError(f"--max-failures must be in [0, {MAX_FAILURES}] (got {args.max_failures})")
 
 
-def read_only(path: Path) -> bool:
-    """True when ``path`` cannot be written: no write bit for anyone (which root ignores), or access denied."""
-    return not path.stat().st_mode & 0o222 or not os.access(path, os.W_OK)
+def check_sweep_size(spec: SweepSpec, search: str, samples: int | None, confirmed: bool) -> None:
+    """The sweep plans at most MAX_TRIALS trials, and more than CONFIRM_TRIALS only when ``confirmed`` (``--yes``);
+    a grid's size is bounded from its axes before any of its points is built."""
+    if search == "grid":
+        planned = spec.size_bound() if spec.size_bound() > MAX_TRIALS else len(spec.grid_points())
+    else:
+        planned = samples or spec.preset.profiles[spec.profile].optuna_samples
+    narrow = "narrow --seeds or the --set lists" if search == "grid" else "lower --samples"
+    if planned > MAX_TRIALS:
+        raise UsageError(f"the sweep plans {planned} trials, more than {MAX_TRIALS}: {narrow}")
+    if planned > CONFIRM_TRIALS and not confirmed:
+        raise UsageError(f"the sweep plans {planned} trials, more than {CONFIRM_TRIALS}: add --yes to run them all, "
+                         f"or {narrow}")
 
 
 def check_writable_dir(path: Path, what: str) -> None:
     """``path`` (or, if missing, its nearest existing parent) is a folder this process can create files in."""
-    existing = path
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir():
-        raise UsageError(f"{what} {path} is not a folder ({existing} is a file)")
-    if read_only(existing):
-        raise UsageError(f"{what} {path} is not writable ({existing} is read-only)")
     try:
-        with tempfile.TemporaryFile(dir=existing):
-            pass
-    except OSError as exc:
-        raise UsageError(f"{what} {path} is not writable: {exc.strerror or exc}") from None
+        tracking_uri.check_writable_dir(path, what)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
-def check_tracking_uri(uri: str) -> None:
-    """A tracking URI MLflow can write to: a known scheme; for sqlite, a file (not a folder) in a writable folder."""
-    scheme = urlparse(uri).scheme.split("+")[0]
-    if scheme not in TRACKING_SCHEMES:
-        raise UsageError(f"unsupported MLflow tracking URI {uri!r}: use sqlite:///<path>, http(s)://<server> "
-                         f"or a database URI ({', '.join(TRACKING_SCHEMES)})")
-    if scheme == "postgresql":
-        check_postgres_driver(uri)
-    if scheme != "sqlite":
-        return
-    if not uri.startswith("sqlite:///") or not uri.removeprefix("sqlite:///"):
-        raise UsageError(f"MLflow tracking URI {uri!r} needs a file: sqlite:///<relative path> or sqlite:////<absolute path>")
-    db = Path(uri.removeprefix("sqlite:///")).expanduser()
-    if db.is_dir():
-        raise UsageError(f"MLflow tracking store {db} is a folder, not an sqlite file")
-    if db.exists() and read_only(db):
-        raise UsageError(f"MLflow tracking store {db} is read-only")
-    check_writable_dir(db.parent, "the folder of MLflow tracking store")
+def check_tracking_uri(uri: str, create: bool = True) -> None:
+    """A tracking URI MLflow can use (``core.tracking_uri``); without ``create``, one whose sqlite store exists."""
+    try:
+        tracking_uri.check_tracking_uri(uri, create)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
-def check_postgres_driver(uri: str) -> None:
-    """The Python driver a ``postgresql[+driver]://`` URI names is installed (psycopg, from the ``postgres`` extra)."""
-    scheme = urlparse(uri).scheme
-    driver = scheme.partition("+")[2] or "psycopg2"  # SQLAlchemy's default for a bare postgresql://; its module's name
-    if importlib.util.find_spec(driver) is None:
-        hint = "" if driver == "psycopg" else " and write the URI as postgresql+psycopg://..."
-        raise UsageError(f"the MLflow tracking URI needs the PostgreSQL driver {driver}, which is not installed: "
-                         f"{POSTGRES_EXTRA}{hint}")
+def check_out_file(path: Path, what: str = "--out") -> None:
+    """``path`` can be written as a file: not a folder, not read-only, in an existing folder this process can write."""
+    if path.is_dir():
+        raise UsageError(f"{what} {path} is a folder: give a file path")
+    if not path.parent.is_dir():
+        raise UsageError(f"{what} {path}: folder {path.parent} does not exist" if not path.parent.exists()
+                         else f"{what} {path}: {path.parent} is not a folder")
+    if path.exists() and tracking_uri.read_only(path):
+        raise UsageError(f"{what} {path} is read-only")
+    check_writable_dir(path.parent, what)
 
 
 def check_storage(storage: str) -> None:

@@ -22,7 +22,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from mlflow.tracking import MlflowClient
 
 from core.quiet import silence
-from platform import tracking
+from platform import preflight, tracking
 from platform.cli import guarded
 from platform.front_groups import value_text
 from platform.numbers import readable
@@ -202,8 +202,11 @@ def run(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, help="where to write the HTML (default: reports/<sweep>.html beside the store)")
     args = p.parse_args(argv)
     silence()
+    preflight.check_not_empty(args, "tracking_uri")
+    if args.out is not None:
+        preflight.check_out_file(args.out)
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
-    client = tracking.connect(tracking_uri)
+    client = tracking.connect(tracking_uri, create=False)
     _, parent_id = tracking.find_sweep_parent(client, args.sweep)
     print(f"report: {write_sweep_report(client, parent_id, tracking_uri, args.out)}")
     return 0

@@ -24,7 +24,7 @@ import pandas as pd
 from mlflow.tracking import MlflowClient
 
 from core.quiet import silence
-from platform import tracking
+from platform import preflight, tracking
 from platform.cli import guarded
 from platform.errors import UsageError
 from platform.reproduction_claims import CLAIMS, PAPERS, STUDIES, Claim, Study
@@ -185,21 +185,24 @@ def run(argv: list[str] | None = None) -> int:
     p.add_argument("--run", action="store_true", help="first run the sweeps of studies that have none yet")
     p.add_argument("--rerun", action="store_true", help="first run every study's sweep again")
     p.add_argument("--only", help="comma-separated study keys to run (default: all)")
-    p.add_argument("--out", default=str(REPORT), help=f"report path (default {REPORT}; figures go to its folder)")
+    p.add_argument("--out", help=f"report path in an existing folder (default {REPORT}; figures go to its folder)")
     args = p.parse_args(argv)
     silence()
+    preflight.check_not_empty(args, "tracking_uri", "only", "out")
+    if args.out is not None:
+        preflight.check_out_file(Path(args.out))
     known = {s.key: s for s in STUDIES}
     only = [k.strip() for k in args.only.split(",")] if args.only else list(known)
     unknown = sorted(set(only) - set(known))
     if unknown:
         raise UsageError(f"unknown study {', '.join(unknown)}; known: {', '.join(known)}")
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
-    client = tracking.connect(tracking_uri)
+    client = tracking.connect(tracking_uri, create=args.run or args.rerun)  # without --run it only reads the store
     if args.run or args.rerun:
         for key in only:
             if args.rerun or newest_sweep(client, known[key], finished_only=True) is None:
                 run_study(known[key], tracking_uri)
-    report = Path(args.out)
+    report = Path(args.out) if args.out else REPORT
     out = report.parent / FIGURES
     runs: dict[str, StudyRuns] = {}
     figures: dict[str, list[Path]] = {}

@@ -24,8 +24,8 @@ from mlflow.tracking import MlflowClient
 
 from core.commands import python_module
 from core.quiet import silence
+from platform import preflight, tracking
 from platform import storage as tune_storage
-from platform import tracking
 from platform.cli import guarded
 from platform.errors import UsageError
 from platform.pareto import Axis
@@ -49,6 +49,8 @@ def choose(table: pd.DataFrame, axes: list[Axis], max_attack: float | None = Non
     """The operating point: the named trial, or the best utility among finished trials meeting the privacy bound."""
     utility, privacy = axes
     finished = table[table["status"] == "FINISHED"] if not table.empty else table
+    if trial is not None and finished.empty:
+        raise UsageError(f"no finished trial {trial!r}: the sweep has no finished trial yet")
     if trial is not None:
         named = finished[(finished["trial_id"] == trial) | (finished["name"] == trial)]
         if named.empty:
@@ -118,11 +120,12 @@ def run(argv: list[str] | None = None) -> int:
     p.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite:///<cwd>/mlflow.db)")
     args = p.parse_args(argv)
     silence()
+    preflight.check_not_empty(args, "tracking_uri")
     if args.name is not None and not MODEL_NAME.fullmatch(args.name):
         raise UsageError(f"--name {args.name!r} is not a usable model name: letters, digits, '.', '_', '-' "
                          "(it is part of the service's URL), at most 100 characters")
 
-    client = tracking.connect(args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}")
+    client = tracking.connect(args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}", create=False)
     exp_id, parent_id = tracking.find_sweep_parent(client, args.target)
     sweep_params = client.get_run(parent_id).data.params
     preset = preset_of(sweep_params)

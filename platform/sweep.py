@@ -89,6 +89,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--no-noise-baseline", action="store_true",
                    help="skip the Gaussian-noise baseline an image preset (amnist, amnist-privatizer) runs beside its "
                         "grid and draws on its front")
+    p.add_argument("--yes", action="store_true",
+                   help=f"run a sweep of more than {preflight.CONFIRM_TRIALS} trials (refused without it)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="every trial event, Ray's resources, the workers' and dependencies' own output")
     args = p.parse_args(argv)
@@ -136,6 +138,8 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
         raise UsageError("give a preset name or --preset-file PATH (exactly one)")
     preset_file = args.preset_file and str(Path(args.preset_file).expanduser().resolve())
     spec = with_seeds(resolve(args.preset, args.profile, args.overrides, preset_file), args.seeds, args.search)
+    if args.resume is None:  # a resumed sweep keeps the plan it was started with
+        preflight.check_sweep_size(spec, args.search, args.samples, args.yes)
     axes = [Axis(**a) for a in spec.preset.pareto_axes]
     attackers = farm_attackers(args, spec)
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"

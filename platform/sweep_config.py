@@ -9,6 +9,8 @@ from platform.errors import UsageError
 from search_spaces import Preset, grids, presets
 from search_spaces.plugins import load_preset_file
 
+MAX_GRID_POINTS = 100_000  # the most trials a sweep may plan: larger grids are refused before they are built
+
 
 @dataclass(frozen=True)
 class SweepSpec:
@@ -33,6 +35,10 @@ class SweepSpec:
         """The spec with grid axis ``key`` set to ``values`` in every sub-grid (and no longer a fixed config value)."""
         config = {k: v for k, v in self.config.items() if k != key}
         return replace(self, config=config, grids=grids.with_axis(self.grids, key, values))
+
+    def size_bound(self) -> int:
+        """The number of grid points before equivalent ones collapse (from the axes' lengths, no point built)."""
+        return sum(math.prod(len(values) for values in sub.values()) for sub in self.grids)
 
     def product_points(self) -> list[dict[str, Any]]:
         """The union of the sub-grids' cross products, equivalent points included (what ``--set`` values are checked
@@ -129,6 +135,8 @@ def resolve(preset_name: str | None, profile: str | None, overrides: list[str],
             raise UsageError(f"unknown override key {key!r} for preset {preset.name!r}; "
                              f"known: {', '.join(sorted({*config, *spec.grid}))}")
     spec = replace(spec, config={k: v for k, v in spec.config.items() if k not in spec.grid})
+    if spec.size_bound() > MAX_GRID_POINTS:  # before each point is validated, which would take minutes
+        raise UsageError(f"the grid has {spec.size_bound()} points, more than {MAX_GRID_POINTS}: narrow the --set lists")
     return typed_spec(spec)
 
 

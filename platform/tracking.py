@@ -40,9 +40,10 @@ TAG_NOTE = "mlflow.note.content"  # a run's description in the UI
 METRIC_PREFIXES = ("utility/", "attack/", "train/", "leakage/", "fairness/", "time/", "baseline/", "epoch")
 
 
-def connect(tracking_uri: str) -> MlflowClient:
-    """A client for ``tracking_uri``; an unreachable or unwritable store is a UsageError (checked quickly, no retries)."""
-    check_tracking_uri(tracking_uri)
+def connect(tracking_uri: str, create: bool = True) -> MlflowClient:
+    """A client for ``tracking_uri``; an unreachable or unwritable store is a UsageError (checked quickly, no retries),
+    and so is a missing sqlite store unless ``create`` (commands that only read a sweep never create a store)."""
+    check_tracking_uri(tracking_uri, create)
     if tracking_uri.startswith(("http://", "https://")):
         try:
             urllib.request.urlopen(tracking_uri.rstrip("/") + "/health", timeout=5).read()

@@ -37,6 +37,8 @@ def load_preset_file(path: str | Path) -> Preset:
     Raises a one-line ValueError when the file is missing, fails to import, or has no Preset called ``PRESET``.
     """
     path = Path(path).expanduser().resolve()
+    if path.is_dir():
+        raise ValueError(f"preset file {path} is a folder: give the Python file that defines PRESET")
     if not path.is_file():
         raise ValueError(f"preset file {path} does not exist")
     name = module_name(path)

@@ -12,11 +12,11 @@ from conftest import REPO, run_sweep, store, sweep_env
 AXES = ("utility/fresh_accuracy", "attack/max/accuracy")  # the amnist front's axes
 
 
-@pytest.mark.parametrize("seeds", ["-3"])  # 0 and other counts: test_replicates
+@pytest.mark.parametrize("seeds", ["-3"])  # 0, 100000 and other counts: test_replicates, test_bad_inputs
 def test_seeds_below_one_is_one_line_and_exit_2(workdir: Path, seeds: str) -> None:
     out = run_sweep(workdir, "amnist", "--profile", "smoke", "--seeds", seeds, timeout=120)
     lines = [line for line in out.stderr.splitlines() if line.strip()]
-    assert out.returncode == 2 and lines == [f"error: --seeds must be >= 1 (got {seeds})"], out.stderr
+    assert out.returncode == 2 and lines == [f"error: --seeds must be in [1, 1000] (got {seeds})"], out.stderr
     assert not (workdir / "runs").exists() and not (workdir / "mlflow.db").exists()
 
 
