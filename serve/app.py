@@ -54,7 +54,10 @@ async def _authenticate(request: Request, call_next: Any) -> Response:
 
 @api.exception_handler(RequestError)
 async def _refused(_: Request, exc: RequestError) -> JSONResponse:
-    return JSONResponse({"error": exc.message}, status_code=exc.status)
+    """A refusal as one line under ``error``; after a body that stopped arriving (408) the connection is closed too,
+    rather than left waiting for the rest of it."""
+    return JSONResponse({"error": exc.message}, status_code=exc.status,
+                        headers={"Connection": "close"} if exc.status == 408 else None)
 
 
 @api.exception_handler(HTTPException)
@@ -125,7 +128,7 @@ class ReleaseService:
         if length > self.limits.max_body_bytes:
             raise RequestError(413, f"request body of {length} bytes exceeds the limit of {self.limits.max_body_bytes}")
         self._info(point_id)
-        body = await read_body(request.stream(), self.limits.max_body_bytes)
+        body = await read_body(request.stream(), self.limits.max_body_bytes, self.limits.read_timeout_s)
         release_map = await self.point(point_id)
         binary = kind == BINARY
         if binary:
@@ -148,7 +151,7 @@ RELEASE_DEPLOYMENT = serve.deployment(max_ongoing_requests=32)(ReleaseService)
 
 def build_app(args: dict[str, str]) -> Application:
     """Application builder for ``serve run serve.app:build_app tracking_uri=... [models=a/1,b] [num_gpus=0.25]
-    [require_api_key=true]``."""
+    [require_api_key=true] [read_timeout_s=30]``."""
     if not args.get("tracking_uri"):
         raise ValueError("serve.app:build_app needs tracking_uri=<MLflow tracking URI>")
     require = str(args.get("require_api_key", "false")).lower()
@@ -156,7 +159,8 @@ def build_app(args: dict[str, str]) -> Application:
         raise ValueError(f"require_api_key must be true or false (got {require!r})")
     models = tuple(m.strip() for m in str(args.get("models", "")).split(",") if m.strip())
     limits = Limits(max_body_bytes=int(args.get("max_body_bytes", Limits.max_body_bytes)),
-                    max_batch=int(args.get("max_batch", Limits.max_batch)))
+                    max_batch=int(args.get("max_batch", Limits.max_batch)),
+                    read_timeout_s=float(args.get("read_timeout_s", Limits.read_timeout_s)))
     actor = {"num_cpus": float(args.get("num_cpus", 1)), "num_gpus": float(args.get("num_gpus", 0))}
     deployment = RELEASE_DEPLOYMENT.options(num_replicas=int(args.get("num_replicas", 1)), ray_actor_options=actor)
     return deployment.bind(args["tracking_uri"], models, limits, require == "true")

@@ -63,6 +63,7 @@ RELEASE_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: refusal("the body is not valid JSON"),
     401: UNAUTHORIZED,
     404: refusal("no such operating point (GET /points lists them)"),
+    408: refusal("the body did not all arrive within the service's read timeout (e.g. shorter than its Content-Length)"),
     409: refusal("the operating point's registered checkpoint cannot be loaded"),
     413: refusal("the body or the batch exceeds the service's limits"),
     415: refusal("a content type other than application/json or application/octet-stream"),

@@ -74,6 +74,12 @@ def list_points(client: MlflowClient, models: tuple[str, ...] = ()) -> dict[str,
     return {i.point_id: i for i in infos if i is not None}
 
 
+def unknown_models(models: tuple[str, ...], points: dict[str, PointInfo]) -> list[str]:
+    """The entries of ``models`` (``name`` or ``name/version``) that name no point in ``points``."""
+    names = {info.name for info in points.values()}
+    return [m for m in models if (m not in points if "/" in m else m not in names)]
+
+
 def load_point(client: MlflowClient, info: PointInfo, device: torch.device) -> ReleaseMap:
     """Download the version's files and rebuild its release map on ``device`` (raises on a corrupt checkpoint)."""
     version = client.get_model_version(info.name, info.version)

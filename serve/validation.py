@@ -1,6 +1,7 @@
 """Checks of a release request before it reaches a mechanism: every malformed request is a 4xx with one clear line."""
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import re
@@ -13,6 +14,7 @@ import torch
 BOOLEAN = re.compile(rb"\b(true|false)\b")
 MAX_BODY_LIMIT = 1 << 30  # the largest --max-body-bytes (1 GiB)
 MAX_BATCH_LIMIT = 1 << 20
+MAX_READ_TIMEOUT_S = 3600.0
 MAX_DEPTH = 16  # nesting of arrays/objects a release request may have (the object, the batch, a sample's dims)
 OPENING = np.frombuffer(b"[{", dtype=np.uint8)
 CLOSING = np.frombuffer(b"]}", dtype=np.uint8)
@@ -30,16 +32,19 @@ class RequestError(Exception):
 
 @dataclass(frozen=True)
 class Limits:
-    """Request size limits of one deployment."""
+    """Request limits of one deployment: body size, batch size, and how long a body may take to arrive."""
 
     max_body_bytes: int = 8 * 1024 * 1024
     max_batch: int = 256
+    read_timeout_s: float = 30.0
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_body_bytes <= MAX_BODY_LIMIT:
             raise ValueError(f"--max-body-bytes must be in [1, {MAX_BODY_LIMIT}] (got {self.max_body_bytes})")
         if not 1 <= self.max_batch <= MAX_BATCH_LIMIT:
             raise ValueError(f"--max-batch must be in [1, {MAX_BATCH_LIMIT}] (got {self.max_batch})")
+        if not 0 < self.read_timeout_s <= MAX_READ_TIMEOUT_S:  # also false for NaN
+            raise ValueError(f"--read-timeout-s must be in (0, {MAX_READ_TIMEOUT_S:g}] (got {self.read_timeout_s})")
 
 
 def parse_release(body: bytes, input_shape: tuple[int, ...], value_range: tuple[float, float] | None,
@@ -64,9 +69,10 @@ def parse_release(body: bytes, input_shape: tuple[int, ...], value_range: tuple[
                                 f"{list(input_shape)}") from None
     if x.shape[1:] != input_shape:
         raise RequestError(422, f"each sample must have shape {list(input_shape)} (got {list(x.shape[1:])})")
-    if BOOLEAN.search(body):  # torch reads true/false as 1/0; neither field may hold one
+    seed = parse_seed(payload.get("seed"))  # first: a boolean seed is refused as the seed, not as the inputs
+    if BOOLEAN.search(body):  # torch reads true/false as 1/0; the inputs may hold neither
         raise RequestError(422, "inputs must be numbers, not booleans")
-    return check_values(x, value_range).float(), parse_seed(payload.get("seed"))
+    return check_values(x, value_range).float(), seed
 
 
 def nesting_depth(body: bytes) -> int:
@@ -143,11 +149,22 @@ def check_values(x: torch.Tensor, value_range: tuple[float, float] | None) -> to
     return x
 
 
-async def read_body(chunks: AsyncIterator[bytes], limit: int) -> bytes:
-    """The request body, refused with 413 as soon as it grows past ``limit`` (a chunked body has no length up front)."""
+async def read_body(chunks: AsyncIterator[bytes], limit: int, timeout_s: float) -> bytes:
+    """The request body, refused with 413 as soon as it grows past ``limit`` (a chunked body has no length up front)
+    and with 408 when it has not all arrived within ``timeout_s`` (a body shorter than its Content-Length, a client
+    that stalls or trickles: the replica's slot is freed instead of held until the client gives up)."""
     body = bytearray()
+    try:
+        await asyncio.wait_for(_collect(chunks, limit, body), timeout_s)
+    except asyncio.TimeoutError:  # not the builtin TimeoutError before Python 3.11
+        raise RequestError(408, f"request body not received within {timeout_s:g} s "
+                                f"({len(body)} bytes arrived)") from None
+    return bytes(body)
+
+
+async def _collect(chunks: AsyncIterator[bytes], limit: int, body: bytearray) -> None:
+    """Append every chunk to ``body``; 413 once it is longer than ``limit``."""
     async for chunk in chunks:
         body += chunk
         if len(body) > limit:
             raise RequestError(413, f"request body exceeds the limit of {limit} bytes")
-    return bytes(body)
