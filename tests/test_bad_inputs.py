@@ -5,20 +5,34 @@ Fast: the checks run directly (no sweep, no Ray); a few cases also run the real 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import hashlib
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from conftest import REPO, run_sweep, sweep_env
+from mlflow.tracking import MlflowClient
+from ray_nodes import free_ports
 
-from platform import preflight
+from platform import preflight, tracking
+from platform.attack import main as attack_cli
+from platform.compare import main as compare_cli
 from platform.errors import UsageError
+from platform.report import main as report_cli
+from platform.reproduction import main as reproduction_cli
+from platform.seed_axis import with_seeds
+from platform.select import main as select_cli
+from platform.sweep import main as sweep_cli
 from platform.sweep import parse_args
 from platform.sweep_config import resolve
 from serve.__main__ import check_options
-from serve.validation import Limits, RequestError, parse_binary, parse_release
+from serve.__main__ import main as serve_cli
+from serve.points import PRESET_TAG
+from serve.validation import Limits, RequestError, parse_binary, parse_release, read_body
 
 CONFIG = [  # (preset, override, message): every config value checked for type, finiteness and range
     ("amnist", "epochs=inf", "epochs: must be a whole number (got inf)"),
@@ -138,13 +152,16 @@ SERVE = [
     ({"num_cpus": 0}, "--num-cpus must be >= 1"),
     ({"max_batch": 0}, "--max-batch must be in [1,"),
     ({"max_body_bytes": -5}, "--max-body-bytes must be in [1,"),
+    ({"read_timeout_s": 0.0}, "--read-timeout-s must be in (0, 3600]"),
+    ({"read_timeout_s": float("nan")}, "--read-timeout-s must be in (0, 3600]"),
+    ({"models": " "}, "--models is empty"),
 ]
 
 
 @pytest.mark.parametrize("change, message", SERVE, ids=[str(c) for c, _ in SERVE])
 def test_serve_options(change: dict, message: str) -> None:
     args = argparse.Namespace(**{"host": "127.0.0.1", "port": 18000, "num_cpus": None, "max_batch": 8,
-                                 "max_body_bytes": 1000, **change})
+                                 "max_body_bytes": 1000, "read_timeout_s": 30.0, "models": None, **change})
     with pytest.raises(ValueError, match=None) as refused:
         check_options(args)
     assert message in str(refused.value)
@@ -156,7 +173,7 @@ def test_serve_port_in_use() -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         args = argparse.Namespace(host="127.0.0.1", port=taken.getsockname()[1], num_cpus=None, max_batch=8,
-                                  max_body_bytes=1000)
+                                  max_body_bytes=1000, read_timeout_s=30.0, models=None)
         with pytest.raises(ValueError, match=r"cannot listen on 127\.0\.0\.1"):
             check_options(args)
 
@@ -169,6 +186,8 @@ REQUESTS = [
     (b'{"inputs": [[[[0.5]]]], "seed": 1e400}', 422, "seed must be a whole number"),
     (b'{"inputs": [[[[NaN]]]]}', 422, "NaN or infinite"),
     (b'{"inputs": [[[[0.5]]]], "a\\nb": 1}', 422, "unknown request field(s): 'a\\nb'"),  # found by the fuzzer
+    (b'{"inputs": [[[[0.5]]]], "seed": true}', 422, "seed must be a whole number in [0, 2^63) (got True)"),
+    (b'{"inputs": [[[[true]]]], "seed": 1}', 422, "inputs must be numbers, not booleans"),
 ]
 
 
@@ -211,3 +230,185 @@ def test_select_refuses_a_slash_in_the_model_name_before_touching_the_store(work
                          cwd=REPO, env=sweep_env(), capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and out.stderr.strip().startswith("error: --name 'a/b' is not a usable model name")
     assert not (workdir / "mlflow.db").exists() and not (workdir / "mlruns").exists()
+
+
+# Every command, the same kind of bad input: exit 2, exactly one line on stderr naming the problem, no traceback
+# (an exception would reach the test), nothing created and no store changed. The commands run in-process (their
+# main), so the whole table takes seconds; two real subprocesses at the end show the same on a real stderr.
+
+def refused(code: int, capsys: pytest.CaptureFixture[str], message: str) -> None:
+    """Exit code 2 and one line on stderr, ``error: ...`` holding ``message``."""
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], lines
+
+
+def digest(path: Path) -> str:
+    """The bytes of a file, hashed (a store that was read and not written keeps its digest)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def a_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An sqlite store holding a sweep with no finished trial and one registered operating point (putlab-amnist/1)."""
+    folder = tmp_path_factory.mktemp("store")
+    client = MlflowClient(f"sqlite:///{folder / 'mlflow.db'}")
+    exp = client.create_experiment("putlab-amnist", artifact_location=(folder / "mlruns").as_uri())
+    parent = client.create_run(exp, run_name="empty-sweep", tags={tracking.TAG_SWEEP: "empty-sweep",
+                                                                   tracking.TAG_ROLE: "sweep"})
+    tracking.log_params(client, parent.info.run_id, {"preset": "amnist", "profile": "smoke", "planned_trials": 3})
+    client.create_registered_model("putlab-amnist")
+    client.create_model_version("putlab-amnist", source=(folder / "point").as_uri(), run_id=parent.info.run_id,
+                                tags={PRESET_TAG: "amnist"})
+    return folder / "mlflow.db"
+
+
+def serve_main(argv: list[str]) -> int:
+    """``python -m serve`` in-process on a free port (every refusal below comes before Ray starts)."""
+    (port,) = free_ports(1)
+    return serve_cli([*argv, "--port", str(port)])
+
+
+READ_ONLY = {  # every command that only reads a sweep's store (or writes into an existing one): its main and argv
+    "report": (report_cli, ["empty-sweep"]),
+    "reproduction": (reproduction_cli, []),
+    "select": (select_cli, ["empty-sweep", "--trial", "t"]),
+    "compare": (compare_cli, ["empty-sweep", "empty-sweep"]),
+    "attack": (attack_cli, ["empty-sweep"]),
+    "serve": (serve_main, []),
+}
+
+
+@pytest.mark.parametrize("command", READ_ONLY)
+def test_read_only_commands_never_create_a_store(tmp_path: Path, capsys, command: str) -> None:
+    main, argv = READ_ONLY[command]
+    refused(main([*argv, "--tracking-uri", f"sqlite:///{tmp_path / 'none.db'}"]), capsys,
+            f"no MLflow tracking store at {tmp_path / 'none.db'}")
+    (tmp_path / "empty.db").write_bytes(b"")
+    refused(main([*argv, "--tracking-uri", f"sqlite:///{tmp_path / 'empty.db'}"]), capsys, "not an MLflow tracking store")
+    refused(main([*argv, "--tracking-uri", f"sqlite:///{tmp_path}"]), capsys, "is a folder, not an sqlite file")
+    refused(main([*argv, "--tracking-uri", ""]), capsys,
+            "unsupported MLflow tracking URI ''" if command == "serve" else "--tracking-uri is empty")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.db"] and (tmp_path / "empty.db").stat().st_size == 0
+
+
+def out_cases(tmp: Path) -> list[tuple[Path, str]]:
+    """--out paths no file can be written at, and what the refusal says."""
+    readonly_file = tmp / "ro.html"
+    readonly_file.write_text("kept")
+    readonly_file.chmod(0o444)
+    readonly_dir = tmp / "ro"
+    readonly_dir.mkdir()
+    readonly_dir.chmod(0o555)
+    return [(tmp / "nowhere" / "out.html", f"folder {tmp / 'nowhere'} does not exist"),
+            (tmp, "is a folder: give a file path"),
+            (readonly_file, "is read-only"),
+            (readonly_dir / "out.html", "is not writable"),
+            (readonly_file / "out.html", "is not a folder")]
+
+
+@pytest.mark.parametrize("command", ["report", "reproduction"])
+def test_every_out_option_refuses_an_unwritable_path(tmp_path: Path, a_store: Path, capsys, command: str) -> None:
+    main, argv = READ_ONLY[command]
+    before = digest(a_store)
+    for path, message in out_cases(tmp_path):
+        listing = sorted(tmp_path.rglob("*"))
+        refused(main([*argv, "--tracking-uri", f"sqlite:///{a_store}", "--out", str(path)]), capsys, message)
+        assert sorted(tmp_path.rglob("*")) == listing, path  # nothing written, no folder made
+    assert (tmp_path / "ro.html").read_text() == "kept" and digest(a_store) == before
+
+
+def test_select_a_trial_of_a_sweep_without_finished_trials(a_store: Path, capsys) -> None:
+    before = digest(a_store)
+    refused(select_cli(["empty-sweep", "--trial", "t", "--tracking-uri", f"sqlite:///{a_store}"]), capsys,
+            "no finished trial 't': the sweep has no finished trial yet")
+    refused(select_cli(["empty-sweep", "--max-attack", "0.6", "--tracking-uri", f"sqlite:///{a_store}"]), capsys,
+            "the sweep has no finished trial reporting")
+    assert digest(a_store) == before
+
+
+def test_compare_refuses_one_sweep_given_twice(a_store: Path, capsys) -> None:
+    before = digest(a_store)
+    parent_id = MlflowClient(f"sqlite:///{a_store}").search_runs(
+        [MlflowClient(f"sqlite:///{a_store}").get_experiment_by_name("putlab-amnist").experiment_id])[0].info.run_id
+    for pair in (["empty-sweep", parent_id], ["empty-sweep", "empty-sweep"], ["putlab-amnist", "empty-sweep"]):
+        refused(compare_cli([*pair, "--tracking-uri", f"sqlite:///{a_store}"]), capsys, "are the same sweep")
+    assert digest(a_store) == before
+
+
+@pytest.mark.parametrize("models, unknown", [("nosuch/1", "nosuch/1"), ("putlab-amnist/999", "putlab-amnist/999"),
+                                             ("putlab-amnist/1,nosuch", "nosuch"), ("putlab-amnist/x", "putlab-amnist/x")])
+def test_serve_refuses_unknown_models_at_start(a_store: Path, capsys, models: str, unknown: str) -> None:
+    before = digest(a_store)
+    refused(serve_main(["--tracking-uri", f"sqlite:///{a_store}", "--models", models]), capsys,
+            f"--models names no registered operating point: {unknown} (registered: putlab-amnist/1)")
+    assert digest(a_store) == before
+
+
+SWEEP_REFUSALS = [  # (argv after the preset, message): counts that multiply trials, empty text options, a folder
+    (["--seeds", "100000"], "--seeds must be in [1, 1000] (got 100000)"),
+    (["--seeds", "0"], "--seeds must be in [1, 1000] (got 0)"),
+    (["--seeds", "1000"], "more than 1000: add --yes to run them all, or narrow --seeds or the --set lists"),
+    (["--seeds", "1000", "--set", "lam=" + ",".join(str(i) for i in range(101))], "more than 100000: narrow"),
+    (["--set", "lam=" + ",".join(str(i) for i in range(400)), "--set", "alpha=" + ",".join(str(i + 1) for i in range(300))],
+     "the grid has 120000 points, more than 100000"),
+    (["--search", "optuna", "--samples", "5000"], "the sweep plans 5000 trials, more than 1000: add --yes"),
+    (["--experiment", ""], "--experiment is empty"),
+    (["--experiment", " "], "--experiment is empty"),
+    (["--profile", ""], "--profile is empty"),
+    (["--storage", ""], "--storage is empty"),
+    (["--attackers", ""], "--attackers is empty"),
+    (["--address", ""], "--address is empty"),
+]
+
+
+@pytest.mark.parametrize("argv, message", SWEEP_REFUSALS, ids=[" ".join(a)[:40] for a, _ in SWEEP_REFUSALS])
+def test_sweep_refuses_before_anything_is_stored(tmp_path: Path, capsys, argv: list[str], message: str) -> None:
+    store_args = ["--tracking-uri", f"sqlite:///{tmp_path / 'mlflow.db'}"]
+    store_args += [] if "--storage" in argv else ["--storage", str(tmp_path / "runs")]
+    refused(sweep_cli(["amnist", "--profile", "smoke", *argv, *store_args]), capsys, message)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_sweep_refuses_an_empty_tracking_uri_and_a_preset_folder(tmp_path: Path, capsys) -> None:
+    storage = ["--storage", str(tmp_path / "runs")]
+    refused(sweep_cli(["amnist", "--tracking-uri", "", *storage]), capsys, "--tracking-uri is empty")
+    refused(sweep_cli(["--preset-file", str(tmp_path), "--tracking-uri", f"sqlite:///{tmp_path / 'm.db'}", *storage]),
+            capsys, f"preset file {tmp_path} is a folder")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_large_sweep_runs_with_yes() -> None:
+    spec = with_seeds(resolve("amnist", "smoke", []), 1000, "grid")
+    planned = len(spec.grid_points())
+    assert preflight.CONFIRM_TRIALS < planned <= preflight.MAX_TRIALS
+    preflight.check_sweep_size(spec, "grid", None, confirmed=True)  # --yes: accepted
+    with pytest.raises(UsageError, match=f"the sweep plans {planned} trials"):
+        preflight.check_sweep_size(spec, "grid", None, confirmed=False)
+
+
+def test_a_body_that_never_arrives_is_refused_within_the_read_timeout() -> None:
+    async def stalls():
+        yield b"{"
+        await asyncio.sleep(3600)
+
+    started = time.monotonic()
+    with pytest.raises(RequestError) as refused_:
+        asyncio.run(read_body(stalls(), 1000, timeout_s=0.2))
+    assert refused_.value.status == 408 and "not received within 0.2 s (1 bytes arrived)" in refused_.value.message
+    assert time.monotonic() - started < 5
+
+
+def test_real_commands_refuse_in_one_line_without_creating_anything(tmp_path: Path) -> None:
+    """On a real stderr (MLflow's and Ray's own output included): serve on a folder answers at once (not after
+    minutes of MLflow retries), select on a missing store creates none."""
+    started = time.monotonic()
+    served = subprocess.run([sys.executable, "-m", "serve", "--tracking-uri", f"sqlite:///{tmp_path}"], cwd=REPO,
+                            env=sweep_env(), capture_output=True, text=True, timeout=120)
+    assert served.returncode == 2 and time.monotonic() - started < 60
+    assert served.stderr.strip() == f"error: MLflow tracking store {tmp_path} is a folder, not an sqlite file"
+    chosen = subprocess.run([sys.executable, "-m", "platform.select", "s", "--trial", "t", "--tracking-uri",
+                             f"sqlite:///{tmp_path / 'mlflow.db'}"], cwd=REPO, env=sweep_env(), capture_output=True,
+                            text=True, timeout=120)
+    assert chosen.returncode == 2 and chosen.stderr.strip() == f"error: no MLflow tracking store at {tmp_path / 'mlflow.db'} " \
+                                                               "(a sweep creates one; check --tracking-uri)"
+    assert list(tmp_path.iterdir()) == []

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -33,6 +34,7 @@ from serve.points import POINT_FILE
 
 AXES = [Axis("utility/accuracy", True, 0.0, 1.0), Axis("attack/max/accuracy", False, 1.0, 0.5)]
 LIMITS = {"max_batch": 8, "max_body_bytes": 200_000}
+READ_TIMEOUT_S = 5  # the fixture's service gives a request body this long to arrive
 
 
 def select(workdir: Path, *args: str) -> subprocess.CompletedProcess:
@@ -54,7 +56,8 @@ def deployment(tmp_path_factory: pytest.TempPathFactory):
         assert chosen.returncode == 0, chosen.stderr
         (workdir / "select.out").write_text(chosen.stdout)
     server, base = start_service(workdir, sweep_env(), "--max-batch", str(LIMITS["max_batch"]),
-                                 "--max-body-bytes", str(LIMITS["max_body_bytes"]))
+                                 "--max-body-bytes", str(LIMITS["max_body_bytes"]),
+                                 "--read-timeout-s", str(READ_TIMEOUT_S))
     yield workdir, base, trials
     stop_service(server)
 
@@ -146,6 +149,7 @@ SAMPLE = [[[0.5] * 28] * 28]
     ({"inputs": [[[[2.0] * 28] * 28]]}, 422, "must lie in [0, 1]"),
     ({"inputs": [SAMPLE], "seed": -1}, 422, "seed must be a whole number"),
     ({"inputs": [SAMPLE], "seed": "7"}, 422, "seed must be a whole number"),
+    ({"inputs": [SAMPLE], "seed": True}, 422, "seed must be a whole number in [0, 2^63) (got True)"),
     ({"inputs": [SAMPLE] * 9}, 413, "batch of 9 samples exceeds the limit of 8"),
     (b" " * 250_000 + b"{}", 413, "exceeds the limit of 200000"),
     (b"[" * 100_000 + b"]" * 100_000, 422, "JSON nested deeper than 16 levels"),
@@ -252,6 +256,35 @@ def test_a_chunked_body_over_the_limit_is_refused_while_it_is_read(deployment) -
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=120)
     assert refused.value.code == 413 and "exceeds the limit of 200000 bytes" in json.loads(refused.value.read())["error"]
+
+
+def raw_request(base: str, head: bytes, body: bytes, wait_s: float) -> tuple[bytes, bool, float]:
+    """Send ``head`` and ``body`` on a raw socket and read until the server closes it (at most ``wait_s``): (what
+    came back, whether the server closed the connection, seconds it took)."""
+    host, port = base.removeprefix("http://").split(":")
+    started, answer, closed = time.monotonic(), b"", False
+    with socket.create_connection((host, int(port)), timeout=wait_s) as conn:
+        conn.sendall(head + body)
+        try:
+            while chunk := conn.recv(65536):
+                answer += chunk
+            closed = True
+        except TimeoutError:
+            pass
+    return answer, closed, time.monotonic() - started
+
+
+def test_a_body_shorter_than_its_content_length_frees_the_worker_within_the_read_timeout(deployment) -> None:
+    """A client that declares 1,000 bytes, sends 12 and waits: a 408 after the read timeout and the connection
+    closed, not a slot held until the client gives up; the service keeps answering."""
+    _, base, _ = deployment
+    head = (b"POST /points/putlab-amnist/1/release HTTP/1.1\r\nHost: putlab\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 1000\r\n\r\n")
+    answer, closed, took = raw_request(base, head, b'{"inputs": [', wait_s=READ_TIMEOUT_S + 55)
+    assert answer.startswith(b"HTTP/1.1 408 ") and closed, answer[:300]
+    assert b"request body not received within 5 s (12 bytes arrived)" in answer
+    assert READ_TIMEOUT_S - 1 < took < READ_TIMEOUT_S + 15, took
+    assert call(f"{base}/points/putlab-amnist/1/release", {"inputs": [SAMPLE], "seed": 1})[0] == 200
 
 
 @pytest.mark.parametrize("path, method, status", [("/nowhere", "GET", 404), ("/points/putlab-amnist/1/release", "GET", 405)])
