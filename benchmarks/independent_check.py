@@ -50,24 +50,26 @@ class Residual(nn.Module):
 
 
 class SmallResNet(nn.Sequential):
-    """A stem and three residual stages (32-64-128), global pooling and dropout: an architecture the farm does not use."""
+    """A stem and three residual stages (w-2w-4w, default 32-64-128), global pooling and dropout: an architecture the
+    farm does not use."""
 
-    def __init__(self, num_classes: int) -> None:
-        super().__init__(nn.Conv2d(1, 32, 3, padding=1, bias=False), nn.BatchNorm2d(32), nn.ReLU(),
-                         Residual(32, 32, 1), Residual(32, 64, 2), Residual(64, 128, 2),
-                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.3), nn.Linear(128, num_classes))
+    def __init__(self, num_classes: int, w: int = 32) -> None:
+        super().__init__(nn.Conv2d(1, w, 3, padding=1, bias=False), nn.BatchNorm2d(w), nn.ReLU(),
+                         Residual(w, w, 1), Residual(w, 2 * w, 2), Residual(2 * w, 4 * w, 2),
+                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.3), nn.Linear(4 * w, num_classes))
 
 
 def independent_accuracy(train_x: torch.Tensor, train_s: torch.Tensor, test_x: torch.Tensor, test_s: torch.Tensor,
-                         seed: int) -> tuple[float, tuple[float, float], int]:
+                         seed: int, width: int = 32, min_epochs: int = 30) -> tuple[float, tuple[float, float], int]:
     """Test balanced accuracy (with interval) of the small ResNet early-stopped on a validation split of the training data."""
     tr, va = validation_split(len(train_x), 0.2, seed)
     torch.manual_seed(seed)
     mean, std = Standardized.statistics(train_x[tr])
-    fit = EarlyStoppedFit(Standardized(SmallResNet(2), mean, std), (train_x[tr], train_s[tr]), (train_x[va], train_s[va]), 2,
+    fit = EarlyStoppedFit(Standardized(SmallResNet(2, width), mean, std), (train_x[tr], train_s[tr]),
+                          (train_x[va], train_s[va]), 2,
                           stopping=EarlyStopping(max_epochs=60, patience=30), batch_size=64, lr=1e-3,
                           generator=torch.Generator().manual_seed(seed), augment=shift_images)
-    fit.run(30)  # at least 30 epochs (the patience of 30 cannot stop it before)
+    fit.run(min_epochs)  # at least min_epochs (the patience of 30 cannot stop it before, for min_epochs <= 30)
     fit.stopping = EarlyStopping(max_epochs=60, patience=8)
     fit.run()
     log = fit.finish()
@@ -96,6 +98,8 @@ def main() -> None:
     p.add_argument("--trial", help="only trials whose run name contains this text")
     p.add_argument("--seeds", type=int, default=1, help="independent fits per trial (seeds 0..N-1); the mean is compared")
     p.add_argument("--no-raw", action="store_true", help="skip the raw-image ceiling")
+    p.add_argument("--width", type=int, default=32, help="the ResNet's stem width (stages w-2w-4w; default 32)")
+    p.add_argument("--min-epochs", type=int, default=30, help="epochs before early stopping may end it (default 30)")
     p.add_argument("--records-factor", type=float, default=2.5,
                    help="the independent attacker trains on this many times the farm attacker's records (default 2.5)")
     args = p.parse_args()
@@ -118,8 +122,8 @@ def main() -> None:
         d = preset.checkpoint_inputs(config | {"attack_records": records}, str(directory)).data
         farm_view = preset.checkpoint_inputs(config, str(directory)).data
         t0 = time.perf_counter()
-        fits = [independent_accuracy(d.train_x.cpu(), d.train_s.cpu(), d.test_x.cpu(), d.test_s.cpu(), seed)
-                for seed in range(args.seeds)]
+        fits = [independent_accuracy(d.train_x.cpu(), d.train_s.cpu(), d.test_x.cpu(), d.test_s.cpu(), seed, args.width,
+                                     min(args.min_epochs, 30)) for seed in range(args.seeds)]
         acc, (lo, hi), epochs = fits[0]
         if args.seeds > 1:
             accs = torch.tensor([f[0] for f in fits])
@@ -143,7 +147,7 @@ def main() -> None:
     config = trial_config(directory)
     train, test = load_data(ReleaserConfig.from_dict({k: v for k, v in config.items() if k in ReleaserConfig.model_fields}),
                             torch.device("cpu"))
-    acc, (lo, hi), epochs = independent_accuracy(train.x, train.s, test.x, test.s, 0)
+    acc, (lo, hi), epochs = independent_accuracy(train.x, train.s, test.x, test.s, 0, args.width, min(args.min_epochs, 30))
     farm = client.get_run(parent_id).data.metrics.get("baseline/attack/deep/accuracy", float("nan"))
     print(f"{'raw images (ceiling)':<26} {'':>13} {f'{farm:.3f} (farm deep)':>26} {f'{acc:.3f} [{lo:.3f}, {hi:.3f}]':>26} "
           f"{epochs:>6d} {acc - farm:>+6.3f}", flush=True)

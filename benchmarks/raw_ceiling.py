@@ -1,7 +1,8 @@
 """Calibration of the learned attackers on raw (unreleased) AMNIST: the farm's budget against a generous one.
 
 An attacker that cannot reach what a generously trained attacker reaches on raw data is too weak to
-certify privacy. This trains, on the same raw training split and scores once on the same raw test split:
+certify privacy. This trains, on the same raw training records (the profile's ``attack_records``, else its training
+split) and scores once on the same raw test split:
 the farm's tuned family at a profile's budget (successive halving, cap ``attack_epochs``), and a generous
 family (every configuration to convergence: widths ×1/×2/×4, two learning rates, with/without shifts,
 cap 100 epochs, patience 20). The thickness rule is exact on raw images by construction, so it is not here.
@@ -28,16 +29,19 @@ def main() -> None:
     p.add_argument("--preset", default="amnist")
     p.add_argument("--profile", default="quick")
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--tasks", default="thickness,digit", help="which labels: thickness (the secret), digit (utility)")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
-    from trainables.image_game import load_data
+    from trainables.image_game import attacker_records, load_data
     from trainables.releaser.config import ReleaserConfig
 
     config = resolve(args.preset, args.profile, []).grid_points()[0]
     cfg = ReleaserConfig.from_dict({k: v for k, v in config.items() if k in ReleaserConfig.model_fields})
     train, test = load_data(cfg, torch.device("cpu"))
+    train = attacker_records(cfg, train, torch.device("cpu"))  # the raw records the profile's attackers train on
     print(f"{args.preset}/{args.profile}: {len(train)} raw training images, {len(test)} test images")
-    for task, s_train, s_test, classes in (("thickness", train.s, test.s, 2), ("digit", train.u, test.u, 10)):
+    tasks = (("thickness", train.s, test.s, 2), ("digit", train.u, test.u, 10))
+    for task, s_train, s_test, classes in (t for t in tasks if t[0] in args.tasks.split(",")):
         for label, budget in (("farm budget", AttackBudget.from_config(cfg.as_dict())), ("generous", GENEROUS)):
             t0 = time.perf_counter()
             m = DeepAttacker(budget).run(AttackInput(train.x, s_train, test.x, s_test, classes)).metrics

@@ -21,6 +21,7 @@ from platform import tracking
 from platform.numbers import readable
 
 MAX_METRIC = "attack/max/accuracy"
+RECORDS_METRIC = "attack/max/train_records"
 TAG_STRONGEST = "putlab.strongest_attacker"
 TAG_CAPPED = "putlab.capped_attackers"
 TAG_SKIPPED = "putlab.skipped_attackers"
@@ -46,7 +47,8 @@ def metric_at(client: MlflowClient, run_id: str, key: str, step: int) -> float |
 
 def update_strongest(client: MlflowClient, run_id: str, step: int, privacy_attackers: Sequence[str]) -> dict[str, float]:
     """Log ``attack/max/accuracy`` at ``step`` with the winning attacker's 95 % interval
-    (``attack/max/accuracy/ci_low|ci_high``, where it logged one), each once per value, and tag the winner;
+    (``attack/max/accuracy/ci_low|ci_high``, where it logged one) and data budget (``attack/max/train_records``), each
+    once per value, and tag the winner;
     returns every privacy attacker's accuracy at that step."""
     logged = {a: metric_at(client, run_id, f"attack/{a}/accuracy", step) for a in privacy_attackers}
     scores = {a: v for a, v in logged.items() if v is not None}
@@ -58,6 +60,9 @@ def update_strongest(client: MlflowClient, run_id: str, step: int, privacy_attac
         value = metric_at(client, run_id, f"attack/{winner}/accuracy/{bound}", step)
         if value is not None:
             values[f"{MAX_METRIC}/{bound}"] = value
+    records = metric_at(client, run_id, f"attack/{winner}/train_records", step)
+    if records is not None:  # the winner's data budget, beside its number
+        values[RECORDS_METRIC] = records
     changed = {k: v for k, v in values.items() if metric_at(client, run_id, k, step) != v}
     if changed:
         tracking.log_metrics(client, run_id, changed, step=step)

@@ -24,6 +24,7 @@ from platform import storage as tune_storage
 from platform.attack import attack_missing
 from platform.cli import guarded
 from platform.config_schema import config_model, text_table
+from platform.cost_estimate import CostEstimate, last_finished
 from platform.errors import UsageError
 from platform.farm_scheduler import FarmPlan
 from platform.interrupts import SweepEnding, resume_command
@@ -130,6 +131,15 @@ def check_data(spec: SweepSpec) -> dict[str, int]:
         raise UsageError(f"data for preset {spec.preset.name!r} unavailable: {str(exc).splitlines()[0]}") from None
 
 
+def planned_cost(client: MlflowClient, exp_id: str, spec: SweepSpec, planned: int, baseline_trials: int,
+                 attackers: tuple[str, ...]) -> CostEstimate:
+    """The sweep's plan and its expected wall time, priced from the newest finished sweep like it in the store."""
+    epochs, every = spec.config.get("epochs"), spec.config.get("checkpoint_every") or 0
+    checkpoints = 1 if not epochs else len({e for e in range(1, epochs + 1) if e == epochs or (every and e % every == 0)})
+    like = {"preset": spec.preset.name, "profile": spec.profile} | tracking.flatten("attackers", attackers)
+    return CostEstimate(planned, baseline_trials, attackers, checkpoints, last_finished(client, exp_id, like))
+
+
 def run(args: argparse.Namespace, ending: SweepEnding) -> int:
     """The sweep itself; returns the process exit code (``ending`` records interruptions and crashes)."""
     preflight.check_sweep_options(args)
@@ -193,6 +203,8 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
         print(f"noise baseline: {len(noise.grid_points())} trials after the sweep's own (σ ∈ "
               f"{{{', '.join(f'{v:g}' for v in noise.grid['sigma'])}}}), same data and farm; off: --no-noise-baseline",
               flush=True)
+    print(planned_cost(client, exp_id, spec, planned, len(noise.grid_points()) if noise else 0, attackers).line(),
+          flush=True)
     if not reopened:
         tracking.log_metrics(client, parent_id, {f"data/{k}": float(v) for k, v in counts.items()})
     has_baselines = any(k.startswith("baseline/") for k in client.get_run(parent_id).data.metrics)

@@ -37,6 +37,11 @@ def test_max_accuracy_takes_the_winners_interval(workdir: Path) -> None:
     assert (metrics[MAX_METRIC], metrics[f"{MAX_METRIC}/ci_low"], metrics[f"{MAX_METRIC}/ci_high"]) == (0.85, 0.81, 0.89)
     assert client.get_run(run_id).data.tags[TAG_STRONGEST] == "thickness"
 
+    client.log_metric(run_id, "attack/thickness/train_records", 5000.0, step=1)  # the winner's data budget follows it
+    client.log_metric(run_id, "attack/deep_raw/train_records", 2000.0, step=1)
+    update_strongest(client, run_id, 1, PRIVACY)
+    assert client.get_run(run_id).data.metrics["attack/max/train_records"] == 5000.0
+
     run_id = client.create_run(client.create_experiment("strongest-no-ci")).info.run_id  # no interval: none logged
     client.log_metric(run_id, "attack/deep/accuracy", 0.6, step=2)
     update_strongest(client, run_id, 2, PRIVACY)
