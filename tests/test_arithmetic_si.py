@@ -57,7 +57,8 @@ def test_thickness_attacker_is_exact_on_raw_amnist(amnist) -> None:
     assert result.logged()["attack/thickness/accuracy"] == 1.0
     assert set(result.logged()) == {f"attack/thickness/{k}" for k in
                                     ("accuracy", "accuracy/ci_low", "accuracy/ci_high", "accuracy_random",
-                                     "accuracy_thin", "accuracy_thick", "threshold", "normal_share", "normal_to_thick")}
+                                     "accuracy_thin", "accuracy_thick", "threshold", "normal_share", "normal_to_thick",
+                                     "train_records")}
 
 
 def test_thickness_attacker_weakens_on_blurred_noisy_images_and_the_fit_helps(amnist) -> None:

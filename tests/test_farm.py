@@ -68,6 +68,10 @@ def test_platform_attack_adds_missing_metrics_once(workdir: Path) -> None:
 
 
 def test_platform_attack_rejects_unknown_target_and_attacker(workdir: Path) -> None:
+    out = run_attack(workdir, "no-such-sweep")  # no store yet: refused, and none created
+    assert out.returncode == 2 and out.stderr.strip().splitlines()[-1].startswith("error: no MLflow tracking store at")
+    assert not (workdir / "mlflow.db").exists()
+    store(workdir).search_experiments()  # an empty store: the sweep is what is missing
     out = run_attack(workdir, "no-such-sweep")
     assert out.returncode == 2 and out.stderr.strip().splitlines()[-1].startswith("error: 'no-such-sweep' is neither")
     out = run_sweep(workdir, "amnist", "--profile", "smoke", "--attackers", "laser")
