@@ -47,7 +47,8 @@ def main() -> None:
                 continue
             deltas[key].append(b - a)
             cells.append(f"{f'{a:.3f} → {b:.3f} ({b - a:+.3f})':>26}")
-        records = f"{old[name].get('attack/deep/train_records', 0):.0f} → {new[name].get('attack/deep/train_records', 0):.0f}"
+        records = " → ".join(f"{m[name]['attack/deep/train_records']:.0f}" if "attack/deep/train_records" in m[name]
+                             else "—" for m in (old, new))
         print(f"{name:<30}" + "".join(cells) + f"{records:>14}")
     print(f"{'mean difference':<30}" + "".join(
         f"{(f'{sum(d) / len(d):+.3f} ({sum(x > 0 for x in d)}/{len(d)} up)' if d else '—'):>26}" for d in deltas.values()))
