@@ -32,13 +32,14 @@ def main() -> None:
     p.add_argument("--tasks", default="thickness,digit", help="which labels: thickness (the secret), digit (utility)")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
-    from trainables.image_game import attacker_records, load_data
+    from trainables.image_game import attacker_records, load_data, load_population
     from trainables.releaser.config import ReleaserConfig
 
     config = resolve(args.preset, args.profile, []).grid_points()[0]
     cfg = ReleaserConfig.from_dict({k: v for k, v in config.items() if k in ReleaserConfig.model_fields})
     train, test = load_data(cfg, torch.device("cpu"))
-    train = attacker_records(cfg, train, torch.device("cpu"))  # the raw records the profile's attackers train on
+    # the raw records the profile's attackers train on
+    train = attacker_records(cfg, train, lambda: load_population(cfg, torch.device("cpu")))
     print(f"{args.preset}/{args.profile}: {len(train)} raw training images, {len(test)} test images")
     tasks = (("thickness", train.s, test.s, 2), ("digit", train.u, test.u, 10))
     for task, s_train, s_test, classes in (t for t in tasks if t[0] in args.tasks.split(",")):

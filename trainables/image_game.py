@@ -11,6 +11,7 @@ attacks target.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, partial
 from pathlib import Path
@@ -78,13 +79,14 @@ def load_population(cfg: Any, device: torch.device) -> Split:
     return on_device(population, device)
 
 
-def attacker_records(cfg: Any, train: Split, device: torch.device) -> Split:
+def attacker_records(cfg: Any, train: Split, outside: Callable[[], Split]) -> Split:
     """The records whose releases the attackers and the data user train on: the game's training split, then training
-    records outside it (never seen by the game) up to ``attack_records``; a one-line ValueError if the set holds fewer."""
+    records outside it (never seen by the game; ``outside()`` gives them, asked only when needed) up to
+    ``attack_records``; a one-line ValueError if the set holds fewer."""
     wanted = getattr(cfg, "attack_records", None)
     if wanted is None or wanted <= len(train):
         return train
-    population = load_population(cfg, device)
+    population = outside()
     check_attack_records(cfg, len(train), len(population))
     extra = wanted - len(train)
     return Split(torch.cat([train.x, population.x[:extra]]), torch.cat([train.s, population.s[:extra]]),
@@ -133,7 +135,7 @@ def baselines_for(cfg: Any) -> dict[str, float]:
     """
     torch.set_num_threads(cfg.threads)
     train, test = load_data(cfg, pick_device())
-    train = attacker_records(cfg, train, train.x.device)
+    train = attacker_records(cfg, train, lambda: load_population(cfg, train.x.device))
     budget = AttackBudget.from_config(cfg.as_dict())
     _, s_classes, u_classes = image_layout(cfg)
     raw = AttackInput(train.x, train.s, test.x, test.s, num_classes=s_classes, train_u=train.u,
@@ -183,7 +185,13 @@ class ImageGame(Mechanism):
     @cached_property
     def attack_train(self) -> Split:
         """The records whose releases the attackers and the data user train on (:func:`attacker_records`)."""
-        return attacker_records(self.cfg, self.train, self.device)
+        return attacker_records(self.cfg, self.train, lambda: self.population)
+
+    @cached_property
+    def population(self) -> Split:
+        """Training samples outside the game's split, on the device (read once: the attackers' records and the farm's
+        reference models both draw on it)."""
+        return load_population(self.cfg, self.device)
 
     def begin(self, start: int) -> None:
         """A resumed game draws fresh noise per restart: the generator restarts at seed + epochs done."""
@@ -283,7 +291,7 @@ class ImageGame(Mechanism):
         released_train, released_test = release(self.net, records.x, gen), release(self.net, self.test.x, gen)
         data = AttackInput(released_train, records.s, released_test, self.test.s, num_classes=self.s_classes,
                            train_u=records.u, test_u=self.test.u, raw_train_x=records.x, dataset=cfg.dataset)
-        population = load_population(cfg, device)
+        population = self.population
         pop_gen = torch.Generator(device=device).manual_seed(cfg.seed + 2000 + epoch)
         released_pop = release(self.net, population.x, pop_gen) if len(population) else population.x
         return Released(data, released_train[:len(self.train)], population, released_pop)
