@@ -120,6 +120,7 @@ def test_the_command_writes_the_report_from_a_real_sweep(tmp_path):
              "--tracking-uri", uri, "--storage", str(tmp_path / "runs")]
     subprocess.run(sweep, cwd=REPO, env=env, check=True, capture_output=True, timeout=600)
     out = tmp_path / "docs" / "reproduction.md"
+    out.parent.mkdir()  # the command writes into an existing folder (a missing one is refused, as for every --out)
     done = subprocess.run([sys.executable, "-m", "platform.reproduction", "--tracking-uri", uri, "--out", str(out)],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
