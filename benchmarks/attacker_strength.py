@@ -13,7 +13,7 @@ import argparse
 
 from mlflow.tracking import MlflowClient
 
-from platform import tracking
+from platform.results import tracking
 
 COLUMNS = (("attack/deep/val_accuracy", "deep val"), ("attack/deep/accuracy", "deep test"),
            ("attack/max/accuracy", "max"), ("utility/fresh_accuracy", "fresh utility"))

@@ -20,7 +20,7 @@ sys.path.insert(0, str(REPO))
 from mlflow.tracking import MlflowClient  # noqa: E402
 
 from platform import sweep  # noqa: E402
-from platform.sweep_config import resolve  # noqa: E402
+from platform.plan.spec import resolve  # noqa: E402
 from trainables.releaser.mechanism import Releaser  # noqa: E402
 from trainables.tune_loop import epochs  # noqa: E402
 

@@ -19,7 +19,7 @@ import torch
 from attacks.base import AttackInput
 from attacks.deep import DeepAttacker
 from attacks.tuning import AttackBudget
-from platform.sweep_config import resolve
+from platform.plan.spec import resolve
 
 GENEROUS = AttackBudget(max_epochs=100, patience=20, width_factors=(1.0, 2.0, 4.0), search="full")
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from mlflow.tracking import MlflowClient
 
-from platform import tracking
+from platform.results import tracking
 
 CACHE = Path(tempfile.gettempdir()) / "putlab-deep-raw"  # the raw-data attackers' cache (attacks/deep.py)
 

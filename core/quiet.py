@@ -2,7 +2,7 @@
 
 Each is a named logger or setting of the library that emits it, never a blanket filter on output:
 Ray's token-auth notice, Tune's slow-callback warnings, Tune's configuration box and TensorBoard hint
-(its new output engine, replaced by ``platform.progress``), MLflow's database set-up notices, download bars, the run
+(its new output engine, replaced by ``platform.run.progress``), MLflow's database set-up notices, download bars, the run
 addresses it prints for a tracking server and its registry's waiting notice,
 tensorboardX's NaN/Inf warning for α = ∞ configs, and Serve's "Connecting to existing Serve app".
 """
@@ -35,7 +35,7 @@ class _DropMessage(logging.Filter):
 
 def silence(verbose: bool = False) -> None:
     """Quiet the dependencies for a putlab command; with ``verbose`` leave them as they are."""
-    # Tune's legacy reporting path drives platform.progress.SweepProgress instead of the new engine's box and hint.
+    # Tune's legacy reporting path drives platform.run.progress.SweepProgress instead of the new engine's box and hint.
     os.environ["RAY_AIR_NEW_OUTPUT"] = "0"
     if verbose:
         return

@@ -15,15 +15,17 @@ from mlflow.tracking import MlflowClient
 from ray import tune
 
 from attacks.registry import check_names, primary_metric
-from platform import preflight, tracking
-from platform import storage as tune_storage
 from platform.cli import guarded
 from platform.errors import UsageError
-from platform.farm_scheduler import FarmPlan, FarmScheduler
-from platform.pareto import Axis
-from platform.sweep_config import preset_of
-from platform.sweep_report import format_summary, log_summary, summarise, trials_table
-from platform.tuning import init_ray
+from platform.plan.spec import preset_of
+from platform.publish import publish
+from platform.results import tracking
+from platform.results.pareto import Axis
+from platform.results.summary import format_summary
+from platform.run import preflight
+from platform.run import storage as tune_storage
+from platform.run.farm import FarmPlan, FarmScheduler
+from platform.run.tuner import init_ray
 
 
 def checkpoints_of(run) -> list[tuple[int, str]]:
@@ -99,10 +101,8 @@ def run(argv: list[str] | None = None) -> int:
     plan = FarmPlan(preset.checkpoint_inputs, preset.farm_attackers, preset.privacy_attackers, {"cpu": 1, "gpu": 0})
     done, failed = attack_missing(client, exp_id, parent_id, plan, attackers)
     print(f"attacked {done} checkpoint(s) of sweep run {parent_id}" + (f", {failed} failed" if failed else ""), flush=True)
-    axes = [Axis(**a) for a in preset.pareto_axes]
-    summary = summarise(trials_table(client, exp_id, parent_id, preset.label_keys), axes, preset.label_keys)
-    log_summary(client, parent_id, summary, axes, preset)
-    print(format_summary(summary, axes, preset.label_keys))
+    summary = publish(client, parent_id, preset)
+    print(format_summary(summary, [Axis(**a) for a in preset.pareto_axes], preset.label_keys))
     if failed:
         print(f"error: {failed} checkpoint attack(s) failed (tag putlab.farm_error on their runs)", file=sys.stderr)
         return 1

@@ -12,21 +12,23 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 from mlflow.tracking import MlflowClient
 
 from core.quiet import silence
-from platform import preflight, tracking
 from platform.cli import guarded
 from platform.errors import UsageError
-from platform.front_plot import plot_fronts
-from platform.numbers import readable
-from platform.pareto import Axis
-from platform.report import render_comparison, report_dir, with_interval, write_report
-from platform.sweep_config import preset_of
-from platform.sweep_report import SweepSummary, summarise, trials_table
+from platform.figures.front import plot_fronts
+from platform.figures.html_report import render_comparison, report_dir, with_interval, write_report
+from platform.plan.spec import preset_of
+from platform.results import tracking
+from platform.results.numbers import readable
+from platform.results.pareto import Axis
+from platform.results.summary import SweepSummary, read_summary, usable_trials
+from platform.run import preflight
 
 EXPERIMENT = "putlab-comparisons"
 
@@ -45,19 +47,18 @@ def sweep_parents(client: MlflowClient, targets: list[str]) -> list[tuple[str, s
     return parents
 
 
-def sweep_summary(client: MlflowClient, exp_id: str, parent_id: str) -> tuple[str, SweepSummary, list[Axis]]:
-    """(label, summary of the finished trials with both axes, axes) of one sweep."""
+def sweep_summary(client: MlflowClient, parent_id: str) -> tuple[str, SweepSummary, list[Axis]]:
+    """(label, summary, axes) of one sweep, whose trials carry its name (``sweep``); one without a finished trial
+    reporting both axes is a UsageError."""
     parent = client.get_run(parent_id)
     preset = preset_of(parent.data.params)
     axes = [Axis(**a) for a in preset.pareto_axes]
-    table = trials_table(client, exp_id, parent_id, preset.label_keys)
-    needed = [a.metric for a in axes]
-    if not table.empty and all(m in table for m in needed):
-        table = table[table["status"] == "FINISHED"].dropna(subset=needed).reset_index(drop=True)
-    if table.empty or any(m not in table for m in needed):
-        raise UsageError(f"sweep {parent.info.run_name} has no finished trial reporting {' and '.join(needed)}")
-    summary = summarise(table.assign(sweep=parent.info.run_name), axes, preset.label_keys)
-    return f"{preset.name} ({preset.mechanism_name}) {parent.info.run_name}", summary, axes
+    summary = read_summary(client, parent_id, preset)
+    if summary.points.empty:
+        needed = " and ".join(a.metric for a in axes)
+        raise UsageError(f"sweep {parent.info.run_name} has no finished trial reporting {needed}")
+    trials = summary.trials.assign(sweep=parent.info.run_name)
+    return f"{preset.name} ({preset.mechanism_name}) {parent.info.run_name}", replace(summary, trials=trials), axes
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -70,7 +71,7 @@ def run(argv: list[str] | None = None) -> int:
     preflight.check_not_empty(args, "tracking_uri")
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
     client = tracking.connect(tracking_uri, create=False)
-    sweeps = [sweep_summary(client, *parent) for parent in sweep_parents(client, args.sweeps)]
+    sweeps = [sweep_summary(client, parent_id) for _, parent_id in sweep_parents(client, args.sweeps)]
     axes = sweeps[0][2]
     for label, _, other in sweeps[1:]:
         if [a.metric for a in other] != [a.metric for a in axes]:
@@ -81,7 +82,8 @@ def run(argv: list[str] | None = None) -> int:
     for i, (label, summary, _) in enumerate(sweeps):
         hv = summary.hypervolume_normalised
         metrics[f"compare/{i}/hypervolume_normalised"] = hv
-        front = f"front {int(summary.front.sum())} of {len(summary.trials)} trials"
+        finished = len(usable_trials(summary.trials, axes))
+        front = f"front {int(summary.front.sum())} of {finished} trials"
         if summary.spread:
             std = summary.spread["front/hypervolume_normalised/std"]
             metrics[f"compare/{i}/hypervolume_normalised/std"] = std
@@ -92,7 +94,7 @@ def run(argv: list[str] | None = None) -> int:
             lines.append(f"{label}: {front}, hypervolume (normalised) {readable(hv)}")
         on_front = summary.points[summary.points["pareto_front"]]
         members = [{"name": row["name"], "axes": [with_interval(row, a.metric) for a in axes]} for _, row in on_front.iterrows()]
-        summaries.append({"label": label, "trials": len(summary.trials), "front_size": len(on_front), "hypervolume": hv,
+        summaries.append({"label": label, "trials": finished, "front_size": len(on_front), "hypervolume": hv,
                           "members": members})
     exp_id = tracking.experiment_id(client, EXPERIMENT)
     title = " vs ".join(s.trials["sweep"].iloc[0] for _, s, _ in sweeps)
@@ -100,7 +102,8 @@ def run(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         plot_fronts([(label, s.points, s.points["pareto_front"].to_numpy()) for label, s, _ in sweeps], axes,
                     Path(tmp) / "fronts.png", label_col="name")
-        pd.concat([s.trials.assign(pareto_front=s.front) for _, s, _ in sweeps]).to_csv(Path(tmp) / "trials.csv", index=False)
+        trials = pd.concat([usable_trials(s.trials.assign(pareto_front=s.front), axes) for _, s, _ in sweeps])
+        trials.to_csv(Path(tmp) / "trials.csv", index=False)
         html = render_comparison(f"putlab comparison {title}", summaries, axes, Path(tmp) / "fronts.png")
         client.log_artifacts(run_.info.run_id, tmp, "comparison")
     report = write_report(client, run_.info.run_id, html, report_dir(tracking_uri) / f"compare-{run_.info.run_id}.html")

@@ -1,197 +1,27 @@
-"""One self-contained HTML report per sweep (and per comparison), built from its MLflow runs and artifacts.
-
-``python -m platform.report SWEEP`` rebuilds a sweep's report (SWEEP: a parent run id, a sweep name, or an experiment
-name for its newest sweep). The sweep itself writes it when it ends. Images are embedded as base64, so the file opens
-anywhere, offline; it is written beside the tracking store (``reports/`` next to a sqlite file, else the current
-directory) and logged on the parent run as ``report/report.html``.
+"""``python -m platform.report SWEEP`` rebuilds a sweep's HTML report (SWEEP: a parent run id, a sweep name, or an
+experiment name for its newest sweep). The sweep itself writes it when it ends.
 """
 from __future__ import annotations
 
 import argparse
-import base64
-import re
 import sys
-import tempfile
-import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import pandas as pd
-from jinja2 import Environment, FileSystemLoader, select_autoescape
 from mlflow.tracking import MlflowClient
 
 from core.quiet import silence
-from platform import preflight, tracking
 from platform.cli import guarded
-from platform.front_groups import value_text
-from platform.numbers import readable
-from platform.pareto import Axis
-from platform.progress import clock
-from platform.sweep_config import preset_of
-from platform.sweep_report import summarise, trials_table
-
-TEMPLATE = "report_template.html"
-ARTIFACT_PATH = "report"
-EPOCH_FILE = re.compile(r"epoch(\d+)_(.+\.png)$")
+from platform.figures.html_report import write_sweep_report
+from platform.plan.spec import preset_of
+from platform.results import tracking
+from platform.results.summary import read_summary
+from platform.run import preflight
 
 
-@dataclass(frozen=True)
-class Image:
-    """A PNG ready to embed: its caption and base64 data."""
-
-    caption: str
-    data: str
-
-
-def _environment() -> Environment:
-    env = Environment(loader=FileSystemLoader(Path(__file__).parent), autoescape=select_autoescape(["html"]))
-    env.filters["num"] = lambda v: "" if v is None or (isinstance(v, float) and pd.isna(v)) else readable(v)
-    return env
-
-
-def report_dir(tracking_uri: str) -> Path:
-    """``reports/`` beside a sqlite store's file, else under the current directory."""
-    if tracking_uri.startswith("sqlite:///"):
-        return Path(tracking_uri.removeprefix("sqlite:///")).resolve().parent / "reports"
-    return Path.cwd() / "reports"
-
-
-def _png(path: Path, caption: str) -> Image:
-    return Image(caption, base64.b64encode(path.read_bytes()).decode("ascii"))
-
-
-def _artifacts(client: MlflowClient, run_id: str, folder: str, tmp: Path) -> list[Path]:
-    """The PNGs directly under ``folder`` of the run, downloaded into ``tmp`` (none if the folder is absent)."""
-    names = [a.path for a in client.list_artifacts(run_id, folder) if a.path.endswith(".png")]
-    return [Path(client.download_artifacts(run_id, name, str(tmp))) for name in sorted(names)]
-
-
-def latest_images(paths: list[Path]) -> list[Image]:
-    """The last checkpoint's picture of each kind (``epoch004_released.png`` beats ``epoch002_released.png``)."""
-    latest: dict[str, tuple[int, Path]] = {}
-    for path in paths:
-        match = EPOCH_FILE.search(path.name)
-        epoch, kind = (int(match.group(1)), match.group(2)) if match else (0, path.name)
-        if kind not in latest or epoch > latest[kind][0]:
-            latest[kind] = (epoch, path)
-    return [_png(p, f"{kind.removesuffix('.png').replace('_', ' ')} (checkpoint {e})" if e else kind)
-            for kind, (e, p) in sorted(latest.items())]
-
-
-def with_interval(row: pd.Series | dict, metric: str) -> dict[str, Any]:
-    """A metric's value and, when logged as ``<metric>/ci_low`` and ``<metric>/ci_high``, its 95% interval."""
-    get = row.get
-    value, low, high = get(metric), get(f"{metric}/ci_low"), get(f"{metric}/ci_high")
-    has_ci = low is not None and high is not None and pd.notna(low) and pd.notna(high)
-    return {"value": value, "low": low if has_ci else None, "high": high if has_ci else None}
-
-
-def attacker_names(table: pd.DataFrame) -> list[str]:
-    """Attackers with an accuracy in the table (``attack/<name>/accuracy``), the strongest-of column excluded."""
-    found = {m.group(1) for c in table.columns if (m := re.fullmatch(r"attack/([^/]+)/accuracy", str(c)))}
-    return sorted(found - {"max"})
-
-
-def membership_columns(table: pd.DataFrame) -> list[str]:
-    """The worst-case membership metrics (``attack/<name>/{advantage,auc,tpr_at_1pct_fpr}``) present in the table."""
-    wanted = re.compile(r"attack/[^/]+/(advantage|auc|tpr_at_1pct_fpr|tpr_at_0\.1pct_fpr)")
-    return sorted(str(c) for c in table.columns if wanted.fullmatch(str(c)))
-
-
-def group_hypervolumes(metrics: dict[str, float], axis: str | None) -> list[tuple[str, float]]:
-    """The parent's hypervolume per value of the ``front_by`` axis (``front/hypervolume/<axis>_<value>``), by value."""
-    if axis is None:
-        return []
-    prefix = f"front/hypervolume/{axis}_"
-    found = [(float(k.removeprefix(prefix)), v) for k, v in metrics.items() if k.startswith(prefix)]
-    return [(value_text(value), v) for value, v in sorted(found)]
-
-
-def _duration(start_ms: int | None, end_ms: int | None) -> str:
-    if not start_ms:
-        return ""
-    return clock(((end_ms or time.time() * 1000) - start_ms) / 1000)
-
-
-def sweep_context(client: MlflowClient, parent_id: str, tmp: Path) -> dict[str, Any]:
-    """Everything the sweep template shows, read from the parent run, its children and their artifacts."""
-    parent = client.get_run(parent_id)
-    params = parent.data.params
-    preset = preset_of(params)
-    axes = [Axis(**a) for a in preset.pareto_axes]
-    table = trials_table(client, parent.info.experiment_id, parent_id, preset.label_keys)
-    summary = summarise(table, axes)
-    table = summary.trials.assign(pareto_front=summary.front)
-    runs = {r.info.run_id: r for r in tracking.child_runs(client, parent.info.experiment_id, parent_id)}
-
-    attackers = attacker_names(table) if not table.empty else []
-    trials = []
-    for _, row in (table.sort_values("pareto_front", ascending=False, kind="stable") if not table.empty else table).iterrows():
-        run = runs[row["run_id"]]
-        trials.append({
-            "name": row["name"], "status": row["status"], "front": bool(row["pareto_front"]),
-            "axes": [with_interval(row, a.metric) for a in axes],
-            "attacks": [with_interval(row, f"attack/{a}/accuracy") for a in attackers],
-            "strongest": run.data.tags.get("putlab.strongest_attacker", ""),
-            "membership": [row.get(c) for c in membership_columns(table)],
-            "duration": _duration(run.info.start_time, run.info.end_time),
-            "images": latest_images(_artifacts(client, run.info.run_id, "figures", tmp)),
-            "roc": latest_images([p for p in _artifacts(client, run.info.run_id, "attacks", tmp) if "roc" in p.name]),
-        })
-    figures = [_png(p, p.stem.replace("_", " ")) for p in _artifacts(client, parent_id, "front", tmp)]
-    metrics = parent.data.metrics
-    finished = int((table["status"] == "FINISHED").sum()) if not table.empty else 0
-    failed = int((table["status"] == "FAILED").sum()) if not table.empty else 0
-    return {
-        "title": f"putlab sweep {parent.info.run_name}",
-        "sweep": parent.info.run_name, "run_id": parent_id, "status": parent.info.status,
-        "preset": preset.name, "mechanism": preset.mechanism_name, "dataset": params.get("dataset", ""),
-        "profile": params.get("profile", ""), "search": params.get("search", ""),
-        "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(parent.info.start_time / 1000)),
-        "wall": _duration(parent.info.start_time, parent.info.end_time),
-        "planned": params.get("planned_trials", ""), "finished": finished, "failed": failed,
-        "axes": axes, "label_keys": preset.label_keys, "attackers": attackers,
-        "membership_columns": membership_columns(table) if not table.empty else [],
-        "front_size": int(summary.front.sum()), "hypervolume": summary.hypervolume,
-        "hypervolume_normalised": summary.hypervolume_normalised,
-        "front_by": preset.front_by, "group_hypervolumes": group_hypervolumes(metrics, preset.front_by),
-        "baselines": sorted((k.removeprefix("baseline/"), v) for k, v in metrics.items() if k.startswith("baseline/")),
-        "data": sorted((k.removeprefix("data/"), v) for k, v in metrics.items() if k.startswith("data/")),
-        "config": sorted(params.items()),
-        "figures": figures, "trials": trials,
-    }
-
-
-def render_sweep(client: MlflowClient, parent_id: str) -> str:
-    """The sweep's report as one HTML string."""
-    with tempfile.TemporaryDirectory() as tmp:
-        context = sweep_context(client, parent_id, Path(tmp))
-    return _environment().get_template(TEMPLATE).render(kind="sweep", **context)
-
-
-def render_comparison(title: str, sweeps: list[dict[str, Any]], axes: list[Axis], fronts_png: Path) -> str:
-    """A comparison's report: the overlaid fronts and, per sweep, its hypervolume and front members."""
-    return _environment().get_template(TEMPLATE).render(
-        kind="comparison", title=title, axes=axes, sweeps=sweeps,
-        figures=[_png(fronts_png, "fronts on shared axes")])
-
-
-def write_report(client: MlflowClient, run_id: str, html: str, path: Path) -> Path:
-    """Write ``html`` to ``path`` and log it on run ``run_id`` as ``report/report.html``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(html, encoding="utf-8")
-    with tempfile.TemporaryDirectory() as tmp:
-        logged = Path(tmp) / "report.html"
-        logged.write_text(html, encoding="utf-8")
-        client.log_artifact(run_id, str(logged), artifact_path=ARTIFACT_PATH)
-    return path
-
-
-def write_sweep_report(client: MlflowClient, parent_id: str, tracking_uri: str, path: Path | None = None) -> Path:
-    """Build the sweep's report, write it (default ``<report_dir>/<sweep>.html``) and log it on the parent run."""
-    name = client.get_run(parent_id).info.run_name
-    return write_report(client, parent_id, render_sweep(client, parent_id), path or report_dir(tracking_uri) / f"{name}.html")
+def rebuild(client: MlflowClient, parent_id: str, tracking_uri: str, out: Path | None = None) -> Path:
+    """Write the sweep's report again from its stored runs (``out``, else beside the store); returns its path."""
+    preset = preset_of(client.get_run(parent_id).data.params)
+    return write_sweep_report(client, parent_id, preset, read_summary(client, parent_id, preset), tracking_uri, out)
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -208,7 +38,7 @@ def run(argv: list[str] | None = None) -> int:
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
     client = tracking.connect(tracking_uri, create=False)
     _, parent_id = tracking.find_sweep_parent(client, args.sweep)
-    print(f"report: {write_sweep_report(client, parent_id, tracking_uri, args.out)}")
+    print(f"report: {rebuild(client, parent_id, tracking_uri, args.out)}")
     return 0
 
 

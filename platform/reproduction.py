@@ -1,7 +1,7 @@
 """``python -m platform.reproduction``: the reproduction report, ``docs/reproduction.md`` and its figures, from the
 studies' sweeps in MLflow.
 
-Each study (platform/reproduction_claims.py) is one sweep command writing to its own experiment ``repro-<study>``; the
+Each study (platform/papers/claims.py) is one sweep command writing to its own experiment ``repro-<study>``; the
 report reads the newest finished sweep of each, evaluates every claim of the four papers against it (the paper's number,
 putlab's with its seed band, whether they agree, and where they differ, why), copies the sweep's figures beside the
 report and names the command that re-runs the row. ``--run`` first runs the sweeps of studies that have none yet
@@ -24,13 +24,14 @@ import pandas as pd
 from mlflow.tracking import MlflowClient
 
 from core.quiet import silence
-from platform import preflight, tracking
 from platform.cli import guarded
 from platform.errors import UsageError
-from platform.reproduction_claims import CLAIMS, PAPERS, STUDIES, Claim, Study
-from platform.reproduction_measures import Difference, Measured, StudyRuns, Trend
-from platform.sweep_config import preset_of
-from platform.sweep_report import trials_table
+from platform.papers.claims import CLAIMS, PAPERS, STUDIES, Claim, Study
+from platform.papers.measures import Difference, Measured, StudyRuns, Trend
+from platform.plan.spec import preset_of
+from platform.results import tracking
+from platform.results.summary import read_summary
+from platform.run import preflight
 
 REPORT = Path("docs") / "reproduction.md"
 FIGURES = "reproduction"  # folder beside the report
@@ -60,7 +61,7 @@ def newest_sweep(client: MlflowClient, study: Study, finished_only: bool = False
         return None
     parent = parents[0]
     preset = preset_of(parent.data.params)
-    table = trials_table(client, experiment.experiment_id, parent.info.run_id, preset.label_keys)
+    table = read_summary(client, parent.info.run_id, preset).trials
     if not table.empty:
         table = table[table["status"] == "FINISHED"].reset_index(drop=True)
     runs = StudyRuns(parent.info.run_name, parent.data.params.get("profile", ""), dict(parent.data.metrics), table,

@@ -24,13 +24,14 @@ from mlflow.tracking import MlflowClient
 
 from core.commands import python_module
 from core.quiet import silence
-from platform import preflight, tracking
-from platform import storage as tune_storage
 from platform.cli import guarded
 from platform.errors import UsageError
-from platform.pareto import Axis
-from platform.sweep_config import preset_of
-from platform.sweep_report import trials_table
+from platform.plan.spec import preset_of
+from platform.results import tracking
+from platform.results.pareto import Axis
+from platform.results.summary import trials_table
+from platform.run import preflight
+from platform.run import storage as tune_storage
 from search_spaces import Preset
 from serve.points import POINT_DIR, POINT_FILE, PRESET_TAG
 

@@ -19,27 +19,31 @@ from mlflow.tracking import MlflowClient
 from attacks.registry import check_names
 from core.commands import command
 from core.quiet import silence
-from platform import preflight, resume_options, resume_seal, tracking
-from platform import storage as tune_storage
 from platform.attack import attack_missing
 from platform.cli import guarded
-from platform.config_schema import config_model, text_table
-from platform.cost_estimate import CostEstimate, last_finished
 from platform.errors import UsageError
-from platform.farm_scheduler import FarmPlan
-from platform.interrupts import SweepEnding, resume_command
-from platform.noise_baseline import baseline_points, baseline_table, compare_front, finished_trials, format_comparison
-from platform.noise_grid import PARAM as NOISE_PARAM
-from platform.noise_grid import baseline_spec, logged_spec, run_baseline, tune_name
-from platform.numbers import readable
-from platform.pareto import Axis
-from platform.progress import SweepProgress
-from platform.report import write_sweep_report
-from platform.seed_axis import with_seeds
-from platform.sweep_config import SweepSpec, get_preset, resolve
-from platform.sweep_report import format_summary, log_summary, summarise, trials_table
-from platform.trial_logger import MlflowTrialLogger
-from platform.tuning import TUNER_STATE, build_tuner, default_gpus_per_trial, find_sweep, init_ray, restore_tuner
+from platform.figures.html_report import write_sweep_report
+from platform.plan import resume_options
+from platform.plan.noise_grid import PARAM as NOISE_PARAM
+from platform.plan.noise_grid import baseline_spec, logged_spec
+from platform.plan.schema import config_model, text_table
+from platform.plan.seed_axis import with_seeds
+from platform.plan.spec import SweepSpec, get_preset, resolve
+from platform.publish import publish
+from platform.results import tracking
+from platform.results.noise_baseline import baseline_table, finished_trials, format_comparison
+from platform.results.numbers import readable
+from platform.results.pareto import Axis
+from platform.results.summary import format_summary
+from platform.run import preflight, resume_seal
+from platform.run import storage as tune_storage
+from platform.run.cost_estimate import CostEstimate, last_finished
+from platform.run.farm import FarmPlan
+from platform.run.interrupts import SweepEnding, resume_command
+from platform.run.noise_grid import run_baseline, tune_name
+from platform.run.progress import SweepProgress
+from platform.run.trial_logger import MlflowTrialLogger
+from platform.run.tuner import TUNER_STATE, build_tuner, default_gpus_per_trial, find_sweep, init_ray, restore_tuner
 
 BASELINE_GRACE_S = 10  # how long an interrupted sweep waits for raw-data baselines already under way
 
@@ -115,7 +119,7 @@ def farm_attackers(args: argparse.Namespace, spec: SweepSpec) -> tuple[str, ...]
 
 def verify_resume_state(storage: str, name: str) -> None:
     """The sweep's Tune state, and its noise baseline's where it has one, are sealed by this user's resume key
-    (``platform.resume_seal``): checked before anything is unpickled or recorded."""
+    (``platform.run.resume_seal``): checked before anything is unpickled or recorded."""
     for folder in (name, tune_name(name)):
         location = tune_storage.join(storage, folder)
         if folder == name or tune_storage.exists(tune_storage.join(location, TUNER_STATE)):
@@ -249,18 +253,15 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
         baseline_metrics: dict[str, float] = ray.get(baselines)
         tracking.log_metrics(client, parent_id, baseline_metrics)
     parent_metrics = client.get_run(parent_id).data.metrics
-    summary = summarise(trials_table(client, exp_id, parent_id, spec.preset.label_keys), axes, spec.preset.label_keys)
-    log_summary(client, parent_id, summary, axes, spec.preset)
+    summary = publish(client, parent_id, spec.preset)
     print(format_summary(summary, axes, spec.preset.label_keys))
     if noise is not None:
-        noise_runs = baseline_table(client, exp_id, parent_id)
-        noise_table = baseline_points(noise_runs, axes)
-        print(format_comparison(compare_front(summary.points, noise_table, axes), noise_table, axes,
-                                finished_trials(noise_runs)))
+        print(format_comparison(summary.compared, summary.noise, axes,
+                                finished_trials(baseline_table(client, exp_id, parent_id))))
     if spec.preset.baselines is not None:
         shown = (f"{k} {readable(v)}" for k, v in sorted(parent_metrics.items()) if k.startswith("baseline/"))
         print("raw-data baselines: " + ", ".join(shown))
-    print(f"report: {write_sweep_report(client, parent_id, tracking_uri)}", flush=True)
+    print(f"report: {write_sweep_report(client, parent_id, spec.preset, summary, tracking_uri)}", flush=True)
     incomplete = results.num_errors > 0 or results.num_terminated < planned
     if noise_results is not None and noise is not None:
         incomplete |= noise_results.num_errors > 0 or noise_results.num_terminated < len(noise.grid_points())

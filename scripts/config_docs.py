@@ -13,7 +13,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # putlab's modules from this checkout; first, so `platform` is putlab's package
 
-from platform.config_schema import config_model, markdown_table  # noqa: E402
+from platform.plan.schema import config_model, markdown_table  # noqa: E402
 from search_spaces import presets  # noqa: E402
 
 PAGE = REPO / "docs" / "configuration.md"

@@ -20,9 +20,9 @@ import numpy as np  # noqa: E402
 from matplotlib.image import imread  # noqa: E402
 
 from core.quiet import silence  # noqa: E402
-from platform import tracking  # noqa: E402
 from platform.cli import guarded  # noqa: E402
-from platform.report import write_sweep_report  # noqa: E402
+from platform.report import rebuild  # noqa: E402
+from platform.results import tracking  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -58,7 +58,7 @@ def run(argv: list[str] | None = None) -> int:
     silence()
     client = tracking.connect(args.tracking_uri)
     _, parent_id = tracking.find_sweep_parent(client, args.sweep)
-    html = write_sweep_report(client, parent_id, args.tracking_uri)
+    html = rebuild(client, parent_id, args.tracking_uri)
     screenshot(html, args.out)
     if blank(args.out):
         print(f"error: the screenshot {args.out} is blank", file=sys.stderr)

@@ -72,10 +72,10 @@ class Preset:
     privacy_attackers: tuple[str, ...] = ()  # whose accuracy counts for attack/max/accuracy
     checkpoint_figures: tuple[str, ...] = ()  # PNGs a trial writes into its checkpoints
     trend_metrics: tuple[str, ...] = ()  # plotted against every axis (default: the Pareto axes)
-    sweep_figures: tuple[str, ...] = ()  # driver-drawn figures on the parent run (platform.sweep_report.SWEEP_FIGURES)
+    sweep_figures: tuple[str, ...] = ()  # driver-drawn figures on the parent run (platform.results.summary.SWEEP_FIGURES)
     canonical: Callable[[dict], dict] | None = None  # maps a grid point to its representative (equivalent points run once)
     front_by: str | None = None  # a grid axis: the sweep report also draws one front per value of it (and the joint one)
-    noise_baseline: bool = False  # an image preset: its sweeps also run the ``noise`` grid (platform.noise_baseline)
+    noise_baseline: bool = False  # an image preset: its sweeps also run the ``noise`` grid (platform.results.noise_baseline)
 
     @property
     def mechanism_name(self) -> str:

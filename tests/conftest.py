@@ -54,7 +54,7 @@ def workdir(tmp_path: Path) -> Path:
 @pytest.fixture(autouse=True, scope="session")
 def resume_key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Sweeps run by the tests seal their resume state with a key of their own, never the user's
-    (platform.resume_seal): its path is in the environment every test and every sweep subprocess sees."""
+    (platform.run.resume_seal): its path is in the environment every test and every sweep subprocess sees."""
     path = tmp_path_factory.mktemp("resume-key") / "resume.key"
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PUTLAB_RESUME_KEY", str(path))

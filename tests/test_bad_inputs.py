@@ -18,17 +18,18 @@ from conftest import REPO, run_sweep, sweep_env
 from mlflow.tracking import MlflowClient
 from ray_nodes import free_ports
 
-from platform import preflight, tracking
 from platform.attack import main as attack_cli
 from platform.compare import main as compare_cli
 from platform.errors import UsageError
+from platform.plan.seed_axis import with_seeds
+from platform.plan.spec import resolve
 from platform.report import main as report_cli
 from platform.reproduction import main as reproduction_cli
-from platform.seed_axis import with_seeds
+from platform.results import tracking
+from platform.run import preflight
 from platform.select import main as select_cli
 from platform.sweep import main as sweep_cli
 from platform.sweep import parse_args
-from platform.sweep_config import resolve
 from serve.__main__ import check_options
 from serve.__main__ import main as serve_cli
 from serve.points import PRESET_TAG
@@ -116,7 +117,7 @@ def tracking_cases(tmp: Path) -> list[tuple[str, str]]:
 def test_tracking_uris(tmp_path: Path) -> None:
     for uri, message in tracking_cases(tmp_path):
         with pytest.raises(UsageError) as refused:
-            preflight.check_tracking_uri(uri)
+            tracking.check_tracking_uri(uri)
         assert message in str(refused.value), uri
 
 

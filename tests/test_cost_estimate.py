@@ -6,8 +6,8 @@ from pathlib import Path
 
 from conftest import store
 
-from platform import tracking
-from platform.cost_estimate import CostEstimate, last_finished
+from platform.results import tracking
+from platform.run.cost_estimate import CostEstimate, last_finished
 
 FARM = ("deep_raw", "thickness")
 

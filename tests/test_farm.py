@@ -79,7 +79,7 @@ def test_platform_attack_rejects_unknown_target_and_attacker(workdir: Path) -> N
 
 
 def test_strongest_attacker_is_the_maximum_of_the_privacy_attackers(workdir: Path) -> None:
-    from platform.farm_scheduler import MAX_METRIC, TAG_STRONGEST, update_strongest
+    from platform.run.farm import MAX_METRIC, TAG_STRONGEST, update_strongest
 
     client = store(workdir)
     run_id = client.create_run(client.create_experiment("strongest")).info.run_id
@@ -92,7 +92,7 @@ def test_strongest_attacker_is_the_maximum_of_the_privacy_attackers(workdir: Pat
 
 
 def test_skipped_attackers_are_tagged_and_said_once(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from platform.farm_scheduler import TAG_SKIPPED, report_skipped
+    from platform.run.farm import TAG_SKIPPED, report_skipped
 
     client = store(workdir)
     run_id = client.create_run(client.create_experiment("skipped"), run_name="trial").info.run_id

@@ -6,8 +6,8 @@ import math
 import pytest
 
 from platform.errors import UsageError
-from platform.seed_axis import with_seeds
-from platform.sweep_config import resolve
+from platform.plan.seed_axis import with_seeds
+from platform.plan.spec import resolve
 from search_spaces import Profile
 from search_spaces.amnist import PAPER_LAMBDAS, QUICK_LAMBDAS
 from search_spaces.grids import axes, expand, per_value, sub_grids, with_axis

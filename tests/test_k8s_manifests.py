@@ -15,7 +15,7 @@ import pytest
 import yaml
 from conftest import REPO, sweep_env
 
-from platform.manifests import DEFAULT_CRDS, SchemaSet, check_files, default_manifests
+from k8s.checker import DEFAULT_CRDS, SchemaSet, check_files, default_manifests
 
 RAYJOB = REPO / "k8s" / "rayjob-sweep-amnist.yaml"
 RAYCLUSTER = REPO / "k8s" / "raycluster-gpu.yaml"
@@ -28,7 +28,7 @@ def schemas() -> SchemaSet:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "platform.manifests", *args], cwd=REPO, env=sweep_env(),
+    return subprocess.run([sys.executable, "-m", "k8s.checker", *args], cwd=REPO, env=sweep_env(),
                           capture_output=True, text=True, timeout=120)
 
 

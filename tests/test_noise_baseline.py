@@ -2,6 +2,7 @@
 hypervolume but are drawn on its figure and compared at equal utility, and a smoke sweep runs it end to end."""
 from __future__ import annotations
 
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -12,14 +13,15 @@ from mlflow.tracking import MlflowClient
 
 from attacks.deep import DeepAttacker
 from attacks.tuning import AttackBudget
-from platform import tracking
-from platform.front_plot import draw_baseline, front_figure
-from platform.noise_baseline import AT_UTILITY, BEATS, LABEL, attack_at_utility
-from platform.noise_grid import baseline_spec, logged_spec
-from platform.pareto import Axis
-from platform.seed_axis import with_seeds
-from platform.sweep_config import resolve
-from platform.sweep_report import log_summary, noise_points, summarise, trials_table
+from platform.figures.front import draw_baseline, front_figure
+from platform.plan.noise_grid import baseline_spec, logged_spec
+from platform.plan.seed_axis import with_seeds
+from platform.plan.spec import resolve
+from platform.publish import publish
+from platform.results import tracking
+from platform.results.noise_baseline import AT_UTILITY, BEATS, LABEL, attack_at_utility
+from platform.results.pareto import Axis
+from platform.results.summary import noise_points, trials_table
 from search_spaces import presets
 from trainables.noise.mechanism import NoiseBaseline
 
@@ -64,12 +66,12 @@ def test_baseline_trials_stay_off_the_front_but_are_drawn_and_compared(tmp_path:
                          {"utility/accuracy": utility, "attack/max/accuracy": attack},
                          {tracking.TAG_ROLE: "baseline", tracking.TAG_BASELINE: "noise"})
                  for sigma, utility, attack in NOISE}
-    preset = presets()["amnist"]
+    preset = replace(presets()["amnist"], pareto_axes=tuple(asdict(a) for a in AXES))  # the axes these runs log
 
     table = trials_table(client, exp_id, parent_id, preset.label_keys)
     assert len(table) == 3 and not set(table["run_id"]) & noise_ids  # the front's table holds the mechanism only
-    summary = summarise(table, AXES, preset.label_keys)
-    log_summary(client, parent_id, summary, AXES, preset)
+    summary = publish(client, parent_id, preset)
+    assert summary.trials.equals(table)
 
     metrics = client.get_run(parent_id).data.metrics
     assert metrics["front/size"] == 3 and metrics["front/trials"] == 3

@@ -1,4 +1,4 @@
-"""Pareto mask and front, exact hypervolume, and the front PNG (platform.pareto, front_plot)."""
+"""Pareto mask and front, exact hypervolume, and the front PNG (platform.results.pareto, front_plot)."""
 from __future__ import annotations
 
 import math
@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 from matplotlib.image import imread
 
-from platform.front_groups import fronts_by, group_metrics
-from platform.front_plot import DPI, FIGSIZE, fronts_by_figure, plot_front, plot_fronts_by
-from platform.pareto import Axis, hypervolume, pareto_front, pareto_mask
-from platform.replicates import point_table
+from platform.figures.front import DPI, FIGSIZE, fronts_by_figure, plot_front, plot_fronts_by
+from platform.results.front_groups import fronts_by, group_metrics
+from platform.results.pareto import Axis, hypervolume, pareto_front, pareto_mask
+from platform.results.replicates import point_table
 from search_spaces import lambda_zero_anchor
 
 UTIL = Axis("utility/accuracy", higher_is_better=True, bound=0.0, ideal=1.0)
@@ -203,7 +203,7 @@ def test_plot_rejects_bad_inputs(tmp_path) -> None:
         plot_front(df, (UTIL,), np.ones(len(df), dtype=bool), None, tmp_path / "x.png")
 
 
-# Fronts per α (platform.front_groups): (alpha, lam) -> (utility, attack accuracy); the λ = 0 anchor runs as α = 1
+# Fronts per α (platform.results.front_groups): (alpha, lam) -> (utility, attack accuracy); the λ = 0 anchor runs as α = 1
 PER_ALPHA = {
     (1.0, 0.0): (0.95, 0.90),  # the anchor: in every α's group
     (1.0, 1.0): (0.90, 0.70),

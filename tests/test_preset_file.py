@@ -12,8 +12,8 @@ import torch
 from conftest import REPO, run_sweep, store, sweep_env
 
 from platform.errors import UsageError
+from platform.plan.spec import get_preset, preset_of, resolve
 from platform.sweep import main
-from platform.sweep_config import get_preset, preset_of, resolve
 from search_spaces.amnist import PRESET as amnist
 from search_spaces.plugins import load_preset_file, merge_presets, published_presets
 from serve.points import list_points, load_point

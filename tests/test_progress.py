@@ -5,10 +5,10 @@ from collections import Counter
 
 from ray.tune.experiment import Trial
 
-from platform.farm_scheduler import strongest_line
-from platform.front_plot import short_labels
-from platform.numbers import readable
-from platform.progress import clock, eta, progress_line
+from platform.figures.front import short_labels
+from platform.results.numbers import clock, readable
+from platform.run.farm import strongest_line
+from platform.run.progress import eta, progress_line
 
 
 def test_numbers_keep_significant_digits_and_integers_stay_integers() -> None:

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import REPO, run_sweep, sweep_env
 
-from platform import preflight, tracking
 from platform.errors import UsageError
+from platform.results import tracking
+from platform.run import preflight
 
 UNREACHABLE = "127.0.0.1:1"  # nothing listens on port 1 of the loopback
 

@@ -9,12 +9,12 @@ import pytest
 from matplotlib.container import ErrorbarContainer
 
 from platform.errors import UsageError
-from platform.front_plot import front_figure, fronts_figure
-from platform.pareto import Axis, hypervolume
-from platform.replicates import band_columns, point_table
-from platform.seed_axis import with_seeds
-from platform.sweep_config import resolve
-from platform.sweep_report import format_summary, summarise
+from platform.figures.front import front_figure, fronts_figure
+from platform.plan.seed_axis import with_seeds
+from platform.plan.spec import resolve
+from platform.results.pareto import Axis, hypervolume
+from platform.results.replicates import band_columns, point_table
+from platform.results.summary import format_summary, summarise
 
 UTIL = Axis("utility/accuracy", higher_is_better=True, bound=0.0, ideal=1.0)
 ATTACK = Axis("attack/max/accuracy", higher_is_better=False, bound=1.0, ideal=0.5)

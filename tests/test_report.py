@@ -9,23 +9,31 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from conftest import REPO
 from mlflow.tracking import MlflowClient
 
 from attacks.roc_plot import roc_png
-from platform import tracking
 from platform.compare import run as compare
-from platform.pareto import Axis
-from platform.report import render_sweep, report_dir, write_sweep_report
-from platform.sweep_report import log_summary, summarise, trials_table
-from search_spaces import presets
+from platform.figures.html_report import render_sweep, report_dir, write_sweep_report
+from platform.plan.spec import preset_of
+from platform.publish import publish
+from platform.results import tracking
+from platform.results.summary import SweepSummary, read_summary
+from search_spaces import Preset, presets
 from trainables.figures import digit_thickness, save_release_grid
 
 CHROMIUM = Path("/usr/bin/chromium")
 # (alpha, lam, utility, strongest attacker, its 95% interval): the first two are the front
 TRIALS = [(2.0, 0.0001, 0.91, 0.80, (0.77, 0.83)), (2.0, 3.0, 0.85, 0.62, (0.59, 0.65)), (10.0, 1.0, 0.80, 0.81, None)]
+
+
+def summarised(client: MlflowClient, parent_id: str) -> tuple[Preset, SweepSummary]:
+    """The preset and summary the sweep command hands its report."""
+    preset = preset_of(client.get_run(parent_id).data.params)
+    return preset, read_summary(client, parent_id, preset)
 
 
 def _screenshot_module():
@@ -63,9 +71,7 @@ def make_sweep(client: MlflowClient, name: str) -> str:
             client.log_artifacts(run_id, tmp, "figures")
         client.set_terminated(run_id, "FINISHED")
     preset = presets()["amnist"]
-    axes = [Axis(**a) for a in preset.pareto_axes]
-    summary = summarise(trials_table(client, exp_id, parent_id, preset.label_keys), axes)
-    log_summary(client, parent_id, summary, axes, preset)
+    publish(client, parent_id, preset)
     client.set_terminated(parent_id, "FINISHED")
     return parent_id
 
@@ -82,7 +88,7 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> tuple[MlflowClient, str, 
 
 def test_sweep_report_holds_front_intervals_tables_pictures_and_config(sweep) -> None:
     client, _, parent_id = sweep
-    html = render_sweep(client, parent_id)
+    html = render_sweep(client, parent_id, *summarised(client, parent_id))
     assert "http://" not in html and "https://" not in html and "<script" not in html  # self-contained
     images = re.findall(r'src="data:image/png;base64,([^"]+)"', html)
     assert len(images) >= 2 + 3 * 2  # front + trends, per trial its released grid and its ROC curve
@@ -97,7 +103,7 @@ def test_sweep_report_holds_front_intervals_tables_pictures_and_config(sweep) ->
 
 def test_report_is_written_beside_the_store_and_logged_on_the_parent(sweep, tmp_path: Path) -> None:
     client, uri, parent_id = sweep
-    path = write_sweep_report(client, parent_id, uri)
+    path = write_sweep_report(client, parent_id, *summarised(client, parent_id), uri)
     store_dir = Path(uri.removeprefix("sqlite:///")).parent
     assert path == report_dir(uri) / "amnist-quick-report.html" == store_dir / "reports" / "amnist-quick-report.html"
     logged = client.download_artifacts(parent_id, "report/report.html", str(tmp_path))
@@ -118,8 +124,35 @@ def test_comparison_report_has_every_sweep(sweep, capsys) -> None:
 def test_report_renders_in_headless_chromium(sweep, tmp_path: Path) -> None:
     client, uri, parent_id = sweep
     shot = _screenshot_module()
-    png = shot.screenshot(write_sweep_report(client, parent_id, uri), tmp_path / "report.png", height=1400)
+    report = write_sweep_report(client, parent_id, *summarised(client, parent_id), uri)
+    png = shot.screenshot(report, tmp_path / "report.png", height=1400)
     assert png.stat().st_size > 20_000 and not shot.blank(png)
     blank = tmp_path / "blank.html"
     blank.write_text("<html><body></body></html>")
     assert shot.blank(shot.screenshot(blank, tmp_path / "blank.png", height=400))  # the check can fail
+
+
+def test_a_multi_seed_reports_front_is_the_stored_front_of_points(tmp_path: Path) -> None:
+    """Two seeds per point: the report marks a trial on the front when its point's mean is (as the parent's front.csv
+    and the trials' front tags say), not when the trial alone would be. Per trial, all four are on the front here."""
+    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    exp_id = tracking.experiment_id(client, "putlab-amnist")
+    parent_id, _ = tracking.start_parent(client, exp_id, "amnist-seeds", {"preset": "amnist", "profile": "quick"})
+    # λ = 0: (0.9, 0.9) and (0.7, 0.7), mean (0.8, 0.8); λ = 1: (0.8, 0.75) twice, which dominates that mean
+    for lam, seed, utility, attack in ((0.0, 0, 0.9, 0.9), (0.0, 1, 0.7, 0.7), (1.0, 0, 0.8, 0.75), (1.0, 1, 0.8, 0.75)):
+        run = client.create_run(exp_id, run_name=f"alpha=1 lam={lam:g} adv_steps=1 seed={seed}",
+                                tags={"mlflow.parentRunId": parent_id, tracking.TAG_PARENT: parent_id,
+                                      tracking.TAG_TRIAL: f"t{lam}-{seed}", tracking.TAG_ROLE: "trial"})
+        tracking.log_params(client, run.info.run_id, {"alpha": 1.0, "lam": lam, "adv_steps": 1, "seed": seed})
+        tracking.log_metrics(client, run.info.run_id, {"utility/fresh_accuracy": utility, "attack/max/accuracy": attack})
+        client.set_terminated(run.info.run_id, "FINISHED")
+    summary = publish(client, parent_id, presets()["amnist"])
+
+    front = pd.read_csv(client.download_artifacts(parent_id, "front/front.csv", str(tmp_path)))
+    assert list(front["lam"]) == [1.0] and client.get_run(parent_id).data.metrics["front/size"] == 1
+    html = render_sweep(client, parent_id, *summarised(client, parent_id))
+    starred = set(re.findall(r'<tr class="front"><td class="text">★ ([^<]+)</td>', html))
+    tagged = {r.info.run_name for r in tracking.child_runs(client, exp_id, parent_id)
+              if r.data.tags.get(tracking.TAG_FRONT) == "true"}
+    assert starred == tagged == {"alpha=1 lam=1 adv_steps=1 seed=0", "alpha=1 lam=1 adv_steps=1 seed=1"}
+    assert "2 of 4 trials on the front" in html and int(summary.front.sum()) == 2

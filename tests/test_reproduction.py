@@ -11,10 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from platform import tracking
-from platform.reproduction import copy_figures, evaluate, render, verdict
-from platform.reproduction_claims import CLAIMS, PAPERS, STUDIES, Claim
-from platform.reproduction_measures import (
+from platform.papers.claims import CLAIMS, PAPERS, STUDIES, Claim
+from platform.papers.measures import (
     BestUnder,
     Difference,
     Drop,
@@ -24,6 +22,8 @@ from platform.reproduction_measures import (
     StudyRuns,
     Trend,
 )
+from platform.reproduction import copy_figures, evaluate, render, verdict
+from platform.results import tracking
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -1,5 +1,5 @@
-"""``--resume`` loads only sealed state (platform.resume_seal) and keeps the sweep's own options
-(platform.resume_options); a second Ctrl+C stops a sweep waiting for its attack farm at once."""
+"""``--resume`` loads only sealed state (platform.run.resume_seal) and keeps the sweep's own options
+(platform.plan.resume_options); a second Ctrl+C stops a sweep waiting for its attack farm at once."""
 from __future__ import annotations
 
 import io
@@ -17,9 +17,10 @@ import pyarrow.fs as pafs
 import pytest
 from conftest import REPO, run_sweep, store, sweep_env
 
-from platform import resume_seal, sweep
+from platform import sweep
 from platform.errors import UsageError
-from platform.resume_seal import SEAL, StateSealer, verify
+from platform.run import resume_seal
+from platform.run.resume_seal import SEAL, StateSealer, verify
 
 SECOND_SIGINT_BOUND_S = 30  # a second Ctrl+C ends the driver within this many seconds
 

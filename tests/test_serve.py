@@ -26,7 +26,7 @@ from serve_client import call, start_service, stop_service
 
 from core.data import load_amnist
 from platform.errors import UsageError
-from platform.pareto import Axis
+from platform.results.pareto import Axis
 from platform.select import choose
 from search_spaces import presets
 from serve.auth import API_KEY_ENV, authorized, configured_key

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from platform import storage
+from platform.run import storage
 
 
 @pytest.mark.parametrize("root, fs_path, expected", [

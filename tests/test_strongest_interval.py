@@ -5,7 +5,7 @@ from pathlib import Path
 
 from conftest import store
 
-from platform.farm_scheduler import MAX_METRIC, TAG_CAPPED, TAG_STRONGEST, flag_capped, update_strongest
+from platform.run.farm import MAX_METRIC, TAG_CAPPED, TAG_STRONGEST, flag_capped, update_strongest
 
 PRIVACY = ("deep", "deep_raw", "thickness")
 

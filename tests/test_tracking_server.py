@@ -20,8 +20,8 @@ from mlflow.tracking import MlflowClient
 from ray_nodes import free_ports
 from serve_client import call, start_service, stop_service
 
-from platform import preflight
 from platform.errors import UsageError
+from platform.results import tracking
 
 SCRIPT = REPO / "scripts" / "tracking_server.sh"
 SAMPLE = [[[0.5] * 28] * 28]
@@ -30,7 +30,7 @@ SAMPLE = [[[0.5] * 28] * 28]
 def test_a_missing_postgres_driver_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)  # as on a machine without the extra
     with pytest.raises(UsageError) as refused:
-        preflight.check_tracking_uri("postgresql+psycopg://mlflow@127.0.0.1/mlflow")
+        tracking.check_tracking_uri("postgresql+psycopg://mlflow@127.0.0.1/mlflow")
     assert str(refused.value) == ("the MLflow tracking URI needs the PostgreSQL driver psycopg, which is not installed: "
                                   "pip install -e '.[postgres]'")
 

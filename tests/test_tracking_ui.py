@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-from platform import tracking
+from platform.results import tracking
 
 
 def test_experiments_are_marked_for_the_runs_table_and_a_user_choice_is_kept(tmp_path: Path) -> None:

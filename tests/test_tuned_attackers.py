@@ -14,7 +14,7 @@ from attacks.tuning import AttackBudget, family, tune_classifier
 from core.data import load_amnist
 from core.metrics import balanced_accuracy_interval, wilson_interval
 from core.training import EarlyStoppedFit, EarlyStopping, evaluate, shift_images
-from platform.sweep_config import resolve
+from platform.plan.spec import resolve
 from trainables.alpha_mi import leakage_alpha_mi
 
 SMALL = AttackBudget(max_epochs=6, patience=2, width_factors=(1.0, 2.0), lrs=(1e-3, 3e-3), augment=(False, True),

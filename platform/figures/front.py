@@ -1,0 +1,262 @@
+"""PNG of a sweep's privacy-utility front, logged as an artifact on the sweep's parent run.
+
+Uses ``matplotlib.figure.Figure`` with ``FigureCanvasAgg`` directly rather than ``pyplot``, so it
+never changes the process-wide backend or keeps figures alive in pyplot's registry.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from adjustText import adjust_text
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from platform.results.front_groups import GroupFront, value_text
+from platform.results.pareto import Axis
+from platform.results.replicates import band_columns
+
+FIGSIZE = (6.4, 4.8)  # inches; at DPI this is 768 x 576 pixels
+DPI = 120
+CHANCE = 0.5  # an axis whose ideal is this value is an attacker's balanced accuracy
+
+
+def _label(axis: Axis) -> str:
+    """Axis title: the metric name and its direction."""
+    return f"{axis.metric} ({'higher' if axis.higher_is_better else 'lower'} is better)"
+
+
+SYMBOLS = {"alpha": "α", "lam": "λ", "adv_steps": "k", "sigma": "σ"}
+
+
+def short_labels(labels: Sequence[str]) -> list[str]:
+    """Trial names made short for a plot: settings shared by every label dropped, α/λ/k for alpha/lam/adv_steps."""
+    tokens = [str(label).split() for label in labels]
+    shared = set.intersection(*(set(t) for t in tokens)) if tokens else set()
+    short = []
+    for parts in tokens:
+        kept = [p for p in parts if p not in shared] or parts
+        pairs = (p.partition("=") for p in kept)
+        short.append(" ".join(SYMBOLS.get(k, k) + sep + ("∞" if v == "inf" else v) for k, sep, v in pairs))
+    return short
+
+
+def label_points(ax: Axes, xs: Sequence[float], ys: Sequence[float], labels: Sequence[str],
+                 colours: Sequence[str] | None = None) -> None:
+    """Label points (see ``short_labels``) so that labels overlap neither each other nor the points (adjustText),
+    joined to their points by thin leaders; points of one colour that coincide share a label ("... (+2 identical)")."""
+    colours = colours or ["black"] * len(labels)
+    labels = short_labels([str(t) if pd.notna(t) else "" for t in labels])
+    at_point: dict[tuple[float, float, str], list[str]] = {}
+    for text, px, py, colour in zip(labels, xs, ys, colours, strict=True):
+        if text and np.isfinite(px) and np.isfinite(py):
+            at_point.setdefault((float(px), float(py), colour), []).append(str(text))
+    texts = [ax.text(px, py, names[0] if len(names) == 1 else f"{names[0]} (+{len(names) - 1} identical)",
+                     fontsize=7, color=colour)
+             for (px, py, colour), names in at_point.items()]
+    if texts:
+        points = np.array([(px, py) for px, py, _ in at_point])
+        adjust_text(texts, x=points[:, 0], y=points[:, 1], ax=ax,
+                    arrowprops={"arrowstyle": "-", "color": "0.5", "linewidth": 0.5})
+
+
+def _error(df: pd.DataFrame, metric: str, values: np.ndarray) -> np.ndarray | None:
+    """(2, n) distances from each value down and up to its band (``replicates.band_columns``); None without bands."""
+    low, high = band_columns(metric)
+    if low not in df or high not in df:
+        return None
+    lows = df[low].to_numpy(dtype=float, na_value=np.nan)
+    highs = df[high].to_numpy(dtype=float, na_value=np.nan)
+    return np.clip(np.stack([values - lows, highs - values]), 0.0, None)  # NaN (no band) draws no bar
+
+
+def band_note(tables: Sequence[pd.DataFrame]) -> str | None:
+    """What the error bars are, for the plot's title: None when no table has bands."""
+    with_bands = [df for df in tables if df.filter(regex="/band_(low|high)$").notna().to_numpy().any()]
+    if not with_bands:
+        return None
+    if any("n_seeds" in df and (df["n_seeds"] > 1).any() for df in with_bands):
+        return "error bars: ± 1 std over seeds (95 % interval where a point has one seed)"
+    return "error bars: 95 % intervals"
+
+
+def draw_bands(ax, df: pd.DataFrame, axes: Sequence[Axis], rows: np.ndarray, colour: str) -> None:
+    """Error bars on both axes for the chosen rows of a point table, where it has band columns."""
+    ax_x, ax_y = axes
+    x = df[ax_x.metric].to_numpy(dtype=float, na_value=np.nan)
+    y = df[ax_y.metric].to_numpy(dtype=float, na_value=np.nan)
+    xerr, yerr = _error(df, ax_x.metric, x), _error(df, ax_y.metric, y)
+    if (xerr is None and yerr is None) or not rows.any():
+        return
+    ax.errorbar(x[rows], y[rows], xerr=None if xerr is None else xerr[:, rows], yerr=None if yerr is None else yerr[:, rows],
+                fmt="none", ecolor=colour, elinewidth=0.8, capsize=2, zorder=1.5)
+
+
+def plot_front(
+    df: pd.DataFrame,
+    axes: Sequence[Axis],
+    front_mask: np.ndarray,
+    label_col: str | None,
+    path: str | Path,
+    baseline: tuple[str, pd.DataFrame] | None = None,
+) -> Path:
+    """Draw the front (``front_figure``) and save it as a PNG; returns the path written. ``baseline``: (name, its
+    point table) drawn on the same axes as a grey curve (``draw_baseline``)."""
+    fig = front_figure(df, axes, front_mask, label_col)
+    if baseline is not None:
+        draw_baseline(fig.axes[0], baseline[1], axes, baseline[0])
+    return _save(fig, path)
+
+
+def draw_baseline(ax: Axes, points: pd.DataFrame, axes: Sequence[Axis], label: str, key: str = "sigma") -> None:
+    """A baseline's points (e.g. Gaussian noise at several σ) as a grey curve in ``key`` order, each point marked with
+    its ``key`` value, and the legend redrawn to name it; a mechanism's point below and right of it beats it."""
+    if points.empty:
+        return
+    ax_x, ax_y = axes
+    shown = points.sort_values(key) if key in points else points
+    x = shown[ax_x.metric].to_numpy(dtype=float, na_value=np.nan)
+    y = shown[ax_y.metric].to_numpy(dtype=float, na_value=np.nan)
+    ax.plot(x, y, color="0.45", linestyle="-", linewidth=1.2, marker="s", markersize=4, label=label, zorder=1.8)
+    if key in shown:
+        for px, py, value in zip(x, y, shown[key], strict=True):
+            if np.isfinite(px) and np.isfinite(py):
+                ax.annotate(f"{SYMBOLS.get(key, key)}={value:g}", (px, py), xytext=(3, -9), textcoords="offset points",
+                            fontsize=6, color="0.35")
+    ax.legend(loc="best", fontsize=8)
+
+
+def front_figure(df: pd.DataFrame, axes: Sequence[Axis], front_mask: np.ndarray, label_col: str | None) -> Figure:
+    """Draw all trials (grey) and the Pareto front (step line, annotated) on two axes.
+
+    ``axes[0]`` is the horizontal axis, ``axes[1]`` the vertical one; ``front_mask`` is aligned
+    with ``df``'s rows (e.g. from ``pareto_mask``). The step line runs from the front point best
+    on the horizontal axis to the worst, holding each point's vertical value until the next, so
+    it traces the boundary of the region the front dominates. ``label_col`` names a column whose
+    values annotate front points (e.g. "α=2 λ=10 k=1"). A dashed chance line is drawn on any axis
+    whose ideal is 0.5. Where ``df`` has band columns (a point table from ``replicates.point_table``) every point
+    gets error bars on both axes: grey off the front, blue on it.
+    """
+    if len(axes) != 2:
+        raise ValueError(f"plot_front draws exactly 2 axes, got {len(axes)}")
+    mask = np.asarray(front_mask, dtype=bool)
+    if mask.shape != (len(df),):
+        raise ValueError(f"front_mask has shape {mask.shape}, expected ({len(df)},)")
+    ax_x, ax_y = axes
+    x = df[ax_x.metric].to_numpy(dtype=float, na_value=np.nan)
+    y = df[ax_y.metric].to_numpy(dtype=float, na_value=np.nan)
+
+    fig = Figure(figsize=FIGSIZE, dpi=DPI)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.scatter(x, y, s=14, color="0.65", label="trials", zorder=1)
+    draw_bands(ax, df, axes, ~mask, "0.75")
+    draw_bands(ax, df, axes, mask, "tab:blue")
+    ax.set_title(band_note([df]) or "", fontsize=8)
+
+    order = np.argsort(ax_x.to_min(x[mask]), kind="stable")
+    fx, fy = x[mask][order], y[mask][order]
+    ax.step(fx, fy, where="post", color="tab:blue", linewidth=1.5, zorder=2)
+    ax.scatter(fx, fy, s=36, color="tab:blue", edgecolor="black", label="Pareto front", zorder=3)
+    if ax_x.ideal == CHANCE:
+        ax.axvline(CHANCE, color="tab:red", linestyle="--", linewidth=1, label="chance (0.5)")
+    if ax_y.ideal == CHANCE:
+        ax.axhline(CHANCE, color="tab:red", linestyle="--", linewidth=1, label="chance (0.5)")
+
+    ax.set_xlabel(_label(ax_x))
+    ax.set_ylabel(_label(ax_y))
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="best", fontsize=8)
+    fig.tight_layout()
+    if label_col is not None:  # last: adjustText places labels in the final layout
+        label_points(ax, fx, fy, df[label_col].to_numpy()[mask][order])
+    return fig
+
+
+def _save(fig: Figure, path: str | Path) -> Path:
+    """Write the figure as a PNG (making its folder); returns the path."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=DPI, format="png")
+    return out
+
+
+def plot_fronts(sweeps: Sequence[tuple[str, pd.DataFrame, np.ndarray]], axes: Sequence[Axis], path: str | Path,
+                label_col: str | None = None) -> Path:
+    """Draw the overlaid fronts (``fronts_figure``) and save them as a PNG; returns the path written."""
+    return _save(fronts_figure(sweeps, axes, label_col), path)
+
+
+def fronts_figure(sweeps: Sequence[tuple[str, pd.DataFrame, np.ndarray]], axes: Sequence[Axis],
+                  label_col: str | None = None) -> Figure:
+    """Several sweeps' trials (faint) and fronts (step lines) on the same two axes, one colour per sweep; front points
+    get error bars where the tables have band columns and labels from ``label_col`` in their sweep's colour."""
+    ax_x, ax_y = axes
+    fig = Figure(figsize=FIGSIZE, dpi=DPI)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    for i, (label, df, mask) in enumerate(sweeps):
+        colour = f"C{i}"
+        x = df[ax_x.metric].to_numpy(dtype=float, na_value=np.nan)
+        y = df[ax_y.metric].to_numpy(dtype=float, na_value=np.nan)
+        ax.scatter(x, y, s=12, color=colour, alpha=0.3, zorder=1)
+        order = np.argsort(ax_x.to_min(x[mask]), kind="stable")
+        ax.step(x[mask][order], y[mask][order], where="post", color=colour, linewidth=1.5, zorder=2)
+        ax.scatter(x[mask][order], y[mask][order], s=30, color=colour, edgecolor="black", label=label, zorder=3)
+        draw_bands(ax, df, axes, np.asarray(mask, dtype=bool), colour)
+    ax.set_title(band_note([df for _, df, _ in sweeps]) or "", fontsize=8)
+    if ax_y.ideal == CHANCE:
+        ax.axhline(CHANCE, color="tab:red", linestyle="--", linewidth=1, label="chance (0.5)")
+    ax.set_xlabel(_label(ax_x))
+    ax.set_ylabel(_label(ax_y))
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="best", fontsize=7)
+    fig.tight_layout()
+    if label_col is not None:  # all sweeps' labels in one pass, so they avoid each other too
+        xs, ys, names, colours = [], [], [], []
+        for i, (_, df, mask) in enumerate(sweeps):
+            xs += list(df[ax_x.metric].to_numpy(dtype=float, na_value=np.nan)[mask])
+            ys += list(df[ax_y.metric].to_numpy(dtype=float, na_value=np.nan)[mask])
+            names += list(df[label_col].to_numpy()[mask])
+            colours += [f"C{i}"] * int(np.asarray(mask).sum())
+        label_points(ax, xs, ys, names, colours)
+    return fig
+
+
+def plot_fronts_by(groups: Sequence[GroupFront], joint: pd.DataFrame, axes: Sequence[Axis], path: str | Path) -> Path:
+    """Draw one front per group (``fronts_by_figure``) and save it as a PNG; returns the path written."""
+    return _save(fronts_by_figure(groups, joint, axes), path)
+
+
+def fronts_by_figure(groups: Sequence[GroupFront], joint: pd.DataFrame, axes: Sequence[Axis]) -> Figure:
+    """Each group's points and front in its own colour (``fronts_figure``), labelled by the other axes (a point shared
+    by every group, such as the λ = 0 anchor, once), and the joint front of ``joint`` (a point table with
+    ``pareto_front``) dashed in black over them."""
+    if not groups:
+        raise ValueError("fronts_by_figure needs at least one group")
+    symbol = SYMBOLS.get(groups[0].axis, groups[0].axis)
+    own_token = re.compile(rf"\s*\b{re.escape(groups[0].axis)}=\S+")
+    names = [str(name) for group in groups for name in group.points["name"]]
+    short = dict(zip(names, short_labels([own_token.sub("", name).strip() for name in names]), strict=True))
+    labelled: set[str] = set()
+    sweeps = []
+    for group in groups:
+        df = group.points.copy()
+        df["label"] = [short[str(name)] if str(name) not in labelled else "" for name in df["name"]]
+        labelled |= {str(name) for name in df["name"]}
+        sweeps.append((f"{symbol} = {value_text(group.value)}", df, df["pareto_front"].to_numpy(dtype=bool)))
+    fig = fronts_figure(sweeps, axes, "label")
+    ax = fig.axes[0]
+    if not joint.empty:
+        ax_x, ax_y = axes
+        on = joint[joint["pareto_front"].astype(bool)]
+        on = on.iloc[np.argsort(ax_x.to_min(on[ax_x.metric].to_numpy(dtype=float)), kind="stable")]
+        ax.step(on[ax_x.metric], on[ax_y.metric], where="post", color="black", linestyle="--", linewidth=1,
+                label="joint front", zorder=2.5)
+    ax.set_title(f"one front per {symbol}" + (f"; {ax.get_title()}" if ax.get_title() else ""), fontsize=8)
+    ax.legend(loc="best", fontsize=7)
+    return fig

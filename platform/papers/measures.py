@@ -1,0 +1,241 @@
+"""What a reproduction claim reads from a study's sweep: a parent metric, one grid point's metric over its seeds, the
+best value on the front under a privacy budget, or the direction of a trend along a grid axis.
+
+Pure computation on a :class:`StudyRuns` (the parent run's metrics and the trials table), no MLflow and no plotting,
+so every measure is testable on a hand-made table. Bands: over seeds, the min–max of the per-seed values; with one
+seed, the 95 % interval the trial logged (``<metric>/ci_low|ci_high``) when there is one.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+import numpy as np
+import pandas as pd
+
+from platform.results.numbers import readable
+from platform.results.replicates import SEED, point_index, point_keys
+
+
+@dataclass(frozen=True)
+class StudyRuns:
+    """A study's newest sweep: its parent metrics, one row per finished trial, and how far the sweep got."""
+
+    sweep: str
+    profile: str
+    parent_metrics: dict[str, float]
+    trials: pd.DataFrame
+    label_keys: tuple[str, ...] = ()  # the grid axes (a point is a trial's values of them, its seed aside)
+    status: str = "FINISHED"  # the sweep's parent run: FINISHED, or RUNNING / KILLED / FAILED (its trials so far)
+    planned: int = 0  # trials the sweep planned
+    dataset: str = ""  # the data set's registry name, as the sweep logged it
+
+    @property
+    def seeds(self) -> int:
+        """How many seeds the sweep replicated every point over."""
+        return int(self.trials[SEED].nunique()) if SEED in self.trials and not self.trials.empty else 1
+
+    @property
+    def data(self) -> str:
+        """The data set, marked when the sweep ran on a synthetic stand-in (``data/synthetic`` = 1) rather than the
+        paper's files, so no reader takes a number on generated data for a reproduction of the real one."""
+        synthetic = self.parent_metrics.get("data/synthetic") == 1
+        return f"{self.dataset} (synthetic stand-in)" if synthetic else self.dataset
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A number putlab measured, with its band (``low``–``high``; NaN when there is none) and how the band was made."""
+
+    value: float
+    low: float = math.nan
+    high: float = math.nan
+    band: str = ""
+    text: str = ""  # replaces the number when the measure is a statement (a trend's direction)
+    unreached: bool = False  # no grid point meets the measure's budget (a published operating point not reached)
+
+    def __str__(self) -> str:
+        if self.text:
+            return self.text
+        shown = readable(self.value)
+        if not (math.isnan(self.low) or math.isnan(self.high)):
+            shown += f" [{readable(self.low)}, {readable(self.high)}]"
+        return shown
+
+    def contains(self, target: float, tolerance: float) -> bool:
+        """Whether ``target`` lies within ``tolerance`` of the value or inside the band."""
+        inside = not math.isnan(self.low) and self.low - tolerance <= target <= self.high + tolerance
+        return abs(self.value - target) <= tolerance or inside
+
+
+class Measure(Protocol):
+    """Reads one number (or statement) from a study's runs; ``describe`` says what, in a few words."""
+
+    def __call__(self, runs: StudyRuns) -> Measured: ...
+
+    def describe(self) -> str: ...
+
+
+def _select(trials: pd.DataFrame, where: dict[str, float]) -> pd.DataFrame:
+    """The trials whose grid values equal ``where`` (a float compare; ∞ matches ∞)."""
+    mask = np.ones(len(trials), dtype=bool)
+    for key, value in where.items():
+        if key not in trials:
+            return trials.iloc[0:0]
+        mask &= np.isclose(trials[key].astype(float), value, rtol=1e-9, atol=0) | (
+            np.isinf(trials[key].astype(float)) & np.isinf(value))
+    return trials[mask]
+
+
+def over_seeds(rows: pd.DataFrame, metric: str) -> Measured:
+    """The mean of ``metric`` over the rows (one per seed) with its band (see the module docstring)."""
+    if metric not in rows or rows[metric].count() == 0:
+        return Measured(math.nan, text="not measured")
+    values = rows[metric].dropna().astype(float)
+    if len(values) > 1:
+        return Measured(float(values.mean()), float(values.min()), float(values.max()), f"min–max over {len(values)} seeds")
+    low, high = (rows.get(f"{metric}/{end}") for end in ("ci_low", "ci_high"))
+    if low is not None and high is not None and low.notna().all() and high.notna().all():
+        return Measured(float(values.iloc[0]), float(low.iloc[0]), float(high.iloc[0]), "95 % interval, one seed")
+    return Measured(float(values.iloc[0]), band="one seed, no interval")
+
+
+@dataclass(frozen=True)
+class ParentMetric:
+    """A metric the sweep logged on its parent run (raw-data baselines, hypervolume, ...)."""
+
+    metric: str
+
+    def __call__(self, runs: StudyRuns) -> Measured:
+        value = runs.parent_metrics.get(self.metric)
+        if value is None:
+            return Measured(math.nan, text="not measured")
+        low, high = (runs.parent_metrics.get(f"{self.metric}/{end}", math.nan) for end in ("ci_low", "ci_high"))
+        return Measured(value, low, high, "95 % interval" if not math.isnan(low) else "")
+
+    def describe(self) -> str:
+        return f"`{self.metric}` (sweep)"
+
+
+@dataclass(frozen=True)
+class PointMetric:
+    """One grid point's metric (``where`` fixes the grid values), the mean over its seeds with their band."""
+
+    metric: str
+    where: dict[str, float] = field(default_factory=dict)
+
+    def __call__(self, runs: StudyRuns) -> Measured:
+        return over_seeds(_select(runs.trials, self.where), self.metric)
+
+    def describe(self) -> str:
+        at = ", ".join(f"{k} = {readable(v)}" for k, v in self.where.items())
+        return f"`{self.metric}`" + (f" at {at}" if at else "")
+
+
+@dataclass(frozen=True)
+class BestUnder:
+    """The best per-point mean of ``metric`` among points whose ``budget_metric`` mean is at most ``budget`` (e.g. the
+    highest utility where the strongest attacker reads ≤ 0.6), with that point's band over seeds."""
+
+    metric: str
+    budget_metric: str
+    budget: float
+    higher_is_better: bool = True
+    where: dict[str, float] = field(default_factory=dict)  # only points with these grid values
+    report: str | None = None  # read this metric at the chosen point instead of ``metric``
+
+    def __call__(self, runs: StudyRuns) -> Measured:
+        trials = _select(runs.trials, self.where).reset_index(drop=True)
+        if self.metric not in trials or self.budget_metric not in trials:
+            return Measured(math.nan, text="not measured")
+        index = point_index(trials, runs.label_keys)
+        means = trials[list(dict.fromkeys((self.metric, self.budget_metric)))].groupby(index).mean()
+        eligible = means[means[self.budget_metric] <= self.budget].dropna()
+        if eligible.empty:
+            return Measured(math.nan, text=f"no point with {self.budget_metric} ≤ {readable(self.budget)}",
+                            unreached=True)
+        best = eligible[self.metric].idxmax() if self.higher_is_better else eligible[self.metric].idxmin()
+        chosen = trials[index == best]
+        found = over_seeds(chosen, self.report or self.metric)
+        at = ", ".join(f"{k} = {readable(chosen[k].iloc[0])}" for k in point_keys(trials, runs.label_keys))
+        return replace(found, band=f"{found.band}; at {at}" if at else found.band)
+
+    def describe(self) -> str:
+        best = "highest" if self.higher_is_better else "lowest"
+        limits = [f"`{self.budget_metric}` ≤ {readable(self.budget)}"] if math.isfinite(self.budget) else []
+        limits += [f"{k} = {readable(v)}" for k, v in self.where.items()]
+        shown = f"{best} `{self.metric}`" + (f" where {', '.join(limits)}" if limits else "")
+        return f"`{self.report}` at the point of {shown}" if self.report else shown
+
+
+@dataclass(frozen=True)
+class Trend:
+    """Whether ``metric`` rises or falls along grid axis ``axis`` (the Spearman correlation of the per-point means with
+    the axis, other axes fixed at ``where``); agrees with the paper when its sign is ``expected``."""
+
+    metric: str
+    axis: str
+    expected: int  # +1 rises, -1 falls
+    where: dict[str, float] = field(default_factory=dict)
+
+    def __call__(self, runs: StudyRuns) -> Measured:
+        rows = _select(runs.trials, self.where)
+        if self.metric not in rows or self.axis not in rows:
+            return Measured(math.nan, text="not measured")
+        means = rows.groupby(self.axis)[self.metric].mean().dropna()
+        if len(means) < 3:  # two points make any difference a "trend"
+            return Measured(math.nan, text=f"too few points ({len(means)}) with `{self.metric}`")
+        rho = float(pd.Series(means.index, dtype=float).corr(pd.Series(means.to_numpy()), method="spearman"))
+        word = "rises" if rho > 0 else "falls" if rho < 0 else "flat"
+        values = ", ".join(f"{readable(a)}: {readable(v)}" for a, v in means.items())
+        return Measured(rho, text=f"{word} (Spearman {readable(rho, 2)}; {values})")
+
+    def describe(self) -> str:
+        return f"`{self.metric}` along {self.axis}"
+
+
+@dataclass(frozen=True)
+class Difference:
+    """``metric`` − ``other`` per trial (e.g. a mechanism against its noise baseline at equal accuracy), the mean over
+    trials with the min–max band; agrees with the paper when the whole band has the sign ``expected``, is mixed when
+    the band spans 0 (ahead at some points, behind at others)."""
+
+    metric: str
+    other: str
+    expected: int
+
+    def __call__(self, runs: StudyRuns) -> Measured:
+        trials = runs.trials
+        if self.metric not in trials or self.other not in trials:
+            return Measured(math.nan, text="not measured")
+        diff = (trials[self.metric] - trials[self.other]).dropna()
+        if diff.empty:
+            return Measured(math.nan, text="not measured")
+        return Measured(float(diff.mean()), float(diff.min()), float(diff.max()), f"min–max over {len(diff)} trials")
+
+    def describe(self) -> str:
+        return f"`{self.metric}` − `{self.other}`, mean over trials"
+
+
+@dataclass(frozen=True)
+class Drop:
+    """The largest fall of ``metric`` below the sweep's raw-data ``baseline`` (a parent metric) among points whose
+    ``budget_metric`` mean is at most ``budget`` (e.g. how far the attacker falls while the distortion stays small)."""
+
+    metric: str
+    baseline: str
+    budget_metric: str
+    budget: float
+
+    def __call__(self, runs: StudyRuns) -> Measured:
+        raw = runs.parent_metrics.get(self.baseline)
+        if raw is None:
+            return Measured(math.nan, text="not measured")
+        lowest = BestUnder(self.metric, self.budget_metric, self.budget, higher_is_better=False)(runs)
+        if math.isnan(lowest.value):
+            return lowest
+        return Measured(raw - lowest.value, raw - lowest.high, raw - lowest.low, lowest.band)
+
+    def describe(self) -> str:
+        return (f"`{self.baseline}` − lowest `{self.metric}` where `{self.budget_metric}` ≤ {readable(self.budget)}")

@@ -1,0 +1,112 @@
+"""``--resume`` keeps the sweep's own options: what its parent run recorded (profile, search, attackers, noise
+baseline, seeds, ``--set`` values) wins, and an option given again that contradicts it is a UsageError.
+
+Options that only say how to run (``--max-concurrent``, ``--max-failures``, ``--gpus-per-trial``, ``--address``)
+are not recorded and may change on resume.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from mlflow.tracking import MlflowClient
+
+from platform.errors import UsageError
+from platform.plan.noise_grid import PARAM as NOISE_PARAM
+from platform.plan.noise_grid import logged_spec
+from platform.plan.seed_axis import with_seeds
+from platform.plan.spec import SweepSpec, parse_overrides, resolve
+from platform.results import tracking
+from platform.results.replicates import SEED
+
+KEPT = "a resumed sweep keeps its own options"
+
+
+def recorded_params(client: MlflowClient, experiment: str, sweep: str) -> dict[str, str]:
+    """The params the sweep's parent run recorded; a UsageError when the store holds no such run."""
+    found = client.get_experiment_by_name(experiment)
+    parent = tracking.find_parent(client, found.experiment_id, sweep) if found is not None else None
+    if parent is None:
+        raise UsageError(f"sweep {sweep} has no run in MLflow experiment {experiment!r} of {client.tracking_uri}: "
+                         f"resume it with the --tracking-uri and --experiment it ran with")
+    return client.get_run(parent).data.params
+
+
+def recorded_attackers(params: dict[str, str]) -> tuple[str, ...]:
+    """The attack farm the sweep ran with (its ``attackers`` param, a JSON list)."""
+    return tuple(json.loads(params["attackers"]))
+
+
+def noise_on(params: dict[str, str]) -> bool:
+    """Whether the sweep runs the noise baseline."""
+    return params.get(NOISE_PARAM) == "True"
+
+
+def axis_or_value(spec: SweepSpec, key: str) -> Any:
+    """What ``spec`` sets ``key`` to: its grid axis's values (as a set of reprs: order does not matter), else its
+    config value (None when it has neither)."""
+    return {repr(v) for v in spec.grid[key]} if key in spec.grid else spec.config.get(key)
+
+
+def check_given(args: argparse.Namespace, params: dict[str, str], cli: SweepSpec, attackers: tuple[str, ...],
+                preset_file: str | None) -> None:
+    """A UsageError naming the first option the command line gives (``args.given``) that contradicts what the sweep
+    recorded; ``cli`` and ``attackers`` are the command line's spec and farm."""
+    if params.get("preset") != cli.preset.name:
+        raise UsageError(f"the sweep is of preset {params.get('preset')!r}, not {cli.preset.name!r}")
+    differ = [
+        ("profile", f"--profile {args.profile}", args.profile != params["profile"], f"profile {params['profile']}"),
+        ("search", f"--search {args.search}", args.search != params["search"], f"{params['search']} search"),
+        ("samples", f"--samples {args.samples}", params["search"] == "optuna" and args.samples != int(params["planned_trials"]),
+         f"{params['planned_trials']} samples"),
+        ("attackers", f"--attackers {args.attackers}", attackers != recorded_attackers(params),
+         f"attackers {','.join(recorded_attackers(params)) or 'none'}"),
+        ("no_noise_baseline", "--no-noise-baseline", noise_on(params), "noise baseline on"),
+    ]
+    for option, text, contradicts, recorded in differ:
+        if option in args.given and contradicts:
+            raise UsageError(f"{text} contradicts the sweep's recorded {recorded}; {KEPT} (drop {text.split()[0]})")
+    if not {"overrides", "seeds"} & args.given:
+        return
+    ran = resumed_spec(args, params, preset_file)
+    asked = with_seeds(resolve(args.preset, params["profile"], args.overrides, preset_file), args.seeds, params["search"])
+    for key in [*parse_overrides(args.overrides), *([SEED] if "seeds" in args.given else [])]:
+        if axis_or_value(asked, key) != axis_or_value(ran, key):
+            text = f"--seeds {args.seeds}" if key == SEED and "seeds" in args.given else f"--set {key}"
+            raise UsageError(f"{text} contradicts the sweep's recorded {key} = {ran.grid.get(key, ran.config.get(key))}; "
+                             f"{KEPT} (drop it)")
+
+
+def restored(args: argparse.Namespace, params: dict[str, str]) -> argparse.Namespace:
+    """``args`` with the recorded options in place of the command line's (its ``--set`` values and seeds are in the
+    recorded config and grid, which :func:`resumed_spec` reads)."""
+    attackers = recorded_attackers(params)
+    samples = int(params["planned_trials"]) if params["search"] == "optuna" else args.samples
+    return argparse.Namespace(**vars(args) | {
+        "profile": params["profile"], "search": params["search"], "samples": samples, "overrides": [], "seeds": 1,
+        "attackers": ",".join(attackers) or "none", "no_noise_baseline": not noise_on(params)})
+
+
+def resumed_spec(args: argparse.Namespace, params: dict[str, str], preset_file: str | None) -> SweepSpec:
+    """The sweep as its parent run recorded it (profile, config, grid with its seed axis)."""
+    return with_seeds(logged_spec(resolve(args.preset, params["profile"], [], preset_file), params), 1, params["search"])
+
+
+def summary(params: dict[str, str], spec: SweepSpec) -> str:
+    """One line: the recorded options the resumed sweep runs with."""
+    seeds = len(spec.grid.get(SEED, [None]))
+    return (f"resuming with the sweep's recorded options: profile {params['profile']}, {params['search']} search, "
+            f"attackers {','.join(recorded_attackers(params)) or 'none'}, noise baseline "
+            f"{'on' if noise_on(params) else 'off'}, {seeds} seed{'s' if seeds > 1 else ''}, its own config and grid")
+
+
+def resume(client: MlflowClient, args: argparse.Namespace, cli: SweepSpec, attackers: tuple[str, ...], sweep: str,
+           preset_file: str | None) -> tuple[argparse.Namespace, SweepSpec]:
+    """(args, spec) of a resumed sweep: its recorded options, once no option of the command line contradicts them
+    (``cli`` and ``attackers``: the command line's spec and farm); says so in one line."""
+    params = recorded_params(client, args.experiment or f"putlab-{cli.preset.name}", sweep)
+    check_given(args, params, cli, attackers, preset_file)
+    spec = resumed_spec(args, params, preset_file)
+    print(summary(params, spec), flush=True)
+    return restored(args, params), spec

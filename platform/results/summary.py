@@ -1,0 +1,162 @@
+"""A sweep's results as one :class:`SweepSummary`: its trials, the Pareto front over its points and the hypervolume,
+the per-group fronts and the noise baseline's comparison. Every view (the terminal table, the parent run's metrics and
+CSVs, the HTML report, ``compare``, ``reproduction``) reads this one object.
+
+The table is read back from the MLflow child runs, so it covers every trial of the sweep,
+including those finished before a ``--resume``, and can be rebuilt at any time.
+"""
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import pandas as pd
+from mlflow.tracking import MlflowClient
+
+from platform.results import tracking
+from platform.results.front_groups import GroupFront, fronts_by, group_metrics
+from platform.results.noise_baseline import baseline_points, baseline_table, compare_front, comparison_metrics
+from platform.results.numbers import readable
+from platform.results.pareto import Axis, pareto_mask
+from platform.results.replicates import SEED, format_points, hypervolume_by_seed, point_index, point_table, spread_metrics
+from search_spaces import Preset
+
+
+@dataclass(frozen=True)
+class SweepSummary:
+    """All trials, the front's mask over them (a trial is on it when its point is), the front's hypervolume (raw and
+    normalised; the mean over seeds), the per-point table (means over seeds, bands, ``pareto_front``) and the
+    seed-to-seed spread (``replicates.spread_metrics``; empty with one seed)."""
+
+    trials: pd.DataFrame
+    front: pd.Series
+    hypervolume: float
+    hypervolume_normalised: float
+    points: pd.DataFrame = field(default_factory=pd.DataFrame)
+    spread: dict[str, float] = field(default_factory=dict)
+    groups: list[GroupFront] = field(default_factory=list)  # one front per value of the preset's ``front_by`` axis
+    noise: pd.DataFrame = field(default_factory=pd.DataFrame)  # the noise baseline's points (empty without one)
+    compared: pd.DataFrame = field(default_factory=pd.DataFrame)  # the front beside noise at equal utility
+
+    @property
+    def front_points(self) -> pd.DataFrame:
+        """What ``front.csv`` holds: the front's points, with noise's privacy at their utility when there is a baseline."""
+        if not self.compared.empty:
+            return self.compared
+        return self.points[self.points["pareto_front"]] if not self.points.empty else self.points
+
+    def metrics(self) -> dict[str, float]:
+        """The parent run's ``front/*`` metrics: size, trials, hypervolume, seed spread, per-group and noise figures."""
+        metrics = {"front/size": float(self.points["pareto_front"].sum()) if self.front.any() else 0.0,
+                   "front/trials": float(len(self.trials))}
+        if self.front.any():
+            metrics |= {"front/hypervolume": self.hypervolume, "front/hypervolume_normalised": self.hypervolume_normalised}
+            metrics |= self.spread | group_metrics(self.groups)
+        if not self.noise.empty:
+            metrics |= comparison_metrics(self.compared, self.noise)
+        return metrics
+
+
+def trials_table(client: MlflowClient, exp_id: str, parent_id: str, label_keys: tuple[str, ...]) -> pd.DataFrame:
+    """One row per child run: ids, status, search-axis params and latest metrics."""
+    rows = []
+    for run in tracking.child_runs(client, exp_id, parent_id):
+        row = {
+            "trial_id": run.data.tags.get(tracking.TAG_TRIAL),
+            "run_id": run.info.run_id,
+            "name": run.info.run_name,
+            "status": run.info.status,
+        }
+        row.update({k: float(run.data.params[k]) for k in label_keys if k in run.data.params})
+        if SEED in run.data.params and SEED not in row:
+            row[SEED] = pd.to_numeric(run.data.params[SEED], errors="coerce")
+        row.update(run.data.metrics)
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    order = list(dict.fromkeys([*label_keys, SEED] if SEED in table else label_keys))
+    return table.sort_values(order).reset_index(drop=True) if not table.empty else table
+
+
+def usable_trials(table: pd.DataFrame, axes: list[Axis]) -> pd.DataFrame:
+    """The finished trials that report every axis (what fronts and hypervolumes are computed on)."""
+    usable = table[table["status"] == "FINISHED"] if "status" in table else table
+    return usable.dropna(subset=[a.metric for a in axes if a.metric in usable]) if not usable.empty else usable
+
+
+def group_fronts(summary: SweepSummary, axes: list[Axis], preset: Preset) -> list[GroupFront]:
+    """One front per value of the preset's ``front_by`` axis (``platform.results.front_groups``); none without one."""
+    if preset.front_by is None or summary.points.empty:
+        return []
+    return fronts_by(usable_trials(summary.trials, axes), summary.points, axes, preset.front_by, preset.label_keys,
+                     preset.canonical)
+
+
+def summarise(table: pd.DataFrame, axes: list[Axis], label_keys: tuple[str, ...] = ()) -> SweepSummary:
+    """Front of the per-point means (over seeds) and hypervolume (mean over seeds) of the finished trials that report
+    every axis; a point is a configuration of ``label_keys`` other than the seed."""
+    usable = usable_trials(table, axes)
+    if usable.empty or any(a.metric not in usable for a in axes):
+        return SweepSummary(table, pd.Series(False, index=table.index), float("nan"), float("nan"))
+    points = point_table(usable, axes, label_keys)
+    points["pareto_front"] = pareto_mask(points, axes)
+    mask = pd.Series(False, index=table.index)
+    mask[usable.index] = points["pareto_front"].to_numpy()[point_index(usable, label_keys)]
+    return SweepSummary(table, mask, float(hypervolume_by_seed(usable, axes).mean()),
+                        float(hypervolume_by_seed(usable, axes, normalised=True).mean()),
+                        points, spread_metrics(usable, points, axes))
+
+
+def read_summary(client: MlflowClient, parent_id: str, preset: Preset) -> SweepSummary:
+    """The sweep's summary, read from its child runs once: trials over the preset's ``label_keys`` (a point is a
+    configuration over seeds), the front and hypervolume, the per-group fronts and the noise comparison."""
+    axes = [Axis(**a) for a in preset.pareto_axes]
+    table = trials_table(client, client.get_run(parent_id).info.experiment_id, parent_id, preset.label_keys)
+    summary = summarise(table, axes, preset.label_keys)
+    noise = noise_points(client, parent_id, axes)
+    groups = group_fronts(summary, axes, preset) if summary.front.any() else []
+    return replace(summary, groups=groups, noise=noise, compared=compare_front(summary.points, noise, axes))
+
+
+def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, figures: list[Path]) -> None:
+    """The summary on the parent run: ``front/`` trials, front, points, per-group and noise CSVs beside ``figures``
+    (already drawn), the ``front/*`` metrics (each recomputation a new step), and front members tagged."""
+    table = summary.trials.assign(pareto_front=summary.front)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        table.to_csv(folder / "trials.csv", index=False)
+        summary.front_points.to_csv(folder / "front.csv", index=False)
+        if summary.spread:
+            summary.points.to_csv(folder / "points.csv", index=False)
+        if not summary.noise.empty:
+            summary.noise.to_csv(folder / "noise_baseline.csv", index=False)
+        if summary.groups:
+            axis = summary.groups[0].axis
+            rows = pd.concat([g.points.assign(**{f"front_by/{axis}": g.value}) for g in summary.groups], ignore_index=True)
+            rows.to_csv(folder / f"front_by_{axis}.csv", index=False)
+        for path in [*sorted(folder.glob("*.csv")), *figures]:
+            client.log_artifact(parent_id, str(path), artifact_path="front")
+    step = len(client.get_metric_history(parent_id, "front/trials"))  # each recomputation is a new step
+    tracking.log_metrics(client, parent_id, summary.metrics(), step=step)
+    for run_id, on_front in zip(table["run_id"], table["pareto_front"], strict=True):
+        client.set_tag(run_id, tracking.TAG_FRONT, "true" if on_front else "false")
+
+
+def noise_points(client: MlflowClient, parent_id: str, axes: list[Axis]) -> pd.DataFrame:
+    """The sweep's noise-baseline points (``platform.results.noise_baseline``); empty when it ran none."""
+    return baseline_points(baseline_table(client, client.get_run(parent_id).info.experiment_id, parent_id), axes)
+
+
+def format_summary(summary: SweepSummary, axes: list[Axis], label_keys: tuple[str, ...]) -> str:
+    """The trials table (front members starred) and the hypervolume, for the terminal."""
+    if summary.trials.empty:
+        return "no trials finished"
+    cols = [c for c in (*label_keys, "status", *[a.metric for a in axes]) if c in summary.trials]
+    shown = summary.trials[cols].copy()
+    shown.insert(0, "front", summary.front.map({True: "*", False: ""}))
+    lines = [shown.to_string(index=False, float_format=readable)]
+    lines.append(f"Pareto front: {int(summary.front.sum())} of {len(shown)} trials (*); "
+                 f"hypervolume {readable(summary.hypervolume)} (normalised {readable(summary.hypervolume_normalised)})")
+    if summary.spread:
+        lines.append(format_points(summary.points, axes, label_keys, summary.spread, summary.hypervolume))
+    return "\n".join(lines)

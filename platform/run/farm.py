@@ -1,0 +1,166 @@
+"""Driver side of the attack farm: one Ray task per checkpoint, results logged into the trial's run.
+
+Tasks are submitted as checkpoints arrive and collected whenever Tune's loop comes round, so attacks
+of earlier checkpoints overlap with training of later ones where the cluster has room. After each
+report the privacy axis ``attack/max/accuracy`` (the strongest attacker at that step) is refreshed, with that
+attacker's 95 % interval.
+"""
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import ray
+from mlflow.tracking import MlflowClient
+from ray import tune
+
+from attacks.farm import FarmReport, run_farm
+from platform.results import tracking
+from platform.results.numbers import readable
+
+MAX_METRIC = "attack/max/accuracy"
+RECORDS_METRIC = "attack/max/train_records"
+TAG_STRONGEST = "putlab.strongest_attacker"
+TAG_CAPPED = "putlab.capped_attackers"
+TAG_SKIPPED = "putlab.skipped_attackers"
+CI_BOUNDS = ("ci_low", "ci_high")
+DRAIN_POLL_S = 1.0  # how long drain waits in one call to Ray
+
+
+@dataclass(frozen=True)
+class FarmPlan:
+    """What to run per checkpoint: the mechanism's loader, the attackers, which ones count for privacy, resources."""
+
+    load: Callable
+    attackers: tuple[str, ...]
+    privacy_attackers: tuple[str, ...]
+    resources: dict[str, float]
+
+
+def metric_at(client: MlflowClient, run_id: str, key: str, step: int) -> float | None:
+    """The last value of ``key`` logged at ``step`` in the run, if any."""
+    values = [m.value for m in client.get_metric_history(run_id, key) if m.step == step]
+    return values[-1] if values else None
+
+
+def update_strongest(client: MlflowClient, run_id: str, step: int, privacy_attackers: Sequence[str]) -> dict[str, float]:
+    """Log ``attack/max/accuracy`` at ``step`` with the winning attacker's 95 % interval
+    (``attack/max/accuracy/ci_low|ci_high``, where it logged one) and data budget (``attack/max/train_records``), each
+    once per value, and tag the winner;
+    returns every privacy attacker's accuracy at that step."""
+    logged = {a: metric_at(client, run_id, f"attack/{a}/accuracy", step) for a in privacy_attackers}
+    scores = {a: v for a, v in logged.items() if v is not None}
+    if not scores:
+        return scores
+    winner = max(scores, key=scores.__getitem__)
+    values = {MAX_METRIC: scores[winner]}
+    for bound in CI_BOUNDS:
+        value = metric_at(client, run_id, f"attack/{winner}/accuracy/{bound}", step)
+        if value is not None:
+            values[f"{MAX_METRIC}/{bound}"] = value
+    records = metric_at(client, run_id, f"attack/{winner}/train_records", step)
+    if records is not None:  # the winner's data budget, beside its number
+        values[RECORDS_METRIC] = records
+    changed = {k: v for k, v in values.items() if metric_at(client, run_id, k, step) != v}
+    if changed:
+        tracking.log_metrics(client, run_id, changed, step=step)
+    client.set_tag(run_id, TAG_STRONGEST, winner)
+    return scores
+
+
+def strongest_line(trial: str, step: int, scores: dict[str, float]) -> str:
+    """'[alpha=2 lam=1] checkpoint 4: strongest attacker thickness 0.812 (deep 0.75, thickness 0.812)'."""
+    winner = max(scores, key=scores.__getitem__)
+    each = ", ".join(f"{a} {readable(v)}" for a, v in sorted(scores.items()))
+    return f"[{trial}] checkpoint {step}: strongest attacker {winner} {readable(scores[winner])} ({each})"
+
+
+def flag_capped(client: MlflowClient, run_id: str, step: int, attackers: Sequence[str]) -> list[str]:
+    """Tag the run with the learned attackers that hit their epoch cap at ``step`` and say so in one line each.
+
+    A capped attacker was still improving when it stopped, so its accuracy is a lower bound on leakage.
+    """
+    capped = [a for a in attackers if metric_at(client, run_id, f"attack/{a}/capped", step) == 1.0]
+    if capped:
+        client.set_tag(run_id, TAG_CAPPED, ",".join(capped))
+        run_name = client.get_run(run_id).info.run_name
+        for name in capped:
+            print(f"[{run_name}] step {step}: attacker {name} hit its epoch cap (attack_epochs); "
+                  f"attack/{name}/accuracy is a lower bound", flush=True)
+    return capped
+
+
+def report_skipped(client: MlflowClient, run_id: str, step: int, skipped: dict[str, str]) -> None:
+    """Tag the run with the attackers (or attacker/network pairs) the farm skipped; say why once per run and set."""
+    if not skipped:
+        return
+    run = client.get_run(run_id)
+    names = ",".join(sorted(skipped))
+    if run.data.tags.get(TAG_SKIPPED) == names:
+        return
+    client.set_tag(run_id, TAG_SKIPPED, names)
+    for name, reason in sorted(skipped.items()):
+        print(f"[{run.info.run_name}] step {step}: attacker {name} skipped: {reason}", flush=True)
+
+
+class FarmScheduler:
+    """Submits ``run_farm`` tasks and logs their reports; never lets a failed attack stop the sweep."""
+
+    def __init__(self, client: MlflowClient, plan: FarmPlan) -> None:
+        self.client = client
+        self.plan = plan
+        self.pending: dict[ray.ObjectRef, tuple[str, int, tuple[str, ...]]] = {}
+        self.failures = 0  # checkpoint attacks that raised (tagged on their runs)
+        self._task = ray.remote(run_farm)
+
+    def submit(self, run_id: str, step: int, config: dict, checkpoint: tune.Checkpoint,
+               attackers: Sequence[str] | None = None, figures: bool = True) -> None:
+        """Attack one checkpoint (all of the plan's attackers, or the ones given), with pictures or not."""
+        names = tuple(attackers or self.plan.attackers)
+        options = {"num_cpus": self.plan.resources.get("cpu", 1), "num_gpus": self.plan.resources.get("gpu", 0)}
+        ref = self._task.options(**options).remote(self.plan.load, config, checkpoint, names, figures)
+        self.pending[ref] = (run_id, step, names)
+
+    def poll(self, timeout: float | None = 0) -> int:
+        """Log every report that is ready (waiting up to ``timeout`` for the first); returns how many."""
+        if not self.pending:
+            return 0
+        ready, _ = ray.wait(list(self.pending), num_returns=1, timeout=timeout)
+        if ready:
+            ready, _ = ray.wait(list(self.pending), num_returns=len(self.pending), timeout=0)
+        for ref in ready:
+            run_id, step, names = self.pending.pop(ref)
+            try:
+                self._log(run_id, step, ray.get(ref))
+            except Exception as exc:  # noqa: BLE001 - an attacker's failure is reported, the sweep goes on
+                message = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
+                self.failures += 1
+                self.client.set_tag(run_id, "putlab.farm_error", message)
+                print(f"attack farm failed on run {run_id} step {step} ({', '.join(names)}): {message}", flush=True)
+        return len(ready)
+
+    def drain(self) -> None:
+        """Wait for every submitted attack and log it, saying how many; Ctrl+C stops the wait (the sweep is then
+        KILLED, and ``--resume`` runs the attacks it lost)."""
+        if self.pending:
+            print(f"attack farm: waiting for {len(self.pending)} checkpoint attack(s) to finish (Ctrl+C stops the wait; "
+                  f"a sweep stays resumable)", flush=True)
+        while self.pending:
+            self.poll(timeout=DRAIN_POLL_S)  # bounded, so a Ctrl+C is handled at once
+
+    def _log(self, run_id: str, step: int, report: FarmReport) -> None:
+        tracking.log_metrics(self.client, run_id, report.metrics, step=step)
+        tracking.tag_node(self.client, run_id, tracking.TAG_FARM_NODES, report.node_id)
+        tracking.log_metrics(self.client, run_id, {f"time/farm/{k}_s": v for k, v in report.seconds.items()}, step=step)
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, png in report.figures.items():
+                path = Path(tmp) / f"epoch{step:03d}_{name}"
+                path.write_bytes(png)
+                self.client.log_artifact(run_id, str(path), artifact_path="attacks")
+        scores = update_strongest(self.client, run_id, step, self.plan.privacy_attackers)
+        if scores:
+            print(strongest_line(self.client.get_run(run_id).info.run_name, step, scores), flush=True)
+        flag_capped(self.client, run_id, step, self.plan.privacy_attackers)
+        report_skipped(self.client, run_id, step, report.skipped)
