@@ -31,8 +31,8 @@ from torch import nn
 from core.metrics import balanced_accuracy, balanced_accuracy_interval
 from core.nets import SmallCNN, Standardized
 from core.training import EarlyStoppedFit, EarlyStopping, evaluate, fit_classifier, predict_logits, shift_images, validation_split
-from platform.attack import checkpoints_of, trial_config
 from platform.results import tracking
+from platform.run.catch_up import checkpoints_of, trial_config
 from search_spaces import presets
 
 

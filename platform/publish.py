@@ -1,18 +1,28 @@
-"""Publishing a sweep's results on its parent run, as ``sweep`` and ``attack`` do when they end: the summary's
-tables, metrics and figures, and the preset's own sweep figures."""
+"""Publishing a sweep's results, as ``sweep`` and ``attack`` do when they end: the summary's tables, metrics and
+figures and the preset's own sweep figures on the parent run; for a sweep also the terminal's table, the HTML report and
+where to look."""
 from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from mlflow.tracking import MlflowClient
 
+from core.commands import command
+from platform.figures.html_report import write_sweep_report
 from platform.figures.information_plane import log_information_plane
 from platform.figures.kl_boxes import log_kl_boxes
 from platform.figures.summary_figures import draw_summary
-from platform.results.summary import SweepSummary, log_summary, read_summary
+from platform.results import tracking
+from platform.results.noise_baseline import baseline_table, finished_trials, format_comparison
+from platform.results.numbers import readable
+from platform.results.pareto import Axis
+from platform.results.summary import SweepSummary, format_summary, log_summary, read_summary
+from platform.run.interrupts import SweepEnding
+from platform.run.launch import CaughtUp, Sweep, log_baselines
 from search_spaces import Preset
 
 SWEEP_FIGURES: dict[str, Callable[[MlflowClient, str, pd.DataFrame], None]] = {
@@ -29,3 +39,48 @@ def publish(client: MlflowClient, parent_id: str, preset: Preset) -> SweepSummar
     for figure in preset.sweep_figures:
         SWEEP_FIGURES[figure](client, parent_id, summary.trials.assign(pareto_front=summary.front))
     return summary
+
+
+def publish_sweep(sweep: Sweep, results: Any, caught_up: CaughtUp, ending: SweepEnding) -> int:
+    """The sweep's last step: raw-data baselines and the summary on the parent run, the terminal's table, the report
+    and where to look; the parent run FINISHED when every planned trial did, else the sweep says it is incomplete."""
+    client, parent_id, preset = sweep.client, sweep.parent_id, sweep.spec.preset
+    log_baselines(sweep, wait_s=None)
+    summary = publish(client, parent_id, preset)
+    tell(sweep, summary)
+    report = write_sweep_report(client, parent_id, preset, summary, sweep.plan.tracking_uri)
+    print(f"report: {report}", flush=True)
+    print(where_to_look(sweep), flush=True)
+    incomplete = results.num_errors > 0 or results.num_terminated < sweep.planned
+    if caught_up.noise_results is not None and sweep.noise is not None:
+        noise_results = caught_up.noise_results
+        incomplete |= noise_results.num_errors > 0 or noise_results.num_terminated < len(sweep.noise.grid_points())
+    if incomplete:
+        return ending.interrupted(f"{sweep.plan.name} incomplete")
+    client.set_terminated(parent_id, "FINISHED")
+    return 0
+
+
+def tell(sweep: Sweep, summary: SweepSummary) -> None:
+    """The trials table and front, the front beside the noise baseline, and the raw-data baselines."""
+    preset, axes = sweep.spec.preset, [Axis(**a) for a in sweep.spec.preset.pareto_axes]
+    print(format_summary(summary, axes, preset.label_keys))
+    if sweep.noise is not None:
+        noise_runs = baseline_table(sweep.client, sweep.exp_id, sweep.parent_id)
+        print(format_comparison(summary.compared, summary.noise, axes, finished_trials(noise_runs)))
+    if preset.baselines is not None:
+        metrics = sweep.client.get_run(sweep.parent_id).data.metrics
+        shown = (f"{k} {readable(v)}" for k, v in sorted(metrics.items()) if k.startswith("baseline/"))
+        print("raw-data baselines: " + ", ".join(shown))
+
+
+def where_to_look(sweep: Sweep) -> str:
+    """How to open the sweep in MLflow: a tracking server is its own UI; a local store needs ``mlflow ui``."""
+    uri, exp_id, name = sweep.plan.tracking_uri, sweep.exp_id, sweep.plan.name
+    experiment = sweep.client.get_experiment(exp_id).name
+    if uri.startswith(("http://", "https://")):
+        return (f"MLflow: open {tracking.ui_url(uri, exp_id)}  (experiment {experiment}; the front's trials: "
+                f"expand run {name})")
+    return (f"MLflow: {command('mlflow', 'ui', '--backend-store-uri', uri, '--workers', '1')}  "
+            f"(experiment {experiment}, run {name})\n"
+            f"       then open {tracking.ui_url(uri, exp_id)}  (the front's trials: expand run {name})")

@@ -10,49 +10,25 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
-import ray
-from mlflow.tracking import MlflowClient
-
 from attacks.registry import check_names
-from core.commands import command
 from core.quiet import silence
-from platform.attack import attack_missing
 from platform.cli import guarded
 from platform.errors import UsageError
-from platform.figures.html_report import write_sweep_report
 from platform.plan import resume_options
-from platform.plan.noise_grid import PARAM as NOISE_PARAM
-from platform.plan.noise_grid import baseline_spec, logged_spec
 from platform.plan.schema import config_model, text_table
 from platform.plan.seed_axis import with_seeds
 from platform.plan.spec import SweepSpec, get_preset, resolve
-from platform.publish import publish
+from platform.plan.sweep_plan import SweepPlan
+from platform.publish import publish_sweep
 from platform.results import tracking
-from platform.results.noise_baseline import baseline_table, finished_trials, format_comparison
-from platform.results.numbers import readable
-from platform.results.pareto import Axis
-from platform.results.summary import format_summary
 from platform.run import preflight, resume_seal
 from platform.run import storage as tune_storage
-from platform.run.cost_estimate import CostEstimate, last_finished
-from platform.run.farm import FarmPlan
-from platform.run.interrupts import SweepEnding, resume_command
-from platform.run.noise_grid import run_baseline, tune_name
-from platform.run.progress import SweepProgress
-from platform.run.trial_logger import MlflowTrialLogger
-from platform.run.tuner import TUNER_STATE, build_tuner, default_gpus_per_trial, find_sweep, init_ray, restore_tuner
-
-BASELINE_GRACE_S = 10  # how long an interrupted sweep waits for raw-data baselines already under way
-
-
-def log_ready_baselines(client: MlflowClient, parent_id: str, baselines: ray.ObjectRef | None) -> None:
-    """On an interruption, keep the raw-data baselines if they are done (waiting at most a few seconds): a resumed
-    sweep then skips them, and a partial sweep still reports them."""
-    if baselines is not None and ray.wait([baselines], timeout=BASELINE_GRACE_S)[0]:
-        tracking.log_metrics(client, parent_id, ray.get(baselines))
+from platform.run.interrupts import SweepEnding
+from platform.run.launch import catch_up, fit, launch
+from platform.run.noise_grid import tune_name
+from platform.run.tuner import TUNER_STATE, find_sweep
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -117,15 +93,6 @@ def farm_attackers(args: argparse.Namespace, spec: SweepSpec) -> tuple[str, ...]
     return names
 
 
-def verify_resume_state(storage: str, name: str) -> None:
-    """The sweep's Tune state, and its noise baseline's where it has one, are sealed by this user's resume key
-    (``platform.run.resume_seal``): checked before anything is unpickled or recorded."""
-    for folder in (name, tune_name(name)):
-        location = tune_storage.join(storage, folder)
-        if folder == name or tune_storage.exists(tune_storage.join(location, TUNER_STATE)):
-            resume_seal.verify(location)
-
-
 def check_data(spec: SweepSpec) -> dict[str, int]:
     """Load the preset's data once on the driver, so missing data fails before any trial is scheduled."""
     point = spec.grid_points()[0]
@@ -135,148 +102,79 @@ def check_data(spec: SweepSpec) -> dict[str, int]:
         raise UsageError(f"data for preset {spec.preset.name!r} unavailable: {str(exc).splitlines()[0]}") from None
 
 
-def planned_cost(client: MlflowClient, exp_id: str, spec: SweepSpec, planned: int, baseline_trials: int,
-                 attackers: tuple[str, ...]) -> CostEstimate:
-    """The sweep's plan and its expected wall time, priced from the newest finished sweep like it in the store."""
-    epochs, every = spec.config.get("epochs"), spec.config.get("checkpoint_every") or 0
-    checkpoints = 1 if not epochs else len({e for e in range(1, epochs + 1) if e == epochs or (every and e % every == 0)})
-    like = {"preset": spec.preset.name, "profile": spec.profile} | tracking.flatten("attackers", attackers)
-    return CostEstimate(planned, baseline_trials, attackers, checkpoints, last_finished(client, exp_id, like))
-
-
-def run(args: argparse.Namespace, ending: SweepEnding) -> int:
-    """The sweep itself; returns the process exit code (``ending`` records interruptions and crashes)."""
-    preflight.check_sweep_options(args)
-    silence(args.verbose)
+def requested_spec(args: argparse.Namespace) -> tuple[SweepSpec, str | None]:
+    """The preset (by name or file) at the profile, with ``--set`` values and the seed axis; and the file's full path."""
     if (args.preset is None) == (args.preset_file is None):
         raise UsageError("give a preset name or --preset-file PATH (exactly one)")
     preset_file = args.preset_file and str(Path(args.preset_file).expanduser().resolve())
     spec = with_seeds(resolve(args.preset, args.profile, args.overrides, preset_file), args.seeds, args.search)
     if args.resume is None:  # a resumed sweep keeps the plan it was started with
         preflight.check_sweep_size(spec, args.search, args.samples, args.yes)
-    axes = [Axis(**a) for a in spec.preset.pareto_axes]
+    return spec, preset_file
+
+
+def plan_sweep(args: argparse.Namespace) -> SweepPlan:
+    """What will run: the spec and farm, the store and storage checked, and for ``--resume`` the sweep's recorded
+    options in place of the command line's."""
+    spec, preset_file = requested_spec(args)
     attackers = farm_attackers(args, spec)
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
     client = tracking.connect(tracking_uri)
     storage = tune_storage.resolve(args.storage)
     preflight.check_storage(storage)
-    name = find_sweep(storage, spec.preset.name, args.resume or None) if args.resume is not None \
-        else f"{spec.preset.name}-{spec.profile}-{time.strftime('%Y%m%d-%H%M%S')}"
-    local = tune_storage.local_path(storage)
-    if args.resume is not None and local is not None:  # a bucket's permissions are the store's own business
-        preflight.check_resume_source(local, local / name, local / name / TUNER_STATE)
-    if args.resume is not None:
-        verify_resume_state(storage, name)
+    if args.resume is None:
+        name = f"{spec.preset.name}-{spec.profile}-{time.strftime('%Y%m%d-%H%M%S')}"
+    else:
+        name = find_sweep(storage, spec.preset.name, args.resume or None)
+        check_resume_source(storage, name)
         args, spec = resume_options.resume(client, args, spec, attackers, name, preset_file)
         attackers = farm_attackers(args, spec)
+    options = {"--tracking-uri": tracking_uri, "--storage": storage, "--experiment": args.experiment,
+               "--address": args.address, "--attackers": args.attackers,
+               "--gpus-per-trial": None if args.gpus_per_trial is None else str(args.gpus_per_trial)}
+    return SweepPlan(spec, attackers, name, tracking_uri, args.experiment or f"putlab-{spec.preset.name}", storage,
+                     preset_file, args.search, args.samples, spec.preset.noise_baseline and not args.no_noise_baseline,
+                     args.resume is not None, args.address, args.gpus_per_trial, args.max_concurrent, args.max_failures,
+                     args.verbose, tuple(options.items()))
 
-    counts = check_data(spec)
+
+def check_resume_source(storage: str, name: str) -> None:
+    """The sweep's Tune state can be read (a local folder's permissions: a bucket's are the store's business) and is
+    sealed by this user's resume key, and so is its noise baseline's where it has one (``platform.run.resume_seal``):
+    checked before anything is unpickled or recorded."""
+    local = tune_storage.local_path(storage)
+    if local is not None:
+        preflight.check_resume_source(local, local / name, local / name / TUNER_STATE)
+    for folder in (name, tune_name(name)):
+        location = tune_storage.join(storage, folder)
+        if folder == name or tune_storage.exists(tune_storage.join(location, TUNER_STATE)):
+            resume_seal.verify(location)
+
+
+def announce(plan: SweepPlan, counts: dict[str, int]) -> None:
+    """The data the sweep reads, and what it runs."""
     print(f"data: {counts}", flush=True)
-    planned = (len(spec.grid_points()) if args.search == "grid"
-               else (args.samples or spec.preset.profiles[spec.profile].optuna_samples))
-    if args.resume is not None:
-        print(f"resuming sweep {name} from {tune_storage.join(storage, name)} (its own grid and config)", flush=True)
-    else:
-        print(f"sweep {name}: preset {spec.preset.name}, profile {spec.profile}, {args.search} search, {planned} trials",
+    if plan.resumed:
+        print(f"resuming sweep {plan.name} from {tune_storage.join(plan.storage, plan.name)} (its own grid and config)",
               flush=True)
-
-    init_ray(args.address, args.verbose)
-    gpus = default_gpus_per_trial() if args.gpus_per_trial is None else args.gpus_per_trial
-    cpus = spec.preset.profiles[spec.profile].cpus_per_trial
-    spec = replace(spec, config={**spec.config, "threads": max(1, int(cpus))})
-    resources = {"cpu": cpus, "gpu": gpus}
-    if args.verbose:
-        print(f"ray: {ray.cluster_resources()}; per trial {resources}", flush=True)
-    preflight.check_resources(resources, ray.cluster_resources())
-
-    exp_id = tracking.experiment_id(client, args.experiment or f"putlab-{spec.preset.name}")
-    parent_id, reopened = tracking.start_parent(client, exp_id, name, {
-        "preset": spec.preset.name, "profile": spec.profile, "mechanism": spec.preset.mechanism_name,
-        "dataset": spec.preset.dataset, "search": args.search, "storage": tune_storage.join(storage, name),
-        "grid": spec.grid_param, "config": spec.config, "planned_trials": planned, "attackers": attackers,
-        NOISE_PARAM: spec.preset.noise_baseline and not args.no_noise_baseline,
-    } | ({"preset_file": preset_file} if preset_file else {}))
-    again = f"--preset-file={preset_file}" if preset_file else spec.preset.name  # how the resume command names it
-    ending.attach(client, exp_id, parent_id, resume_command(again, name, {
-        "--tracking-uri": tracking_uri, "--storage": storage, "--experiment": args.experiment,
-        "--address": args.address, "--attackers": args.attackers, "--gpus-per-trial": args.gpus_per_trial}))
-    planned = int(client.get_run(parent_id).data.params["planned_trials"])  # a resumed sweep keeps its own plan
-    params = client.get_run(parent_id).data.params
-    noise = baseline_spec(logged_spec(spec, params)) if params.get(NOISE_PARAM) == "True" else None
-    if noise is not None:
-        print(f"noise baseline: {len(noise.grid_points())} trials after the sweep's own (σ ∈ "
-              f"{{{', '.join(f'{v:g}' for v in noise.grid['sigma'])}}}), same data and farm; off: --no-noise-baseline",
-              flush=True)
-    print(planned_cost(client, exp_id, spec, planned, len(noise.grid_points()) if noise else 0, attackers).line(),
-          flush=True)
-    if not reopened:
-        tracking.log_metrics(client, parent_id, {f"data/{k}": float(v) for k, v in counts.items()})
-    has_baselines = any(k.startswith("baseline/") for k in client.get_run(parent_id).data.metrics)
-    baselines = None
-    if spec.preset.baselines is not None and not has_baselines:
-        baselines = ray.remote(spec.preset.baselines).options(num_cpus=cpus, num_gpus=gpus).remote(spec.grid_points()[0])
-
-    plan = None
-    if attackers and spec.preset.checkpoint_inputs is not None:
-        plan = FarmPlan(spec.preset.checkpoint_inputs, attackers, spec.preset.privacy_attackers, resources)
-    if args.resume is not None:
-        tuner = restore_tuner(spec, resources, storage, name)
     else:
-        logger = MlflowTrialLogger(tracking_uri, exp_id, parent_id, spec.preset.label_keys, spec.preset.checkpoint_figures,
-                                   storage=storage, mechanism=spec.preset.mechanism_name,
-                                   shown=tuple(m for m, _ in spec.preset.optuna_objectives),
-                                   total_epochs=spec.config.get("epochs"), farm=plan, verbose=args.verbose)
-        tuner = build_tuner(spec, search=args.search, samples=args.samples, resources=resources,
-                            storage=storage, name=name, callbacks=[logger],
-                            max_concurrent=args.max_concurrent, max_failures=args.max_failures,
-                            progress=SweepProgress(planned))
-    with ending.fitting():
-        results = tuner.fit()
-    if ending.signal is not None:
-        log_ready_baselines(client, parent_id, baselines)
+        print(f"sweep {plan.name}: preset {plan.spec.preset.name}, profile {plan.spec.profile}, {plan.search} search, "
+              f"{plan.planned} trials", flush=True)
+
+
+def run(args: argparse.Namespace, ending: SweepEnding) -> int:
+    """The sweep as named steps; returns the process exit code (``ending`` records interruptions and crashes)."""
+    preflight.check_sweep_options(args)
+    silence(args.verbose)
+    plan = plan_sweep(args)
+    counts = check_data(plan.spec)
+    announce(plan, counts)
+    sweep = launch(plan, counts, ending)
+    results = fit(sweep, ending)
+    caught_up = catch_up(sweep, ending) if results is not None else None
+    if results is None or caught_up is None:
         return ending.interrupted()
-    caught_up = attack_missing(client, exp_id, parent_id, plan)[0] if plan else 0  # attacks an interruption lost
-    noise_results = None
-    if noise is not None:
-        with ending.fitting():
-            noise_results = run_baseline(noise, tracking_uri=tracking_uri, exp_id=exp_id, parent_id=parent_id,
-                                         storage=storage, sweep=name, farm=plan, resources=resources,
-                                         max_concurrent=args.max_concurrent, max_failures=args.max_failures,
-                                         verbose=args.verbose)
-        if ending.signal is not None:
-            log_ready_baselines(client, parent_id, baselines)
-            return ending.interrupted()
-    if caught_up:
-        print(f"attack farm: caught up on {caught_up} checkpoint(s)", flush=True)
-
-    if baselines is not None:
-        baseline_metrics: dict[str, float] = ray.get(baselines)
-        tracking.log_metrics(client, parent_id, baseline_metrics)
-    parent_metrics = client.get_run(parent_id).data.metrics
-    summary = publish(client, parent_id, spec.preset)
-    print(format_summary(summary, axes, spec.preset.label_keys))
-    if noise is not None:
-        print(format_comparison(summary.compared, summary.noise, axes,
-                                finished_trials(baseline_table(client, exp_id, parent_id))))
-    if spec.preset.baselines is not None:
-        shown = (f"{k} {readable(v)}" for k, v in sorted(parent_metrics.items()) if k.startswith("baseline/"))
-        print("raw-data baselines: " + ", ".join(shown))
-    print(f"report: {write_sweep_report(client, parent_id, spec.preset, summary, tracking_uri)}", flush=True)
-    incomplete = results.num_errors > 0 or results.num_terminated < planned
-    if noise_results is not None and noise is not None:
-        incomplete |= noise_results.num_errors > 0 or noise_results.num_terminated < len(noise.grid_points())
-    experiment = client.get_experiment(exp_id).name
-    if tracking_uri.startswith(("http://", "https://")):  # a tracking server is its own UI
-        print(f"MLflow: open {tracking.ui_url(tracking_uri, exp_id)}  (experiment {experiment}; the front's trials: "
-              f"expand run {name})")
-    else:
-        print(f"MLflow: {command('mlflow', 'ui', '--backend-store-uri', tracking_uri, '--workers', '1')}  "
-              f"(experiment {experiment}, run {name})")
-        print(f"       then open {tracking.ui_url(tracking_uri, exp_id)}  (the front's trials: expand run {name})")
-    if incomplete:
-        return ending.interrupted(f"{name} incomplete")
-    client.set_terminated(parent_id, "FINISHED")
-    return 0
+    return publish_sweep(sweep, results, caught_up, ending)
 
 
 def print_config_schema(args: argparse.Namespace) -> int:

@@ -1,0 +1,41 @@
+"""A sweep's plan: what the command line (or a resumed sweep's record) asks for, validated before anything runs."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from platform.plan.spec import SweepSpec
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """The grid to run and its farm, where it is tracked and stored, and how it runs (Ray, resources, retries)."""
+
+    spec: SweepSpec
+    attackers: tuple[str, ...]  # the farm run on every checkpoint
+    name: str  # the Tune run and the parent MLflow run
+    tracking_uri: str
+    experiment: str
+    storage: str  # Tune storage: a folder every node sees, or a URI
+    preset_file: str | None
+    search: str  # "grid" or "optuna"
+    samples: int | None  # Optuna trials (None: the profile's)
+    noise_baseline: bool  # whether the noise preset's grid runs beside the sweep's
+    resumed: bool
+    address: str | None = None
+    gpus_per_trial: float | None = None  # None: a quarter GPU when the cluster has GPUs
+    max_concurrent: int | None = None
+    max_failures: int = 2
+    verbose: bool = False
+    options: tuple[tuple[str, str | None], ...] = ()  # what a resume command repeats (--tracking-uri, ...)
+
+    @property
+    def planned(self) -> int:
+        """Trials of the sweep's own grid (or Optuna samples)."""
+        if self.search == "grid":
+            return len(self.spec.grid_points())
+        return self.samples or self.spec.preset.profiles[self.spec.profile].optuna_samples
+
+    @property
+    def again(self) -> str:
+        """How a resume command names the preset: its file, else its name."""
+        return f"--preset-file={self.preset_file}" if self.preset_file else self.spec.preset.name

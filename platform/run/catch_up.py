@@ -1,0 +1,63 @@
+"""Farm work missing from a sweep's stored checkpoints: every (checkpoint, attacker) pair without its metric in MLflow
+is attacked and logged, after a resume (the sweep) or for new attackers (``python -m platform.attack``)."""
+from __future__ import annotations
+
+import json
+
+from mlflow.entities import Run
+from mlflow.tracking import MlflowClient
+from ray import tune
+
+from attacks.registry import primary_metric
+from platform.results import tracking
+from platform.run import storage as tune_storage
+from platform.run.farm import FarmPlan, FarmScheduler
+
+
+def checkpoints_of(run: Run) -> list[tuple[int, str]]:
+    """(step, location) of every checkpoint of a trial, from the results Tune recorded beside them (local or URI)."""
+    last = run.data.tags.get(tracking.TAG_CHECKPOINT)
+    if not last:
+        return []
+    trial_dir = tune_storage.parent(last)
+    results = tune_storage.join(trial_dir, "result.json")
+    if not tune_storage.exists(results):
+        return []
+    found = []
+    for line in tune_storage.read_text(results).splitlines():
+        result = json.loads(line) if line.strip() else {}
+        name = result.get("checkpoint_dir_name")
+        if name and tune_storage.exists(tune_storage.join(trial_dir, name), directory=True):
+            found.append((int(result["training_iteration"]), tune_storage.join(trial_dir, name)))
+    return sorted(found)
+
+
+def trial_config(checkpoint: str) -> dict:
+    """The typed config Tune stored for the trial (``params.json`` beside its checkpoints)."""
+    return json.loads(tune_storage.read_text(tune_storage.join(tune_storage.parent(checkpoint), "params.json")))
+
+
+def tune_checkpoint(location: str) -> tune.Checkpoint:
+    """A Tune checkpoint on its own file system, which the farm task reads wherever it runs."""
+    fs, path = tune_storage.filesystem(location)
+    return tune.Checkpoint(path, filesystem=fs)
+
+
+def attack_missing(client: MlflowClient, exp_id: str, parent_id: str, plan: FarmPlan,
+                   attackers: tuple[str, ...] | None = None) -> tuple[int, int]:
+    """Submit every (checkpoint, attacker) pair not yet in MLflow, wait, log; returns (checkpoints attacked, failed)."""
+    scheduler = FarmScheduler(client, plan)
+    names = attackers or plan.attackers
+    for run in tracking.child_runs(client, exp_id, parent_id):
+        checkpoints = checkpoints_of(run)
+        if not checkpoints:
+            continue
+        done = {a: {m.step for m in client.get_metric_history(run.info.run_id, primary_metric(a))} for a in names}
+        for step, location in checkpoints:
+            missing = [a for a in names if step not in done[a]]
+            if missing:
+                scheduler.submit(run.info.run_id, step, trial_config(location), tune_checkpoint(location),
+                                 missing, figures=step == checkpoints[-1][0])
+    submitted = len(scheduler.pending)
+    scheduler.drain()
+    return submitted, scheduler.failures

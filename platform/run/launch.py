@@ -1,0 +1,169 @@
+"""Launching a planned sweep: Ray and each trial's resources, the parent run, the plan's cost said up front, the
+raw-data baselines under way, then Tune's runs of the grid and of the noise baseline, and the farm's catch-up."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import ray
+from mlflow.tracking import MlflowClient
+
+from platform.plan.noise_grid import PARAM as NOISE_PARAM
+from platform.plan.noise_grid import baseline_spec, logged_spec
+from platform.plan.spec import SweepSpec
+from platform.plan.sweep_plan import SweepPlan
+from platform.results import tracking
+from platform.run import preflight
+from platform.run import storage as tune_storage
+from platform.run.catch_up import attack_missing
+from platform.run.cost_estimate import CostEstimate, last_finished
+from platform.run.farm import FarmPlan
+from platform.run.interrupts import SweepEnding, resume_command
+from platform.run.noise_grid import run_baseline
+from platform.run.progress import SweepProgress
+from platform.run.trial_logger import MlflowTrialLogger
+from platform.run.tuner import build_tuner, default_gpus_per_trial, init_ray, restore_tuner
+
+BASELINE_GRACE_S = 10  # how long an interrupted sweep waits for raw-data baselines already under way
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A launched sweep: its plan and spec (with each trial's threads), parent run, resources per trial, farm, noise
+    grid (None without one) and raw-data baselines under way (None when recorded already or the preset has none)."""
+
+    plan: SweepPlan
+    spec: SweepSpec
+    client: MlflowClient
+    exp_id: str
+    parent_id: str
+    resources: dict[str, float]
+    farm: FarmPlan | None
+    noise: SweepSpec | None
+    baselines: ray.ObjectRef | None
+    planned: int  # the parent run's own plan (a resumed sweep keeps it)
+
+
+def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Sweep:
+    """Start Ray, open the parent run (``ending`` can then record an interruption), say what it will cost, and start
+    the raw-data baselines."""
+    init_ray(plan.address, plan.verbose)
+    spec, resources = with_resources(plan)
+    client = MlflowClient(plan.tracking_uri)
+    exp_id = tracking.experiment_id(client, plan.experiment)
+    parent_id, reopened = tracking.start_parent(client, exp_id, plan.name, parent_params(plan, spec))
+    ending.attach(client, exp_id, parent_id, resume_command(plan.again, plan.name, dict(plan.options)))
+    params = client.get_run(parent_id).data.params
+    noise = baseline_spec(logged_spec(spec, params)) if params.get(NOISE_PARAM) == "True" else None
+    planned = int(params["planned_trials"])  # a resumed sweep keeps its own plan
+    if noise is not None:
+        print(f"noise baseline: {len(noise.grid_points())} trials after the sweep's own (σ ∈ "
+              f"{{{', '.join(f'{v:g}' for v in noise.grid['sigma'])}}}), same data and farm; off: --no-noise-baseline",
+              flush=True)
+    print(planned_cost(client, exp_id, spec, planned, noise, plan.attackers).line(), flush=True)
+    if not reopened:
+        tracking.log_metrics(client, parent_id, {f"data/{k}": float(v) for k, v in counts.items()})
+    farm = None
+    if plan.attackers and spec.preset.checkpoint_inputs is not None:
+        farm = FarmPlan(spec.preset.checkpoint_inputs, plan.attackers, spec.preset.privacy_attackers, resources)
+    return Sweep(plan, spec, client, exp_id, parent_id, resources, farm, noise,
+                 start_baselines(client, parent_id, spec, resources), planned)
+
+
+def with_resources(plan: SweepPlan) -> tuple[SweepSpec, dict[str, float]]:
+    """The spec with each trial's threads, and each trial's CPUs and GPUs, checked against the cluster's."""
+    gpus = default_gpus_per_trial() if plan.gpus_per_trial is None else plan.gpus_per_trial
+    cpus = plan.spec.preset.profiles[plan.spec.profile].cpus_per_trial
+    resources = {"cpu": cpus, "gpu": gpus}
+    if plan.verbose:
+        print(f"ray: {ray.cluster_resources()}; per trial {resources}", flush=True)
+    preflight.check_resources(resources, ray.cluster_resources())
+    return replace(plan.spec, config={**plan.spec.config, "threads": max(1, int(cpus))}), resources
+
+
+def parent_params(plan: SweepPlan, spec: SweepSpec) -> dict[str, Any]:
+    """What the parent run records of the sweep: what a resume runs again, and what the store's views show."""
+    return {
+        "preset": spec.preset.name, "profile": spec.profile, "mechanism": spec.preset.mechanism_name,
+        "dataset": spec.preset.dataset, "search": plan.search, "storage": tune_storage.join(plan.storage, plan.name),
+        "grid": spec.grid_param, "config": spec.config, "planned_trials": plan.planned, "attackers": plan.attackers,
+        NOISE_PARAM: plan.noise_baseline,
+    } | ({"preset_file": plan.preset_file} if plan.preset_file else {})
+
+
+def planned_cost(client: MlflowClient, exp_id: str, spec: SweepSpec, planned: int, noise: SweepSpec | None,
+                 attackers: tuple[str, ...]) -> CostEstimate:
+    """The sweep's plan and its expected wall time, priced from the newest finished sweep like it in the store."""
+    epochs, every = spec.config.get("epochs"), spec.config.get("checkpoint_every") or 0
+    checkpoints = 1 if not epochs else len({e for e in range(1, epochs + 1) if e == epochs or (every and e % every == 0)})
+    like = {"preset": spec.preset.name, "profile": spec.profile} | tracking.flatten("attackers", attackers)
+    baseline_trials = len(noise.grid_points()) if noise else 0
+    return CostEstimate(planned, baseline_trials, attackers, checkpoints, last_finished(client, exp_id, like))
+
+
+def start_baselines(client: MlflowClient, parent_id: str, spec: SweepSpec,
+                    resources: dict[str, float]) -> ray.ObjectRef | None:
+    """The preset's raw-data baselines as a Ray task beside the trials, unless the parent run has them already."""
+    if spec.preset.baselines is None or any(k.startswith("baseline/") for k in client.get_run(parent_id).data.metrics):
+        return None
+    task = ray.remote(spec.preset.baselines).options(num_cpus=resources["cpu"], num_gpus=resources["gpu"])
+    return task.remote(spec.grid_points()[0])
+
+
+def log_baselines(sweep: Sweep, wait_s: float | None = BASELINE_GRACE_S) -> None:
+    """The raw-data baselines on the parent run once they are done, waiting at most ``wait_s`` (None: until done).
+    An interrupted sweep keeps them when they are ready: a resumed sweep then skips them, a partial one reports them."""
+    if sweep.baselines is not None and ray.wait([sweep.baselines], timeout=wait_s)[0]:
+        tracking.log_metrics(sweep.client, sweep.parent_id, ray.get(sweep.baselines))
+
+
+def fit(sweep: Sweep, ending: SweepEnding) -> Any | None:
+    """Tune's run of the grid (restored on a resume), each trial logged into its child run and attacked by the farm
+    as its checkpoints arrive; returns Tune's results, None when interrupted."""
+    plan, spec = sweep.plan, sweep.spec
+    if plan.resumed:
+        tuner = restore_tuner(spec, sweep.resources, plan.storage, plan.name)
+    else:
+        logger = MlflowTrialLogger(plan.tracking_uri, sweep.exp_id, sweep.parent_id, spec.preset.label_keys,
+                                   spec.preset.checkpoint_figures, storage=plan.storage,
+                                   mechanism=spec.preset.mechanism_name,
+                                   shown=tuple(m for m, _ in spec.preset.optuna_objectives),
+                                   total_epochs=spec.config.get("epochs"), farm=sweep.farm, verbose=plan.verbose)
+        tuner = build_tuner(spec, search=plan.search, samples=plan.samples, resources=sweep.resources,
+                            storage=plan.storage, name=plan.name, callbacks=[logger],
+                            max_concurrent=plan.max_concurrent, max_failures=plan.max_failures,
+                            progress=SweepProgress(sweep.planned))
+    with ending.fitting():
+        results = tuner.fit()
+    if ending.signal is not None:
+        log_baselines(sweep)
+        return None
+    return results
+
+
+@dataclass(frozen=True)
+class CaughtUp:
+    """What ran after the grid: farm work an interruption lost, and the noise grid's Tune results (None without)."""
+
+    checkpoints: int
+    noise_results: Any | None
+
+
+def catch_up(sweep: Sweep, ending: SweepEnding) -> CaughtUp | None:
+    """Attack the checkpoints an interruption left unattacked, then run the noise grid; None when interrupted."""
+    caught_up = attack_missing(sweep.client, sweep.exp_id, sweep.parent_id, sweep.farm)[0] if sweep.farm else 0
+    noise_results = None
+    if sweep.noise is not None:
+        plan = sweep.plan
+        with ending.fitting():
+            noise_results = run_baseline(sweep.noise, tracking_uri=plan.tracking_uri, exp_id=sweep.exp_id,
+                                         parent_id=sweep.parent_id, storage=plan.storage, sweep=plan.name,
+                                         farm=sweep.farm, resources=sweep.resources,
+                                         max_concurrent=plan.max_concurrent, max_failures=plan.max_failures,
+                                         verbose=plan.verbose)
+        if ending.signal is not None:
+            log_baselines(sweep)
+            return None
+    if caught_up:
+        print(f"attack farm: caught up on {caught_up} checkpoint(s)", flush=True)
+    return CaughtUp(caught_up, noise_results)
