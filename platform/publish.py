@@ -41,8 +41,11 @@ def histories(client: MlflowClient, table: pd.DataFrame, metrics: tuple[str, ...
     """run_id -> the per-step values of ``metrics`` on that trial's run (index: step, a column per metric)."""
     if not metrics or "run_id" not in table:
         return {}
-    return {run_id: pd.concat([pd.Series({m.step: m.value for m in client.get_metric_history(run_id, name)},
-                                         name=name, dtype=float) for name in metrics], axis=1).sort_index()
+
+    def history(run_id: str, name: str) -> pd.Series:
+        return pd.Series({m.step: m.value for m in client.get_metric_history(run_id, name)}, name=name, dtype=float)
+
+    return {run_id: pd.concat([history(run_id, name) for name in metrics], axis=1).sort_index()
             for run_id in table["run_id"]}
 
 
