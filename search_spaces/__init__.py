@@ -2,17 +2,21 @@
 
 A preset is plain configuration (one module per preset); the driver in ``platform/`` reads it, and everything it
 runs (the trainable, config checks, data counts, baselines, farm inputs, the served release) comes from the preset's
-:class:`~trainables.mechanism.Mechanism`.
+:class:`~trainables.mechanism.Mechanism`. Figures of a whole sweep that only one study needs come from its preset too
+(:data:`SweepFigure`): the driver draws them with the summary and knows none of them by name.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from search_spaces.grids import Grid, GridSpec, axes, sub_grids
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from trainables.mechanism import Mechanism
 
 
@@ -55,6 +59,23 @@ class OptunaRange:
 
 
 @dataclass(frozen=True)
+class SweepTrials:
+    """What a preset's sweep figures draw from, read by the driver from the sweep's child runs when it publishes."""
+
+    # One row per trial: run_id, name, status, the label keys' params, every latest metric, pareto_front.
+    table: pd.DataFrame
+    # run_id -> the per-step values of the preset's ``sweep_history`` metrics (index: step, a column per metric).
+    histories: Mapping[str, pd.DataFrame] = field(default_factory=dict)
+
+
+SweepFigure = Callable[[SweepTrials, Path], list[Path]]
+"""A figure of a whole sweep, contributed by its preset: ``figure(trials, folder)`` draws into ``folder`` and returns the
+files drawn. A file directly in ``folder`` goes on the sweep's parent run under ``front/``; one in ``folder/<run_id>/``
+on that trial's own run. It draws from ``trials`` only and never touches the MLflow store; it returns no file where its
+metrics are missing."""
+
+
+@dataclass(frozen=True)
 class Preset:
     """Everything a sweep needs to know about one experiment."""
 
@@ -72,7 +93,8 @@ class Preset:
     privacy_attackers: tuple[str, ...] = ()  # whose accuracy counts for attack/max/accuracy
     checkpoint_figures: tuple[str, ...] = ()  # PNGs a trial writes into its checkpoints
     trend_metrics: tuple[str, ...] = ()  # plotted against every axis (default: the Pareto axes)
-    sweep_figures: tuple[str, ...] = ()  # driver-drawn figures on the parent run (platform.results.summary.SWEEP_FIGURES)
+    sweep_figures: tuple[SweepFigure, ...] = ()  # the study's own figures of the whole sweep, drawn when it is published
+    sweep_history: tuple[str, ...] = ()  # metrics whose per-step values the sweep figures read (SweepTrials.histories)
     canonical: Callable[[dict], dict] | None = None  # maps a grid point to its representative (equivalent points run once)
     front_by: str | None = None  # a grid axis: the sweep report also draws one front per value of it (and the joint one)
     noise_baseline: bool = False  # an image preset: its sweeps also run the ``noise`` grid (platform.results.noise_baseline)

@@ -3,9 +3,13 @@ leakage ρ_KL against training-set size n, L2 regularisation λ, PCA features p_
 
 The ``paper-*`` profiles are Farokhi & Kaafar's one-factor experiments (ridge regression, 100 records per point, box
 plots of ρ_KL per level): n; λ at n = 10; p_x at n = 10; σ at n = 30. ``paper-net-n`` is the paper's 5 × 50 tanh network
-against n, its ρ_KL on probe outputs, and ``paper-n-probes`` ridge regression measured the same way."""
-from search_spaces import OptunaRange, Preset, Profile
+against n, its ρ_KL on probe outputs, and ``paper-n-probes`` ridge regression measured the same way. Its sweep figure
+is those box plots: one box of per-record ρ_KL per trial on the parent run."""
+from pathlib import Path
+
+from search_spaces import OptunaRange, Preset, Profile, SweepTrials
 from trainables.membership.config import MembershipConfig
+from trainables.membership.figures import FIGURE, plot_kl_boxes
 from trainables.membership.mechanism import Membership
 
 # One factor varies, the others stay at these values (the paper's figures each vary one).
@@ -15,6 +19,13 @@ PAPER = {"mc_runs": 200, "kl_records": 100, "n": 10, "lam": 1e-3, "p_x": 5, "sig
 # parameters' ρ.
 PROBES = {"kl_view": "probes", "probes": 6, "mc_runs": 30, "kl_records": 20}
 NET_N = [10, 30, 100, 300]
+LABEL_KEYS = ("n", "lam", "p_x", "sigma")
+
+
+def kl_boxplots(trials: SweepTrials, folder: Path) -> list[Path]:
+    """One box of per-record ρ_KL per finished trial, labelled by the axes (and seeds) that vary."""
+    drawn = plot_kl_boxes(trials.table, (*LABEL_KEYS, "seed"), folder / FIGURE)
+    return [drawn] if drawn is not None else []
 
 
 def _paper(description: str, axis: str, levels: list, **fixed: object) -> Profile:
@@ -63,7 +74,7 @@ PRESET = Preset(
     ),
     farm_attackers=("rmia", "lira"),  # Yeom runs in the trial (its |advantage| is the privacy axis)
     optuna_objectives=(("utility/accuracy", "max"), ("attack/yeom/advantage_abs", "min")),
-    label_keys=("n", "lam", "p_x", "sigma"),
+    label_keys=LABEL_KEYS,
     trend_metrics=("attack/yeom/advantage_abs", "leakage/kl/rho", "utility/accuracy"),
-    sweep_figures=("kl_boxplots",),
+    sweep_figures=(kl_boxplots,),
 )

@@ -2,10 +2,29 @@
 stochastic filter on a 2-D Gaussian
 mixture, swept over the codependence k of U and S and the privacy weight α of the privatizer loss. ``algorithm`` (the
 seed's Algorithm 1, 2 or 3: which estimators are pre-trained on raw data and frozen) is a grid axis holding [1] in every
-profile; ``--set algorithm=1,2,3`` sweeps all three. Optuna keeps it at 1 (its range is [1, 1])."""
-from search_spaces import OptunaRange, Preset, Profile
+profile; ``--set algorithm=1,2,3`` sweeps all three. Optuna keeps it at 1 (its range is [1, 1]).
+
+Its sweep figure is the information plane: every trial's trajectory against the bound on the parent run, and each
+trial's own on its run."""
+from pathlib import Path
+
+from search_spaces import OptunaRange, Preset, Profile, SweepTrials
 from trainables.privatizer.gmm import GmmPrivatizer
 from trainables.privatizer.gmm_config import PrivatizerGmmConfig
+from trainables.privatizer.gmm_figures import FIGURE, X_METRIC, Y_METRIC, plot_information_plane
+
+
+def information_plane(trials: SweepTrials, folder: Path) -> list[Path]:
+    """The sweep's information plane (all trials) and, in a folder per run id, each trial's trajectory alone."""
+    table = trials.table
+    if "run_id" not in table:  # no trial ran
+        return []
+    drawn = [plot_information_plane(table, trials.histories, folder / FIGURE)]
+    for index, run_id in table["run_id"].items():
+        (folder / run_id).mkdir()
+        drawn.append(plot_information_plane(table.loc[[index]], trials.histories, folder / run_id / FIGURE))
+    return [path for path in drawn if path is not None]
+
 
 PRESET = Preset(
     name="gmm",
@@ -41,5 +60,6 @@ PRESET = Preset(
     optuna_objectives=(("utility/accuracy", "max"), ("attack/estimator/accuracy", "min")),
     label_keys=("k", "alpha", "algorithm"),
     trend_metrics=("leakage/i_sq", "leakage/i_uxq", "leakage/sum", "leakage/gap"),
-    sweep_figures=("information_plane",),
+    sweep_figures=(information_plane,),
+    sweep_history=(X_METRIC, Y_METRIC),
 )

@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 from conftest import run_sweep, store
 
-from platform.figures.kl_boxes import plot_kl_boxes
 from platform.figures.trends import trend_table
 from platform.plan.spec import resolve
+from trainables.membership.figures import plot_kl_boxes
 
 
 @pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)

@@ -7,6 +7,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import matplotlib.image
+import pandas as pd
 import pytest
 import torch
 from conftest import REPO, run_sweep, store, sweep_env
@@ -14,6 +16,7 @@ from conftest import REPO, run_sweep, store, sweep_env
 from platform.errors import UsageError
 from platform.plan.spec import get_preset, preset_of, resolve
 from platform.sweep import main
+from search_spaces import SweepTrials
 from search_spaces.amnist import PRESET as amnist
 from search_spaces.plugins import load_preset_file, merge_presets, published_presets
 from serve.points import list_points, load_point
@@ -90,6 +93,20 @@ def test_more_noise_with_more_privacy_weight() -> None:
     assert seen[30.0]["utility/mse"] > seen[0.0]["utility/mse"], seen
 
 
+def test_example_contributes_its_own_sweep_figure(tmp_path: Path) -> None:
+    """The example's sweep figure, drawn from a trials table and σ histories as publish hands them over."""
+    preset = load_preset_file(EXAMPLE)
+    (figure,) = preset.sweep_figures
+    table = pd.DataFrame({"run_id": ["a", "b"], "lam": [0.0, 30.0], "status": ["FINISHED"] * 2})
+    histories = {"a": pd.DataFrame({"train/sigma_mean": [0.1, 0.1]}, index=[1, 2]),
+                 "b": pd.DataFrame({"train/sigma_mean": [0.1, 0.3]}, index=[1, 2])}
+    assert preset.sweep_history == ("train/sigma_mean",)
+    assert figure(SweepTrials(table, histories), tmp_path) == [tmp_path / "sigma_by_epoch.png"]
+    assert matplotlib.image.imread(tmp_path / "sigma_by_epoch.png").ndim == 3
+    no_sigma = {k: v.assign(**{"train/sigma_mean": float("nan")}) for k, v in histories.items()}
+    assert figure(SweepTrials(table, no_sigma), tmp_path / "none") == []
+
+
 def test_published_name_clash_names_both() -> None:
     merged = merge_presets([amnist], [("entry point mine = pkg:PRESET", replace(amnist, name="mine"))])
     assert set(merged) == {"amnist", "mine"}
@@ -139,6 +156,7 @@ def test_example_sweep_runs_the_whole_farm_in_ray_workers(tmp_path: Path) -> Non
     assert trials[30.0]["utility/mse"] > trials[0.0]["utility/mse"]
     checkpoints = list((tmp_path / "runs").glob("gaussian-noise-smoke-*/*/checkpoint_*/sigma.png"))
     assert len(checkpoints) == 2
+    assert "front/sigma_by_epoch.png" in {a.path for a in client.list_artifacts(parent.info.run_id, "front")}
     again = subprocess.run([sys.executable, "-m", "platform.attack", parent.info.run_id, "--tracking-uri",
                             f"sqlite:///{tmp_path / 'mlflow.db'}"], cwd=REPO, env=sweep_env(), capture_output=True,
                            text=True, timeout=300)

@@ -2,11 +2,37 @@
 
     python -m platform.sweep --preset-file examples/gaussian_noise/preset.py --profile smoke
 
-putlab loads this file with its folder importable, so ``mechanism`` below is the sibling mechanism.py.
+putlab loads this file with its folder importable, so ``mechanism`` below is the sibling mechanism.py. It also
+contributes a figure of the whole sweep, ``front/sigma_by_epoch.png`` on the parent run (``sigma_by_epoch``).
 """
+from pathlib import Path
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 from mechanism import GaussianNoise, GaussianNoiseConfig
 
-from search_spaces import OptunaRange, Preset, Profile
+from search_spaces import OptunaRange, Preset, Profile, SweepTrials
+
+
+def sigma_by_epoch(trials: SweepTrials, folder: Path) -> list[Path]:
+    """The noise map's mean σ at every epoch, one line per trial: drawn from the per-step ``train/sigma_mean`` that
+    ``sweep_history`` below asks the driver to read (``trials.table`` has each trial's params and latest metrics)."""
+    fig = Figure(figsize=(4.5, 3.2))
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    for _, trial in trials.table.iterrows():
+        sigma = trials.histories[trial["run_id"]]["train/sigma_mean"].dropna()
+        if len(sigma):
+            ax.plot(sigma.index, sigma.to_numpy(), marker="o", label=f"λ={trial['lam']:g}")
+    if not ax.lines:  # no trial reported σ: no figure
+        return []
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("mean σ of the noise map")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(folder / "sigma_by_epoch.png", dpi=100)
+    return [folder / "sigma_by_epoch.png"]
+
 
 PRESET = Preset(
     name="gaussian-noise",
@@ -39,4 +65,6 @@ PRESET = Preset(
     privacy_attackers=("deep", "deep_raw", "thickness"),
     checkpoint_figures=GaussianNoise.figures,
     trend_metrics=("utility/accuracy", "attack/max/accuracy", "train/sigma_mean"),
+    sweep_figures=(sigma_by_epoch,),
+    sweep_history=("train/sigma_mean",),
 )

@@ -1,4 +1,5 @@
-"""Pictures of results: the front, trend and per-study figures, and the self-contained HTML report with its template.
+"""Pictures of results every sweep gets: the front and trend figures, and the self-contained HTML report with its
+template. A study's own figures are its preset's (``search_spaces.SweepFigure``), drawn on the worker side.
 
 May import: ``platform.results`` and ``platform.errors``. Never ``plan``, ``run`` or ``papers``.
 """

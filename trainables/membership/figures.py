@@ -1,32 +1,30 @@
 """Box plots of the per-record KL leakage ρ_KL, one box per trial, drawn from the statistics each trial logged.
 
 A trial logs ρ_KL's quartiles and whiskers over its records (``leakage/kl/rho/q1`` ... ``whishi``) and their mean
-(``leakage/kl/rho``, drawn as a dot), so the parent run's figure needs no per-record data. Boxes follow the sweep's
-varying axes in order (the levels of the one varying factor for the ``paper-*`` profiles). Plotting only.
+(``leakage/kl/rho``, drawn as a dot), so the sweep's figure needs no per-record data. Boxes follow the sweep's
+varying axes in order (the levels of the one varying factor for the ``paper-*`` profiles). The adult-membership
+preset draws it on the sweep's parent run (search_spaces/adult_membership.py). Plotting only.
 """
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from mlflow.tracking import MlflowClient
 
-from platform.results.numbers import readable
+from core.numbers import readable
 
 RHO = "leakage/kl/rho"
 STATS = ("q1", "median", "q3", "whislo", "whishi")
 FIGURE = "kl_boxplots.png"
-LABEL_KEYS = ("n", "lam", "p_x", "sigma", "seed")
 
 
 def plot_kl_boxes(table: pd.DataFrame, keys: Sequence[str], path: str | Path) -> Path | None:
     """PNG with one box of per-record ρ_KL per finished trial, labelled by the axes that vary; None without any."""
     needed = [RHO, *(f"{RHO}/{s}" for s in STATS)]
-    usable = table[table.get("status", "FINISHED") == "FINISHED"]
+    usable = table[table["status"] == "FINISHED"] if "status" in table else table
     if usable.empty or any(c not in usable for c in needed):
         return None
     usable = usable.dropna(subset=needed)
@@ -51,9 +49,3 @@ def plot_kl_boxes(table: pd.DataFrame, keys: Sequence[str], path: str | Path) ->
     fig.savefig(path, dpi=100)
     return Path(path)
 
-
-def log_kl_boxes(client: MlflowClient, parent_id: str, table: pd.DataFrame) -> None:
-    """The box-plot figure on the parent run, under ``front/`` beside the trend plot."""
-    with tempfile.TemporaryDirectory() as tmp:
-        if plot_kl_boxes(table, LABEL_KEYS, Path(tmp) / FIGURE):
-            client.log_artifact(parent_id, str(Path(tmp) / FIGURE), artifact_path="front")
