@@ -21,7 +21,7 @@ from core.quiet import silence, silence_serve
 from core.tracking_uri import check_tracking_uri
 from serve.app import build_app
 from serve.auth import API_KEY_ENV, configured_key
-from serve.points import list_points, unknown_models
+from serve.points import UnknownModelsError, check_models
 from serve.validation import Limits
 
 
@@ -65,17 +65,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.tracking_uri.startswith(("http://", "https://")):  # fail fast instead of the client's retries
             urllib.request.urlopen(args.tracking_uri.rstrip("/") + "/health", timeout=5).read()
-        client = MlflowClient(args.tracking_uri)
-        points = list_points(client, models)
-        unknown = unknown_models(models, points)
-        registered = sorted(list_points(client)) if unknown else []
+        points = check_models(MlflowClient(args.tracking_uri), models, "--models")
+    except UnknownModelsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except Exception as exc:  # noqa: BLE001 - an unreachable or unusable store (any backend): say so before starting Ray
         print(f"error: MLflow tracking store {args.tracking_uri} is unusable: {str(exc).splitlines()[0]}", file=sys.stderr)
-        return 2
-    if unknown:
-        shown = ", ".join(registered[:10]) + (f" and {len(registered) - 10} more" if len(registered) > 10 else "")
-        print(f"error: --models names no registered operating point: {', '.join(unknown)} "
-              f"(registered: {shown or 'none'})", file=sys.stderr)
         return 2
     if not points:
         print(f"no registered operating point yet: {python_module('platform.select', '<sweep>', '--max-attack', '0.6')}"

@@ -29,7 +29,7 @@ from starlette.exceptions import HTTPException
 
 from serve.auth import authorized, configured_key
 from serve.openapi import RELEASE_EXTRA, RELEASE_RESPONSES, UNAUTHORIZED
-from serve.points import PointInfo, list_points, load_point
+from serve.points import PointInfo, check_models, list_points, load_point
 from serve.validation import Limits, RequestError, parse_binary, parse_release, read_body
 from trainables.release_map import ReleaseMap
 
@@ -151,13 +151,16 @@ RELEASE_DEPLOYMENT = serve.deployment(max_ongoing_requests=32)(ReleaseService)
 
 def build_app(args: dict[str, str]) -> Application:
     """Application builder for ``serve run serve.app:build_app tracking_uri=... [models=a/1,b] [num_gpus=0.25]
-    [require_api_key=true] [read_timeout_s=30]``."""
+    [require_api_key=true] [read_timeout_s=30]``; a ``models`` entry that names no registered operating point is refused
+    (ValueError, one line naming it)."""
     if not args.get("tracking_uri"):
         raise ValueError("serve.app:build_app needs tracking_uri=<MLflow tracking URI>")
     require = str(args.get("require_api_key", "false")).lower()
     if require not in ("true", "false"):
         raise ValueError(f"require_api_key must be true or false (got {require!r})")
     models = tuple(m.strip() for m in str(args.get("models", "")).split(",") if m.strip())
+    if models:  # a name that serves nothing is a typo: refused here as by ``python -m serve --models``
+        check_models(MlflowClient(args["tracking_uri"]), models, "models=")
     limits = Limits(max_body_bytes=int(args.get("max_body_bytes", Limits.max_body_bytes)),
                     max_batch=int(args.get("max_batch", Limits.max_batch)),
                     read_timeout_s=float(args.get("read_timeout_s", Limits.read_timeout_s)))

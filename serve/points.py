@@ -80,6 +80,23 @@ def unknown_models(models: tuple[str, ...], points: dict[str, PointInfo]) -> lis
     return [m for m in models if (m not in points if "/" in m else m not in names)]
 
 
+class UnknownModelsError(ValueError):
+    """Named models (``name`` or ``name/version``) that are no registered operating point."""
+
+
+def check_models(client: MlflowClient, models: tuple[str, ...], option: str) -> dict[str, PointInfo]:
+    """The points ``models`` names (every registered one when it names none); an :class:`UnknownModelsError`, one line
+    naming the entries that name no point (and the registered ones, for the user's ``option``), when some do."""
+    points = list_points(client, models)
+    unknown = unknown_models(models, points)
+    if unknown:
+        registered = sorted(list_points(client))
+        shown = ", ".join(registered[:10]) + (f" and {len(registered) - 10} more" if len(registered) > 10 else "")
+        raise UnknownModelsError(f"{option} names no registered operating point: {', '.join(unknown)} "
+                                 f"(registered: {shown or 'none'})")
+    return points
+
+
 def load_point(client: MlflowClient, info: PointInfo, device: torch.device) -> ReleaseMap:
     """Download the version's files and rebuild its release map on ``device`` (raises on a corrupt checkpoint)."""
     version = client.get_model_version(info.name, info.version)

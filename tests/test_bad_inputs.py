@@ -401,7 +401,7 @@ def test_a_body_that_never_arrives_is_refused_within_the_read_timeout() -> None:
 
 def test_real_commands_refuse_in_one_line_without_creating_anything(tmp_path: Path) -> None:
     """On a real stderr (MLflow's and Ray's own output included): serve on a folder answers at once (not after
-    minutes of MLflow retries), select on a missing store creates none."""
+    minutes of MLflow retries), select and report on a missing store create none."""
     started = time.monotonic()
     served = subprocess.run([sys.executable, "-m", "serve", "--tracking-uri", f"sqlite:///{tmp_path}"], cwd=REPO,
                             env=sweep_env(), capture_output=True, text=True, timeout=120)
@@ -412,4 +412,8 @@ def test_real_commands_refuse_in_one_line_without_creating_anything(tmp_path: Pa
                             text=True, timeout=120)
     assert chosen.returncode == 2 and chosen.stderr.strip() == f"error: no MLflow tracking store at {tmp_path / 'mlflow.db'} " \
                                                                "(a sweep creates one; check --tracking-uri)"
+    reported = subprocess.run([sys.executable, "-m", "platform.report", "s", "--out", str(tmp_path / "r.html"),
+                               "--tracking-uri", f"sqlite:///{tmp_path / 'mlflow.db'}"], cwd=REPO, env=sweep_env(),
+                              capture_output=True, text=True, timeout=120)
+    assert reported.returncode == 2 and reported.stderr == chosen.stderr and reported.stdout == ""
     assert list(tmp_path.iterdir()) == []

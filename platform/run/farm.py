@@ -105,6 +105,13 @@ def report_skipped(client: MlflowClient, run_id: str, step: int, skipped: dict[s
         print(f"[{run.info.run_name}] step {step}: attacker {name} skipped: {reason}", flush=True)
 
 
+def failure_line(exc: BaseException) -> str:
+    """What failed, in one line: a task's own exception (Ray wraps it in a RayTaskError whose text names only the task,
+    its process and node, e.g. ``RayTaskError(CheckpointError): ray::run_farm() (pid=1, ip=…)``), else ``exc``."""
+    cause = exc.cause if isinstance(exc, ray.exceptions.RayTaskError) and exc.cause is not None else exc
+    return f"{type(cause).__name__}: {cause}".splitlines()[0][:500]
+
+
 class FarmScheduler:
     """Submits ``run_farm`` tasks and logs their reports; never lets a failed attack stop the sweep."""
 
@@ -135,7 +142,7 @@ class FarmScheduler:
             try:
                 self._log(run_id, step, ray.get(ref))
             except Exception as exc:  # noqa: BLE001 - an attacker's failure is reported, the sweep goes on
-                message = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
+                message = failure_line(exc)
                 self.failures += 1
                 self.client.set_tag(run_id, "putlab.farm_error", message)
                 print(f"attack farm failed on run {run_id} step {step} ({', '.join(names)}): {message}", flush=True)
