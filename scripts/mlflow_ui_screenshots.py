@@ -1,4 +1,4 @@
-"""Screenshots of the real MLflow UI comparing PUT fronts, taken in headless Chromium (for the README).
+"""Screenshots of the real MLflow UI comparing PUT fronts, taken in headless Chromium (for docs/usage.md).
 
 Starts ``mlflow ui`` on the given store, opens (1) the newest ``platform.compare`` run with its overlaid fronts and
 (2) the trials of the named experiments side by side, front members only, with their axes and grid values as columns,

@@ -1,17 +1,21 @@
-"""``ray job submit`` as the README writes it: a real head started with ``ray start`` (own temp dir, free ports,
-token auth), a smoke sweep submitted as a job with the project's interpreter, its MLflow runs read back; and a plain
-sweep beside a running ``ray start`` node starts its own Ray instead of joining that node."""
+"""``ray job submit`` as the README writes it: a real head started with ``ray start`` from the project's environment
+(own temp dir, free ports, token auth), the README's ``ray job submit -- python -m platform.sweep amnist`` with a
+bare ``python`` (a smoke profile and its own store appended), its MLflow runs read back; and a plain sweep beside a
+running ``ray start`` node starts its own Ray instead of joining that node."""
 from __future__ import annotations
 
+import os
+import shlex
 import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import REPO, run_sweep, store
-from ray_nodes import RAY, cluster_env, start_head, stop, temp_root
+from ray_nodes import cluster_env, start_head, stop, temp_root
+from readme_commands import readme_commands
 
 pytestmark = pytest.mark.slow
-PYTHON = REPO / ".venv" / "bin" / "python"
+VENV = REPO / ".venv"
 
 
 def trial_runs(workdir: Path) -> tuple[object, list]:
@@ -21,27 +25,35 @@ def trial_runs(workdir: Path) -> tuple[object, list]:
     return parent, [r for r in runs if r.data.tags.get("putlab.role") == "trial"]
 
 
+def activated(env: dict[str, str]) -> dict[str, str]:
+    """``env`` as ``source .venv/bin/activate`` leaves it: the project's ``bin`` first on PATH, no PYTHONPATH."""
+    env = {k: v for k, v in env.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    return env | {"VIRTUAL_ENV": str(VENV), "PATH": f"{VENV / 'bin'}{os.pathsep}{env.get('PATH', '/usr/bin:/bin')}"}
+
+
 @pytest.fixture()
 def head():
-    """A head with the dashboard (the job server), two CPUs, its temp dir ``<root>/ray``, stopped by PID at the end.
-    Its environment has no PYTHONPATH, as a user's shell: the job finds putlab in its shipped working directory."""
-    env = {k: v for k, v in cluster_env().items() if k != "PYTHONPATH"}
+    """A head as the README starts it: in the repository root, from the project's environment, with the dashboard
+    (the job server) and two CPUs; its temp dir ``<root>/ray``, stopped by PID at the end."""
     with temp_root() as root:
-        node = start_head(root / "ray", env, num_cpus=2, dashboard=True)
+        node = start_head(root / "ray", activated(cluster_env()), num_cpus=2, dashboard=True)
         try:
             yield node
         finally:
             stop(node)
 
 
-def test_job_submit_runs_a_smoke_sweep_with_the_projects_python(head, tmp_path: Path) -> None:
+def test_job_submit_runs_the_readmes_bare_command(head, tmp_path: Path) -> None:
+    """The job's bare ``python`` is the head's, the project's: it imports Ray and putlab's ``platform``, no
+    ``--working-dir`` or interpreter path needed."""
+    (line,) = [c for c in readme_commands() if c.startswith("ray job submit")]
+    assert line == "ray job submit -- python -m platform.sweep amnist", line
     workdir = tmp_path / "job"
     workdir.mkdir()
-    # The README's command: the working directory is shipped, the entrypoint is the checkout's own interpreter.
-    submit = [str(RAY), "job", "submit", "--address", head.dashboard, "--working-dir", ".", "--",
-              str(PYTHON), "-m", "platform.sweep", "amnist", "--profile", "smoke", "--attackers", "thickness",
+    submit = [*shlex.split(line), "--profile", "smoke", "--attackers", "thickness",
               "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}", "--storage", str(workdir / "runs")]
-    out = subprocess.run(submit, cwd=REPO, env=head.env, capture_output=True, text=True, timeout=600)
+    env = head.env | {"RAY_ADDRESS": head.dashboard}  # the README's submitting terminal: activated, RAY_ADDRESS set
+    out = subprocess.run(submit, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0 and "succeeded" in out.stdout, (out.stdout[-4000:], out.stderr[-3000:])
     assert "trials 3/3 done" in out.stdout and "Pareto front:" in out.stdout
     parent, children = trial_runs(workdir)
