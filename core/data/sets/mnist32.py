@@ -1,6 +1,4 @@
 """AMNIST padded to 1×32×32 with a 2-pixel zero border, the input of Cloak's LeNet-5 target; S = thickness, U = digit."""
-from torch.nn import functional as F
-
 from core.data.registry import Attribute, Dataset, LoadRequest, Split, Splits
 from core.data.sets.amnist import load as load_amnist_splits
 
@@ -8,8 +6,10 @@ PAD = 2
 
 
 def pad(split: Split) -> Split:
-    """The split with its 28×28 images padded to 32×32."""
-    return Split(F.pad(split.x, (PAD, PAD, PAD, PAD)), split.s, split.u)
+    """The split with its 28×28 images padded to 32×32 (zeros, torchvision's pad transform)."""
+    from torchvision.transforms.v2 import functional as tf  # imported on the first load, not with the registry
+
+    return Split(tf.pad(split.x, [PAD]), split.s, split.u)
 
 
 def load(request: LoadRequest) -> Splits:
