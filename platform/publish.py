@@ -83,7 +83,8 @@ def figure_name(figure: SweepFigure) -> str:
 
 def publish_sweep(sweep: Sweep, results: Any, caught_up: CaughtUp, ending: SweepEnding) -> int:
     """The sweep's last step: raw-data baselines and the summary on the parent run, the terminal's table, the report
-    and where to look; the parent run FINISHED when every planned trial did, else the sweep says it is incomplete."""
+    and where to look; the parent run FINISHED when every planned trial finished and every checkpoint was attacked,
+    else the sweep says it is incomplete."""
     client, parent_id, preset = sweep.client, sweep.parent_id, sweep.spec.preset
     log_baselines(sweep, wait_s=None)
     summary = publish(client, parent_id, preset)
@@ -91,7 +92,10 @@ def publish_sweep(sweep: Sweep, results: Any, caught_up: CaughtUp, ending: Sweep
     report = write_sweep_report(client, parent_id, preset, summary, sweep.plan.tracking_uri)
     print(f"report: {report}", flush=True)
     print(where_to_look(sweep), flush=True)
-    incomplete = results.num_errors > 0 or results.num_terminated < sweep.planned
+    incomplete = results.num_errors > 0 or results.num_terminated < sweep.planned or caught_up.farm_failures > 0
+    if caught_up.farm_failures:
+        print(f"error: {caught_up.farm_failures} checkpoint attack(s) failed (tag putlab.farm_error on their runs; "
+              "--resume tries them again)", file=sys.stderr, flush=True)
     if caught_up.noise_results is not None and sweep.noise is not None:
         noise_results = caught_up.noise_results
         incomplete |= noise_results.num_errors > 0 or noise_results.num_terminated < len(sweep.noise.grid_points())

@@ -143,15 +143,18 @@ def fit(sweep: Sweep, ending: SweepEnding) -> Any | None:
 
 @dataclass(frozen=True)
 class CaughtUp:
-    """What ran after the grid: farm work an interruption lost, and the noise grid's Tune results (None without)."""
+    """What ran after the grid: checkpoints whose farm work was missing (lost to an interruption, or failed and tried
+    again), how many of those failed once more, and the noise grid's Tune results (None without)."""
 
     checkpoints: int
+    farm_failures: int
     noise_results: Any | None
 
 
 def catch_up(sweep: Sweep, ending: SweepEnding) -> CaughtUp | None:
-    """Attack the checkpoints an interruption left unattacked, then run the noise grid; None when interrupted."""
-    caught_up = attack_missing(sweep.client, sweep.exp_id, sweep.parent_id, sweep.farm)[0] if sweep.farm else 0
+    """Attack the checkpoints left without their farm metrics (an interruption, an attack that raised), then run the
+    noise grid; None when interrupted."""
+    caught_up, failed = attack_missing(sweep.client, sweep.exp_id, sweep.parent_id, sweep.farm) if sweep.farm else (0, 0)
     noise_results = None
     if sweep.noise is not None:
         plan = sweep.plan
@@ -166,4 +169,4 @@ def catch_up(sweep: Sweep, ending: SweepEnding) -> CaughtUp | None:
             return None
     if caught_up:
         print(f"attack farm: caught up on {caught_up} checkpoint(s)", flush=True)
-    return CaughtUp(caught_up, noise_results)
+    return CaughtUp(caught_up, failed, noise_results)
