@@ -24,7 +24,6 @@ from torch.nn import functional as F
 from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, ReferenceData
 from attacks.deep import DeepAttacker
 from attacks.reference import ClassifierRecipe, reference_cache_dir
-from attacks.tuning import AttackBudget
 from core.data import default_data_root, load_amnist, load_mnist_test_population
 from core.metrics import balanced_accuracy, fairness_gaps
 from core.training import batches, predict_logits
@@ -239,7 +238,7 @@ def attack_equal_accuracy_baseline(cfg: CloakConfig, sigma: float, train: Split,
     gen = torch.Generator(device=train.x.device).manual_seed(cfg.seed + 3000)
     data = AttackInput(crop28(gaussian_release(train.x, sigma, gen)), train.thick,
                        crop28(gaussian_release(test.x, sigma, gen)), test.thick, num_classes=2)
-    result = DeepAttacker(AttackBudget.from_config(cfg.as_dict())).run(data)
+    result = DeepAttacker(cfg).run(data)
     return {f"{EQUAL_ACC}/attack/deep/{key}": v for key, v in result.metrics.items()}
 
 
@@ -378,7 +377,7 @@ class Cloak(Mechanism[CloakConfig]):
         device = pick_device()
         target = target_for(cfg, device)
         train, test = load_data(cfg, device)
-        attacker = DeepAttacker(AttackBudget.from_config(cfg.as_dict()))
+        attacker = DeepAttacker(cfg)
         thick = attacker.run(AttackInput(crop28(train.x), train.thick, crop28(test.x), test.thick, num_classes=2))
         return {
             "baseline/target/mnist_test_accuracy": target.mnist_test_accuracy,

@@ -28,7 +28,7 @@ from torch.nn import functional as F
 from attacks.base import AttackInput, CheckpointInputs
 from attacks.deep import DeepAttacker
 from attacks.side_info import SideInfoAttacker, SiOnlyAttacker, plug_in_bayes
-from attacks.tuning import AttackBudget, accuracy_metrics, tuned_result
+from attacks.tuning import accuracy_metrics, tuned_result
 from core.data.eco import EPOCH, HOURS, SI_FEATURES, EcoDays, EcoWindows, load_eco, split_days, window_days
 from core.data.eco_synthetic import synthetic_eco
 from core.metrics import balanced_accuracy
@@ -227,7 +227,7 @@ def pretrain(cfg: EcoConfig, m: EcoReleaser, train: EcoSplit, gen: torch.Generat
 
 def deep_attacker(cfg: EcoConfig) -> DeepAttacker:
     """The adversary's LSTM retrained from scratch as a tuned, early-stopped family (widths hidden and 2·hidden)."""
-    return DeepAttacker(AttackBudget.from_config(cfg.as_dict()), model=adversary_net(cfg), width=cfg.adversary_hidden)
+    return DeepAttacker(cfg, model=adversary_net(cfg), width=cfg.adversary_hidden)
 
 
 def deep_attack(cfg: EcoConfig, train_x: torch.Tensor, train: EcoSplit, test_x: torch.Tensor,
@@ -390,8 +390,7 @@ class EcoReleaser(Mechanism[EcoConfig]):
                           test_si=test.si)
         metrics = deep_attack(cfg, adversary_input(cfg, train.x, train.si), train, adversary_input(cfg, test.x, test.si),
                               test) | position_floors(train, test)
-        for result in (SideInfoAttacker(AttackBudget.from_config(cfg.as_dict())).run(raw),
-                       SiOnlyAttacker(AttackBudget.from_config(cfg.as_dict())).run(raw)):
+        for result in (SideInfoAttacker(cfg).run(raw), SiOnlyAttacker(cfg).run(raw)):
             metrics.update(result.logged())
         return {f"baseline/{k}": v for k, v in metrics.items()}
 
