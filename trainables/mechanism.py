@@ -181,7 +181,7 @@ class Mechanism(ABC, Generic[C]):
         """A mechanism for ``config`` on ``device`` (default: :func:`pick_device`); with ``threads``, torch's threads
         are set from the config (a trial or farm worker owns its process; a server does not)."""
         cfg = cls.typed(config)
-        if threads and getattr(cfg, "threads", None):
+        if threads:
             torch.set_num_threads(cfg.threads)
         return cls(cfg, device or pick_device())
 
