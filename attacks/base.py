@@ -10,6 +10,8 @@ from typing import Protocol
 
 import torch
 
+from core.config import TrialConfig
+
 
 @dataclass(frozen=True)
 class AttackInput:
@@ -120,7 +122,9 @@ class MembershipAttacker(Protocol):
 
 @dataclass(frozen=True)
 class CheckpointInputs:
-    """Everything the farm attacks for one checkpoint: its released splits and its trained networks."""
+    """Everything the farm attacks for one checkpoint: its released splits, its trained networks, and the trial's
+    validated config, which sets the attackers' budget and membership settings (default: every setting's default)."""
 
     data: AttackInput
     targets: tuple[MembershipTarget, ...] = ()
+    config: TrialConfig = field(default_factory=TrialConfig)

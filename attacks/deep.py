@@ -17,7 +17,8 @@ import torch
 
 from attacks.base import AttackInput, AttackResult
 from attacks.spec import AttackerSpec, Need
-from attacks.tuning import AttackBudget, Candidate, ModelBuilder, TunedFit, tune_classifier, tuned_result
+from attacks.tuning import Candidate, ModelBuilder, TunedFit, tune_classifier, tuned_result
+from core.config import AttackBudget
 from core.nets import SmallCNN, Standardized
 from core.training import FitLog, predict_logits
 
@@ -31,7 +32,7 @@ def fit_key(x: torch.Tensor, s: torch.Tensor, num_classes: int, budget: AttackBu
     digest = hashlib.sha256()
     for t in (x, s):
         digest.update(t.detach().cpu().contiguous().numpy().tobytes())
-    digest.update(repr((tuple(x.shape), num_classes, budget, width)).encode())
+    digest.update(repr((tuple(x.shape), num_classes, budget.budget_key(), width)).encode())
     return digest.hexdigest()[:32]
 
 
@@ -146,9 +147,9 @@ class RawTrainedDeepAttacker:
 
 
 SPECS = (
-    AttackerSpec("deep", lambda config, figures: DeepAttacker(AttackBudget.from_config(config)), frozenset({Need.RELEASED}),
+    AttackerSpec("deep", lambda config, figures: DeepAttacker(AttackBudget.of(config)), frozenset({Need.RELEASED}),
                  summary="the tuned CNN family retrained on the released training split"),
-    AttackerSpec("deep_raw", lambda config, figures: RawTrainedDeepAttacker(AttackBudget.from_config(config)),
+    AttackerSpec("deep_raw", lambda config, figures: RawTrainedDeepAttacker(AttackBudget.of(config)),
                  frozenset({Need.RELEASED, Need.RAW_TRAIN_X}),
                  summary="the tuned CNN family fitted on raw training inputs, applied unchanged to the release"),
 )

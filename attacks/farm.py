@@ -2,8 +2,9 @@
 
 ``run_farm`` runs as a Ray task scheduled by the driver, so attacks of earlier checkpoints overlap
 with the training of later ones. The mechanism supplies ``load(config, checkpoint_dir)``, which
-turns a checkpoint into released splits and the networks to test for membership. Attackers come
-from the registry (attacks/registry.py): the farm reads their declarations, never their names.
+validates the trial's config once and turns a checkpoint into released splits, the networks to test
+for membership and that validated config, from which the attackers are built. Attackers come from
+the registry (attacks/registry.py): the farm reads their declarations, never their names.
 """
 from __future__ import annotations
 
@@ -11,8 +12,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, cast
-
-import torch
 
 from attacks.base import Attacker, CheckpointInputs
 from attacks.membership_farm import run_membership, skipped_targets
@@ -40,15 +39,16 @@ def run_farm(load: Callable[[dict, str], CheckpointInputs], config: dict, checkp
              attackers: Sequence[str], figures: bool = True) -> FarmReport:
     """Load the checkpoint's release once (local or cloud storage), then run each named attacker on it.
 
-    ``figures``: also draw the attackers' pictures (ROC curves), which cost more than some attacks.
+    ``config`` is the trial's config as Tune stored it: ``load`` (the mechanism's ``checkpoint_inputs``) validates it,
+    sets torch's threads from it, and hands it on typed in the inputs. ``figures``: also draw the attackers' pictures
+    (ROC curves), which cost more than some attacks.
     """
     check_names(attackers)
-    torch.set_num_threads(int(config.get("threads", 1)))
     import ray  # run_farm is a Ray task; attack_inputs below also runs without Ray
 
     with checkpoint.as_directory() as directory:
         inputs = load(config, directory)
-    return replace(attack_inputs(inputs, config, attackers, figures), node_id=ray.get_runtime_context().get_node_id())
+    return replace(attack_inputs(inputs, attackers, figures), node_id=ray.get_runtime_context().get_node_id())
 
 
 def check_needs(specs: Sequence[AttackerSpec], inputs: CheckpointInputs) -> dict[str, str]:
@@ -64,12 +64,12 @@ def check_needs(specs: Sequence[AttackerSpec], inputs: CheckpointInputs) -> dict
     return skipped
 
 
-def attack_inputs(inputs: CheckpointInputs, config: dict, attackers: Sequence[str],
-                  figures: bool = True, registry: Registry = REGISTRY) -> FarmReport:
+def attack_inputs(inputs: CheckpointInputs, attackers: Sequence[str], figures: bool = True,
+                  registry: Registry = REGISTRY) -> FarmReport:
     """Run each named attacker of ``registry`` on one checkpoint's loaded release, on the device its tensors live on.
 
-    ``config`` is the trial's: it sets the learned attackers' budget and the membership attacks' reference models.
-    Every attacker's needs are checked before any runs.
+    The inputs' validated config is the trial's: it sets the learned attackers' budget and the membership attacks'
+    reference models. Every attacker's needs are checked before any runs.
     """
     registry.check_names(attackers)
     specs = [registry[name] for name in attackers]
@@ -79,12 +79,12 @@ def attack_inputs(inputs: CheckpointInputs, config: dict, attackers: Sequence[st
             continue
         t0 = time.perf_counter()
         if spec.per_target:
-            metrics, pngs = run_membership(spec.name, inputs, config, figures, registry)
+            metrics, pngs = run_membership(spec.name, inputs, figures, registry)
             report.metrics.update(metrics)
             report.figures.update(pngs)
             report.skipped.update(skipped_targets(spec, inputs.targets))
         else:
-            attacker = cast(Attacker, spec.build(config, figures))  # not per_target: the entry builds an Attacker
+            attacker = cast(Attacker, spec.build(inputs.config, figures))  # not per_target: the entry builds an Attacker
             result = attacker.run(inputs.data)
             report.metrics.update(result.logged())
             report.figures.update(result.figures)

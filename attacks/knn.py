@@ -67,6 +67,6 @@ class KnnAttacker:
 
 
 SPECS = (
-    AttackerSpec("knn", lambda config, figures: KnnAttacker(seed=int(config.get("seed", 0))), frozenset({Need.RELEASED}),
+    AttackerSpec("knn", lambda config, figures: KnnAttacker(seed=config.seed), frozenset({Need.RELEASED}),
                  summary="class-balanced k nearest released training samples, k chosen on validation"),
 )

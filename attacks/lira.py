@@ -14,8 +14,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from attacks.base import AttackResult, MembershipTarget
-from attacks.reference_attack import MembershipSettings, ReferenceSettings, logit_confidence, scores_result, view
+from attacks.reference_attack import ReferenceSettings, logit_confidence, reference_settings, scores_result, view
 from attacks.spec import AttackerSpec, Need
+from core.config import MembershipAttacks
 
 
 def global_sigma(refs_phi: np.ndarray) -> float:
@@ -53,7 +54,7 @@ class LiraAttacker:
 
 SPECS = (
     AttackerSpec("lira",
-                 lambda config, figures: LiraAttacker(settings=MembershipSettings.from_config(config).reference(figures)),
+                 lambda config, figures: LiraAttacker(settings=reference_settings(MembershipAttacks.of(config), figures)),
                  frozenset({Need.TARGETS, Need.REFERENCE}), primary_metric="auc",
                  summary="offline fixed-variance LiRA with reference models trained on a population"),
 )

@@ -110,7 +110,7 @@ class YeomAttacker:
 
 
 SPECS = (
-    AttackerSpec("yeom", lambda config, figures: YeomAttacker(seed=int(config.get("seed", 0)), figure=figures),
+    AttackerSpec("yeom", lambda config, figures: YeomAttacker(seed=config.seed, figure=figures),
                  frozenset({Need.TARGETS}), primary_metric="auc",
                  summary="loss threshold at the mean training loss, against every trained network"),
 )

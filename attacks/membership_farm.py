@@ -35,11 +35,12 @@ def skipped_targets(spec: AttackerSpec, targets: Sequence[MembershipTarget]) -> 
     return {f"{spec.name}/{t}": "needs " + "; ".join(n.value for n in lacks) for t, lacks in reasons.items() if lacks}
 
 
-def run_membership(name: str, inputs: CheckpointInputs, config: dict, figures: bool,
+def run_membership(name: str, inputs: CheckpointInputs, figures: bool,
                    registry: Registry = REGISTRY) -> tuple[dict[str, float], dict[str, bytes]]:
-    """Attacker ``name`` against every network of the checkpoint that meets its needs (a population, for reference attacks)."""
+    """Attacker ``name``, built from the inputs' config, against every network of the checkpoint that meets its needs
+    (a population, for reference attacks)."""
     spec = registry[name]
-    attacker = cast(MembershipAttacker, spec.build(config, figures))  # needs TARGETS: the entry builds one
+    attacker = cast(MembershipAttacker, spec.build(inputs.config, figures))  # needs TARGETS: the entry builds one
     metrics: dict[str, float] = {}
     pngs: dict[str, bytes] = {}
     per_target = []

@@ -12,14 +12,17 @@ from attacks.membership import roc_curve
 from attacks.membership_stats import balanced_draw, membership_metrics, require_finite
 from attacks.reference import PopulationPlan, population_plan, reference_models
 from attacks.roc_plot import roc_png
+from core.config import MembershipAttacks
 from core.training import predict_logits
+
+DEFAULTS = MembershipAttacks()  # the trial config's defaults, for attackers built without a config
 
 
 @dataclass(frozen=True)
 class ReferenceSettings:
     """Reference-model attack settings: how many references, how many population samples z, seeds and output."""
 
-    references: int = 2
+    references: int = DEFAULTS.mia_references
     population_z: int = 2000
     seed: int = 0
     max_samples: int | None = None
@@ -27,22 +30,9 @@ class ReferenceSettings:
     figure: bool = False
 
 
-@dataclass(frozen=True)
-class MembershipSettings:
-    """The trial-config knobs of the membership attackers (defaults where a config lacks them)."""
-
-    seed: int = 0
-    references: int = 2
-    offline_a: float = 0.3
-
-    @classmethod
-    def from_config(cls, config: dict) -> MembershipSettings:
-        """seed, mia_references and rmia_offline_a of a trial config."""
-        return cls(int(config.get("seed", 0)), int(config.get("mia_references", 2)), float(config.get("rmia_offline_a", 0.3)))
-
-    def reference(self, figure: bool) -> ReferenceSettings:
-        """Settings of the reference-model attackers."""
-        return ReferenceSettings(references=self.references, seed=self.seed, figure=figure)
+def reference_settings(config: MembershipAttacks, figure: bool) -> ReferenceSettings:
+    """Settings of the reference-model attackers from a trial config's ``mia_references`` and seed."""
+    return ReferenceSettings(references=config.mia_references, seed=config.seed, figure=figure)
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,13 @@ import numpy as np
 import torch
 
 from attacks.base import AttackResult, MembershipTarget
-from attacks.reference_attack import MembershipSettings, ReferenceSettings, scores_result, true_class_probability, view
+from attacks.reference_attack import DEFAULTS, ReferenceSettings, reference_settings, scores_result, true_class_probability, view
 from attacks.spec import AttackerSpec, Need
+from core.config import MembershipAttacks, TrialConfig
 
 
 def rmia_scores(target_x: np.ndarray, refs_x: np.ndarray, target_z: np.ndarray, refs_z: np.ndarray,
-                offline_a: float = 0.3, gamma: float = 1.0) -> np.ndarray:
+                offline_a: float = DEFAULTS.rmia_offline_a, gamma: float = 1.0) -> np.ndarray:
     """Scores of samples x from p(x|θ) [N], reference p(x|θ_k) [K, N], and the same for z ([M], [K, M])."""
     if not 0 <= offline_a <= 1:
         raise ValueError(f"offline_a must lie in [0, 1] (got {offline_a})")
@@ -40,7 +41,7 @@ class RmiaAttacker:
     """Offline RMIA against one network; ``reference`` of the target supplies the population."""
 
     name: str = "rmia"
-    offline_a: float = 0.3
+    offline_a: float = DEFAULTS.rmia_offline_a
     gamma: float = 1.0
     settings: ReferenceSettings = field(default_factory=ReferenceSettings)
 
@@ -59,9 +60,9 @@ class RmiaAttacker:
                                         "population_z": float(len(v.z_y))})
 
 
-def _build(config: dict, figures: bool) -> RmiaAttacker:
-    settings = MembershipSettings.from_config(config)
-    return RmiaAttacker(offline_a=settings.offline_a, settings=settings.reference(figures))
+def _build(config: TrialConfig, figures: bool) -> RmiaAttacker:
+    settings = MembershipAttacks.of(config)
+    return RmiaAttacker(offline_a=settings.rmia_offline_a, settings=reference_settings(settings, figures))
 
 
 SPECS = (

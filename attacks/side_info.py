@@ -14,7 +14,8 @@ from torch import nn
 
 from attacks.base import AttackInput, AttackResult
 from attacks.spec import AttackerSpec, Need
-from attacks.tuning import AttackBudget, accuracy_metrics, tune_classifier, tuned_result
+from attacks.tuning import accuracy_metrics, tune_classifier, tuned_result
+from core.config import AttackBudget
 from core.metrics import balanced_accuracy
 from core.training import predict_logits
 
@@ -138,8 +139,8 @@ class SiOnlyAttacker:
 
 
 SPECS = (
-    AttackerSpec("side_info", lambda config, figures: SideInfoAttacker(AttackBudget.from_config(config)),
+    AttackerSpec("side_info", lambda config, figures: SideInfoAttacker(AttackBudget.of(config)),
                  frozenset({Need.RELEASED, Need.SIDE_INFO}), summary="a tuned MLP on released data joined with side information"),
-    AttackerSpec("si_only", lambda config, figures: SiOnlyAttacker(AttackBudget.from_config(config)),
+    AttackerSpec("si_only", lambda config, figures: SiOnlyAttacker(AttackBudget.of(config)),
                  frozenset({Need.SIDE_INFO}), summary="the floor: the private attribute from side information alone"),
 )

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
 
 from attacks.base import Attacker, AttackInput, CheckpointInputs, MembershipAttacker, MembershipTarget
+from core.config import TrialConfig
 
 
 class Need(Enum):
@@ -37,16 +37,17 @@ _DATA_CHECKS: dict[Need, Callable[[AttackInput], bool]] = {
 # An attacker made for one data set (AMNIST_DIGITS) is skipped, with the reason recorded, on a release of another.
 SKIPPED_WHEN_ABSENT = frozenset({Need.TARGETS, Need.REFERENCE, Need.AMNIST_DIGITS})
 
-Builder = Callable[[dict[str, Any], bool], "Attacker | MembershipAttacker"]
+Builder = Callable[[TrialConfig, bool], "Attacker | MembershipAttacker"]
 
 
 @dataclass(frozen=True)
 class AttackerSpec:
     """One attacker as the farm sees it.
 
-    ``build(config, figures)`` makes the attacker from a trial config (its budget or membership settings) and
-    whether to draw pictures. An attacker that needs ``TARGETS`` is a membership attacker (``run_on_target`` on
-    every network of a checkpoint); any other is run once on the released splits (``run``).
+    ``build(config, figures)`` makes the attacker from the trial's validated config (its budget or membership settings,
+    e.g. ``AttackBudget.of(config)``) and whether to draw pictures. An attacker that needs ``TARGETS`` is a membership
+    attacker (``run_on_target`` on every network of a checkpoint); any other is run once on the released splits
+    (``run``).
     ``primary_metric``: the metric whose presence means the attacker ran on a checkpoint (``attack/<name>/<metric>``);
     ``higher_leaks``: whether a larger value of it means more leakage.
     """

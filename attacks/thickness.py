@@ -88,7 +88,7 @@ class ThicknessAttacker:
 
 
 SPECS = (
-    AttackerSpec("thickness", lambda config, figures: ThicknessAttacker(seed=int(config.get("seed", 0))),
+    AttackerSpec("thickness", lambda config, figures: ThicknessAttacker(seed=config.seed),
                  frozenset({Need.RELEASED, Need.UTILITY, Need.AMNIST_DIGITS}),
                  summary="AMNIST's thickness labeler rerun on released images with the public digit"),
 )

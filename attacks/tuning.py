@@ -11,9 +11,10 @@ fitted the way a careful adversary would fit it:
    trained with early stopping on that validation split, its best-validation weights restored;
 4. the configuration with the best validation balanced accuracy is scored once on the test split.
 
-``search="halving"`` spreads the epochs by successive halving (all configurations for a rung of
-epochs, the better half goes on, ...), and the survivor trains to convergence; ``"full"`` trains
-every configuration to convergence. Both choose on validation only.
+``attack_search="halving"`` spreads the epochs by successive halving (all configurations for a rung
+of epochs, the better half goes on, ...), and the survivor trains to convergence; ``"full"`` trains
+every configuration to convergence. Both choose on validation only. The family, its epochs and its
+search are the trial config's :class:`core.config.AttackBudget` (the validated config itself).
 """
 from __future__ import annotations
 
@@ -21,60 +22,17 @@ import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 from torch import nn
 
 from attacks.base import AttackResult
+from core.config import AttackBudget
 from core.metrics import balanced_accuracy, balanced_accuracy_interval
 from core.nets import Standardized
 from core.training import EarlyStoppedFit, EarlyStopping, FitLog, augmentation_for, validation_split
 
-SEARCHES = ("halving", "full")
 ModelBuilder = Callable[[int, int], nn.Module]  # (number of classes, width) -> a fresh network
-
-
-@dataclass(frozen=True)
-class AttackBudget:
-    """How hard each learned attacker is trained and tuned (one per trial config; see :meth:`from_config`).
-
-    ``width_factors`` multiply the attacker's base width (its capacities); ``augment`` lists whether the
-    family trains with data augmentation (random shifts for images, feature jitter otherwise).
-    """
-
-    max_epochs: int = 60
-    patience: int = 10
-    val_fraction: float = 0.2
-    width_factors: tuple[float, ...] = (1.0, 2.0)
-    lrs: tuple[float, ...] = (1e-3, 3e-4)
-    augment: tuple[bool, ...] = (False, True)
-    search: str = "halving"
-    rung_epochs: int = 4
-    batch_size: int = 64
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        """One-line errors for budgets that cannot tune anything."""
-        if self.search not in SEARCHES:
-            raise ValueError(f"attack search must be one of {', '.join(SEARCHES)} (got {self.search!r})")
-        if not 0 < self.val_fraction < 1:
-            raise ValueError(f"attack validation fraction must be in (0, 1) (got {self.val_fraction})")
-        if not (self.width_factors and self.lrs and self.augment):
-            raise ValueError("an attacker family needs at least one width, learning rate and augmentation setting")
-        if self.rung_epochs < 1 or self.batch_size < 1:
-            raise ValueError(f"rung_epochs and batch_size must be >= 1 (got {self.rung_epochs}, {self.batch_size})")
-        EarlyStopping(self.max_epochs, self.patience)
-
-    @classmethod
-    def from_config(cls, config: dict[str, Any]) -> AttackBudget:
-        """The budget a trial config asks for: attack_epochs (the cap), attack_patience, attack_search,
-        attack_rung_epochs, attack_lrs, seed."""
-        return cls(max_epochs=int(config.get("attack_epochs", cls.max_epochs)),
-                   patience=int(config.get("attack_patience", cls.patience)),
-                   search=str(config.get("attack_search", cls.search)),
-                   rung_epochs=int(config.get("attack_rung_epochs", cls.rung_epochs)),
-                   lrs=tuple(float(lr) for lr in config.get("attack_lrs", cls.lrs)), seed=int(config.get("seed", cls.seed)))
 
 
 @dataclass(frozen=True)
@@ -105,8 +63,8 @@ class TunedFit:
 
 def family(budget: AttackBudget, base_width: int) -> list[Candidate]:
     """Every configuration of the family, in a fixed order (ties in validation go to the earlier one)."""
-    widths = sorted({max(1, round(base_width * f)) for f in budget.width_factors})
-    return [Candidate(w, lr, aug) for w, lr, aug in itertools.product(widths, budget.lrs, budget.augment)]
+    widths = sorted({max(1, round(base_width * f)) for f in budget.attack_width_factors})
+    return [Candidate(w, lr, aug) for w, lr, aug in itertools.product(widths, budget.attack_lrs, budget.attack_augment)]
 
 
 def tune_classifier(build: ModelBuilder, x: torch.Tensor, y: torch.Tensor, num_classes: int,
@@ -116,24 +74,24 @@ def tune_classifier(build: ModelBuilder, x: torch.Tensor, y: torch.Tensor, num_c
     ``x``/``y`` are the attacker's *training* data (released training split); nothing else is read.
     Per-step labels [N, T] need a network with logits [N, classes, T].
     """
-    train_idx, val_idx = validation_split(len(x), budget.val_fraction, budget.seed)
+    train_idx, val_idx = validation_split(len(x), budget.attack_val_fraction, budget.seed)
     train_idx, val_idx = train_idx.to(x.device), val_idx.to(x.device)
     train, val = (x[train_idx], y[train_idx]), (x[val_idx], y[val_idx])
     mean, std = Standardized.statistics(train[0])
-    stopping = EarlyStopping(budget.max_epochs, budget.patience)
+    stopping = EarlyStopping(budget.attack_epochs, budget.attack_patience)
     fits: dict[Candidate, EarlyStoppedFit] = {}
     for i, cand in enumerate(family(budget, base_width)):
         torch.manual_seed(budget.seed + i)
         gen = torch.Generator(device=x.device).manual_seed(budget.seed + i)
         model = Standardized(build(num_classes, cand.width).to(x.device), mean, std)
         fits[cand] = EarlyStoppedFit(model, train, val, num_classes,
-                                     stopping=stopping, batch_size=budget.batch_size, lr=cand.lr, generator=gen,
+                                     stopping=stopping, batch_size=budget.attack_batch_size, lr=cand.lr, generator=gen,
                                      augment=augmentation_for(x) if cand.augment else None)
     alive = list(fits)
-    if budget.search == "halving":
+    if budget.attack_search == "halving":
         while len(alive) > 1:
             for cand in alive:
-                fits[cand].run(budget.rung_epochs)
+                fits[cand].run(budget.attack_rung_epochs)
             alive = sorted(alive, key=lambda c: -fits[c].best)[: math.ceil(len(alive) / 2)]
     for cand in alive:
         fits[cand].run()

@@ -18,10 +18,10 @@ import torch
 
 from attacks.base import AttackInput
 from attacks.deep import DeepAttacker
-from attacks.tuning import AttackBudget
+from core.config import AttackBudget
 from platform.plan.spec import resolve
 
-GENEROUS = AttackBudget(max_epochs=100, patience=20, width_factors=(1.0, 2.0, 4.0), search="full")
+GENEROUS = AttackBudget(attack_epochs=100, attack_patience=20, attack_width_factors=(1.0, 2.0, 4.0), attack_search="full")
 
 
 def main() -> None:
@@ -43,7 +43,7 @@ def main() -> None:
     print(f"{args.preset}/{args.profile}: {len(train)} raw training images, {len(test)} test images")
     tasks = (("thickness", train.s, test.s, 2), ("digit", train.u, test.u, 10))
     for task, s_train, s_test, classes in (t for t in tasks if t[0] in args.tasks.split(",")):
-        for label, budget in (("farm budget", AttackBudget.from_config(cfg.as_dict())), ("generous", GENEROUS)):
+        for label, budget in (("farm budget", cfg), ("generous", GENEROUS)):
             t0 = time.perf_counter()
             m = DeepAttacker(budget).run(AttackInput(train.x, s_train, test.x, s_test, classes)).metrics
             print(f"{task:<9} {label:<11} balanced accuracy {m['accuracy']:.4f} [{m['accuracy/ci_low']:.4f}, "

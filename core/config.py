@@ -116,6 +116,14 @@ class TrialConfig(BaseModel):
             raise ConfigError(cls, exc) from None
 
     @classmethod
+    def of(cls, config: TrialConfig) -> Self:
+        """This group's settings in a validated config: the config itself when it has the group, else the group's
+        defaults with the config's seed (an attacker of a mechanism whose config has no budget gets the default one)."""
+        if isinstance(config, cls):
+            return config
+        return cls(seed=config.seed, threads=config.threads)
+
+    @classmethod
     def normalise(cls, config: dict[str, Any]) -> dict[str, Any]:
         """Validate ``config`` and return it with every value in its field's type (2 -> 2.0 for a float)."""
         return cls.from_dict(config).as_dict()
@@ -188,7 +196,10 @@ class Checkpointing(TrialConfig):
 
 
 class AttackBudget(TrialConfig):
-    """The learned attackers' budget (docs/attacks.md): epoch cap, patience, hyper-parameter search."""
+    """How hard each learned attacker is trained and tuned (docs/attacks.md#the-tuned-family-of-each-attacker): the
+    family of configurations (widths × learning rates × augmentation), its epoch cap, patience and search, with the
+    trial's seed. One class: a trial config's group of ``attack_*`` keys, and what every learned attacker
+    (attacks/tuning.py) is given, the validated config itself."""
 
     attack_epochs: int = Field(60, ge=1, le=10_000, description="Each learned attacker's epoch cap; early stopping "
                                                                  "usually ends it sooner.")
@@ -200,6 +211,21 @@ class AttackBudget(TrialConfig):
     attack_lrs: Annotated[tuple[Lr, ...], BeforeValidator(as_tuple), Field(
         min_length=1, max_length=8, description="The Adam steps the attacker family tries (each with every width and "
                                                 "augmentation setting).")] = (1e-3, 3e-4)
+    attack_width_factors: Annotated[tuple[Annotated[float, Field(gt=0, le=64)], ...], BeforeValidator(as_tuple), Field(
+        min_length=1, max_length=8, description="The attacker family's capacities, as multiples of each attacker's base "
+                                                "width (e.g. SmallCNN's 16 channels).")] = (1.0, 2.0)
+    attack_augment: Annotated[tuple[bool, ...], BeforeValidator(as_tuple), Field(
+        min_length=1, max_length=2, description="Whether the family's members train with data augmentation (random "
+                                                "shifts for images, feature jitter otherwise): each setting listed.")] = (
+        False, True)
+    attack_batch_size: BatchSize = Field(64, description="Mini-batch size of the learned attackers.")
+    attack_val_fraction: float = Field(0.2, gt=0, lt=1, description="Share of an attacker's training records held "
+                                                                    "out (seeded) to choose and early-stop on.")
+
+    def budget_key(self) -> tuple[tuple[str, Any], ...]:
+        """(name, value) of every setting a tuned fit depends on (the budget and the seed, not the rest of the trial
+        config): equal keys, equal fits (attacks/deep.py stores fits under it)."""
+        return tuple((name, getattr(self, name)) for name in ("seed", *BUDGET_KEYS))
 
 
 class AttackerRecords(TrialConfig):
@@ -224,6 +250,9 @@ class MembershipAttacks(TrialConfig):
 
     mia_references: int = Field(2, ge=1, le=1_000, description="Reference models per network for the farm's RMIA and LiRA.")
     rmia_offline_a: Unit = Field(0.3, description="RMIA's offline correction a.")
+
+
+BUDGET_KEYS = tuple(name for name in AttackBudget.model_fields if name not in TrialConfig.model_fields)
 
 
 class ConfigError(ValueError):

@@ -11,11 +11,12 @@ from torch.nn import functional as F
 from attacks.base import AttackInput
 from attacks.side_info import SideInfoAttacker, SiOnlyAttacker
 from attacks.thickness import ThicknessAttacker
-from attacks.tuning import AttackBudget
+from core.config import AttackBudget
 from core.data import LINE, THICK, THIN, load_amnist, thickness_labels
 
 # Early stopping with a short cap and two learning rates: quick on two cores, converged on these simple tasks.
-FAST = AttackBudget(max_epochs=10, patience=2, width_factors=(1.0,), augment=(False,), batch_size=256)
+FAST = AttackBudget(attack_epochs=10, attack_patience=2, attack_width_factors=(1.0,), attack_augment=(False,),
+                    attack_batch_size=256)
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -9,7 +9,6 @@ import torch
 
 from attacks.deep import DeepAttacker
 from attacks.thickness import ThicknessAttacker
-from attacks.tuning import AttackBudget
 from core.config import ConfigError
 from trainables.noise.mechanism import NoiseBaseline
 from trainables.releaser.config import ReleaserConfig
@@ -37,8 +36,7 @@ def test_attackers_train_on_the_games_records_then_records_it_never_saw() -> Non
     assert not rows_in(records.x[200:], mechanism.test.x).any()  # and never the test split the attackers are scored on
     data = mechanism.farm_inputs().data
     assert len(data.train_x) == 500 and torch.equal(data.raw_train_x, records.x) and torch.equal(data.train_u, records.u)
-    budget = AttackBudget.from_config(mechanism.cfg.as_dict())
-    assert DeepAttacker(budget).run(data).metrics["train_records"] == 500.0
+    assert DeepAttacker(mechanism.cfg).run(data).metrics["train_records"] == 500.0
     assert ThicknessAttacker().run(data).metrics["train_records"] == 500.0
 
 

@@ -12,8 +12,11 @@ from torch import nn
 from attacks.base import AttackInput, AttackResult, CheckpointInputs, MembershipTarget
 from attacks.farm import attack_inputs
 from attacks.membership import YeomAttacker
+from attacks.reference_attack import ReferenceSettings
 from attacks.registry import REGISTRY, Registry, check_names, primary_metric
+from attacks.rmia import RmiaAttacker
 from attacks.spec import AttackerSpec, Need
+from core.config import AttackBudget, MembershipAttacks, TrialConfig
 
 
 def released(n: int = 40, **extra: torch.Tensor) -> AttackInput:
@@ -67,37 +70,41 @@ def test_bad_declarations_are_refused() -> None:
 
 def test_the_farm_runs_any_registered_attacker() -> None:
     registry = Registry([AttackerSpec("majority", lambda config, figures: Majority(), frozenset({Need.RELEASED}))])
-    report = attack_inputs(CheckpointInputs(released()), {}, ["majority"], registry=registry)
+    report = attack_inputs(CheckpointInputs(released()), ["majority"], registry=registry)
     assert set(report.metrics) == {"attack/majority/accuracy"} and set(report.seconds) == {"majority"}
 
 
 def test_an_unmet_data_need_is_one_line_before_anything_runs() -> None:
     with pytest.raises(ValueError, match=r"^attacker 'side_info' needs side information \(AttackInput.train_si") as err:
-        attack_inputs(CheckpointInputs(released()), {}, ["knn", "side_info"])
+        attack_inputs(CheckpointInputs(released()), ["knn", "side_info"])
     assert "\n" not in str(err.value)
     empty = torch.empty(0, 4)
     bare = AttackInput(empty, torch.empty(0, dtype=torch.long), empty, torch.empty(0, dtype=torch.long), 2)
     with pytest.raises(ValueError, match="'deep' needs the released splits"):
-        attack_inputs(CheckpointInputs(bare), {}, ["deep"])
+        attack_inputs(CheckpointInputs(bare), ["deep"])
 
 
 def test_membership_attackers_skip_checkpoints_and_networks_they_cannot_attack_with_a_reason() -> None:
-    report = attack_inputs(CheckpointInputs(released()), {}, ["yeom", "rmia"], figures=False)
+    report = attack_inputs(CheckpointInputs(released()), ["yeom", "rmia"], figures=False)
     assert report.metrics == {} and report.seconds == {}
     assert report.skipped["yeom"].startswith("needs trained networks to test for membership")
     inputs = CheckpointInputs(released(), (bare_target("bare"),))
-    report = attack_inputs(inputs, {}, ["yeom", "rmia"], figures=False)
+    report = attack_inputs(inputs, ["yeom", "rmia"], figures=False)
     assert "attack/yeom/bare/auc" in report.metrics and "attack/yeom/auc" in report.metrics
     assert not any(k.startswith("attack/rmia/") for k in report.metrics)
     assert report.skipped == {"rmia/bare": "needs a population for reference models (MembershipTarget.reference)"}
 
 
 def test_built_attackers_follow_the_trial_config() -> None:
-    yeom = REGISTRY["yeom"].build({"seed": 3}, False)
+    yeom = REGISTRY["yeom"].build(TrialConfig(seed=3), False)
     assert yeom == YeomAttacker(seed=3, figure=False)
-    rmia = REGISTRY["rmia"].build({"seed": 2, "mia_references": 4, "rmia_offline_a": 0.5}, True)
+    rmia = REGISTRY["rmia"].build(MembershipAttacks(seed=2, mia_references=4, rmia_offline_a=0.5), True)
     assert (rmia.offline_a, rmia.settings.references, rmia.settings.seed, rmia.settings.figure) == (0.5, 4, 2, True)
-    assert REGISTRY["deep"].build({"attack_epochs": 7}, True).budget.max_epochs == 7
+    budget = AttackBudget(attack_epochs=7)
+    assert REGISTRY["deep"].build(budget, True).budget is budget  # the validated config itself, not a copy
+    # a config without a group gets the group's defaults (from the one model that declares them) and its own seed
+    assert REGISTRY["deep"].build(TrialConfig(seed=5), True).budget == AttackBudget(seed=5)
+    assert REGISTRY["rmia"].build(TrialConfig(seed=5), False) == RmiaAttacker(settings=ReferenceSettings(seed=5))
 
 
 def test_attack_modules_import_neither_platform_nor_trainables() -> None:

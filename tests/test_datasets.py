@@ -17,7 +17,7 @@ from PIL import Image
 from attacks.base import AttackInput
 from attacks.deep import DeepAttacker
 from attacks.thickness import ThicknessAttacker
-from attacks.tuning import AttackBudget
+from core.config import AttackBudget
 from core.data import load_amnist
 from core.data.adult import load_adult
 from core.data.mnist import DataUnavailableError
@@ -312,7 +312,8 @@ def test_deep_attacker_on_colour_images() -> None:
     s = torch.randint(0, 2, (96,), generator=gen)
     x = torch.rand(96, 3, 32, 32, generator=gen) * 0.2
     x[:, 0] += 0.8 * s[:, None, None]  # the red channel gives S away
-    budget = AttackBudget(max_epochs=3, patience=2, width_factors=(1.0,), lrs=(3e-3,), augment=(False,), rung_epochs=1)
+    budget = AttackBudget(attack_epochs=3, attack_patience=2, attack_width_factors=(1.0,), attack_lrs=(3e-3,),
+                          attack_augment=(False,), attack_rung_epochs=1)
     result = DeepAttacker(budget, width=4).run(AttackInput(x[:64], s[:64], x[64:], s[64:], 2))
     assert result.metrics["accuracy"] > 0.8
     with pytest.raises(ValueError, match="the default deep attacker is a CNN for images"):

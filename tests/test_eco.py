@@ -26,10 +26,10 @@ from trainables.eco.mechanism import (
     deep_attack,
     hourly_alpha_mi,
     load_data,
+    load_records,
     ne_energy,
     ne_variance,
     position_floors,
-    split_windows,
     within_hour_accuracy,
 )
 from trainables.release_map import release
@@ -210,8 +210,11 @@ def test_windows_stay_inside_runs_of_consecutive_days() -> None:
 def test_the_papers_count_and_no_window_across_the_split() -> None:
     days = synthetic_eco(5, 188)
     assert len(window_days(days, 24, 2)) == 11_225  # 5 × (12 · 188 − 11)
-    train, test = split_windows(EcoConfig(days=188), days)
+    records = load_records(EcoConfig(days=188))  # the mechanism's data: the registry's eco entry
+    assert torch.equal(records.days.consumption, days.consumption)
+    train, test = records.train, records.test
     train_idx, test_idx = split_days(days, 0.25, 0)
+    assert torch.equal(records.train_days, train_idx) and torch.equal(records.test_days, test_idx)
     for windows, index in ((train, train_idx), (test, test_idx)):
         hours = (windows.start[:, None] + torch.arange(24)).flatten()
         allowed = (days.day[index] * 24)[:, None] + torch.arange(24)

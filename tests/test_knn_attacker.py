@@ -7,6 +7,7 @@ import torch
 from attacks.base import AttackInput, CheckpointInputs
 from attacks.farm import attack_inputs
 from attacks.knn import KnnAttacker
+from core.config import TrialConfig
 
 
 def images(n: int, s: torch.Tensor, signal: float, seed: int) -> torch.Tensor:
@@ -24,7 +25,7 @@ def split(signal: float, n_train: int = 600, n_test: int = 400) -> AttackInput:
 
 
 def test_knn_through_the_farm_beats_chance_where_x_carries_s() -> None:
-    report = attack_inputs(CheckpointInputs(split(signal=0.1)), {"seed": 0}, ["knn"])
+    report = attack_inputs(CheckpointInputs(split(signal=0.1), config=TrialConfig(seed=0)), ["knn"])
     assert report.metrics["attack/knn/accuracy"] > 0.9
     assert report.metrics["attack/knn/accuracy/ci_low"] > 0.85
     assert report.metrics["attack/knn/k"] in KnnAttacker().ks

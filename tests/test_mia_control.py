@@ -259,6 +259,7 @@ def test_farm_runs_rmia_and_lira_on_an_adult_point(tmp_path: Path) -> None:
     write_checkpoint(point, checkpoint)
     checkpoint_inputs = Membership.checkpoint_inputs
     inputs: CheckpointInputs = checkpoint_inputs(config, str(checkpoint))
+    assert inputs.config == MembershipConfig.from_dict(config)  # validated once, handed to the attackers typed
     (target,) = inputs.targets
     assert len(target.member_y) == len(target.nonmember_y) == 300
     assert len(target.reference.y) == 30_162 - 600  # every other training-file row
@@ -279,9 +280,9 @@ def test_targets_without_a_population_are_skipped_by_reference_attacks() -> None
     target = _tiny_target("raw", nan_member=False)
     bare = MembershipTarget(**{**target.__dict__, "name": "bare", "reference": None})
     inputs = CheckpointInputs(data=None, targets=(bare, target))  # type: ignore[arg-type]
-    lira, _ = run_membership("lira", inputs, {"seed": 0}, figures=False)
+    lira, _ = run_membership("lira", inputs, figures=False)
     assert "attack/lira/raw/auc" in lira and not any(k.startswith("attack/lira/bare/") for k in lira)
-    yeom, _ = run_membership("yeom", inputs, {"seed": 0}, figures=False)
+    yeom, _ = run_membership("yeom", inputs, figures=False)
     assert {"attack/yeom/raw/auc", "attack/yeom/bare/auc"} <= set(yeom)
     with pytest.raises(ValueError, match="has no population"):
         LiraAttacker().run_on_target(bare)

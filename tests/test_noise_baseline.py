@@ -12,7 +12,6 @@ from conftest import run_sweep, store
 from mlflow.tracking import MlflowClient
 
 from attacks.deep import DeepAttacker
-from attacks.tuning import AttackBudget
 from platform.figures.front import draw_baseline, front_figure
 from platform.plan.noise_grid import baseline_spec, logged_spec
 from platform.plan.seed_axis import with_seeds
@@ -128,7 +127,7 @@ def test_the_deep_attackers_accuracy_falls_with_sigma() -> None:
                                           "attack_patience": 3})
         mechanism.setup()
         data = mechanism.farm_inputs().data  # the released splits exactly as the farm attacks them
-        accuracy[sigma] = DeepAttacker(AttackBudget.from_config(mechanism.cfg.as_dict())).run(data).metrics["accuracy"]
+        accuracy[sigma] = DeepAttacker(mechanism.cfg).run(data).metrics["accuracy"]
     assert accuracy[0.0] > 0.8, accuracy  # raw AMNIST: thickness is plain to see
     assert accuracy[0.0] > accuracy[0.5] > accuracy[2.0] > accuracy[8.0], accuracy
     # clipped noise keeps the ink mass: at σ = 2 the attacker still reads some (measured 0.63), at σ = 8 nearly none

@@ -11,7 +11,7 @@ import pytest
 import torch
 from conftest import REPO, run_sweep, store, sweep_env
 
-from attacks.tuning import AttackBudget
+from core.config import AttackBudget
 from trainables.image_game import load_splits
 from trainables.mechanism import STATE_FILE, CheckpointError
 from trainables.privatizer.config import PrivatizerConfig
@@ -69,7 +69,7 @@ def test_raising_alpha_trades_the_utility_term_for_the_secret_term() -> None:
 def test_retrained_secret_term_reads_thickness_in_raw_images_and_nothing_in_a_constant_release() -> None:
     splits = load_splits(PrivatizerConfig(n_train=1000, n_test=500))
     train, test = splits.train, splits.test
-    budget = AttackBudget(max_epochs=30, patience=8)  # the log-loss sits at the prior's for a few epochs first
+    budget = AttackBudget(attack_epochs=30, attack_patience=8)  # the log-loss sits at the prior's for a few epochs first
     raw = retrained_secret_term(train.x, train.s, test.x, test.s, 2, budget)
     assert raw["leakage/retrained_secret_term"] > 0.1 and raw["leakage/retrained_secret_accuracy"] > 0.7, raw
     constant = retrained_secret_term(torch.full_like(train.x, 0.3), train.s, torch.full_like(test.x, 0.3), test.s, 2,

@@ -8,7 +8,7 @@ import torch
 
 from attacks.base import AttackInput
 from attacks.deep import DeepAttacker
-from attacks.tuning import AttackBudget
+from core.config import AttackBudget
 from core.data import load_amnist
 from core.image_quality import image_quality, squared_error
 from trainables.mechanism import STATE_FILE, CheckpointError
@@ -27,7 +27,7 @@ def amnist():
 
 
 # One configuration, early-stopped with a short cap: enough to show the direction, quick on two cores.
-ONE = AttackBudget(max_epochs=8, patience=2, width_factors=(1.0,), lrs=(1e-3,), augment=(False,))
+ONE = AttackBudget(attack_epochs=8, attack_patience=2, attack_width_factors=(1.0,), attack_lrs=(1e-3,), attack_augment=(False,))
 
 def play(lam: float, alpha: float = 2.0, epochs: int = 3) -> dict[str, float]:
     """The trial's own loop (pre-training, the game, evaluation with a fresh deep attacker), last epoch's metrics."""

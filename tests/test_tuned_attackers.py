@@ -10,15 +10,16 @@ from torch import nn
 
 from attacks.base import AttackInput
 from attacks.deep import DeepAttacker
-from attacks.tuning import AttackBudget, family, tune_classifier
+from attacks.tuning import family, tune_classifier
+from core.config import AttackBudget
 from core.data import load_amnist
 from core.metrics import balanced_accuracy_interval, wilson_interval
 from core.training import EarlyStoppedFit, EarlyStopping, evaluate, shift_images
 from platform.plan.spec import resolve
 from trainables.alpha_mi import leakage_alpha_mi
 
-SMALL = AttackBudget(max_epochs=6, patience=2, width_factors=(1.0, 2.0), lrs=(1e-3, 3e-3), augment=(False, True),
-                     rung_epochs=1)
+SMALL = AttackBudget(attack_epochs=6, attack_patience=2, attack_width_factors=(1.0, 2.0), attack_lrs=(1e-3, 3e-3),
+                     attack_augment=(False, True), attack_rung_epochs=1)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -78,8 +79,8 @@ def test_halving_and_full_search_both_choose_the_best_validation_member() -> Non
     x = torch.randn(800, 20, generator=gen)
     y = (x @ w + 0.5 * torch.randn(800, generator=gen) > 0).long()
     for search in ("halving", "full"):
-        budget = AttackBudget(max_epochs=8, patience=2, width_factors=(1.0, 4.0), lrs=(1e-3, 1e-2), augment=(False,),
-                              search=search, rung_epochs=1)
+        budget = AttackBudget(attack_epochs=8, attack_patience=2, attack_width_factors=(1.0, 4.0), attack_lrs=(1e-3, 1e-2),
+                              attack_augment=(False,), attack_search=search, attack_rung_epochs=1)
         fit = tune_classifier(mlp, x, y, 2, budget, base_width=8)
         assert fit.log.best_val_accuracy == max(fit.val_scores.values()) == fit.val_scores[fit.candidate.label]
         assert fit.log.best_val_accuracy > 0.8
@@ -144,7 +145,8 @@ def test_attackers_standardise_so_a_tiny_input_range_costs_nothing() -> None:
     w = torch.randn(20, generator=gen)
     x, tx = torch.randn(600, 20, generator=gen), torch.randn(400, 20, generator=gen)
     y, ty = (x @ w > 0).long(), (tx @ w > 0).long()
-    budget = AttackBudget(max_epochs=5, patience=2, width_factors=(1.0,), lrs=(3e-3,), augment=(False,))
+    budget = AttackBudget(attack_epochs=5, attack_patience=2, attack_width_factors=(1.0,), attack_lrs=(3e-3,),
+                          attack_augment=(False,))
     plain = tune_classifier(mlp, x, y, 2, budget, 16)
     squeezed = tune_classifier(mlp, 0.02 * x + 0.5, y, 2, budget, 16)
     assert torch.equal(plain.model(tx).argmax(1), squeezed.model(0.02 * tx + 0.5).argmax(1))

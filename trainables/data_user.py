@@ -10,7 +10,7 @@ import torch
 
 from attacks.base import AttackInput
 from attacks.deep import DeepAttacker, RawTrainedDeepAttacker
-from attacks.tuning import AttackBudget
+from core.config import AttackBudget
 from core.data import Split
 
 

@@ -26,7 +26,7 @@ from attacks.deep import DeepAttacker, RawTrainedDeepAttacker
 from attacks.reference import ClassifierRecipe
 from attacks.registry import REGISTRY
 from attacks.thickness import ThicknessAttacker
-from attacks.tuning import AttackBudget
+from core.config import AttackerRecords
 from core.data import Dataset, Split, Splits, get_dataset
 from core.nets import game_classifier
 from core.training import batches
@@ -83,7 +83,7 @@ def attacker_records(cfg: Any, train: Split, outside: Callable[[], Split]) -> Sp
     """The records whose releases the attackers and the data user train on: the game's training split, then training
     records outside it (never seen by the game; ``outside()`` gives them, asked only when needed) up to
     ``attack_records``; a one-line ValueError if the set holds fewer."""
-    wanted = getattr(cfg, "attack_records", None)
+    wanted = AttackerRecords.of(cfg).attack_records
     if wanted is None or wanted <= len(train):
         return train
     population = outside()
@@ -95,7 +95,7 @@ def attacker_records(cfg: Any, train: Split, outside: Callable[[], Split]) -> Sp
 
 def check_attack_records(cfg: Any, n_train: int, n_population: int) -> None:
     """A one-line ValueError when the data set holds fewer training records than ``attack_records`` asks for."""
-    wanted = getattr(cfg, "attack_records", None)
+    wanted = AttackerRecords.of(cfg).attack_records
     if wanted is not None and n_train + n_population < wanted:
         raise ValueError(f"attack_records: {cfg.dataset} holds {n_train + n_population} training records "
                          f"({n_train} in the game's split), fewer than the {wanted} asked for")
@@ -136,15 +136,14 @@ def baselines_for(cfg: Any) -> dict[str, float]:
     torch.set_num_threads(cfg.threads)
     train, test = load_data(cfg, pick_device())
     train = attacker_records(cfg, train, lambda: load_population(cfg, train.x.device))
-    budget = AttackBudget.from_config(cfg.as_dict())
     _, s_classes, u_classes = image_layout(cfg)
     raw = AttackInput(train.x, train.s, test.x, test.s, num_classes=s_classes, train_u=train.u,
                       test_u=test.u, raw_train_x=train.x, dataset=cfg.dataset)
     # both fits are stored by content: the trials' fixed utility classifier and the farm's deep_raw read them, so the
     # utility fit (every trial needs it) comes first
-    utility = RawTrainedDeepAttacker(budget, name="fixed_utility").run(
+    utility = RawTrainedDeepAttacker(cfg, name="fixed_utility").run(
         AttackInput(train.x, train.u, test.x, test.u, num_classes=u_classes, raw_train_x=train.x))
-    secret = RawTrainedDeepAttacker(budget).run(raw)
+    secret = RawTrainedDeepAttacker(cfg).run(raw)
     results = {"deep": secret, "deep_raw": secret}
     if not REGISTRY["thickness"].missing(CheckpointInputs(raw)):  # its declared needs: AMNIST's digits only
         results["thickness"] = ThicknessAttacker(seed=cfg.seed).run(raw)
@@ -157,7 +156,7 @@ def baselines_for(cfg: Any) -> dict[str, float]:
 def counts_for(cfg: Any) -> dict[str, int]:
     """Image counts of the data a trial with this config trains and tests on, and the records its attackers train on
     (``attacker_records``); fails early if there is no data or too little for ``attack_records``."""
-    wanted = getattr(cfg, "attack_records", None)
+    wanted = AttackerRecords.of(cfg).attack_records
     splits = load_splits(cfg, population=wanted is not None)
     n_train = len(splits.train)
     if splits.population is not None:
@@ -247,7 +246,7 @@ class ImageGame(Mechanism):
         t0 = time.perf_counter()
         records = self.attack_train
         released_train = release(self.net, records.x, self.gen)
-        result = DeepAttacker(AttackBudget.from_config(self.cfg.as_dict())).run(
+        result = DeepAttacker(self.cfg).run(
             AttackInput(released_train, records.s, self.released_test, self.test.s, num_classes=self.s_classes))
         return result.logged() | {"time/attack_s": time.perf_counter() - t0}
 
@@ -259,8 +258,7 @@ class ImageGame(Mechanism):
         t0 = time.perf_counter()
         records = self.attack_train
         released_train = release(self.net, records.x, self.gen) if released_train is None else released_train
-        budget = AttackBudget.from_config(self.cfg.as_dict())
-        metrics = data_user_utility(released_train, self.released_test, records, self.test, self.u_classes, budget)
+        metrics = data_user_utility(released_train, self.released_test, records, self.test, self.u_classes, self.cfg)
         return metrics | {"time/data_user_s": time.perf_counter() - t0}
 
     def figure_title(self, epoch: int) -> str:

@@ -39,6 +39,7 @@ A minimal mechanism::
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
     from attacks.base import CheckpointInputs
     from trainables.release_map import ReleaseMap
 
-C = TypeVar("C")  # the mechanism's typed trial config (core.config.TrialConfig subclass)
+C = TypeVar("C", bound=TrialConfig)  # the mechanism's typed trial config
 M = TypeVar("M", bound="Mechanism")
 
 STATE_FILE = "state.pt"  # every checkpoint: {"models": Mechanism.state(), "epoch": epochs done, "config": the config}
@@ -180,7 +181,7 @@ class Mechanism(ABC, Generic[C]):
         """A mechanism for ``config`` on ``device`` (default: :func:`pick_device`); with ``threads``, torch's threads
         are set from the config (a trial or farm worker owns its process; a server does not)."""
         cfg = cls.typed(config)
-        if threads and getattr(cfg, "threads", None):
+        if threads:
             torch.set_num_threads(cfg.threads)
         return cls(cfg, device or pick_device())
 
@@ -198,8 +199,10 @@ class Mechanism(ABC, Generic[C]):
 
     @classmethod
     def checkpoint_inputs(cls, config: dict, checkpoint_dir: str) -> CheckpointInputs:
-        """The farm's entry point: :meth:`farm_inputs` of the mechanism restored from ``checkpoint_dir``."""
-        return cls.restore(config, checkpoint_dir).farm_inputs()
+        """The farm's entry point: :meth:`farm_inputs` of the mechanism restored from ``checkpoint_dir``, with the
+        validated config its attackers are built from."""
+        mechanism = cls.restore(config, checkpoint_dir)
+        return replace(mechanism.farm_inputs(), config=mechanism.cfg)
 
     @classmethod
     def load_release(cls, config: dict, checkpoint_dir: str) -> ReleaseMap:

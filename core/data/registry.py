@@ -46,12 +46,14 @@ class Split:
 @dataclass(frozen=True)
 class Splits:
     """What a load returns: train and test splits, the population (reference data never in train or test, when asked
-    for) and counts."""
+    for) and counts; ``source``: the entry's own records the splits were cut from, for a mechanism built for that set
+    (ECO's days and windows, Adult's encoded files; None for the image sets), read through the entry's typed accessor."""
 
     train: Split
     test: Split
     population: Split | None
     counts: dict[str, int]
+    source: object = None
 
 
 @dataclass(frozen=True)

@@ -25,9 +25,7 @@ from torch.nn import functional as F
 from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, ReferenceData
 from attacks.deep import DeepAttacker
 from attacks.reference import ClassifierRecipe, reference_cache_dir
-from attacks.tuning import AttackBudget
-from core.config import AttackBudget as AttackBudgetFields
-from core.config import Checkpointing, Dataset, ImageData, MembershipAttacks, Training
+from core.config import AttackBudget, Checkpointing, Dataset, ImageData, MembershipAttacks, Training
 from core.data import Split
 from core.nets import SmallCNN
 from core.training import batches, evaluate, fit_classifier
@@ -39,7 +37,7 @@ SIGMA_FIGURE = "sigma.png"
 NETWORKS = ("noise", "adversary", "utility", "opt_noise", "opt_a", "opt_u")  # a checkpoint's state, by name
 
 
-class GaussianNoiseConfig(ImageData, Training, AttackBudgetFields, Checkpointing, MembershipAttacks):
+class GaussianNoiseConfig(ImageData, Training, AttackBudget, Checkpointing, MembershipAttacks):
     """Every knob of one trial (the flat dict Tune passes in): the shared groups (data, training, the farm's attacker
     budget, checkpoints, membership references) plus this mechanism's own; bad values are one-line errors."""
 
@@ -142,7 +140,7 @@ class GaussianNoise(Mechanism[GaussianNoiseConfig]):
         }
         if attack:
             data = AttackInput(release(self.noise, self.train.x, self.gen), self.train.s, released, test.s, self.s_classes)
-            metrics |= DeepAttacker(AttackBudget.from_config(self.cfg.as_dict())).run(data).logged()
+            metrics |= DeepAttacker(self.cfg).run(data).logged()
         return metrics
 
     # --- checkpoints ----------------------------------------------------------------------------------------------

@@ -24,8 +24,7 @@ from torch.nn import functional as F
 from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, ReferenceData
 from attacks.deep import DeepAttacker
 from attacks.reference import ClassifierRecipe, reference_cache_dir
-from attacks.tuning import AttackBudget
-from core.data import default_data_root, load_amnist, load_mnist_test_population
+from core.data import Splits, default_data_root, get_dataset, load_mnist_test_population
 from core.metrics import balanced_accuracy, fairness_gaps
 from core.training import batches, predict_logits
 from trainables.cloak.baseline import equal_accuracy_sigma, gaussian_release
@@ -110,11 +109,17 @@ class Split:
         return self.x.shape[0]
 
 
+def load_splits(cfg: CloakConfig) -> Splits:
+    """The trial's train and test subsets of its data set from the registry (AMNIST, thin/thick MNIST, at 32×32)."""
+    return get_dataset(cfg.dataset).load(cfg.data_root, n_train=cfg.n_train, n_test=cfg.n_test, seed=cfg.seed,
+                                         download=cfg.download)
+
+
 def load_data(cfg: CloakConfig, device: torch.device) -> tuple[Split, Split]:
-    """The trial's AMNIST (thin/thick MNIST) train and test subsets at 32×32, moved to ``device`` once."""
-    train, test, _ = load_amnist(_root(cfg), n_train=cfg.n_train, n_test=cfg.n_test, seed=cfg.seed, download=cfg.download)
-    train_split, test_split = (Split(pad32(s.x).to(device), task_labels(s.digit, cfg.task).to(device), s.digit.to(device),
-                                     s.thick.to(device)) for s in (train, test))
+    """The trial's subsets (:func:`load_splits`) with the target's task labels, moved to ``device`` once."""
+    splits = load_splits(cfg)
+    train_split, test_split = (Split(s.x.to(device), task_labels(s.u, cfg.task).to(device), s.u.to(device),
+                                     s.s.to(device)) for s in (splits.train, splits.test))
     return train_split, test_split
 
 
@@ -239,7 +244,7 @@ def attack_equal_accuracy_baseline(cfg: CloakConfig, sigma: float, train: Split,
     gen = torch.Generator(device=train.x.device).manual_seed(cfg.seed + 3000)
     data = AttackInput(crop28(gaussian_release(train.x, sigma, gen)), train.thick,
                        crop28(gaussian_release(test.x, sigma, gen)), test.thick, num_classes=2)
-    result = DeepAttacker(AttackBudget.from_config(cfg.as_dict())).run(data)
+    result = DeepAttacker(cfg).run(data)
     return {f"{EQUAL_ACC}/attack/deep/{key}": v for key, v in result.metrics.items()}
 
 
@@ -378,7 +383,7 @@ class Cloak(Mechanism[CloakConfig]):
         device = pick_device()
         target = target_for(cfg, device)
         train, test = load_data(cfg, device)
-        attacker = DeepAttacker(AttackBudget.from_config(cfg.as_dict()))
+        attacker = DeepAttacker(cfg)
         thick = attacker.run(AttackInput(crop28(train.x), train.thick, crop28(test.x), test.thick, num_classes=2))
         return {
             "baseline/target/mnist_test_accuracy": target.mnist_test_accuracy,
@@ -390,7 +395,4 @@ class Cloak(Mechanism[CloakConfig]):
     @classmethod
     def data_counts(cls, config: dict) -> dict[str, int]:
         """Image counts of the data a trial with this config trains and tests on (fails early if no data)."""
-        cfg = cls.typed(config)
-        _, _, counts = load_amnist(_root(cfg), n_train=cfg.n_train, n_test=cfg.n_test, seed=cfg.seed,
-                                   download=cfg.download)
-        return counts
+        return load_splits(cls.typed(config)).counts

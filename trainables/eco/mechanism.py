@@ -28,9 +28,10 @@ from torch.nn import functional as F
 from attacks.base import AttackInput, CheckpointInputs
 from attacks.deep import DeepAttacker
 from attacks.side_info import SideInfoAttacker, SiOnlyAttacker, plug_in_bayes
-from attacks.tuning import AttackBudget, accuracy_metrics, tuned_result
-from core.data.eco import EPOCH, HOURS, SI_FEATURES, EcoDays, EcoWindows, load_eco, split_days, window_days
-from core.data.eco_synthetic import synthetic_eco
+from attacks.tuning import accuracy_metrics, tuned_result
+from core.data import get_dataset
+from core.data.eco import EPOCH, HOURS, SI_FEATURES, EcoWindows, window_days
+from core.data.sets.eco import EcoRecords, eco_records
 from core.metrics import balanced_accuracy
 from core.training import batches, fit_classifier, predict_logits
 from trainables.alpha_mi import alpha_mutual_information, renyi_entropy
@@ -58,33 +59,27 @@ class EcoSplit:
         return len(self.x)
 
 
-def load_days(cfg: EcoConfig) -> EcoDays:
-    """The real ECO files under ``data_root``, or the synthetic generator when it is empty."""
-    if cfg.data_root:
-        return load_eco(cfg.data_root, cfg.max_missing_hours)
-    return synthetic_eco(cfg.households, cfg.days, cfg.data_seed)
-
-
-def split_windows(cfg: EcoConfig, days: EcoDays) -> tuple[EcoWindows, EcoWindows]:
-    """Train and test windows: the days are split by (household, week) blocks first, then windowed within each side."""
-    train_idx, test_idx = split_days(days, cfg.test_fraction, cfg.data_seed)
-    return (window_days(days.subset(train_idx), cfg.window_hours, cfg.window_stride_hours),
-            window_days(days.subset(test_idx), cfg.window_hours, cfg.window_stride_hours))
+def load_records(cfg: EcoConfig) -> EcoRecords:
+    """The config's data set from the registry (the real ECO files under ``data_root``, or the synthetic generator when
+    it is empty): its days split by (household, week) blocks, then windowed within each side."""
+    splits = get_dataset(cfg.dataset).load(
+        cfg.data_root, households=cfg.households, days=cfg.days, data_seed=cfg.data_seed, test_fraction=cfg.test_fraction,
+        max_missing_hours=cfg.max_missing_hours, window_hours=cfg.window_hours, window_stride_hours=cfg.window_stride_hours)
+    return eco_records(splits)
 
 
 def load_data(cfg: EcoConfig, device: torch.device) -> tuple[EcoSplit, EcoSplit, tuple[float, float]]:
     """Train and test windows on ``device`` and the (mean, std) in W of the training days that normalise consumption."""
-    days = load_days(cfg)
-    train_idx, _ = split_days(days, cfg.test_fraction, cfg.data_seed)
-    mean, std = float(days.consumption[train_idx].mean()), float(days.consumption[train_idx].std())
+    records = load_records(cfg)
+    train_days = records.days.consumption[records.train_days]
+    mean, std = float(train_days.mean()), float(train_days.std())
 
     def make(part: EcoWindows) -> EcoSplit:
         watts = part.consumption.to(device)
         return EcoSplit(((watts - mean) / std).unsqueeze(2), watts, part.occupancy.to(device), part.hour.to(device),
                         part.side_information().to(device), part)
 
-    train, test = split_windows(cfg, days)
-    return make(train), make(test), (mean, std)
+    return make(records.train), make(records.test), (mean, std)
 
 
 def with_si(x: torch.Tensor, si: torch.Tensor) -> torch.Tensor:
@@ -227,7 +222,7 @@ def pretrain(cfg: EcoConfig, m: EcoReleaser, train: EcoSplit, gen: torch.Generat
 
 def deep_attacker(cfg: EcoConfig) -> DeepAttacker:
     """The adversary's LSTM retrained from scratch as a tuned, early-stopped family (widths hidden and 2·hidden)."""
-    return DeepAttacker(AttackBudget.from_config(cfg.as_dict()), model=adversary_net(cfg), width=cfg.adversary_hidden)
+    return DeepAttacker(cfg, model=adversary_net(cfg), width=cfg.adversary_hidden)
 
 
 def deep_attack(cfg: EcoConfig, train_x: torch.Tensor, train: EcoSplit, test_x: torch.Tensor,
@@ -390,8 +385,7 @@ class EcoReleaser(Mechanism[EcoConfig]):
                           test_si=test.si)
         metrics = deep_attack(cfg, adversary_input(cfg, train.x, train.si), train, adversary_input(cfg, test.x, test.si),
                               test) | position_floors(train, test)
-        for result in (SideInfoAttacker(AttackBudget.from_config(cfg.as_dict())).run(raw),
-                       SiOnlyAttacker(AttackBudget.from_config(cfg.as_dict())).run(raw)):
+        for result in (SideInfoAttacker(cfg).run(raw), SiOnlyAttacker(cfg).run(raw)):
             metrics.update(result.logged())
         return {f"baseline/{k}": v for k, v in metrics.items()}
 
@@ -400,10 +394,9 @@ class EcoReleaser(Mechanism[EcoConfig]):
         """Days and windows per split and what the data source counted (missing hours interpolated, days dropped);
         fails early if no data."""
         cfg = cls.typed(config)
-        days = load_days(cfg)
-        train_idx, test_idx = split_days(days, cfg.test_fraction, cfg.data_seed)
-        train, test = split_windows(cfg, days)
-        return {**days.counts, "eco_train_days": len(train_idx), "eco_test_days": len(test_idx),
-                "eco_train_windows": len(train), "eco_test_windows": len(test),
+        records = load_records(cfg)
+        days = records.days
+        return {**days.counts, "eco_train_days": len(records.train_days), "eco_test_days": len(records.test_days),
+                "eco_train_windows": len(records.train), "eco_test_windows": len(records.test),
                 "eco_windows_unsplit": len(window_days(days, cfg.window_hours, cfg.window_stride_hours)),
                 "occupied_hours": int(days.occupancy.sum())}

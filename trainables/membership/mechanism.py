@@ -19,7 +19,9 @@ from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, Refere
 from attacks.kl_leakage import KlLeakage, unbiased_symmetric_kl
 from attacks.membership import YeomAttacker
 from attacks.reference import reference_cache_dir
-from core.data.adult import AdultData, load_adult, pca, project
+from core.data import get_dataset
+from core.data.adult import AdultData, pca, project
+from core.data.sets.adult import adult_records
 from core.metrics import balanced_accuracy
 from trainables.mechanism import Mechanism
 from trainables.membership import models
@@ -27,10 +29,15 @@ from trainables.membership.config import MembershipConfig
 from trainables.membership.models import ModelSpec, PointRecipe
 
 
+def load_records(dataset: str, data_root: str) -> AdultData:
+    """A config's data set from the registry: Adult's encoded files, every column (the models read sex too)."""
+    return adult_records(get_dataset(dataset).load(data_root))
+
+
 @lru_cache(maxsize=4)
-def _adult_with_axes(data_root: str) -> tuple[AdultData, np.ndarray, np.ndarray]:
+def _adult_with_axes(dataset: str, data_root: str) -> tuple[AdultData, np.ndarray, np.ndarray]:
     """Adult and all its training-file principal axes, once per process (the SVD dominates a cheap point)."""
-    data = load_adult(data_root or None)
+    data = load_records(dataset, data_root)
     mean, components = pca(data.train_x, data.train_x.shape[1])
     return data, mean, components
 
@@ -59,7 +66,7 @@ class PointData:
 
 def point_data(cfg: MembershipConfig) -> PointData:
     """Project Adult to the config's p_x principal axes and draw its members and non-members."""
-    data, mean, axes = _adult_with_axes(cfg.data_root)
+    data, mean, axes = _adult_with_axes(cfg.dataset, cfg.data_root)
     if cfg.p_x > axes.shape[0]:
         raise ValueError(f"p_x={cfg.p_x} exceeds the {axes.shape[0]} Adult features")
     components = axes[:cfg.p_x]
@@ -210,7 +217,7 @@ class Membership(Mechanism[MembershipConfig]):
     def data_counts(cls, config: dict) -> dict[str, int]:
         """Adult row counts and the member / non-member sizes of this config (raises early if no data or too large n)."""
         cfg = cls.typed(config)
-        data = load_adult(cfg.data_root or None)
+        data = load_records(cfg.dataset, cfg.data_root)
         member_split(cfg, len(data.train_x))
         return {"adult_train": len(data.train_x), "adult_test": len(data.test_x), "adult_dropped": data.n_dropped,
                 "members": cfg.n, "nonmembers": cfg.n}

@@ -16,7 +16,6 @@ from torch.nn import functional as F
 
 from attacks.base import AttackInput, CheckpointInputs
 from attacks.deep import DeepAttacker
-from attacks.tuning import AttackBudget
 from trainables.image_game import ImageGame
 from trainables.noise.config import NoiseConfig
 from trainables.release_map import release
@@ -69,12 +68,11 @@ class NoiseBaseline(ImageGame):
         train, test = self.attack_train, self.test
         released_test = self.release_test()
         released_train = release(self.net, train.x, self.gen)
-        budget = AttackBudget.from_config(self.cfg.as_dict())
         mse = F.mse_loss(released_test, test.x).item()
         metrics = self.data_user(released_train) | {"utility/mse": mse, "utility/psnr": psnr(mse), "train/sigma": self.cfg.sigma}
         if attack:
             t0 = time.perf_counter()
-            result = DeepAttacker(budget).run(AttackInput(released_train, train.s, released_test, test.s,
+            result = DeepAttacker(self.cfg).run(AttackInput(released_train, train.s, released_test, test.s,
                                                           num_classes=self.s_classes))
             metrics |= result.logged() | {"time/attack_s": time.perf_counter() - t0}
         return metrics

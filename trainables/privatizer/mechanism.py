@@ -21,7 +21,6 @@ from torch.nn import functional as F
 
 from attacks.base import CheckpointInputs, MembershipTarget, ReferenceData
 from attacks.reference import reference_cache_dir
-from attacks.tuning import AttackBudget
 from core.data import Split
 from core.nets import SmallCNN, StochasticUNet
 from core.training import batches, evaluate, fit_classifier, predict_logits
@@ -170,7 +169,7 @@ class Privatizer(ImageGame):
         training split (early-stopped on a validation split of it) and read on the released test split."""
         released_train = release(self.unet, self.train.x, self.gen)
         return retrained_secret_term(released_train, self.train.s, self.released_test, self.test.s, self.s_classes,
-                                     AttackBudget.from_config(self.cfg.as_dict()))
+                                     self.cfg)
 
     def figure_title(self, epoch: int) -> str:
         return f"privatizer α={self.cfg.alpha:g} algorithm {self.cfg.algorithm} epoch {epoch}"

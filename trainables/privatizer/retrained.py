@@ -14,7 +14,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from attacks.tuning import AttackBudget
+from core.config import AttackBudget
 from core.metrics import balanced_accuracy
 from core.nets import SmallCNN, Standardized
 from core.training import batches, predict_logits, validation_split
@@ -53,7 +53,7 @@ def fit_secret_estimator(x: Tensor, s: Tensor, num_classes: int, budget: AttackB
     Returns the best-validation network, its calibrating temperature (fitted on the same validation split) and the
     epochs it ran. Nothing outside (x, s) is read.
     """
-    train_idx, val_idx = (i.to(x.device) for i in validation_split(len(x), budget.val_fraction, budget.seed))
+    train_idx, val_idx = (i.to(x.device) for i in validation_split(len(x), budget.attack_val_fraction, budget.seed))
     (xt, st), (xv, sv) = (x[train_idx], s[train_idx]), (x[val_idx], s[val_idx])
     channels, height, width_px = x.shape[1:]  # images [N, C, H, W]
     torch.manual_seed(budget.seed)
@@ -62,9 +62,9 @@ def fit_secret_estimator(x: Tensor, s: Tensor, num_classes: int, budget: AttackB
     gen = torch.Generator(device=x.device).manual_seed(budget.seed)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     best, best_epoch, best_state, epoch = math.inf, 0, copy.deepcopy(model.state_dict()), 0
-    while epoch < budget.max_epochs and epoch - best_epoch < budget.patience:
+    while epoch < budget.attack_epochs and epoch - best_epoch < budget.attack_patience:
         model.train()
-        for idx in batches(len(xt), budget.batch_size, gen, x.device):
+        for idx in batches(len(xt), budget.attack_batch_size, gen, x.device):
             loss = F.cross_entropy(model(xt[idx]), st[idx])
             opt.zero_grad(set_to_none=True)
             loss.backward()

@@ -1,12 +1,13 @@
 """UCI Adult (census income), encoded features without the sex columns: S = sex (1 male), U = income > 50K.
 
 Features are core.data.adult's standardised numerics and one-hot categoricals; the two ``sex=`` columns are
-removed from x because they are S. The population is the training rows outside the n_train draw.
+removed from x because they are S. The population is the training rows outside the n_train draw. The encoded files
+with every column are the load's source (:func:`adult_records`): the membership models read them there.
 """
 import numpy as np
 import torch
 
-from core.data.adult import load_adult
+from core.data.adult import AdultData, load_adult
 from core.data.registry import Attribute, Dataset, LoadRequest, Split, Splits, draw
 
 SEX_COLUMNS = ("sex=Female", "sex=Male")
@@ -34,7 +35,14 @@ def load(request: LoadRequest) -> Splits:
               "train": len(train), "test": len(test)}
     if population is not None:
         counts["population"] = len(population)
-    return Splits(train, test, population, counts)
+    return Splits(train, test, population, counts, source=data)
+
+
+def adult_records(splits: Splits) -> AdultData:
+    """The encoded Adult files (every column, sex included) of a load of the ``adult`` entry (a TypeError for another)."""
+    if not isinstance(splits.source, AdultData):
+        raise TypeError(f"not a load of the adult data set (its source is {type(splits.source).__name__})")
+    return splits.source
 
 
 DATASET = Dataset("adult", "UCI Adult census income (rows with a missing value dropped)", (FEATURES,),

@@ -6,12 +6,36 @@ With a data folder the real ECO files are read (core.data.eco), without one the 
 split's statistics); si is the weekday one-hot then the month one-hot of a window's first hour. Train and test
 are whole (household, week) blocks, windowed inside each side (``window_hours`` every ``window_stride_hours``;
 24 and 24 = the days themselves, the ECO preset's 24 every 2 = the paper's sequences); n_train / n_test draw
-windows inside them, and the population is the train windows outside the n_train draw.
+windows inside them, and the population is the train windows outside the n_train draw. The days and all windows
+of each side are the load's source (:func:`eco_records`): the ECO mechanism reads its calendar and the training days'
+statistics there.
 """
+from dataclasses import dataclass
 
-from core.data.eco import HOURS, SI_FEATURES, EcoWindows, load_eco, split_days, window_days
+import torch
+
+from core.data.eco import HOURS, SI_FEATURES, EcoDays, EcoWindows, load_eco, split_days, window_days
 from core.data.eco_synthetic import ECO_DAYS, synthetic_eco
 from core.data.registry import Attribute, Dataset, LoadRequest, Split, Splits, draw
+
+
+@dataclass(frozen=True)
+class EcoRecords:
+    """What the splits are cut from (:attr:`Splits.source` of an ``eco`` load): the days, the indices of the train and
+    test days (whole (household, week) blocks), and every window of each side before the n_train / n_test draws."""
+
+    days: EcoDays
+    train_days: torch.Tensor
+    test_days: torch.Tensor
+    train: EcoWindows
+    test: EcoWindows
+
+
+def eco_records(splits: Splits) -> EcoRecords:
+    """The ECO records of a load of the ``eco`` entry (a TypeError for a load of another entry)."""
+    if not isinstance(splits.source, EcoRecords):
+        raise TypeError(f"not a load of the eco data set (its source is {type(splits.source).__name__})")
+    return splits.source
 
 
 def as_split(windows: EcoWindows) -> Split:
@@ -28,8 +52,9 @@ def load(request: LoadRequest) -> Splits:
         days = synthetic_eco(int(opts["households"]), int(opts["days"]), int(opts["data_seed"]))
     train_idx, test_idx = split_days(days, float(opts["test_fraction"]), int(opts["data_seed"]))
     length, stride = int(opts["window_hours"]), int(opts["window_stride_hours"])
-    train_all = as_split(window_days(days.subset(train_idx), length, stride))
-    test_all = as_split(window_days(days.subset(test_idx), length, stride))
+    records = EcoRecords(days, train_idx, test_idx, window_days(days.subset(train_idx), length, stride),
+                         window_days(days.subset(test_idx), length, stride))
+    train_all, test_all = as_split(records.train), as_split(records.test)
     keep_train, rest = draw(len(train_all), request.n_train, request.seed, 0)
     keep_test, _ = draw(len(test_all), request.n_test, request.seed, 1)
     train, test = train_all.subset(keep_train), test_all.subset(keep_test)
@@ -38,7 +63,7 @@ def load(request: LoadRequest) -> Splits:
               "train": len(train), "test": len(test)}
     if population is not None:
         counts["population"] = len(population)
-    return Splits(train, test, population, counts)
+    return Splits(train, test, population, counts, source=records)
 
 
 DATASET = Dataset(
