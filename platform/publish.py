@@ -15,7 +15,7 @@ from core.commands import command
 from platform.figures.html_report import write_sweep_report
 from platform.figures.summary_figures import draw_summary
 from platform.results import tracking
-from platform.results.noise_baseline import baseline_table, finished_trials, format_comparison
+from platform.results.baseline import baseline_table, finished_trials, format_comparison
 from platform.results.numbers import readable
 from platform.results.pareto import Axis
 from platform.results.summary import SweepSummary, format_summary, log_summary, read_summary
@@ -96,9 +96,9 @@ def publish_sweep(sweep: Sweep, results: Any, caught_up: CaughtUp, ending: Sweep
     if caught_up.farm_failures:
         print(f"error: {caught_up.farm_failures} checkpoint attack(s) failed (tag putlab.farm_error on their runs; "
               "--resume tries them again)", file=sys.stderr, flush=True)
-    if caught_up.noise_results is not None and sweep.noise is not None:
-        noise_results = caught_up.noise_results
-        incomplete |= noise_results.num_errors > 0 or noise_results.num_terminated < len(sweep.noise.grid_points())
+    grid, grid_results = sweep.baseline_grid, caught_up.baseline_results
+    if grid is not None and grid_results is not None:
+        incomplete |= grid_results.num_errors > 0 or grid_results.num_terminated < len(grid.grid_points())
     if incomplete:
         return ending.interrupted(f"{sweep.plan.name} incomplete")
     client.set_terminated(parent_id, "FINISHED")
@@ -106,12 +106,12 @@ def publish_sweep(sweep: Sweep, results: Any, caught_up: CaughtUp, ending: Sweep
 
 
 def tell(sweep: Sweep, summary: SweepSummary) -> None:
-    """The trials table and front, the front beside the noise baseline, and the raw-data baselines."""
+    """The trials table and front, the front beside its baseline grid, and the raw-data baselines."""
     preset, axes = sweep.spec.preset, [Axis(**a) for a in sweep.spec.preset.pareto_axes]
     print(format_summary(summary, axes, preset.label_keys))
-    if sweep.noise is not None:
-        noise_runs = baseline_table(sweep.client, sweep.exp_id, sweep.parent_id)
-        print(format_comparison(summary.compared, summary.noise, axes, finished_trials(noise_runs)))
+    if sweep.baseline_grid is not None and summary.baseline is not None:
+        runs = baseline_table(sweep.client, sweep.exp_id, sweep.parent_id, summary.baseline)
+        print(format_comparison(summary.compared, summary.curve, axes, finished_trials(runs), summary.baseline))
     if preset.baselines is not None:
         metrics = sweep.client.get_run(sweep.parent_id).data.metrics
         shown = (f"{k} {readable(v)}" for k, v in sorted(metrics.items()) if k.startswith("baseline/"))

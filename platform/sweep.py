@@ -23,11 +23,12 @@ from platform.plan.spec import SweepSpec, get_preset, resolve
 from platform.plan.sweep_plan import SweepPlan
 from platform.publish import publish_sweep
 from platform.results import tracking
+from platform.results.baseline import Baseline
 from platform.run import preflight, resume_seal
 from platform.run import storage as tune_storage
+from platform.run.baseline_grid import tune_name
 from platform.run.interrupts import SweepEnding
 from platform.run.launch import catch_up, fit, launch
-from platform.run.noise_grid import tune_name
 from platform.run.tuner import TUNER_STATE, find_sweep
 
 
@@ -67,9 +68,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--config-schema", nargs="?", const="text", choices=("text", "json"),
                    help="print the preset's config fields (type, value, bounds, description; json: the JSON schema) "
                         "and exit")
-    p.add_argument("--no-noise-baseline", action="store_true",
-                   help="skip the Gaussian-noise baseline an image preset (amnist, amnist-privatizer) runs beside its "
-                        "grid and draws on its front")
+    p.add_argument("--no-baseline", action="store_true",
+                   help="skip the baseline grid a preset runs beside its own and draws on its front (amnist, "
+                        "amnist-privatizer: Gaussian noise)")
     p.add_argument("--yes", action="store_true",
                    help=f"run a sweep of more than {preflight.CONFIRM_TRIALS} trials (refused without it)")
     p.add_argument("-v", "--verbose", action="store_true",
@@ -126,26 +127,27 @@ def plan_sweep(args: argparse.Namespace) -> SweepPlan:
         name = f"{spec.preset.name}-{spec.profile}-{time.strftime('%Y%m%d-%H%M%S')}"
     else:
         name = find_sweep(storage, spec.preset.name, args.resume or None)
-        check_resume_source(storage, name)
+        check_resume_source(storage, name, spec)
         args, spec = resume_options.resume(client, args, spec, attackers, name, preset_file)
         attackers = farm_attackers(args, spec)
     options = {"--tracking-uri": tracking_uri, "--storage": storage, "--experiment": args.experiment,
                "--address": args.address, "--attackers": args.attackers,
                "--gpus-per-trial": None if args.gpus_per_trial is None else str(args.gpus_per_trial)}
     return SweepPlan(spec, attackers, name, tracking_uri, args.experiment or f"putlab-{spec.preset.name}", storage,
-                     preset_file, args.search, args.samples, spec.preset.noise_baseline and not args.no_noise_baseline,
+                     preset_file, args.search, args.samples, spec.preset.baseline is not None and not args.no_baseline,
                      args.resume is not None, args.address, args.gpus_per_trial, args.max_concurrent, args.max_failures,
                      args.verbose, tuple(options.items()))
 
 
-def check_resume_source(storage: str, name: str) -> None:
+def check_resume_source(storage: str, name: str, spec: SweepSpec) -> None:
     """The sweep's Tune state can be read (a local folder's permissions: a bucket's are the store's business) and is
-    sealed by this user's resume key, and so is its noise baseline's where it has one (``platform.run.resume_seal``):
+    sealed by this user's resume key, and so is its baseline grid's where it has one (``platform.run.resume_seal``):
     checked before anything is unpickled or recorded."""
     local = tune_storage.local_path(storage)
     if local is not None:
         preflight.check_resume_source(local, local / name, local / name / TUNER_STATE)
-    for folder in (name, tune_name(name)):
+    baseline = Baseline.of(spec.preset)
+    for folder in (name, *([tune_name(name, baseline.name)] if baseline else [])):
         location = tune_storage.join(storage, folder)
         if folder == name or tune_storage.exists(tune_storage.join(location, TUNER_STATE)):
             resume_seal.verify(location)

@@ -97,7 +97,9 @@ class Preset:
     sweep_history: tuple[str, ...] = ()  # metrics whose per-step values the sweep figures read (SweepTrials.histories)
     canonical: Callable[[dict], dict] | None = None  # maps a grid point to its representative (equivalent points run once)
     front_by: str | None = None  # a grid axis: the sweep report also draws one front per value of it (and the joint one)
-    noise_baseline: bool = False  # an image preset: its sweeps also run the ``noise`` grid (platform.results.noise_baseline)
+    baseline: str | None = None  # a preset whose grid runs beside this one's on its data, drawn on the front and
+    # compared at equal utility (amnist: "noise"; platform.results.baseline); a sweep skips it with --no-baseline
+    title: str = ""  # how a figure names this preset's curve when it is another's baseline (default: its name)
 
     @property
     def mechanism_name(self) -> str:

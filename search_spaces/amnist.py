@@ -81,5 +81,5 @@ PRESET = Preset(
     checkpoint_figures=Releaser.figures,
     canonical=lambda_zero_anchor,
     front_by="alpha",
-    noise_baseline=True,
+    baseline="noise",
 )

@@ -51,5 +51,5 @@ PRESET = Preset(
                    "leakage/utility_term"),
     checkpoint_figures=Privatizer.figures,
     front_by="algorithm",  # α traces each algorithm's curve (a per-α group would hold one point per algorithm)
-    noise_baseline=True,
+    baseline="noise",
 )

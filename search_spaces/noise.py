@@ -7,6 +7,7 @@ from trainables.noise.mechanism import NoiseBaseline
 
 PRESET = Preset(
     name="noise",
+    title="Gaussian noise",
     mechanism=NoiseBaseline,
     dataset="amnist",
     base=NoiseConfig().as_dict(),

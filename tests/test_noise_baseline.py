@@ -13,18 +13,19 @@ from mlflow.tracking import MlflowClient
 
 from attacks.deep import DeepAttacker
 from platform.figures.front import draw_baseline, front_figure
-from platform.plan.noise_grid import baseline_spec, logged_spec
+from platform.plan.baseline_grid import baseline_spec, logged_spec
 from platform.plan.seed_axis import with_seeds
 from platform.plan.spec import resolve
 from platform.publish import publish
 from platform.results import tracking
-from platform.results.noise_baseline import AT_UTILITY, BEATS, LABEL, attack_at_utility
+from platform.results.baseline import Baseline, attack_at_utility
 from platform.results.pareto import Axis
-from platform.results.summary import noise_points, trials_table
+from platform.results.summary import baseline_curve, trials_table
 from search_spaces import presets
 from trainables.noise.mechanism import NoiseBaseline
 
 AXES = [Axis("utility/accuracy", True, 0.0, 1.0), Axis("attack/max/accuracy", False, 1.0, 0.5)]
+BASELINE = Baseline(presets()["noise"])  # what the amnist preset asks for (Preset.baseline)
 # (σ, utility, strongest attacker): each is on noise's own front
 NOISE = [(0.0, 0.95, 0.90), (0.5, 0.80, 0.75), (2.0, 0.30, 0.60)]
 # (λ, utility, strongest attacker): all three on the mechanism's front
@@ -83,28 +84,29 @@ def test_baseline_trials_stay_off_the_front_but_are_drawn_and_compared(tmp_path:
     paths = {a.path for a in client.list_artifacts(parent_id, "front")}
     assert {"front/front.csv", "front/front.png", "front/noise_baseline.csv"} <= paths
     front = pd.read_csv(client.download_artifacts(parent_id, "front/front.csv", str(tmp_path))).sort_values("lam")
-    np.testing.assert_allclose(front[AT_UTILITY].to_numpy(), [np.nan, 0.85, 0.66], equal_nan=True)
-    np.testing.assert_array_equal(front[BEATS].to_numpy(), [np.nan, 1.0, 0.0])
+    assert (BASELINE.at_utility, BASELINE.beats) == ("noise/attack_at_utility", "noise/beaten")  # the stored names
+    np.testing.assert_allclose(front[BASELINE.at_utility].to_numpy(), [np.nan, 0.85, 0.66], equal_nan=True)
+    np.testing.assert_array_equal(front[BASELINE.beats].to_numpy(), [np.nan, 1.0, 0.0])
     drawn = pd.read_csv(client.download_artifacts(parent_id, "front/noise_baseline.csv", str(tmp_path)))
     assert sorted(drawn["sigma"]) == [s for s, _, _ in NOISE]
 
-    noise = noise_points(client, parent_id, AXES)
+    noise = baseline_curve(client, parent_id, AXES, BASELINE)
     points = summary.points
     fig = front_figure(points, AXES, points["pareto_front"].to_numpy(), "name")
-    draw_baseline(fig.axes[0], noise, AXES, LABEL)
-    (curve,) = [line for line in fig.axes[0].get_lines() if line.get_label() == LABEL]
+    draw_baseline(fig.axes[0], noise, AXES, BASELINE.title, BASELINE.axis)
+    (curve,) = [line for line in fig.axes[0].get_lines() if line.get_label() == "Gaussian noise"]
     np.testing.assert_allclose(curve.get_xdata(), [u for _, u, _ in NOISE])  # in σ order
     np.testing.assert_allclose(curve.get_ydata(), [a for _, _, a in NOISE])
-    assert LABEL in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "Gaussian noise" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
 
 
 def test_the_noise_grid_shares_the_sweeps_data_and_seeds() -> None:
     spec = resolve("amnist", "smoke", ["dataset=mnist32", "n_train=300"])
-    noise = baseline_spec(spec)
+    noise = baseline_spec(spec, BASELINE)
     assert noise.preset.name == "noise" and noise.grid == {"sigma": [0.0, 1.0]}
     assert {k: noise.config[k] for k in ("dataset", "n_train", "n_test", "attack_epochs")} == {
         "dataset": "mnist32", "n_train": 300, "n_test": 256, "attack_epochs": 1}
-    replicated = baseline_spec(with_seeds(spec, 2, "grid"))
+    replicated = baseline_spec(with_seeds(spec, 2, "grid"), BASELINE)
     assert replicated.grid["seed"] == [0, 1] and replicated.preset.label_keys == ("sigma", "seed")
     assert len(replicated.grid_points()) == 4
 
@@ -116,7 +118,8 @@ def test_a_resumed_sweep_runs_the_noise_grid_it_logged(tmp_path: Path) -> None:
     parent_id, _ = tracking.start_parent(client, exp_id, "amnist-smoke-x", {"profile": ran.profile, "grid": ran.grid,
                                                                              "config": ran.config})
     resumed = resolve("amnist", None, [])  # the resume command names neither the profile nor the --set values
-    assert baseline_spec(logged_spec(resumed, client.get_run(parent_id).data.params)) == baseline_spec(ran)
+    logged = logged_spec(resumed, client.get_run(parent_id).data.params)
+    assert baseline_spec(logged, BASELINE) == baseline_spec(ran, BASELINE)
 
 
 @pytest.mark.slow  # four tuned deep attackers on 1,000 AMNIST images: about two minutes on 2 CPUs
@@ -136,7 +139,7 @@ def test_the_deep_attackers_accuracy_falls_with_sigma() -> None:
 
 @pytest.mark.slow  # end to end, a few minutes on 2 CPUs: the smoke grid and the noise grid with their farms
 def test_smoke_sweep_runs_the_noise_baseline_beside_its_front(workdir: Path) -> None:
-    out = run_sweep(workdir, "amnist", "--profile", "smoke", noise_baseline=True, timeout=600)
+    out = run_sweep(workdir, "amnist", "--profile", "smoke", baseline=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "noise baseline: 2 trials" in out.stdout and "noise baseline (utility/fresh_accuracy" in out.stdout
     client = store(workdir)

@@ -158,7 +158,7 @@ def test_resume_keeps_attackers_none_and_counts_the_finished_noise_trials(workdi
     log.write(proc.stdout.read())
     assert proc.wait(timeout=120) == 130, log.getvalue()[-3000:]
 
-    out = run_sweep(workdir, "amnist", "--resume", timeout=600, noise_baseline=True)
+    out = run_sweep(workdir, "amnist", "--resume", timeout=600, baseline=True)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "attackers none, noise baseline on" in out.stdout
     assert "strongest attacker" not in out.stdout and "attack farm" not in out.stdout  # the farm stayed off
@@ -175,7 +175,7 @@ def test_a_second_ctrl_c_stops_the_wait_for_the_farm_at_once_and_the_sweep_resum
     # the preset's farm trains reference models for a while: the first checkpoint's attacks are still pending when
     # the first Ctrl+C has stopped the trials
     args = ["amnist", "--profile", "smoke", "--set", "alpha=2", "--set", "lam=0,10", "--max-concurrent", "1",
-            "--no-noise-baseline",
+            "--no-baseline",
             "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}", "--storage", str(workdir / "runs")]
     proc = subprocess.Popen([sys.executable, "-m", "platform.sweep", *args], cwd=REPO, env=sweep_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

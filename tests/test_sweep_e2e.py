@@ -93,8 +93,8 @@ def test_interrupted_sweep_resumes_without_duplicates(workdir: Path) -> None:
     kept = {k: v for k, v in parent.data.metrics.items() if k.startswith("baseline/")}
     assert "baseline/utility/accuracy" in kept  # the raw-data baselines, done before the first trial, survive Ctrl+C
 
-    # three trials and their farm, then the noise baseline the sweep recorded (so no --no-noise-baseline)
-    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--resume", timeout=600, noise_baseline=True)
+    # three trials and their farm, then the noise baseline the sweep recorded (so no --no-baseline)
+    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--resume", timeout=600, baseline=True)
     assert out.returncode == 0, out.stderr[-3000:]
     parent, children = runs_by_role(workdir)
     assert parent.info.status == "FINISHED"

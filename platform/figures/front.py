@@ -102,17 +102,17 @@ def plot_front(
     front_mask: np.ndarray,
     label_col: str | None,
     path: str | Path,
-    baseline: tuple[str, pd.DataFrame] | None = None,
+    baseline: tuple[str, pd.DataFrame, str] | None = None,
 ) -> Path:
     """Draw the front (``front_figure``) and save it as a PNG; returns the path written. ``baseline``: (name, its
-    point table) drawn on the same axes as a grey curve (``draw_baseline``)."""
+    point table, the axis its curve follows) drawn on the same axes as a grey curve (``draw_baseline``)."""
     fig = front_figure(df, axes, front_mask, label_col)
     if baseline is not None:
-        draw_baseline(fig.axes[0], baseline[1], axes, baseline[0])
+        draw_baseline(fig.axes[0], baseline[1], axes, baseline[0], baseline[2])
     return _save(fig, path)
 
 
-def draw_baseline(ax: Axes, points: pd.DataFrame, axes: Sequence[Axis], label: str, key: str = "sigma") -> None:
+def draw_baseline(ax: Axes, points: pd.DataFrame, axes: Sequence[Axis], label: str, key: str) -> None:
     """A baseline's points (e.g. Gaussian noise at several σ) as a grey curve in ``key`` order, each point marked with
     its ``key`` value, and the legend redrawn to name it; a mechanism's point below and right of it beats it."""
     if points.empty:

@@ -1,15 +1,23 @@
-"""The pictures of a sweep's summary: its front (with the noise baseline's curve), the per-group fronts and the
+"""The pictures of a sweep's summary: its front (with its baseline's curve), the per-group fronts and the
 trends of its metrics over the grid's axes."""
 from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
 from platform.figures.front import plot_front, plot_fronts_by
 from platform.figures.trends import plot_trends
-from platform.results.noise_baseline import LABEL
 from platform.results.pareto import Axis
 from platform.results.summary import SweepSummary
 from search_spaces import Preset
+
+
+def baseline_curve(summary: SweepSummary) -> tuple[str, pd.DataFrame, str] | None:
+    """What the front figure draws of the baseline: its title, its points and the axis its curve follows."""
+    if summary.baseline is None or summary.curve.empty:
+        return None
+    return summary.baseline.title, summary.curve, summary.baseline.axis
 
 
 def draw_summary(summary: SweepSummary, preset: Preset, folder: Path) -> list[Path]:
@@ -24,7 +32,7 @@ def draw_summary(summary: SweepSummary, preset: Preset, folder: Path) -> list[Pa
     if summary.front.any():
         drawn.append(folder / "front.png")
         plot_front(points, axes, points["pareto_front"].to_numpy(), "name", drawn[-1],
-                   baseline=(LABEL, summary.noise) if not summary.noise.empty else None)
+                   baseline=baseline_curve(summary))
     drawn.append(folder / "trends.png")
     plot_trends(summary.trials.assign(pareto_front=summary.front), preset.label_keys,
                 preset.trend_metrics or tuple(a.metric for a in axes), drawn[-1])

@@ -68,7 +68,7 @@ STUDIES: tuple[Study, ...] = (
     Study("amnist", "amnist", extra=("--attackers", "deep_raw,thickness")),
     # the thickness attackers only: the claims read the secret terms and the strongest attacker, not membership
     Study("privatizer", "amnist-privatizer",
-          extra=("--set", "algorithm=1", "--no-noise-baseline", "--attackers", "deep_raw,thickness")),
+          extra=("--set", "algorithm=1", "--no-baseline", "--attackers", "deep_raw,thickness")),
     Study("gmm", "gmm", seeds=2),
     Study("cloak", "cloak-mnist", extra=("--set", "M=1.5", "--set", "T=1.0")),
     Study("eco", "eco"),

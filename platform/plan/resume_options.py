@@ -1,5 +1,5 @@
-"""``--resume`` keeps the sweep's own options: what its parent run recorded (profile, search, attackers, noise
-baseline, seeds, ``--set`` values) wins, and an option given again that contradicts it is a UsageError.
+"""``--resume`` keeps the sweep's own options: what its parent run recorded (profile, search, attackers, baseline
+grid, seeds, ``--set`` values) wins, and an option given again that contradicts it is a UsageError.
 
 Options that only say how to run (``--max-concurrent``, ``--max-failures``, ``--gpus-per-trial``, ``--address``)
 are not recorded and may change on resume.
@@ -13,12 +13,13 @@ from typing import Any
 from mlflow.tracking import MlflowClient
 
 from platform.errors import UsageError
-from platform.plan.noise_grid import PARAM as NOISE_PARAM
-from platform.plan.noise_grid import logged_spec
+from platform.plan.baseline_grid import logged_spec
 from platform.plan.seed_axis import with_seeds
 from platform.plan.spec import SweepSpec, parse_overrides, resolve
 from platform.results import tracking
+from platform.results.baseline import Baseline
 from platform.results.replicates import SEED
+from search_spaces import Preset
 
 KEPT = "a resumed sweep keeps its own options"
 
@@ -38,9 +39,10 @@ def recorded_attackers(params: dict[str, str]) -> tuple[str, ...]:
     return tuple(json.loads(params["attackers"]))
 
 
-def noise_on(params: dict[str, str]) -> bool:
-    """Whether the sweep runs the noise baseline."""
-    return params.get(NOISE_PARAM) == "True"
+def baseline_on(params: dict[str, str], preset: Preset) -> bool:
+    """Whether the sweep runs its preset's baseline grid."""
+    baseline = Baseline.of(preset)
+    return baseline is not None and params.get(baseline.param) == "True"
 
 
 def axis_or_value(spec: SweepSpec, key: str) -> Any:
@@ -62,7 +64,7 @@ def check_given(args: argparse.Namespace, params: dict[str, str], cli: SweepSpec
          f"{params['planned_trials']} samples"),
         ("attackers", f"--attackers {args.attackers}", attackers != recorded_attackers(params),
          f"attackers {','.join(recorded_attackers(params)) or 'none'}"),
-        ("no_noise_baseline", "--no-noise-baseline", noise_on(params), "noise baseline on"),
+        ("no_baseline", "--no-baseline", baseline_on(params, cli.preset), "baseline grid on"),
     ]
     for option, text, contradicts, recorded in differ:
         if option in args.given and contradicts:
@@ -78,14 +80,14 @@ def check_given(args: argparse.Namespace, params: dict[str, str], cli: SweepSpec
                              f"{KEPT} (drop it)")
 
 
-def restored(args: argparse.Namespace, params: dict[str, str]) -> argparse.Namespace:
+def restored(args: argparse.Namespace, params: dict[str, str], preset: Preset) -> argparse.Namespace:
     """``args`` with the recorded options in place of the command line's (its ``--set`` values and seeds are in the
     recorded config and grid, which :func:`resumed_spec` reads)."""
     attackers = recorded_attackers(params)
     samples = int(params["planned_trials"]) if params["search"] == "optuna" else args.samples
     return argparse.Namespace(**vars(args) | {
         "profile": params["profile"], "search": params["search"], "samples": samples, "overrides": [], "seeds": 1,
-        "attackers": ",".join(attackers) or "none", "no_noise_baseline": not noise_on(params)})
+        "attackers": ",".join(attackers) or "none", "no_baseline": not baseline_on(params, preset)})
 
 
 def resumed_spec(args: argparse.Namespace, params: dict[str, str], preset_file: str | None) -> SweepSpec:
@@ -96,9 +98,11 @@ def resumed_spec(args: argparse.Namespace, params: dict[str, str], preset_file: 
 def summary(params: dict[str, str], spec: SweepSpec) -> str:
     """One line: the recorded options the resumed sweep runs with."""
     seeds = len(spec.grid.get(SEED, [None]))
+    baseline = Baseline.of(spec.preset)
+    grid = (f"{baseline.name} baseline {'on' if baseline_on(params, spec.preset) else 'off'}, " if baseline else "")
     return (f"resuming with the sweep's recorded options: profile {params['profile']}, {params['search']} search, "
-            f"attackers {','.join(recorded_attackers(params)) or 'none'}, noise baseline "
-            f"{'on' if noise_on(params) else 'off'}, {seeds} seed{'s' if seeds > 1 else ''}, its own config and grid")
+            f"attackers {','.join(recorded_attackers(params)) or 'none'}, {grid}{seeds} seed{'s' if seeds > 1 else ''}, "
+            "its own config and grid")
 
 
 def resume(client: MlflowClient, args: argparse.Namespace, cli: SweepSpec, attackers: tuple[str, ...], sweep: str,
@@ -109,4 +113,4 @@ def resume(client: MlflowClient, args: argparse.Namespace, cli: SweepSpec, attac
     check_given(args, params, cli, attackers, preset_file)
     spec = resumed_spec(args, params, preset_file)
     print(summary(params, spec), flush=True)
-    return restored(args, params), spec
+    return restored(args, params, spec.preset), spec

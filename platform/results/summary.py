@@ -15,8 +15,8 @@ import pandas as pd
 from mlflow.tracking import MlflowClient
 
 from platform.results import tracking
+from platform.results.baseline import Baseline, baseline_points, baseline_table, compare_front, comparison_metrics
 from platform.results.front_groups import GroupFront, fronts_by, group_metrics
-from platform.results.noise_baseline import baseline_points, baseline_table, compare_front, comparison_metrics
 from platform.results.numbers import readable
 from platform.results.pareto import Axis, pareto_mask
 from platform.results.replicates import SEED, format_points, hypervolume_by_seed, point_index, point_table, spread_metrics
@@ -36,25 +36,26 @@ class SweepSummary:
     points: pd.DataFrame = field(default_factory=pd.DataFrame)
     spread: dict[str, float] = field(default_factory=dict)
     groups: list[GroupFront] = field(default_factory=list)  # one front per value of the preset's ``front_by`` axis
-    noise: pd.DataFrame = field(default_factory=pd.DataFrame)  # the noise baseline's points (empty without one)
-    compared: pd.DataFrame = field(default_factory=pd.DataFrame)  # the front beside noise at equal utility
+    baseline: Baseline | None = None  # the preset's baseline grid (``Preset.baseline``), None without one
+    curve: pd.DataFrame = field(default_factory=pd.DataFrame)  # the baseline's points (empty when none finished)
+    compared: pd.DataFrame = field(default_factory=pd.DataFrame)  # the front beside the baseline at equal utility
 
     @property
     def front_points(self) -> pd.DataFrame:
-        """What ``front.csv`` holds: the front's points, with noise's privacy at their utility when there is a baseline."""
+        """What ``front.csv`` holds: the front's points, with the baseline's privacy at their utility when it ran."""
         if not self.compared.empty:
             return self.compared
         return self.points[self.points["pareto_front"]] if not self.points.empty else self.points
 
     def metrics(self) -> dict[str, float]:
-        """The parent run's ``front/*`` metrics: size, trials, hypervolume, seed spread, per-group and noise figures."""
+        """The parent run's ``front/*`` metrics: size, trials, hypervolume, seed spread, per-group and baseline figures."""
         metrics = {"front/size": float(self.points["pareto_front"].sum()) if self.front.any() else 0.0,
                    "front/trials": float(len(self.trials))}
         if self.front.any():
             metrics |= {"front/hypervolume": self.hypervolume, "front/hypervolume_normalised": self.hypervolume_normalised}
             metrics |= self.spread | group_metrics(self.groups)
-        if not self.noise.empty:
-            metrics |= comparison_metrics(self.compared, self.noise)
+        if self.baseline is not None and not self.curve.empty:
+            metrics |= comparison_metrics(self.compared, self.curve, self.baseline)
         return metrics
 
 
@@ -109,17 +110,21 @@ def summarise(table: pd.DataFrame, axes: list[Axis], label_keys: tuple[str, ...]
 
 def read_summary(client: MlflowClient, parent_id: str, preset: Preset) -> SweepSummary:
     """The sweep's summary, read from its child runs once: trials over the preset's ``label_keys`` (a point is a
-    configuration over seeds), the front and hypervolume, the per-group fronts and the noise comparison."""
+    configuration over seeds), the front and hypervolume, the per-group fronts and the baseline's comparison."""
     axes = [Axis(**a) for a in preset.pareto_axes]
     table = trials_table(client, client.get_run(parent_id).info.experiment_id, parent_id, preset.label_keys)
     summary = summarise(table, axes, preset.label_keys)
-    noise = noise_points(client, parent_id, axes)
     groups = group_fronts(summary, axes, preset) if summary.front.any() else []
-    return replace(summary, groups=groups, noise=noise, compared=compare_front(summary.points, noise, axes))
+    baseline = Baseline.of(preset)
+    if baseline is None:
+        return replace(summary, groups=groups)
+    curve = baseline_curve(client, parent_id, axes, baseline)
+    return replace(summary, groups=groups, baseline=baseline, curve=curve,
+                   compared=compare_front(summary.points, curve, axes, baseline))
 
 
 def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, figures: list[Path]) -> None:
-    """The summary on the parent run: ``front/`` trials, front, points, per-group and noise CSVs beside ``figures``
+    """The summary on the parent run: ``front/`` trials, front, points, per-group and baseline CSVs beside ``figures``
     (already drawn), the ``front/*`` metrics (each recomputation a new step), and front members tagged."""
     table = summary.trials.assign(pareto_front=summary.front)
     with tempfile.TemporaryDirectory() as tmp:
@@ -128,8 +133,8 @@ def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, fig
         summary.front_points.to_csv(folder / "front.csv", index=False)
         if summary.spread:
             summary.points.to_csv(folder / "points.csv", index=False)
-        if not summary.noise.empty:
-            summary.noise.to_csv(folder / "noise_baseline.csv", index=False)
+        if summary.baseline is not None and not summary.curve.empty:
+            summary.curve.to_csv(folder / f"{summary.baseline.name}_baseline.csv", index=False)
         if summary.groups:
             axis = summary.groups[0].axis
             rows = pd.concat([g.points.assign(**{f"front_by/{axis}": g.value}) for g in summary.groups], ignore_index=True)
@@ -142,9 +147,10 @@ def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, fig
         client.set_tag(run_id, tracking.TAG_FRONT, "true" if on_front else "false")
 
 
-def noise_points(client: MlflowClient, parent_id: str, axes: list[Axis]) -> pd.DataFrame:
-    """The sweep's noise-baseline points (``platform.results.noise_baseline``); empty when it ran none."""
-    return baseline_points(baseline_table(client, client.get_run(parent_id).info.experiment_id, parent_id), axes)
+def baseline_curve(client: MlflowClient, parent_id: str, axes: list[Axis], baseline: Baseline) -> pd.DataFrame:
+    """The sweep's baseline points (``platform.results.baseline``); empty when it ran none."""
+    exp_id = client.get_run(parent_id).info.experiment_id
+    return baseline_points(baseline_table(client, exp_id, parent_id, baseline), axes, baseline)
 
 
 def format_summary(summary: SweepSummary, axes: list[Axis], label_keys: tuple[str, ...]) -> str:

@@ -1,5 +1,5 @@
 """Launching a planned sweep: Ray and each trial's resources, the parent run, the plan's cost said up front, the
-raw-data baselines under way, then Tune's runs of the grid and of the noise baseline, and the farm's catch-up."""
+raw-data baselines under way, then Tune's runs of the grid and of its baseline grid, and the farm's catch-up."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -8,18 +8,18 @@ from typing import Any
 import ray
 from mlflow.tracking import MlflowClient
 
-from platform.plan.noise_grid import PARAM as NOISE_PARAM
-from platform.plan.noise_grid import baseline_spec, logged_spec
+from platform.plan.baseline_grid import baseline_spec, logged_spec
 from platform.plan.spec import SweepSpec
 from platform.plan.sweep_plan import SweepPlan
 from platform.results import tracking
+from platform.results.baseline import Baseline
 from platform.run import preflight
 from platform.run import storage as tune_storage
+from platform.run.baseline_grid import run_baseline
 from platform.run.catch_up import attack_missing
 from platform.run.cost_estimate import CostEstimate, last_finished
 from platform.run.farm import FarmPlan
 from platform.run.interrupts import SweepEnding, resume_command
-from platform.run.noise_grid import run_baseline
 from platform.run.progress import SweepProgress
 from platform.run.trial_logger import MlflowTrialLogger
 from platform.run.tuner import build_tuner, default_gpus_per_trial, init_ray, restore_tuner
@@ -29,7 +29,7 @@ BASELINE_GRACE_S = 10  # how long an interrupted sweep waits for raw-data baseli
 
 @dataclass(frozen=True)
 class Sweep:
-    """A launched sweep: its plan and spec (with each trial's threads), parent run, resources per trial, farm, noise
+    """A launched sweep: its plan and spec (with each trial's threads), parent run, resources per trial, farm, baseline
     grid (None without one) and raw-data baselines under way (None when recorded already or the preset has none)."""
 
     plan: SweepPlan
@@ -39,7 +39,7 @@ class Sweep:
     parent_id: str
     resources: dict[str, float]
     farm: FarmPlan | None
-    noise: SweepSpec | None
+    baseline_grid: SweepSpec | None
     baselines: ray.ObjectRef | None
     planned: int  # the parent run's own plan (a resumed sweep keeps it)
 
@@ -54,20 +54,28 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
     parent_id, reopened = tracking.start_parent(client, exp_id, plan.name, parent_params(plan, spec))
     ending.attach(client, exp_id, parent_id, resume_command(plan.again, plan.name, dict(plan.options)))
     params = client.get_run(parent_id).data.params
-    noise = baseline_spec(logged_spec(spec, params)) if params.get(NOISE_PARAM) == "True" else None
+    grid = baseline_grid(spec, params)
     planned = int(params["planned_trials"])  # a resumed sweep keeps its own plan
-    if noise is not None:
-        print(f"noise baseline: {len(noise.grid_points())} trials after the sweep's own (σ ∈ "
-              f"{{{', '.join(f'{v:g}' for v in noise.grid['sigma'])}}}), same data and farm; off: --no-noise-baseline",
-              flush=True)
-    print(planned_cost(client, exp_id, spec, planned, noise, plan.attackers).line(), flush=True)
+    if grid is not None:
+        axes = "; ".join(f"{k} ∈ {{{', '.join(f'{v:g}' for v in grid.grid[k])}}}" for k in grid.preset.label_keys)
+        print(f"{grid.preset.name} baseline: {len(grid.grid_points())} trials after the sweep's own ({axes}), same data "
+              "and farm; off: --no-baseline", flush=True)
+    print(planned_cost(client, exp_id, spec, planned, grid, plan.attackers).line(), flush=True)
     if not reopened:
         tracking.log_metrics(client, parent_id, {f"data/{k}": float(v) for k, v in counts.items()})
     farm = None
     if plan.attackers and spec.preset.checkpoint_inputs is not None:
         farm = FarmPlan(spec.preset.checkpoint_inputs, plan.attackers, spec.preset.privacy_attackers, resources)
-    return Sweep(plan, spec, client, exp_id, parent_id, resources, farm, noise,
+    return Sweep(plan, spec, client, exp_id, parent_id, resources, farm, grid,
                  start_baselines(client, parent_id, spec, resources), planned)
+
+
+def baseline_grid(spec: SweepSpec, params: dict[str, str]) -> SweepSpec | None:
+    """The baseline grid the parent run says the sweep runs (``<baseline>_baseline`` param), on the grid it logged."""
+    baseline = Baseline.of(spec.preset)
+    if baseline is None or params.get(baseline.param) != "True":
+        return None
+    return baseline_spec(logged_spec(spec, params), baseline)
 
 
 def with_resources(plan: SweepPlan) -> tuple[SweepSpec, dict[str, float]]:
@@ -83,21 +91,26 @@ def with_resources(plan: SweepPlan) -> tuple[SweepSpec, dict[str, float]]:
 
 def parent_params(plan: SweepPlan, spec: SweepSpec) -> dict[str, Any]:
     """What the parent run records of the sweep: what a resume runs again, and what the store's views show."""
-    return {
+    params: dict[str, Any] = {
         "preset": spec.preset.name, "profile": spec.profile, "mechanism": spec.preset.mechanism_name,
         "dataset": spec.preset.dataset, "search": plan.search, "storage": tune_storage.join(plan.storage, plan.name),
         "grid": spec.grid_param, "config": spec.config, "planned_trials": plan.planned, "attackers": plan.attackers,
-        NOISE_PARAM: plan.noise_baseline,
-    } | ({"preset_file": plan.preset_file} if plan.preset_file else {})
+    }
+    if plan.preset_file:
+        params["preset_file"] = plan.preset_file
+    baseline = Baseline.of(spec.preset)
+    if baseline is not None:
+        params[baseline.param] = plan.with_baseline
+    return params
 
 
-def planned_cost(client: MlflowClient, exp_id: str, spec: SweepSpec, planned: int, noise: SweepSpec | None,
+def planned_cost(client: MlflowClient, exp_id: str, spec: SweepSpec, planned: int, grid: SweepSpec | None,
                  attackers: tuple[str, ...]) -> CostEstimate:
     """The sweep's plan and its expected wall time, priced from the newest finished sweep like it in the store."""
     epochs, every = spec.config.get("epochs"), spec.config.get("checkpoint_every") or 0
     checkpoints = 1 if not epochs else len({e for e in range(1, epochs + 1) if e == epochs or (every and e % every == 0)})
     like = {"preset": spec.preset.name, "profile": spec.profile} | tracking.flatten("attackers", attackers)
-    baseline_trials = len(noise.grid_points()) if noise else 0
+    baseline_trials = len(grid.grid_points()) if grid else 0
     return CostEstimate(planned, baseline_trials, attackers, checkpoints, last_finished(client, exp_id, like))
 
 
@@ -144,22 +157,22 @@ def fit(sweep: Sweep, ending: SweepEnding) -> Any | None:
 @dataclass(frozen=True)
 class CaughtUp:
     """What ran after the grid: checkpoints whose farm work was missing (lost to an interruption, or failed and tried
-    again), how many of those failed once more, and the noise grid's Tune results (None without)."""
+    again), how many of those failed once more, and the baseline grid's Tune results (None without)."""
 
     checkpoints: int
     farm_failures: int
-    noise_results: Any | None
+    baseline_results: Any | None
 
 
 def catch_up(sweep: Sweep, ending: SweepEnding) -> CaughtUp | None:
     """Attack the checkpoints left without their farm metrics (an interruption, an attack that raised), then run the
-    noise grid; None when interrupted."""
+    baseline grid; None when interrupted."""
     caught_up, failed = attack_missing(sweep.client, sweep.exp_id, sweep.parent_id, sweep.farm) if sweep.farm else (0, 0)
-    noise_results = None
-    if sweep.noise is not None:
+    baseline_results = None
+    if sweep.baseline_grid is not None:
         plan = sweep.plan
         with ending.fitting():
-            noise_results = run_baseline(sweep.noise, tracking_uri=plan.tracking_uri, exp_id=sweep.exp_id,
+            baseline_results = run_baseline(sweep.baseline_grid, tracking_uri=plan.tracking_uri, exp_id=sweep.exp_id,
                                          parent_id=sweep.parent_id, storage=plan.storage, sweep=plan.name,
                                          farm=sweep.farm, resources=sweep.resources,
                                          max_concurrent=plan.max_concurrent, max_failures=plan.max_failures,
@@ -169,4 +182,4 @@ def catch_up(sweep: Sweep, ending: SweepEnding) -> CaughtUp | None:
             return None
     if caught_up:
         print(f"attack farm: caught up on {caught_up} checkpoint(s)", flush=True)
-    return CaughtUp(caught_up, failed, noise_results)
+    return CaughtUp(caught_up, failed, baseline_results)

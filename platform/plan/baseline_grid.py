@@ -1,5 +1,6 @@
-"""The noise baseline's σ grid planned beside an image sweep's own: the ``noise`` preset's grid on the sweep's data,
-and the grid a resumed sweep logged (run by ``platform.run.noise_grid``, compared by ``platform.results.noise_baseline``).
+"""A baseline preset's grid planned beside a sweep's own (``Preset.baseline``; amnist: the ``noise`` preset's σ grid)
+on the sweep's data, and the grid a resumed sweep logged (run by ``platform.run.baseline_grid``, compared by
+``platform.results.baseline``).
 """
 from __future__ import annotations
 
@@ -8,30 +9,28 @@ from dataclasses import replace
 from typing import Any
 
 from platform.plan.spec import SweepSpec, parse_value, validated
+from platform.results.baseline import Baseline
 from platform.results.replicates import SEED
 from search_spaces import grids
-from search_spaces.noise import PRESET as NOISE
-
-PARAM = "noise_baseline"  # the parent run's param: whether the sweep runs the baseline
 
 
-def baseline_spec(spec: SweepSpec) -> SweepSpec:
-    """The noise grid for ``spec``: the ``noise`` preset's σ grid of the same profile (else its default) with every
-    config value the two share (data set, sizes, seed or seed axis, threads, attacker budget) taken from ``spec``."""
-    profile = spec.profile if spec.profile in NOISE.profiles else NOISE.default_profile
-    chosen = NOISE.profiles[profile]
-    fields = set(NOISE.mechanism.config_class.model_fields)
+def baseline_spec(spec: SweepSpec, baseline: Baseline) -> SweepSpec:
+    """The baseline's grid for ``spec``: its preset's grid at the same profile (else its default) with every config
+    value the two share (data set, sizes, seed or seed axis, threads, attacker budget) taken from ``spec``."""
+    base = baseline.preset
+    profile = spec.profile if spec.profile in base.profiles else base.default_profile
+    chosen = base.profiles[profile]
+    fields = set(base.mechanism.config_class.model_fields)
     shared = {k: v for k, v in spec.config.items() if k in fields and k not in chosen.grid}
-    config = {**NOISE.base, **chosen.config, **shared}
-    noise_grids = grids.sub_grids(chosen.grid)
-    preset = NOISE
+    config = {**base.base, **chosen.config, **shared}
+    base_grids = grids.sub_grids(chosen.grid)
     if SEED in spec.grid:
         config.pop(SEED, None)
-        noise_grids = grids.with_axis(noise_grids, SEED, list(spec.grid[SEED]))
-        preset = replace(NOISE, label_keys=(*NOISE.label_keys, SEED))
-    typed = validated(preset, SweepSpec(preset, profile, config, noise_grids).product_points())
-    axes = grids.axes(noise_grids)
-    return SweepSpec(preset, profile, {k: v for k, v in typed[0].items() if k not in axes}, noise_grids)
+        base_grids = grids.with_axis(base_grids, SEED, list(spec.grid[SEED]))
+        base = replace(base, label_keys=(*base.label_keys, SEED))
+    typed = validated(base, SweepSpec(base, profile, config, base_grids).product_points())
+    axes = grids.axes(base_grids)
+    return SweepSpec(base, profile, {k: v for k, v in typed[0].items() if k not in axes}, base_grids)
 
 
 def logged_value(text: str) -> Any:
