@@ -14,7 +14,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from attacks.base import AttackResult, MembershipTarget
-from attacks.reference_attack import MembershipSettings, ReferenceSettings, logit_confidence, scores_result, view
+from attacks.membership import logit_confidence
+from attacks.reference_attack import MembershipSettings, ReferenceSettings, scores_result, view
 from attacks.spec import AttackerSpec, Need
 
 

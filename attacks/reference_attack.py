@@ -88,14 +88,6 @@ def true_class_probability(logits: torch.Tensor, y: torch.Tensor) -> torch.Tenso
     return picked.exp()
 
 
-def logit_confidence(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """LiRA's φ = log(p_y / (1 − p_y)) = z_y − logsumexp_{j≠y} z_j, exact even where p_y rounds to 1."""
-    labels = y.expand(*logits.shape[:-1]).unsqueeze(-1)
-    true = logits.gather(-1, labels).squeeze(-1)
-    others = logits.scatter(-1, labels, float("-inf")).logsumexp(-1)
-    return true - others
-
-
 def scores_result(name: str, members: np.ndarray, nonmembers: np.ndarray, settings: ReferenceSettings,
                   what: str) -> AttackResult:
     """Metrics (with intervals) of member / non-member scores on a balanced draw, and the ROC picture if asked."""

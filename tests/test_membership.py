@@ -87,8 +87,43 @@ def test_per_sample_loss_is_batched_cross_entropy_in_eval_mode(memorised) -> Non
     model.train()
     losses = per_sample_loss(model, x, y, batch_size=37)
     assert model.training, "training mode must be restored"
-    expected = nn.functional.cross_entropy(model(x), y, reduction="none")
+    assert losses.dtype == torch.float64
+    expected = nn.functional.cross_entropy(model(x).double(), y, reduction="none")
     torch.testing.assert_close(losses, expected.detach())
+
+
+def _confident(margins: torch.Tensor) -> tuple[nn.Module, torch.Tensor, torch.Tensor]:
+    """A linear net with huge weights: logits (1000·x, 0), inputs x = margin / 1000, every label 0."""
+    model = nn.Linear(1, 2)
+    with torch.no_grad():
+        model.weight.copy_(torch.tensor([[1000.0], [0.0]]))
+        model.bias.zero_()
+    return model, (margins / 1000).unsqueeze(1), torch.zeros(len(margins), dtype=torch.long)
+
+
+def test_losses_of_a_very_confident_network_stay_distinct_in_float64() -> None:
+    # Members' true-class margins 14.52..14.56 (losses 4.75e-7..4.94e-7), non-members' 14.47..14.51 (4.99e-7..5.20e-7).
+    members, nonmembers = torch.linspace(14.52, 14.56, 50), torch.linspace(14.47, 14.51, 50)
+    model, x, y = _confident(torch.cat([members, nonmembers]))
+    logits = model(x).detach()
+    exact = torch.tensor([math.log1p(math.exp(-float(z))) for z in logits[:, 0]], dtype=torch.float64)
+    losses = per_sample_loss(model, x, y)
+    assert losses.dtype == torch.float64
+    torch.testing.assert_close(losses, exact, rtol=1e-12, atol=0)
+    assert losses.unique().numel() == 100 and bool(losses[:50].max() < losses[50:].min())
+    # Control: the float32 cross-entropy of the same logits ties all hundred at 4.77e-7.
+    float32 = nn.functional.cross_entropy(logits, y, reduction="none")
+    assert float32.unique().tolist() == [pytest.approx(4.768e-7, rel=1e-3)]
+    # So Yeom separates members perfectly, down to 0 % FPR, where the float32 losses say nothing.
+    m = YeomAttacker(figure=False).run_on_model(model, x[:50], y[:50], x[50:], y[50:]).metrics
+    assert m["auc"] == 1 and m["tpr_at_0pct_fpr"] == 1
+    tied = YeomAttacker(figure=False).run_on_losses(float32[:50], float32[50:]).metrics
+    assert tied["auc"] == 0.5 and tied["tpr_at_0pct_fpr"] == 0
+    # Beyond float64's log-softmax too: margins 40 and 41 (losses 4.2e-18 and 1.6e-18) both give a loss of 0 there.
+    model, x, y = _confident(torch.tensor([40.0, 41.0]))
+    assert nn.functional.cross_entropy(model(x).double(), y, reduction="none").tolist() == [0, 0]
+    torch.testing.assert_close(per_sample_loss(model, x, y), torch.tensor([math.exp(-40), math.exp(-41)],
+                                                                           dtype=torch.float64), rtol=1e-9, atol=0)
 
 
 def test_yeom_detects_memorisation(memorised) -> None:

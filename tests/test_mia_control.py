@@ -19,11 +19,11 @@ import attacks.reference as reference
 from attacks.base import CheckpointInputs, MembershipTarget, ReferenceData
 from attacks.farm import run_farm
 from attacks.lira import LiraAttacker, global_sigma, lira_scores
-from attacks.membership import YeomAttacker, auc, roc_curve, tpr_at_fpr
+from attacks.membership import YeomAttacker, auc, logit_confidence, roc_curve, tpr_at_fpr
 from attacks.membership_farm import run_membership, worst_case
 from attacks.membership_stats import _batch_stats, membership_metrics
 from attacks.reference import ClassifierRecipe, population_plan
-from attacks.reference_attack import logit_confidence, true_class_probability
+from attacks.reference_attack import true_class_probability
 from attacks.rmia import RmiaAttacker, rmia_scores
 from core.data import load_mnist
 
