@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, cast
 import torch
 
 from attacks.base import Attacker, CheckpointInputs
+from attacks.exposure import ExposedRecords
 from attacks.membership_farm import run_membership, skipped_targets
 from attacks.registry import REGISTRY, Registry, check_names
 from attacks.spec import SKIPPED_WHEN_ABSENT, AttackerSpec
@@ -27,6 +28,8 @@ class FarmReport:
     """Metrics (shared names), PNG figures, seconds per attacker for one checkpoint, and the Ray node that ran it.
 
     ``skipped``: ``<name>`` (or ``<name>/<target>``) -> why that attacker did not run there (e.g. no population).
+    ``exposed``: each membership attacker's most exposed training records per network (the driver logs them as CSV;
+    their galleries, for image data, are among ``figures``).
     """
 
     metrics: dict[str, float] = field(default_factory=dict)
@@ -34,6 +37,7 @@ class FarmReport:
     seconds: dict[str, float] = field(default_factory=dict)
     node_id: str = ""
     skipped: dict[str, str] = field(default_factory=dict)
+    exposed: list[ExposedRecords] = field(default_factory=list)
 
 
 def run_farm(load: Callable[[dict, str], CheckpointInputs], config: dict, checkpoint: tune.Checkpoint,
@@ -79,9 +83,10 @@ def attack_inputs(inputs: CheckpointInputs, config: dict, attackers: Sequence[st
             continue
         t0 = time.perf_counter()
         if spec.per_target:
-            metrics, pngs = run_membership(spec.name, inputs, config, figures, registry)
-            report.metrics.update(metrics)
-            report.figures.update(pngs)
+            run = run_membership(spec.name, inputs, config, figures, registry)
+            report.metrics.update(run.metrics)
+            report.figures.update(run.figures)
+            report.exposed.extend(run.exposed)
             report.skipped.update(skipped_targets(spec, inputs.targets))
         else:
             attacker = cast(Attacker, spec.build(config, figures))  # not per_target: the entry builds an Attacker

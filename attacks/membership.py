@@ -13,7 +13,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from attacks.base import AttackResult, MembershipTarget
+from attacks.base import AttackResult, MembershipScores, MembershipTarget
 from attacks.membership_stats import balanced_draw, membership_metrics, require_finite
 from attacks.roc_plot import roc_png
 from attacks.spec import AttackerSpec, Need
@@ -104,11 +104,13 @@ class YeomAttacker:
         for suffix in ("", "/ci_low", "/ci_high"):
             metrics[f"accuracy{suffix}"] = (1.0 + metrics[f"advantage{suffix}"]) / 2
         metrics.update({"threshold": tau, "n_per_class": float(len(members))})
+        scores = MembershipScores(-member_losses, -nonmember_losses)
         if not self.figure:
-            return AttackResult(self.name, metrics)
+            return AttackResult(self.name, metrics, scores=scores)
         fpr, tpr, _ = roc_curve(-members, -nonmembers)
         title = f"{self.name}: loss-threshold membership ROC (n = {len(members)} per class)"
-        return AttackResult(self.name, metrics, {f"roc_{self.name}.png": roc_png(fpr, tpr, metrics["auc"], title)})
+        return AttackResult(self.name, metrics, {f"roc_{self.name}.png": roc_png(fpr, tpr, metrics["auc"], title)},
+                            scores)
 
     def run_on_model(self, model: nn.Module, member_x: torch.Tensor, member_y: torch.Tensor,
                      nonmember_x: torch.Tensor, nonmember_y: torch.Tensor, target: str = "") -> AttackResult:

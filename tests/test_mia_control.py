@@ -306,9 +306,9 @@ def test_targets_without_a_population_are_skipped_by_reference_attacks() -> None
     target = _tiny_target("raw", nan_member=False)
     bare = MembershipTarget(**{**target.__dict__, "name": "bare", "reference": None})
     inputs = CheckpointInputs(data=None, targets=(bare, target))  # type: ignore[arg-type]
-    lira, _ = run_membership("lira", inputs, {"seed": 0}, figures=False)
+    lira = run_membership("lira", inputs, {"seed": 0}, figures=False).metrics
     assert "attack/lira/raw/auc" in lira and not any(k.startswith("attack/lira/bare/") for k in lira)
-    yeom, _ = run_membership("yeom", inputs, {"seed": 0}, figures=False)
+    yeom = run_membership("yeom", inputs, {"seed": 0}, figures=False).metrics
     assert {"attack/yeom/raw/auc", "attack/yeom/bare/auc"} <= set(yeom)
     with pytest.raises(ValueError, match="has no population"):
         LiraAttacker().run_on_target(bare)
