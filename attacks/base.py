@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import numpy as np
 import torch
 
 from core.config import TrialConfig
@@ -37,12 +38,25 @@ class AttackInput:
 
 
 @dataclass(frozen=True)
+class MembershipScores:
+    """A membership attacker's float64 score of every audited record (higher = member): ``members`` in the order of
+    the target's ``member_x`` (its training records), ``nonmembers`` in the order of its ``nonmember_x``."""
+
+    members: np.ndarray
+    nonmembers: np.ndarray
+
+
+@dataclass(frozen=True)
 class AttackResult:
-    """An attacker's metrics (named as logged) and optional PNG figures (file name -> bytes)."""
+    """An attacker's metrics (named as logged) and optional PNG figures (file name -> bytes).
+
+    ``scores``: a membership attacker's per-record scores (the farm turns them into the most exposed records).
+    """
 
     name: str
     metrics: dict[str, float] = field(default_factory=dict)
     figures: dict[str, bytes] = field(default_factory=dict)
+    scores: MembershipScores | None = None
 
     def logged(self) -> dict[str, float]:
         """Metrics under their shared MLflow names."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, cast
 
 from attacks.base import Attacker, CheckpointInputs
+from attacks.exposure import ExposedRecords
 from attacks.membership_farm import run_membership, skipped_targets
 from attacks.registry import REGISTRY, Registry, check_names
 from attacks.spec import SKIPPED_WHEN_ABSENT, AttackerSpec
@@ -26,6 +27,8 @@ class FarmReport:
     """Metrics (shared names), PNG figures, seconds per attacker for one checkpoint, and the Ray node that ran it.
 
     ``skipped``: ``<name>`` (or ``<name>/<target>``) -> why that attacker did not run there (e.g. no population).
+    ``exposed``: each membership attacker's most exposed training records per network (the driver logs them as CSV;
+    their galleries, for image data, are among ``figures``).
     """
 
     metrics: dict[str, float] = field(default_factory=dict)
@@ -33,6 +36,7 @@ class FarmReport:
     seconds: dict[str, float] = field(default_factory=dict)
     node_id: str = ""
     skipped: dict[str, str] = field(default_factory=dict)
+    exposed: list[ExposedRecords] = field(default_factory=list)
 
 
 def run_farm(load: Callable[[dict, str], CheckpointInputs], config: dict, checkpoint: tune.Checkpoint,
@@ -79,9 +83,10 @@ def attack_inputs(inputs: CheckpointInputs, attackers: Sequence[str], figures: b
             continue
         t0 = time.perf_counter()
         if spec.per_target:
-            metrics, pngs = run_membership(spec.name, inputs, figures, registry)
-            report.metrics.update(metrics)
-            report.figures.update(pngs)
+            run = run_membership(spec.name, inputs, figures, registry)
+            report.metrics.update(run.metrics)
+            report.figures.update(run.figures)
+            report.exposed.extend(run.exposed)
             report.skipped.update(skipped_targets(spec, inputs.targets))
         else:
             attacker = cast(Attacker, spec.build(inputs.config, figures))  # not per_target: the entry builds an Attacker

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from attacks.base import AttackResult, MembershipTarget
-from attacks.reference_attack import ReferenceSettings, logit_confidence, reference_settings, scores_result, view
+from attacks.membership import logit_confidence
+from attacks.reference_attack import ReferenceSettings, reference_settings, scores_result, view
 from attacks.spec import AttackerSpec, Need
 from core.config import MembershipAttacks
 

@@ -1,7 +1,8 @@
 """Membership inference: Yeom's loss-threshold adversary and exact ROC tools (docs/membership.md).
 
 Scores follow one convention throughout: a higher score means "member". For a loss attack the
-score is ``-loss``. Worker-side code: never imports ``platform.*``.
+score is ``-loss``. Every score is float64 (low-FPR metrics read the extreme tail, where float32
+ties the records of a confident network). Worker-side code: never imports ``platform.*``.
 """
 from __future__ import annotations
 
@@ -12,17 +13,30 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from attacks.base import AttackResult, MembershipTarget
+from attacks.base import AttackResult, MembershipScores, MembershipTarget
 from attacks.membership_stats import balanced_draw, membership_metrics, require_finite
 from attacks.roc_plot import roc_png
 from attacks.spec import AttackerSpec, Need
 from core.training import predict_logits
 
 
+def logit_confidence(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """φ = log(p_y / (1 − p_y)) = z_y − logsumexp_{j≠y} z_j along the last axis, exact even where p_y rounds to 1."""
+    labels = y.expand(*logits.shape[:-1]).unsqueeze(-1)
+    true = logits.gather(-1, labels).squeeze(-1)
+    others = logits.scatter(-1, labels, float("-inf")).logsumexp(-1)
+    return true - others
+
+
 def per_sample_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int = 1024) -> torch.Tensor:
-    """Cross-entropy of each sample under ``model`` (eval mode, no grad, batched): the attack's signal."""
-    logits = predict_logits(model, x, batch_size)
-    return F.cross_entropy(logits, y.to(logits.device), reduction="none")
+    """Cross-entropy of each sample under ``model`` (eval mode, no grad, batched), in float64: the attack's signal.
+
+    Computed as softplus(−φ) = log(1 + e^−φ) from the float64 logits (φ: :func:`logit_confidence`), which equals
+    −log p_y and keeps the losses of a confident network apart: in float32, and even as log-softmax in float64,
+    1 − p_y rounds away and near-zero losses tie (4.94e-7 and 5.53e-7 both become 4.77e-7 in float32).
+    """
+    logits = predict_logits(model, x, batch_size).double()
+    return F.softplus(-logit_confidence(logits, y.to(logits.device)))
 
 
 def roc_curve(member_scores: np.ndarray | torch.Tensor,
@@ -90,11 +104,13 @@ class YeomAttacker:
         for suffix in ("", "/ci_low", "/ci_high"):
             metrics[f"accuracy{suffix}"] = (1.0 + metrics[f"advantage{suffix}"]) / 2
         metrics.update({"threshold": tau, "n_per_class": float(len(members))})
+        scores = MembershipScores(-member_losses, -nonmember_losses)
         if not self.figure:
-            return AttackResult(self.name, metrics)
+            return AttackResult(self.name, metrics, scores=scores)
         fpr, tpr, _ = roc_curve(-members, -nonmembers)
         title = f"{self.name}: loss-threshold membership ROC (n = {len(members)} per class)"
-        return AttackResult(self.name, metrics, {f"roc_{self.name}.png": roc_png(fpr, tpr, metrics["auc"], title)})
+        return AttackResult(self.name, metrics, {f"roc_{self.name}.png": roc_png(fpr, tpr, metrics["auc"], title)},
+                            scores)
 
     def run_on_model(self, model: nn.Module, member_x: torch.Tensor, member_y: torch.Tensor,
                      nonmember_x: torch.Tensor, nonmember_y: torch.Tensor, target: str = "") -> AttackResult:

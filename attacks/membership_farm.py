@@ -1,14 +1,17 @@
 """The farm's membership attackers: one registered attacker run against every network of a checkpoint.
 
 Each attacker logs ``attack/<name>/<target>/<metric>`` per network and ``attack/<name>/<metric>`` as the
-worst case (the largest value over networks, with that network's interval).
+worst case (the largest value over networks, with that network's interval). Per network it also keeps the most
+exposed training records (attacks/exposure.py) and, where pictures are drawn, their gallery.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import cast
 
 from attacks.base import CheckpointInputs, MembershipAttacker, MembershipTarget
+from attacks.exposure import GALLERY_PREFIX, ExposedRecords, gallery_png, most_exposed
 from attacks.membership_stats import LOW_FPRS
 from attacks.registry import REGISTRY, Registry
 from attacks.spec import AttackerSpec
@@ -35,21 +38,36 @@ def skipped_targets(spec: AttackerSpec, targets: Sequence[MembershipTarget]) -> 
     return {f"{spec.name}/{t}": "needs " + "; ".join(n.value for n in lacks) for t, lacks in reasons.items() if lacks}
 
 
+@dataclass(frozen=True)
+class MembershipRun:
+    """One membership attacker on a checkpoint: its metrics, PNGs (ROC curves, galleries) and most exposed records."""
+
+    metrics: dict[str, float] = field(default_factory=dict)
+    figures: dict[str, bytes] = field(default_factory=dict)
+    exposed: list[ExposedRecords] = field(default_factory=list)
+
+
 def run_membership(name: str, inputs: CheckpointInputs, figures: bool,
-                   registry: Registry = REGISTRY) -> tuple[dict[str, float], dict[str, bytes]]:
+                   registry: Registry = REGISTRY) -> MembershipRun:
     """Attacker ``name``, built from the inputs' config, against every network of the checkpoint that meets its needs
-    (a population, for reference attacks)."""
+    (a population, for reference attacks); per network also its most exposed training records and, with ``figures``,
+    their gallery (image data)."""
     spec = registry[name]
     attacker = cast(MembershipAttacker, spec.build(inputs.config, figures))  # needs TARGETS: the entry builds one
-    metrics: dict[str, float] = {}
-    pngs: dict[str, bytes] = {}
+    out = MembershipRun()
     per_target = []
     for target in inputs.targets:
         if spec.target_missing(target):
             continue
         result = attacker.run_on_target(target)
-        metrics.update(result.logged())
+        out.metrics.update(result.logged())
         per_target.append(result.metrics)
-        pngs.update({png_name.replace("/", "_"): png for png_name, png in result.figures.items()})
-    metrics.update({f"attack/{name}/{k}": v for k, v in worst_case(per_target).items()})
-    return metrics, pngs
+        out.figures.update({png_name.replace("/", "_"): png for png_name, png in result.figures.items()})
+        if result.scores is not None:
+            records = most_exposed(name, target.name, result.scores, target.member_y)
+            out.exposed.append(records)
+            gallery = gallery_png(records, target.member_x) if figures else None
+            if gallery is not None:
+                out.figures[f"{GALLERY_PREFIX}{name}_{target.name}.png"] = gallery
+    out.metrics.update({f"attack/{name}/{k}": v for k, v in worst_case(per_target).items()})
+    return out

@@ -4,8 +4,8 @@ Convention: a score is "higher = member"; an attacker flags "member iff score >=
 metrics are computed on a balanced draw (as many non-members as members, at most ``max_samples``
 each), and every metric gets a percentile-bootstrap interval that resamples members and
 non-members separately (vectorised, fixed seed). A TPR at a false-positive rate f is only
-measurable when the draw has at least 1/f non-members: otherwise it is omitted (never reported as
-0) and ``<metric>_measurable`` is 0.
+measurable when the draw has at least 1/f non-members (:func:`measurable`, the one place the rule
+lives): otherwise it is omitted (never reported as 0) and ``<metric>_measurable`` is 0.
 """
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import numpy as np
 import torch
 from scipy.stats import rankdata
 
-LOW_FPRS = {"tpr_at_1pct_fpr": 0.01, "tpr_at_0.1pct_fpr": 0.001}
+# TPR at these false-positive rates: 1 %, 0.1 %, 0.01 % and 0 % (the threshold above every non-member's score).
+LOW_FPRS = {"tpr_at_1pct_fpr": 0.01, "tpr_at_0.1pct_fpr": 0.001, "tpr_at_0.01pct_fpr": 0.0001, "tpr_at_0pct_fpr": 0.0}
 CELLS_PER_CHUNK = 4_000_000  # bootstrap replicates x samples held in memory at once
 
 
@@ -39,8 +40,10 @@ def balanced_draw(members: np.ndarray, nonmembers: np.ndarray, seed: int,
 
 
 def measurable(n_nonmembers: int, fpr: float) -> bool:
-    """A TPR at ``fpr`` means something only when one false positive is at most ``fpr`` of the non-members."""
-    return n_nonmembers * fpr >= 1 - 1e-9
+    """A TPR at ``fpr`` > 0 means something only when one false positive is at most ``fpr`` of the non-members:
+    n·f ≥ 1. At ``fpr`` = 0 (no false positive at all) it is always measured, from any number of non-members, and
+    is the noisiest of them: it rests on the single highest non-member score."""
+    return fpr == 0 or n_nonmembers * fpr >= 1 - 1e-9
 
 
 def _batch_stats(members: np.ndarray, nonmembers: np.ndarray, threshold: float | None) -> dict[str, np.ndarray]:
@@ -50,7 +53,8 @@ def _batch_stats(members: np.ndarray, nonmembers: np.ndarray, threshold: float |
     ranks = rankdata(scores, axis=1, method="average")[:, :n1]  # ties count one half, as the trapezoid AUC
     out = {"auc": (ranks.sum(1) - n1 * (n1 + 1) / 2) / (n1 * n0)}
     # TPR at FPR <= f: with k = floor(f * n0) false positives allowed, the threshold must sit strictly
-    # above the (k+1)-th largest non-member score v, so TPR = share of members with score > v.
+    # above the (k+1)-th largest non-member score v, so TPR = share of members with score > v (f = 0: v is
+    # the largest non-member score).
     desc = -np.sort(-nonmembers, axis=1)
     for name, f in LOW_FPRS.items():
         k = int(np.floor(f * n0 + 1e-9))

@@ -7,7 +7,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from attacks.base import AttackResult, MembershipTarget
+from attacks.base import AttackResult, MembershipScores, MembershipTarget
 from attacks.membership import roc_curve
 from attacks.membership_stats import balanced_draw, membership_metrics, require_finite
 from attacks.reference import PopulationPlan, population_plan, reference_models
@@ -78,22 +78,16 @@ def true_class_probability(logits: torch.Tensor, y: torch.Tensor) -> torch.Tenso
     return picked.exp()
 
 
-def logit_confidence(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """LiRA's φ = log(p_y / (1 − p_y)) = z_y − logsumexp_{j≠y} z_j, exact even where p_y rounds to 1."""
-    labels = y.expand(*logits.shape[:-1]).unsqueeze(-1)
-    true = logits.gather(-1, labels).squeeze(-1)
-    others = logits.scatter(-1, labels, float("-inf")).logsumexp(-1)
-    return true - others
-
-
 def scores_result(name: str, members: np.ndarray, nonmembers: np.ndarray, settings: ReferenceSettings,
                   what: str) -> AttackResult:
-    """Metrics (with intervals) of member / non-member scores on a balanced draw, and the ROC picture if asked."""
-    members, nonmembers = balanced_draw(members, nonmembers, settings.seed, settings.max_samples)
+    """Metrics (with intervals) of member / non-member scores on a balanced draw, the ROC picture if asked, and every
+    record's score."""
+    scores = MembershipScores(np.asarray(members, dtype=np.float64), np.asarray(nonmembers, dtype=np.float64))
+    members, nonmembers = balanced_draw(scores.members, scores.nonmembers, settings.seed, settings.max_samples)
     metrics = membership_metrics(members, nonmembers, seed=settings.seed, n_boot=settings.n_boot)
     metrics["n_per_class"] = float(len(members))
     if not settings.figure:
-        return AttackResult(name, metrics)
+        return AttackResult(name, metrics, scores=scores)
     fpr, tpr, _ = roc_curve(members, nonmembers)
     title = f"{name}: {what} membership ROC (n = {len(members)} per class)"
-    return AttackResult(name, metrics, {f"roc_{name}.png": roc_png(fpr, tpr, metrics["auc"], title)})
+    return AttackResult(name, metrics, {f"roc_{name}.png": roc_png(fpr, tpr, metrics["auc"], title)}, scores)

@@ -102,3 +102,23 @@ def test_skipped_attackers_are_tagged_and_said_once(workdir: Path, capsys: pytes
     assert client.get_run(run_id).data.tags[TAG_SKIPPED] == "rmia/utility"
     assert capsys.readouterr().out.splitlines() == [
         "[trial] step 1: attacker rmia/utility skipped: needs a population for reference models (MembershipTarget.reference)"]
+
+
+def test_a_reports_exposed_records_are_logged_as_csv_and_gallery(workdir: Path, tmp_path: Path) -> None:
+    from attacks.exposure import ExposedRecords
+    from attacks.farm import FarmReport
+    from platform.run.farm import FarmPlan, FarmScheduler
+
+    client = store(workdir)
+    run_id = client.create_run(client.create_experiment("exposed"), run_name="trial").info.run_id
+    records = [ExposedRecords("yeom", "utility", (4, 0), (-1e-7, -2e-7), (0.0, 0.5), (3, 1), 2),
+               ExposedRecords("rmia", "utility", (1,), (0.75,), (0.0,), (2,), 2)]
+    report = FarmReport(metrics={"attack/yeom/utility/auc": 0.75}, figures={"exposed_yeom_utility.png": b"\x89PNG"},
+                        exposed=records)
+    FarmScheduler(client, FarmPlan(load=lambda *a: None, attackers=("yeom", "rmia"), privacy_attackers=(),
+                                   resources={}))._log(run_id, 3, report)
+    artifacts = {a.path for a in client.list_artifacts(run_id, "attacks")}
+    assert artifacts == {"attacks/epoch003_exposed_records.csv", "attacks/epoch003_exposed_yeom_utility.png"}
+    csv = Path(client.download_artifacts(run_id, "attacks/epoch003_exposed_records.csv", str(tmp_path))).read_text()
+    assert csv.splitlines() == ["attacker,network,rank,index,score,fpr,label", "yeom,utility,1,4,-9.9999999999999995e-08,0,3",
+                                "yeom,utility,2,0,-1.9999999999999999e-07,0.5,1", "rmia,utility,1,1,0.75,0,2"]

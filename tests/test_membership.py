@@ -1,4 +1,4 @@
-"""Membership attacks: exact ROC maths, Yeom's adversary on real (over-)fitted nets, KL leakage."""
+"""Membership attacks: exact ROC maths, Yeom's adversary on real (over-)fitted nets, the most exposed records, KL leakage."""
 from __future__ import annotations
 
 import io
@@ -10,6 +10,9 @@ import pytest
 import torch
 from torch import nn
 
+from attacks.base import AttackInput, CheckpointInputs, MembershipScores, MembershipTarget
+from attacks.exposure import TOP_K, ExposedRecords, exposed_csv, exposure, most_exposed
+from attacks.farm import attack_inputs
 from attacks.kl_leakage import KlLeakage, box_stats, gaussian_fit, gaussian_kl, symmetric_kl, unbiased_symmetric_kl
 from attacks.membership import YeomAttacker, auc, per_sample_loss, roc_curve, tpr_at_fpr
 from attacks.roc_plot import roc_png
@@ -87,8 +90,43 @@ def test_per_sample_loss_is_batched_cross_entropy_in_eval_mode(memorised) -> Non
     model.train()
     losses = per_sample_loss(model, x, y, batch_size=37)
     assert model.training, "training mode must be restored"
-    expected = nn.functional.cross_entropy(model(x), y, reduction="none")
+    assert losses.dtype == torch.float64
+    expected = nn.functional.cross_entropy(model(x).double(), y, reduction="none")
     torch.testing.assert_close(losses, expected.detach())
+
+
+def _confident(margins: torch.Tensor) -> tuple[nn.Module, torch.Tensor, torch.Tensor]:
+    """A linear net with huge weights: logits (1000·x, 0), inputs x = margin / 1000, every label 0."""
+    model = nn.Linear(1, 2)
+    with torch.no_grad():
+        model.weight.copy_(torch.tensor([[1000.0], [0.0]]))
+        model.bias.zero_()
+    return model, (margins / 1000).unsqueeze(1), torch.zeros(len(margins), dtype=torch.long)
+
+
+def test_losses_of_a_very_confident_network_stay_distinct_in_float64() -> None:
+    # Members' true-class margins 14.52..14.56 (losses 4.75e-7..4.94e-7), non-members' 14.47..14.51 (4.99e-7..5.20e-7).
+    members, nonmembers = torch.linspace(14.52, 14.56, 50), torch.linspace(14.47, 14.51, 50)
+    model, x, y = _confident(torch.cat([members, nonmembers]))
+    logits = model(x).detach()
+    exact = torch.tensor([math.log1p(math.exp(-float(z))) for z in logits[:, 0]], dtype=torch.float64)
+    losses = per_sample_loss(model, x, y)
+    assert losses.dtype == torch.float64
+    torch.testing.assert_close(losses, exact, rtol=1e-12, atol=0)
+    assert losses.unique().numel() == 100 and bool(losses[:50].max() < losses[50:].min())
+    # Control: the float32 cross-entropy of the same logits ties all hundred at 4.77e-7.
+    float32 = nn.functional.cross_entropy(logits, y, reduction="none")
+    assert float32.unique().tolist() == [pytest.approx(4.768e-7, rel=1e-3)]
+    # So Yeom separates members perfectly, down to 0 % FPR, where the float32 losses say nothing.
+    m = YeomAttacker(figure=False).run_on_model(model, x[:50], y[:50], x[50:], y[50:]).metrics
+    assert m["auc"] == 1 and m["tpr_at_0pct_fpr"] == 1
+    tied = YeomAttacker(figure=False).run_on_losses(float32[:50], float32[50:]).metrics
+    assert tied["auc"] == 0.5 and tied["tpr_at_0pct_fpr"] == 0
+    # Beyond float64's log-softmax too: margins 40 and 41 (losses 4.2e-18 and 1.6e-18) both give a loss of 0 there.
+    model, x, y = _confident(torch.tensor([40.0, 41.0]))
+    assert nn.functional.cross_entropy(model(x).double(), y, reduction="none").tolist() == [0, 0]
+    torch.testing.assert_close(per_sample_loss(model, x, y), torch.tensor([math.exp(-40), math.exp(-41)],
+                                                                           dtype=torch.float64), rtol=1e-9, atol=0)
 
 
 def test_yeom_detects_memorisation(memorised) -> None:
@@ -142,6 +180,55 @@ def test_yeom_advantage_keeps_its_sign() -> None:
     assert result.metrics["advantage"] == pytest.approx(-1.0)
     assert result.metrics["auc"] == pytest.approx(0.0)
     assert list(result.figures) == ["roc_inverted.png"]
+
+
+# ---------------------------------------------------------------- the most exposed records
+
+
+def test_exposure_ranks_members_by_the_share_of_non_members_scoring_as_high() -> None:
+    # Non-members 4, 2, 1, 0. Member 5 is above all (FPR 0); the two 3s beat all but 4 (1/4, tied: lower index first);
+    # 1 ties the non-member 1, which counts against it (3/4, as 0.5 does; the higher score first).
+    scores = MembershipScores(np.array([5.0, 1.0, 3.0, 3.0, 0.5]), np.array([4.0, 2.0, 1.0, 0.0]))
+    np.testing.assert_allclose(exposure(scores), [0, 0.75, 0.25, 0.25, 0.75])
+    top = most_exposed("yeom", "utility", scores, torch.tensor([7, 1, 2, 3, 4]), k=4)
+    assert top == ExposedRecords("yeom", "utility", (0, 2, 3, 1), (5.0, 3.0, 3.0, 1.0), (0.0, 0.25, 0.25, 0.75),
+                                 (7, 2, 3, 1), 4)
+    lines = exposed_csv([top, most_exposed("lira", "adversary", MembershipScores(np.array([1 / 3]), np.zeros(2)),
+                                           torch.tensor([1]))]).splitlines()
+    assert lines[0] == "attacker,network,rank,index,score,fpr,label"
+    assert lines[1:3] == ["yeom,utility,1,0,5,0,7", "yeom,utility,2,2,3,0.25,2"]
+    assert lines[-1] == "lira,adversary,1,0,0.33333333333333331,0,1"  # every digit of a float64 score
+    assert len(most_exposed("yeom", "utility", scores, torch.arange(5)).index) == 5  # fewer members than k: all
+
+
+def _image_target(name: str, images: bool) -> MembershipTarget:
+    """A net that memorised 40 random 1×6×6 images (or the same as 36-column rows) with random labels."""
+    gen = torch.Generator().manual_seed(0)
+    x, y = torch.rand(80, 1, 6, 6, generator=gen), torch.randint(0, 2, (80,), generator=gen)
+    x = x if images else x.flatten(1)
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Flatten(), nn.Linear(36, 64), nn.ReLU(), nn.Linear(64, 2))
+    fit_classifier(model, x[:40], y[:40], epochs=60, batch_size=40, lr=1e-2, generator=torch.Generator().manual_seed(0))
+    return MembershipTarget(name, model, x[:40], y[:40], x[40:], y[40:])
+
+
+def test_the_farm_returns_each_networks_most_exposed_records_and_a_gallery_for_images() -> None:
+    empty = AttackInput(torch.zeros(0, 1), torch.zeros(0), torch.zeros(0, 1), torch.zeros(0), 2)
+    targets = (_image_target("digits", images=True), _image_target("rows", images=False))
+    report = attack_inputs(CheckpointInputs(empty, targets), ["yeom"])
+    assert [r.key for r in report.exposed] == ["yeom/digits", "yeom/rows"]
+    for records, target in zip(report.exposed, targets, strict=True):
+        assert len(records.index) == TOP_K and records.n_nonmembers == 40
+        assert list(records.fpr) == sorted(records.fpr) and records.fpr[0] == 0  # memorised: some above every non-member
+        losses = per_sample_loss(target.model, target.member_x, target.member_y)
+        np.testing.assert_array_equal(records.score, (-losses[list(records.index)]).numpy())
+        assert records.label == tuple(target.member_y[list(records.index)].tolist())
+    # A gallery for the images only; none without pictures.
+    assert {n for n in report.figures if n.startswith("exposed_")} == {"exposed_yeom_digits.png"}
+    gallery = matplotlib.image.imread(io.BytesIO(report.figures["exposed_yeom_digits.png"]), format="png")
+    assert gallery.shape[1] > 600 and gallery.shape[0] > 200  # two rows of eight
+    quiet = attack_inputs(CheckpointInputs(empty, targets), ["yeom"], figures=False)
+    assert not quiet.figures and quiet.exposed == report.exposed
 
 
 # ---------------------------------------------------------------- KL leakage

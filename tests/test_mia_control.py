@@ -19,11 +19,11 @@ import attacks.reference as reference
 from attacks.base import CheckpointInputs, MembershipTarget, ReferenceData
 from attacks.farm import run_farm
 from attacks.lira import LiraAttacker, global_sigma, lira_scores
-from attacks.membership import YeomAttacker, auc, roc_curve, tpr_at_fpr
+from attacks.membership import YeomAttacker, auc, logit_confidence, roc_curve, tpr_at_fpr
 from attacks.membership_farm import run_membership, worst_case
 from attacks.membership_stats import _batch_stats, membership_metrics
 from attacks.reference import ClassifierRecipe, population_plan
-from attacks.reference_attack import logit_confidence, true_class_probability
+from attacks.reference_attack import true_class_probability
 from attacks.rmia import RmiaAttacker, rmia_scores
 from core.data import load_mnist
 
@@ -103,6 +103,7 @@ def test_vectorised_metrics_match_the_exact_roc_with_ties() -> None:
     assert stats["auc"] == pytest.approx(auc(fpr, tpr))
     assert stats["tpr_at_1pct_fpr"] == pytest.approx(tpr_at_fpr(fpr, tpr, 0.01))
     assert stats["tpr_at_0.1pct_fpr"] == pytest.approx(tpr_at_fpr(fpr, tpr, 0.001))
+    assert stats["tpr_at_0pct_fpr"] == pytest.approx(tpr_at_fpr(fpr, tpr, 0.0))
     assert stats["advantage_max"] == pytest.approx(np.max(tpr - fpr))
     assert stats["advantage"] == pytest.approx(np.mean(members > 10) - np.mean(nonmembers > 10))
 
@@ -129,19 +130,45 @@ def test_bootstrap_intervals_contain_the_estimate_shrink_with_n_and_cover_the_tr
 def test_unmeasurable_tpr_is_flagged_not_zero() -> None:
     rng = np.random.default_rng(2)
     m = membership_metrics(rng.normal(3, 1, 500), rng.normal(0, 1, 99), seed=0)
-    # 99 non-members: one false positive is already 1.01 % FPR, so neither low-FPR TPR is defined.
+    # 99 non-members: one false positive is already 1.01 % FPR, so no TPR at a positive FPR is defined.
     assert m["tpr_at_1pct_fpr_measurable"] == 0 and m["tpr_at_0.1pct_fpr_measurable"] == 0
-    assert not any(k.startswith("tpr_at") and "measurable" not in k for k in m)
+    assert m["tpr_at_0.01pct_fpr_measurable"] == 0
+    assert {k for k in m if k.startswith("tpr_at") and "measurable" not in k} == {
+        "tpr_at_0pct_fpr", "tpr_at_0pct_fpr/ci_low", "tpr_at_0pct_fpr/ci_high"}  # 0 % FPR: always measured
     m = membership_metrics(rng.normal(3, 1, 500), rng.normal(0, 1, 100), seed=0)
     assert m["tpr_at_1pct_fpr_measurable"] == 1 and m["tpr_at_1pct_fpr"] > 0.5
-    assert "tpr_at_0.1pct_fpr" not in m
+    assert "tpr_at_0.1pct_fpr" not in m and "tpr_at_0.01pct_fpr" not in m
     # The worst case over networks keeps the flag and reports only measured values, with the winner's interval.
-    small = {"auc": 0.9, "tpr_at_1pct_fpr_measurable": 0.0, "tpr_at_0.1pct_fpr_measurable": 0.0}
+    small = {"auc": 0.9, "tpr_at_1pct_fpr_measurable": 0.0, "tpr_at_0.1pct_fpr_measurable": 0.0,
+             "tpr_at_0pct_fpr": 0.05, "tpr_at_0pct_fpr_measurable": 1.0}
     large = {"auc": 0.6, "auc/ci_low": 0.5, "auc/ci_high": 0.7, "tpr_at_1pct_fpr": 0.2, "tpr_at_1pct_fpr/ci_low": 0.1,
-             "tpr_at_1pct_fpr/ci_high": 0.3, "tpr_at_1pct_fpr_measurable": 1.0, "tpr_at_0.1pct_fpr_measurable": 0.0}
+             "tpr_at_1pct_fpr/ci_high": 0.3, "tpr_at_1pct_fpr_measurable": 1.0, "tpr_at_0.1pct_fpr_measurable": 0.0,
+             "tpr_at_0pct_fpr": 0.01, "tpr_at_0pct_fpr_measurable": 1.0}
     assert worst_case([small, large]) == {
         "auc": 0.9, "tpr_at_1pct_fpr": 0.2, "tpr_at_1pct_fpr/ci_low": 0.1, "tpr_at_1pct_fpr/ci_high": 0.3,
-        "tpr_at_1pct_fpr_measurable": 1.0, "tpr_at_0.1pct_fpr_measurable": 0.0}
+        "tpr_at_1pct_fpr_measurable": 1.0, "tpr_at_0.1pct_fpr_measurable": 0.0, "tpr_at_0.01pct_fpr_measurable": 0.0,
+        "tpr_at_0pct_fpr": 0.05, "tpr_at_0pct_fpr_measurable": 1.0}
+
+
+def test_tpr_at_0_01pct_and_0pct_fpr_on_hand_built_scores() -> None:
+    # 10,000 non-members at 0, 1e-4, ..., 0.9999: at FPR <= 0.01 % one false positive is allowed, so the threshold
+    # sits above the second highest (0.9998). Members: 30 % above every non-member (2), 20 % between 0.9998 and 0.9999
+    # (flagged at 0.01 %, not at 0 %), the rest at 0.
+    nonmembers = np.arange(10_000) / 10_000
+    members = np.r_[np.full(3000, 2.0), np.full(2000, 0.99985), np.zeros(5000)]
+    m = membership_metrics(members, nonmembers, seed=0, n_boot=20)
+    assert m["tpr_at_0pct_fpr"] == pytest.approx(0.3) and m["tpr_at_0pct_fpr_measurable"] == 1
+    assert m["tpr_at_0.01pct_fpr"] == pytest.approx(0.5) and m["tpr_at_0.01pct_fpr_measurable"] == 1
+    assert m["tpr_at_0.1pct_fpr"] == pytest.approx(0.5) and m["tpr_at_1pct_fpr"] == pytest.approx(0.5)
+    assert m["tpr_at_0pct_fpr/ci_low"] <= 0.3 <= m["tpr_at_0pct_fpr/ci_high"]
+    fpr, tpr, _ = roc_curve(members, nonmembers)  # the exact ROC agrees
+    assert tpr_at_fpr(fpr, tpr, 1e-4) == pytest.approx(0.5) and tpr_at_fpr(fpr, tpr, 0.0) == pytest.approx(0.3)
+    # 100 non-members (the top one at 0.99): 0.01 % and 0.1 % are not measurable and not logged; 1 % and 0 % are.
+    m = membership_metrics(members, np.arange(100) / 100, seed=0, n_boot=20)
+    assert m["tpr_at_0.01pct_fpr_measurable"] == 0 and "tpr_at_0.01pct_fpr" not in m
+    assert m["tpr_at_0.1pct_fpr_measurable"] == 0 and "tpr_at_0.1pct_fpr" not in m
+    assert m["tpr_at_1pct_fpr_measurable"] == 1 and m["tpr_at_1pct_fpr"] == pytest.approx(0.5)
+    assert m["tpr_at_0pct_fpr"] == pytest.approx(0.5)
 
 
 # ---------------------------------------------------------------- non-finite inputs
@@ -280,9 +307,9 @@ def test_targets_without_a_population_are_skipped_by_reference_attacks() -> None
     target = _tiny_target("raw", nan_member=False)
     bare = MembershipTarget(**{**target.__dict__, "name": "bare", "reference": None})
     inputs = CheckpointInputs(data=None, targets=(bare, target))  # type: ignore[arg-type]
-    lira, _ = run_membership("lira", inputs, figures=False)
+    lira = run_membership("lira", inputs, figures=False).metrics
     assert "attack/lira/raw/auc" in lira and not any(k.startswith("attack/lira/bare/") for k in lira)
-    yeom, _ = run_membership("yeom", inputs, figures=False)
+    yeom = run_membership("yeom", inputs, figures=False).metrics
     assert {"attack/yeom/raw/auc", "attack/yeom/bare/auc"} <= set(yeom)
     with pytest.raises(ValueError, match="has no population"):
         LiraAttacker().run_on_target(bare)

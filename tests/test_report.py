@@ -15,6 +15,7 @@ import torch
 from conftest import REPO
 from mlflow.tracking import MlflowClient
 
+from attacks.exposure import ExposedRecords, exposed_csv, gallery_png
 from attacks.roc_plot import roc_png
 from platform.compare import run as compare
 from platform.figures.html_report import render_sweep, report_dir, write_sweep_report
@@ -58,7 +59,9 @@ def make_sweep(client: MlflowClient, name: str) -> str:
         run_id = run.info.run_id
         tracking.log_params(client, run_id, {"alpha": alpha, "lam": lam, "adv_steps": 1})
         metrics = {"utility/fresh_accuracy": utility, "attack/max/accuracy": attack, "attack/thickness/accuracy": attack,
-                   "attack/deep/accuracy": attack - 0.05, "attack/yeom/advantage": 0.012}
+                   "attack/deep/accuracy": attack - 0.05, "attack/yeom/advantage": 0.012, "attack/yeom/auc": 0.61,
+                   "attack/yeom/tpr_at_1pct_fpr": 0.031, "attack/yeom/tpr_at_0pct_fpr": 0.0042,
+                   "attack/yeom/tpr_at_0.01pct_fpr_measurable": 0.0}
         if interval:
             metrics |= {"attack/max/accuracy/ci_low": interval[0], "attack/max/accuracy/ci_high": interval[1]}
         tracking.log_metrics(client, run_id, metrics, step=4)
@@ -69,6 +72,12 @@ def make_sweep(client: MlflowClient, name: str) -> str:
             (Path(tmp) / "epoch004_roc_yeom_utility.png").write_bytes(
                 roc_png(np.array([0, 0.5, 1.0]), np.array([0, 0.6, 1.0]), 0.55, "yeom utility"))
             client.log_artifacts(run_id, tmp, "figures")
+        with tempfile.TemporaryDirectory() as tmp:
+            for epoch in (2, 4):
+                exposed = ExposedRecords("yeom", "utility", (epoch - 2, 3), (-1e-7, -2e-7), (0.0, 0.0125), (7, 1), 80)
+                (Path(tmp) / f"epoch{epoch:03d}_exposed_records.csv").write_text(exposed_csv([exposed]))
+                (Path(tmp) / f"epoch{epoch:03d}_exposed_yeom_utility.png").write_bytes(gallery_png(exposed, images))
+            client.log_artifacts(run_id, tmp, "attacks")
         client.set_terminated(run_id, "FINISHED")
     preset = presets()["amnist"]
     publish(client, parent_id, preset)
@@ -99,6 +108,20 @@ def test_sweep_report_holds_front_intervals_tables_pictures_and_config(sweep) ->
     assert html.index("alpha=2 lam=3") < html.index("alpha=10 lam=1")  # front members first
     for text in ("thickness", "yeom advantage", "attack/deep/accuracy", "0.923", "4681", "config.epochs", "quick"):
         assert text in html, text
+
+
+def test_sweep_report_shows_low_fpr_columns_and_the_most_exposed_records(sweep) -> None:
+    client, _, parent_id = sweep
+    html = render_sweep(client, parent_id, *summarised(client, parent_id))
+    header = html[html.index("<th>yeom advantage</th>"):html.index("<th>wall time</th>")]
+    # Membership columns per attacker in a fixed order, 0.01 % FPR among them (logged as not measurable).
+    assert re.findall(r"<th>yeom (\S+)</th>", header) == [
+        "advantage", "auc", "tpr_at_1pct_fpr", "tpr_at_0.01pct_fpr", "tpr_at_0pct_fpr"]
+    assert html.count('<span class="ci">not measurable</span>') == 3 and "0.0042" in html
+    # Per trial the last checkpoint's gallery and its records table (index and FPR), not the earlier checkpoint's.
+    assert html.count("<figcaption>exposed yeom utility (checkpoint 4)</figcaption>") == 3
+    assert "(checkpoint 2)" not in html
+    assert html.count("#2 (0), #3 (1.2%)") == 3 and "#0 (0)" not in html
 
 
 def test_report_is_written_beside_the_store_and_logged_on_the_parent(sweep, tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ Images are embedded as base64, so the file opens anywhere, offline; it is writte
 from __future__ import annotations
 
 import base64
+import csv
 import re
 import tempfile
 import time
@@ -17,6 +18,9 @@ import pandas as pd
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from mlflow.tracking import MlflowClient
 
+from attacks.exposure import CSV_FILE as EXPOSED_CSV
+from attacks.exposure import GALLERY_PREFIX, fpr_text
+from attacks.membership_stats import LOW_FPRS
 from platform.results import tracking
 from platform.results.front_groups import value_text
 from platform.results.numbers import clock, readable
@@ -27,6 +31,9 @@ from search_spaces import Preset
 TEMPLATE = "report_template.html"
 ARTIFACT_PATH = "report"
 EPOCH_FILE = re.compile(r"epoch(\d+)_(.+\.png)$")
+EXPOSED_FILE = re.compile(r"epoch\d+_" + re.escape(GALLERY_PREFIX))  # a membership attacker's exposed-records gallery
+MEMBERSHIP_METRICS = ("advantage", "auc", *LOW_FPRS)  # the report's membership columns, per attacker in this order
+EXPOSED_SHOWN = 8  # records per attacker and network in the report's exposed-records table
 
 
 @dataclass(frozen=True)
@@ -87,9 +94,43 @@ def attacker_names(table: pd.DataFrame) -> list[str]:
 
 
 def membership_columns(table: pd.DataFrame) -> list[str]:
-    """The worst-case membership metrics (``attack/<name>/{advantage,auc,tpr_at_1pct_fpr}``) present in the table."""
-    wanted = re.compile(r"attack/[^/]+/(advantage|auc|tpr_at_1pct_fpr|tpr_at_0\.1pct_fpr)")
-    return sorted(str(c) for c in table.columns if wanted.fullmatch(str(c)))
+    """The worst-case membership metrics present in the table, per attacker in the order of :data:`MEMBERSHIP_METRICS`
+    (``attack/<name>/advantage``, ``auc`` and the TPR at each low FPR of attacks/membership_stats.py); a TPR logged
+    only as not measurable (``<metric>_measurable``) has its column too."""
+    found = {(m.group(1), MEMBERSHIP_METRICS.index(m.group(2))) for c in table.columns
+             if (m := re.fullmatch(r"attack/([^/]+)/(.+?)(?:_measurable)?", str(c))) and m.group(2) in MEMBERSHIP_METRICS}
+    return [f"attack/{name}/{MEMBERSHIP_METRICS[i]}" for name, i in sorted(found)]
+
+
+def membership_cell(row: pd.Series | dict, column: str) -> dict[str, Any]:
+    """A membership column's value in a trial's row, or a note where the attack logged it as not measurable."""
+    value = row.get(column)
+    if (value is None or pd.isna(value)) and row.get(f"{column}_measurable") == 0:
+        return {"value": None, "note": "not measurable"}
+    return {"value": value, "note": ""}
+
+
+def exposed_rows(path: Path | None, shown: int = EXPOSED_SHOWN) -> list[dict[str, Any]]:
+    """One row per attacker and network of an exposed-records CSV: its first ``shown`` records as
+    ``#<index> (<FPR>)`` texts, most exposed first."""
+    if path is None:
+        return []
+    rows: dict[tuple[str, str], list[str]] = {}
+    with path.open(encoding="utf-8", newline="") as fh:
+        for record in csv.DictReader(fh):
+            texts = rows.setdefault((record["attacker"], record["network"]), [])
+            if len(texts) < shown:
+                texts.append(f"#{record['index']} ({fpr_text(float(record['fpr'])).removeprefix('FPR ')})")
+    return [{"attacker": a, "network": n, "records": ", ".join(t)} for (a, n), t in rows.items()]
+
+
+def latest_csv(client: MlflowClient, run_id: str, folder: str, suffix: str, tmp: Path) -> Path | None:
+    """The run's last checkpoint's ``epoch<NNN>_<suffix>`` under ``folder``, downloaded into ``tmp`` (None if absent)."""
+    found = [(int(m.group(1)), a.path) for a in client.list_artifacts(run_id, folder)
+             if (m := re.search(r"epoch(\d+)_" + re.escape(suffix) + "$", a.path))]
+    if not found:
+        return None
+    return Path(client.download_artifacts(run_id, max(found)[1], str(tmp)))
 
 
 def group_hypervolumes(metrics: dict[str, float], axis: str | None) -> list[tuple[str, float]]:
@@ -120,15 +161,19 @@ def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary:
     trials = []
     for _, row in (table.sort_values("pareto_front", ascending=False, kind="stable") if not table.empty else table).iterrows():
         run = runs[row["run_id"]]
+        attack_pngs = _artifacts(client, run.info.run_id, "attacks", tmp)
+        exposed_csv = latest_csv(client, run.info.run_id, "attacks", EXPOSED_CSV, tmp)
         trials.append({
             "name": row["name"], "status": row["status"], "front": bool(row["pareto_front"]),
             "axes": [with_interval(row, a.metric) for a in axes],
             "attacks": [with_interval(row, f"attack/{a}/accuracy") for a in attackers],
             "strongest": run.data.tags.get("putlab.strongest_attacker", ""),
-            "membership": [row.get(c) for c in membership_columns(table)],
+            "membership": [membership_cell(row, c) for c in membership_columns(table)],
             "duration": _duration(run.info.start_time, run.info.end_time),
             "images": latest_images(_artifacts(client, run.info.run_id, "figures", tmp)),
-            "roc": latest_images([p for p in _artifacts(client, run.info.run_id, "attacks", tmp) if "roc" in p.name]),
+            "roc": latest_images([p for p in attack_pngs if "roc" in p.name]),
+            "exposed": latest_images([p for p in attack_pngs if EXPOSED_FILE.search(p.name)]),
+            "exposed_rows": exposed_rows(exposed_csv),
         })
     figures = [_png(p, p.stem.replace("_", " ")) for p in _artifacts(client, parent_id, "front", tmp)]
     metrics = parent.data.metrics

@@ -3,7 +3,7 @@
 Tasks are submitted as checkpoints arrive and collected whenever Tune's loop comes round, so attacks
 of earlier checkpoints overlap with training of later ones where the cluster has room. After each
 report the privacy axis ``attack/max/accuracy`` (the strongest attacker at that step) is refreshed, with that
-attacker's 95 % interval.
+attacker's 95 % interval. Pictures and the membership attacks' most exposed records go under the run's ``attacks/``.
 """
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ import ray
 from mlflow.tracking import MlflowClient
 from ray import tune
 
+from attacks.exposure import CSV_FILE as EXPOSED_FILE
+from attacks.exposure import exposed_csv
 from attacks.farm import FarmReport, run_farm
 from platform.results import tracking
 from platform.results.numbers import readable
@@ -165,6 +167,10 @@ class FarmScheduler:
             for name, png in report.figures.items():
                 path = Path(tmp) / f"epoch{step:03d}_{name}"
                 path.write_bytes(png)
+                self.client.log_artifact(run_id, str(path), artifact_path="attacks")
+            if report.exposed:
+                path = Path(tmp) / f"epoch{step:03d}_{EXPOSED_FILE}"
+                path.write_text(exposed_csv(report.exposed), encoding="utf-8")
                 self.client.log_artifact(run_id, str(path), artifact_path="attacks")
         scores = update_strongest(self.client, run_id, step, self.plan.privacy_attackers)
         if scores:
