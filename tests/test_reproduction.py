@@ -22,7 +22,8 @@ from platform.papers.measures import (
     StudyRuns,
     Trend,
 )
-from platform.reproduction import copy_figures, evaluate, render, verdict
+from platform.papers.report import evaluate, render, verdict
+from platform.reproduction import copy_figures
 from platform.results import tracking
 
 REPO = Path(__file__).resolve().parents[1]
