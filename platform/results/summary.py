@@ -1,6 +1,7 @@
 """A sweep's results as one :class:`SweepSummary`: its trials, the Pareto front over its points and the hypervolume,
-the per-group fronts and the noise baseline's comparison. Every view (the terminal table, the parent run's metrics and
-CSVs, the HTML report, ``compare``, ``reproduction``) reads this one object.
+the per-group fronts, the noise baseline's comparison and the imputation baseline with each point's added leakage.
+Every view (the terminal table, the parent run's metrics and CSVs, the HTML report, ``compare``, ``reproduction``)
+reads this one object.
 
 The table is read back from the MLflow child runs, so it covers every trial of the sweep,
 including those finished before a ``--resume``, and can be rebuilt at any time.
@@ -16,6 +17,7 @@ from mlflow.tracking import MlflowClient
 
 from platform.results import tracking
 from platform.results.front_groups import GroupFront, fronts_by, group_metrics
+from platform.results.imputation import ADDED, TAG_SOURCE, Imputation, read_imputation
 from platform.results.noise_baseline import baseline_points, baseline_table, compare_front, comparison_metrics
 from platform.results.numbers import readable
 from platform.results.pareto import Axis, pareto_mask
@@ -38,6 +40,7 @@ class SweepSummary:
     groups: list[GroupFront] = field(default_factory=list)  # one front per value of the preset's ``front_by`` axis
     noise: pd.DataFrame = field(default_factory=pd.DataFrame)  # the noise baseline's points (empty without one)
     compared: pd.DataFrame = field(default_factory=pd.DataFrame)  # the front beside noise at equal utility
+    imputation: Imputation | None = None  # the privacy axis's imputation baseline (points then hold ADDED)
 
     @property
     def front_points(self) -> pd.DataFrame:
@@ -55,6 +58,9 @@ class SweepSummary:
             metrics |= self.spread | group_metrics(self.groups)
         if not self.noise.empty:
             metrics |= comparison_metrics(self.compared, self.noise)
+        added = self.front_points[ADDED].dropna() if ADDED in self.front_points else pd.Series(dtype=float)
+        if len(added):
+            metrics |= {"front/added_leakage_min": float(added.min()), "front/added_leakage_max": float(added.max())}
         return metrics
 
 
@@ -111,11 +117,16 @@ def read_summary(client: MlflowClient, parent_id: str, preset: Preset) -> SweepS
     """The sweep's summary, read from its child runs once: trials over the preset's ``label_keys`` (a point is a
     configuration over seeds), the front and hypervolume, the per-group fronts and the noise comparison."""
     axes = [Axis(**a) for a in preset.pareto_axes]
-    table = trials_table(client, client.get_run(parent_id).info.experiment_id, parent_id, preset.label_keys)
+    parent = client.get_run(parent_id)
+    table = trials_table(client, parent.info.experiment_id, parent_id, preset.label_keys)
     summary = summarise(table, axes, preset.label_keys)
+    imputation = read_imputation(parent.data.metrics, axes)
+    if imputation is not None and not summary.points.empty:
+        summary = replace(summary, points=summary.points.assign(**{ADDED: imputation.added(summary.points)}))
     noise = noise_points(client, parent_id, axes)
     groups = group_fronts(summary, axes, preset) if summary.front.any() else []
-    return replace(summary, groups=groups, noise=noise, compared=compare_front(summary.points, noise, axes))
+    return replace(summary, groups=groups, noise=noise, compared=compare_front(summary.points, noise, axes),
+                   imputation=imputation)
 
 
 def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, figures: list[Path]) -> None:
@@ -140,6 +151,8 @@ def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, fig
     tracking.log_metrics(client, parent_id, summary.metrics(), step=step)
     for run_id, on_front in zip(table["run_id"], table["pareto_front"], strict=True):
         client.set_tag(run_id, tracking.TAG_FRONT, "true" if on_front else "false")
+    if summary.imputation is not None:
+        client.set_tag(parent_id, TAG_SOURCE, summary.imputation.source)
 
 
 def noise_points(client: MlflowClient, parent_id: str, axes: list[Axis]) -> pd.DataFrame:
@@ -154,9 +167,13 @@ def format_summary(summary: SweepSummary, axes: list[Axis], label_keys: tuple[st
     cols = [c for c in (*label_keys, "status", *[a.metric for a in axes]) if c in summary.trials]
     shown = summary.trials[cols].copy()
     shown.insert(0, "front", summary.front.map({True: "*", False: ""}))
+    if summary.imputation is not None:
+        shown["added"] = summary.imputation.added(summary.trials)
     lines = [shown.to_string(index=False, float_format=readable)]
     lines.append(f"Pareto front: {int(summary.front.sum())} of {len(shown)} trials (*); "
                  f"hypervolume {readable(summary.hypervolume)} (normalised {readable(summary.hypervolume_normalised)})")
+    if summary.imputation is not None:
+        lines.append(summary.imputation.line(summary.front_points) + " (column added)")
     if summary.spread:
         lines.append(format_points(summary.points, axes, label_keys, summary.spread, summary.hypervolume))
     return "\n".join(lines)
