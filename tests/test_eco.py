@@ -365,7 +365,10 @@ def test_smoke_sweep_logs_nmse_attacks_floor_and_trace(workdir: Path) -> None:
     assert {"data/missing_hours", "data/days", "data/eco_train_days", "data/eco_train_windows",
             "baseline/attack/deep/accuracy", "baseline/attack/deep/accuracy_within_hour",
             "baseline/attack/hour_only/accuracy", "baseline/attack/position_only/accuracy",
-            "baseline/attack/si_only/accuracy", "front/hypervolume"} <= set(parent.data.metrics)
+            "baseline/attack/si_only/accuracy", "baseline/attack/imputation/accuracy_within_hour",
+            "front/hypervolume", "front/added_leakage_max"} <= set(parent.data.metrics)
+    assert parent.data.tags["putlab.imputation_source"]  # the member that set the front axis's imputation baseline
+    assert "imputation baseline" in out.stdout
     assert len(children) == 2
     for child in children:
         metrics = child.data.metrics

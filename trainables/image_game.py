@@ -23,6 +23,7 @@ from torch.nn import functional as F
 
 from attacks.base import AttackInput, CheckpointInputs, ReferenceData
 from attacks.deep import DeepAttacker, RawTrainedDeepAttacker
+from attacks.imputation import ImputationAttacker
 from attacks.reference import ClassifierRecipe
 from attacks.registry import REGISTRY
 from attacks.thickness import ThicknessAttacker
@@ -131,7 +132,8 @@ def baselines_for(cfg: Any) -> dict[str, float]:
     The tuned utility classifier is the utility a data user gets from raw images (the data user's fixed classifier is
     the same fit); the deep attacker's raw accuracy is the calibration of the farm's learned attackers (``deep_raw``
     applied to raw test images is the same fit, so it logs the same number); the thickness rule is exact on raw images
-    by construction.
+    by construction. The imputation baseline (:mod:`attacks.imputation`) is the best guess of S from the public utility
+    label alone (or the prior), on the same attacker records and test split: what the release's attackers must beat.
     """
     torch.set_num_threads(cfg.threads)
     train, test = load_data(cfg, pick_device())
@@ -150,7 +152,7 @@ def baselines_for(cfg: Any) -> dict[str, float]:
     metrics = {f"baseline/utility/{k}": utility.metrics[k] for k in ("accuracy", "accuracy/ci_low", "accuracy/ci_high")}
     for kind, result in results.items():
         metrics |= {f"baseline/attack/{kind}/{k}": result.metrics[k] for k in ("accuracy", "accuracy/ci_low", "accuracy/ci_high")}
-    return metrics
+    return metrics | {f"baseline/{k}": v for k, v in ImputationAttacker(cfg).run(raw).logged().items()}
 
 
 def counts_for(cfg: Any) -> dict[str, int]:

@@ -17,6 +17,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from platform.results.front_groups import GroupFront, value_text
+from platform.results.imputation import Imputation
+from platform.results.numbers import readable
 from platform.results.pareto import Axis
 from platform.results.replicates import band_columns
 
@@ -103,13 +105,32 @@ def plot_front(
     label_col: str | None,
     path: str | Path,
     baseline: tuple[str, pd.DataFrame, str] | None = None,
+    imputation: Imputation | None = None,
 ) -> Path:
     """Draw the front (``front_figure``) and save it as a PNG; returns the path written. ``baseline``: (name, its
-    point table, the axis its curve follows) drawn on the same axes as a grey curve (``draw_baseline``)."""
+    point table, the axis its curve follows) drawn on the same axes as a grey curve (``draw_baseline``);
+    ``imputation``: the privacy axis's imputation baseline as a reference line (``draw_imputation``)."""
     fig = front_figure(df, axes, front_mask, label_col)
     if baseline is not None:
         draw_baseline(fig.axes[0], baseline[1], axes, baseline[0], baseline[2])
+    if imputation is not None:
+        draw_imputation(fig.axes[0], imputation, axes)
     return _save(fig, path)
+
+
+def draw_imputation(ax: Axes, imputation: Imputation, axes: Sequence[Axis]) -> None:
+    """The imputation baseline (what S the attacker guesses without the release) as a dotted line across the privacy
+    axis, its 95 % interval shaded, and the legend redrawn to name it: the distance of a point from the line is the
+    leakage its release adds."""
+    ax_x, ax_y = axes
+    if imputation.axis not in (ax_x.metric, ax_y.metric):
+        return
+    line, span = (ax.axhline, ax.axhspan) if imputation.axis == ax_y.metric else (ax.axvline, ax.axvspan)
+    line(imputation.value, color="tab:purple", linestyle=":", linewidth=1.3, zorder=1.6,
+         label=f"imputation baseline {readable(imputation.value)} ({imputation.source}, no release)")
+    if imputation.low is not None and imputation.high is not None:
+        span(imputation.low, imputation.high, color="tab:purple", alpha=0.08, linewidth=0, zorder=0.5)
+    ax.legend(loc="best", fontsize=8)
 
 
 def draw_baseline(ax: Axes, points: pd.DataFrame, axes: Sequence[Axis], label: str, key: str) -> None:

@@ -192,6 +192,7 @@ def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary:
         "front_size": int(summary.front.sum()), "hypervolume": summary.hypervolume,
         "hypervolume_normalised": summary.hypervolume_normalised,
         "front_by": preset.front_by, "group_hypervolumes": group_hypervolumes(metrics, preset.front_by),
+        "imputation": summary.imputation.line(summary.front_points) if summary.imputation is not None else None,
         "baselines": sorted((k.removeprefix("baseline/"), v) for k, v in metrics.items() if k.startswith("baseline/")),
         "data": sorted((k.removeprefix("data/"), v) for k, v in metrics.items() if k.startswith("data/")),
         "config": sorted(params.items()),

@@ -1,5 +1,5 @@
-"""The pictures of a sweep's summary: its front (with its baseline's curve), the per-group fronts and the
-trends of its metrics over the grid's axes."""
+"""The pictures of a sweep's summary: its front (with its baseline grid's curve and the imputation baseline's line),
+the per-group fronts and the trends of its metrics over the grid's axes."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -32,7 +32,7 @@ def draw_summary(summary: SweepSummary, preset: Preset, folder: Path) -> list[Pa
     if summary.front.any():
         drawn.append(folder / "front.png")
         plot_front(points, axes, points["pareto_front"].to_numpy(), "name", drawn[-1],
-                   baseline=baseline_curve(summary))
+                   baseline=baseline_curve(summary), imputation=summary.imputation)
     drawn.append(folder / "trends.png")
     plot_trends(summary.trials.assign(pareto_front=summary.front), preset.label_keys,
                 preset.trend_metrics or tuple(a.metric for a in axes), drawn[-1])

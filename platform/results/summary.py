@@ -1,6 +1,7 @@
 """A sweep's results as one :class:`SweepSummary`: its trials, the Pareto front over its points and the hypervolume,
-the per-group fronts and the noise baseline's comparison. Every view (the terminal table, the parent run's metrics and
-CSVs, the HTML report, ``compare``, ``reproduction``) reads this one object.
+the per-group fronts, the baseline grid's comparison and the imputation baseline with each point's added leakage.
+Every view (the terminal table, the parent run's metrics and CSVs, the HTML report, ``compare``, ``reproduction``)
+reads this one object.
 
 The table is read back from the MLflow child runs, so it covers every trial of the sweep,
 including those finished before a ``--resume``, and can be rebuilt at any time.
@@ -17,6 +18,7 @@ from mlflow.tracking import MlflowClient
 from platform.results import tracking
 from platform.results.baseline import Baseline, baseline_points, baseline_table, compare_front, comparison_metrics
 from platform.results.front_groups import GroupFront, fronts_by, group_metrics
+from platform.results.imputation import ADDED, TAG_SOURCE, Imputation, read_imputation
 from platform.results.numbers import readable
 from platform.results.pareto import Axis, pareto_mask
 from platform.results.replicates import SEED, format_points, hypervolume_by_seed, point_index, point_table, spread_metrics
@@ -39,6 +41,7 @@ class SweepSummary:
     baseline: Baseline | None = None  # the preset's baseline grid (``Preset.baseline``), None without one
     curve: pd.DataFrame = field(default_factory=pd.DataFrame)  # the baseline's points (empty when none finished)
     compared: pd.DataFrame = field(default_factory=pd.DataFrame)  # the front beside the baseline at equal utility
+    imputation: Imputation | None = None  # the privacy axis's imputation baseline (points then hold ADDED)
 
     @property
     def front_points(self) -> pd.DataFrame:
@@ -56,6 +59,9 @@ class SweepSummary:
             metrics |= self.spread | group_metrics(self.groups)
         if self.baseline is not None and not self.curve.empty:
             metrics |= comparison_metrics(self.compared, self.curve, self.baseline)
+        added = self.front_points[ADDED].dropna() if ADDED in self.front_points else pd.Series(dtype=float)
+        if len(added):
+            metrics |= {"front/added_leakage_min": float(added.min()), "front/added_leakage_max": float(added.max())}
         return metrics
 
 
@@ -112,15 +118,26 @@ def read_summary(client: MlflowClient, parent_id: str, preset: Preset) -> SweepS
     """The sweep's summary, read from its child runs once: trials over the preset's ``label_keys`` (a point is a
     configuration over seeds), the front and hypervolume, the per-group fronts and the baseline's comparison."""
     axes = [Axis(**a) for a in preset.pareto_axes]
-    table = trials_table(client, client.get_run(parent_id).info.experiment_id, parent_id, preset.label_keys)
+    parent = client.get_run(parent_id)
+    table = trials_table(client, parent.info.experiment_id, parent_id, preset.label_keys)
     summary = summarise(table, axes, preset.label_keys)
-    groups = group_fronts(summary, axes, preset) if summary.front.any() else []
+    summary = with_imputation(summary, read_imputation(parent.data.metrics, axes))
+    summary = replace(summary, groups=group_fronts(summary, axes, preset) if summary.front.any() else [])
     baseline = Baseline.of(preset)
     if baseline is None:
-        return replace(summary, groups=groups)
+        return summary
     curve = baseline_curve(client, parent_id, axes, baseline)
-    return replace(summary, groups=groups, baseline=baseline, curve=curve,
-                   compared=compare_front(summary.points, curve, axes, baseline))
+    return replace(summary, baseline=baseline, curve=curve, compared=compare_front(summary.points, curve, axes, baseline))
+
+
+def with_imputation(summary: SweepSummary, imputation: Imputation | None) -> SweepSummary:
+    """The summary with the privacy axis's imputation baseline, and each point's added leakage over it (:data:`ADDED`)."""
+    if imputation is None:
+        return summary
+    points = summary.points
+    if not points.empty:
+        points = points.assign(**{ADDED: imputation.added(points)})
+    return replace(summary, points=points, imputation=imputation)
 
 
 def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, figures: list[Path]) -> None:
@@ -145,6 +162,8 @@ def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, fig
     tracking.log_metrics(client, parent_id, summary.metrics(), step=step)
     for run_id, on_front in zip(table["run_id"], table["pareto_front"], strict=True):
         client.set_tag(run_id, tracking.TAG_FRONT, "true" if on_front else "false")
+    if summary.imputation is not None:
+        client.set_tag(parent_id, TAG_SOURCE, summary.imputation.source)
 
 
 def baseline_curve(client: MlflowClient, parent_id: str, axes: list[Axis], baseline: Baseline) -> pd.DataFrame:
@@ -160,9 +179,13 @@ def format_summary(summary: SweepSummary, axes: list[Axis], label_keys: tuple[st
     cols = [c for c in (*label_keys, "status", *[a.metric for a in axes]) if c in summary.trials]
     shown = summary.trials[cols].copy()
     shown.insert(0, "front", summary.front.map({True: "*", False: ""}))
+    if summary.imputation is not None:
+        shown["added"] = summary.imputation.added(summary.trials)
     lines = [shown.to_string(index=False, float_format=readable)]
     lines.append(f"Pareto front: {int(summary.front.sum())} of {len(shown)} trials (*); "
                  f"hypervolume {readable(summary.hypervolume)} (normalised {readable(summary.hypervolume_normalised)})")
+    if summary.imputation is not None:
+        lines.append(summary.imputation.line(summary.front_points) + " (column added)")
     if summary.spread:
         lines.append(format_points(summary.points, axes, label_keys, summary.spread, summary.hypervolume))
     return "\n".join(lines)

@@ -23,6 +23,7 @@ from torch.nn import functional as F
 
 from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, ReferenceData
 from attacks.deep import DeepAttacker
+from attacks.imputation import ImputationAttacker
 from attacks.reference import ClassifierRecipe, reference_cache_dir
 from core.data import Splits, default_data_root, get_dataset, load_mnist_test_population
 from core.metrics import balanced_accuracy, fairness_gaps
@@ -376,21 +377,23 @@ class Cloak(Mechanism[CloakConfig]):
 
     @classmethod
     def raw_baselines(cls, config: dict) -> dict[str, float]:
-        """The target's accuracy on raw images (full MNIST test, plain; the AMNIST test subset, balanced) and a deep
-        thickness attacker on raw images: the PUT's two ends."""
+        """The target's accuracy on raw images (full MNIST test, plain; the AMNIST test subset, balanced), a deep
+        thickness attacker on raw images: the PUT's two ends; and the imputation baseline (:mod:`attacks.imputation`):
+        thickness guessed from the digit the farm's attackers are given (``train_u``), or the prior."""
         cfg = cls.typed(config)
         torch.set_num_threads(cfg.threads)
         device = pick_device()
         target = target_for(cfg, device)
         train, test = load_data(cfg, device)
-        attacker = DeepAttacker(cfg)
-        thick = attacker.run(AttackInput(crop28(train.x), train.thick, crop28(test.x), test.thick, num_classes=2))
+        raw = AttackInput(crop28(train.x), train.thick, crop28(test.x), test.thick, num_classes=2, train_u=train.digit,
+                          test_u=test.digit)
+        thick = DeepAttacker(cfg).run(raw)
         return {
             "baseline/target/mnist_test_accuracy": target.mnist_test_accuracy,
             "baseline/utility/accuracy": balanced_accuracy(predict_logits(target.model, test.x).argmax(1), test.y,
                                                            cfg.num_classes),
             "baseline/attack/deep/accuracy": thick.metrics["accuracy"],
-        }
+        } | {f"baseline/{k}": v for k, v in ImputationAttacker(cfg).run(raw).logged().items()}
 
     @classmethod
     def data_counts(cls, config: dict) -> dict[str, int]:

@@ -25,8 +25,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from torch.nn import functional as F
 
-from attacks.base import AttackInput, CheckpointInputs
+from attacks.base import AttackInput, AttackResult, CheckpointInputs
 from attacks.deep import DeepAttacker
+from attacks.imputation import ImputationAttacker
 from attacks.side_info import SideInfoAttacker, SiOnlyAttacker, plug_in_bayes
 from attacks.tuning import accuracy_metrics, tuned_result
 from core.data import get_dataset
@@ -166,6 +167,22 @@ def position_floors(train: EcoSplit, test: EcoSplit) -> dict[str, float]:
         metrics[f"attack/{name}/accuracy_within_hour"] = within_hour_accuracy(pred, test.occupancy.flatten(),
                                                                                test.hour.flatten())
     return metrics
+
+
+def imputation_baseline(cfg: EcoConfig, raw: AttackInput, train: EcoSplit, test: EcoSplit) -> AttackResult:
+    """The best attacker that sees no consumption (:mod:`attacks.imputation`): occupancy from the prior, the side
+    information (which the farm's SI attackers are given), the hour of day (a reading's public timestamp) and the step's
+    position in its window, alone, joined with SI and fitted within each hour; pooled (``accuracy``) and within hours
+    (``accuracy_within_hour``, the front's axis)."""
+    position = torch.arange(train.occupancy.shape[1], device=train.hour.device)
+    public = {"hour": (train.hour, test.hour),
+              "position": (position.expand_as(train.hour), position.expand_as(test.hour))}
+
+    def within_hour(pred: torch.Tensor) -> dict[str, float]:
+        return {"accuracy_within_hour": within_hour_accuracy(pred.flatten(), test.occupancy.flatten(),
+                                                             test.hour.flatten())}
+
+    return ImputationAttacker(cfg).run(raw, public, within_hour, strata=("hour", train.hour, test.hour))
 
 
 def train_epoch(cfg: EcoConfig, m: EcoReleaser, train: EcoSplit, prior: torch.Tensor, norm: tuple[float, float],
@@ -377,7 +394,8 @@ class EcoReleaser(Mechanism[EcoConfig]):
 
     @classmethod
     def raw_baselines(cls, config: dict) -> dict[str, float]:
-        """Attackers on unreleased windows (the PUT's no-privacy end), the SI-only floor and the position and hour floors."""
+        """Attackers on unreleased windows (the PUT's no-privacy end), the SI-only floor, the position and hour floors,
+        and the imputation baseline (:func:`imputation_baseline`)."""
         cfg = cls.typed(config)
         torch.set_num_threads(cfg.threads)
         train, test, _ = load_data(cfg, pick_device())
@@ -385,7 +403,8 @@ class EcoReleaser(Mechanism[EcoConfig]):
                           test_si=test.si)
         metrics = deep_attack(cfg, adversary_input(cfg, train.x, train.si), train, adversary_input(cfg, test.x, test.si),
                               test) | position_floors(train, test)
-        for result in (SideInfoAttacker(cfg).run(raw), SiOnlyAttacker(cfg).run(raw)):
+        for result in (SideInfoAttacker(cfg).run(raw), SiOnlyAttacker(cfg).run(raw),
+                       imputation_baseline(cfg, raw, train, test)):
             metrics.update(result.logged())
         return {f"baseline/{k}": v for k, v in metrics.items()}
 
