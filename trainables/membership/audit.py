@@ -48,10 +48,11 @@ def logits(theta: np.ndarray, x: np.ndarray) -> np.ndarray:
     return x @ theta[:-1] + theta[-1]
 
 
-def audit(x: np.ndarray, y: np.ndarray, setting: dp_sgd.DpSgd, reference: np.ndarray, canaries: int,
-          guess_share: float, seed: int) -> OneRunAudit:
-    """Audit DP-SGD at ``setting`` on the members x (n, p_x), y (n) with m = ``canaries`` canaries labelled against
-    the model ``reference`` (trained on the members alone); inclusions, canaries and runs drawn from ``seed``."""
+def canary_scores(x: np.ndarray, y: np.ndarray, setting: dp_sgd.DpSgd, reference: np.ndarray, canaries: int,
+                  seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Train the audit runs of DP-SGD at ``setting`` on the members x (n, p_x), y (n) and ``canaries`` canaries
+    labelled against the model ``reference`` (trained on the members alone): each canary's score (its label's log-odds
+    under its run's model) and whether it was in; inclusions, canaries and runs drawn from ``seed``."""
     n, p_x = x.shape
     rng = np.random.default_rng([seed, 4])
     inputs, run = canary_inputs(canaries, p_x, rng)
@@ -66,7 +67,13 @@ def audit(x: np.ndarray, y: np.ndarray, setting: dp_sgd.DpSgd, reference: np.nda
         model = dp_sgd.train(np.concatenate([x, inputs[inside]]), np.concatenate([y, labels[inside]]), setting,
                              int(run_seed), sampling)
         scores[mine] = (2 * labels[mine] - 1) * logits(model.theta, inputs[mine])
+    return scores, included
+
+
+def audit(x: np.ndarray, y: np.ndarray, setting: dp_sgd.DpSgd, reference: np.ndarray, canaries: int,
+          guess_share: float, seed: int) -> OneRunAudit:
+    """:func:`canary_scores` turned into guesses on a ``guess_share`` of the canaries and the bound at the setting's δ."""
+    scores, included = canary_scores(x, y, setting, reference, canaries, seed)
     k_each = math.floor(guess_share * canaries / 2)
     guesses, correct = guess(scores, included, k_each, k_each)
     return OneRunAudit(canaries, guesses, correct, setting.delta)
-
