@@ -38,6 +38,10 @@ class MembershipConfig(LocalData, MembershipAttacks):
     batch_size: int = Field(32, ge=1, le=65_536, description="dp_logistic: expected lot size (Poisson sampling).")
     sgd_epochs: int = Field(30, ge=1, le=10_000, description="dp_logistic: epochs of (DP-)SGD.")
     sgd_lr: float = Field(0.5, gt=0, le=100, description="dp_logistic: SGD step size.")
+    audit_canaries: int = Field(0, ge=0, le=100_000, description="dp_logistic: canaries m of the one-run ε audit "
+                                "(leakage/dp/epsilon_lower; Steinke et al. 2023), p_x per extra DP-SGD run; 0: no audit.")
+    audit_guess_share: float = Field(0.5, gt=0, le=1, description="dp_logistic: share of the audit's canaries guessed "
+                                     "on, half in (highest scores) and half out (lowest); the rest are abstained on.")
     hidden: Hidden = Field(50, description="tanh_net: units per hidden layer.")
     layers: Layers = Field(5, description="tanh_net: hidden layers.")
     net_lr: float = Field(0.01, gt=0, le=10, description="tanh_net: Adam step size.")
@@ -61,8 +65,11 @@ class MembershipConfig(LocalData, MembershipAttacks):
         return self.p_x + 1
 
     def problems(self) -> Iterator[str]:
-        """A unique fit at λ = 0, and enough Monte-Carlo runs for the corrected Gaussian KL estimate."""
+        """An audit only of DP-SGD, a unique fit at λ = 0, and enough Monte-Carlo runs for the corrected Gaussian KL estimate."""
         yield from super().problems()
+        if self.audit_canaries and self.model != "dp_logistic":
+            yield problem("audit_canaries", "audits DP-SGD only: must be 0 unless model = dp_logistic",
+                          self.audit_canaries)
         if self.lam == 0 and self.n <= self.p_x and self.model in lm.MODELS:
             yield problem("n", f"must be > p_x = {self.p_x} when lam = 0 (the fit is not unique)", self.n)
         # The bias correction of the Gaussian fit of p compared values, (n − p − 2)/(n − 1), needs n > p + 2 runs

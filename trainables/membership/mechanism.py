@@ -9,6 +9,7 @@ checkpoint is the model, for the farm's RMIA and LiRA. Worker-side code: never i
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -24,7 +25,7 @@ from core.data.adult import AdultData, pca, project
 from core.data.sets.adult import adult_records
 from core.metrics import balanced_accuracy
 from trainables.mechanism import Mechanism
-from trainables.membership import models
+from trainables.membership import audit, models
 from trainables.membership.config import MembershipConfig
 from trainables.membership.models import ModelSpec, PointRecipe
 
@@ -146,7 +147,8 @@ class Membership(Mechanism[MembershipConfig]):
 
     def train_epoch(self) -> dict[str, float]:
         """Fit the model on the members, its output noise (and DP-SGD's lots and noise) drawn from the seed; DP-SGD's
-        accountant's ε at δ and its noise multiplier become ``leakage/dp/*`` metrics."""
+        accountant's ε at δ, its noise multiplier and, with ``audit_canaries``, the one-run audit's ε lower bound
+        (trainables.membership.audit) become ``leakage/dp/*`` metrics."""
         d, spec, rng = self.data, ModelSpec.of(self.cfg), np.random.default_rng(self.cfg.seed)
         x, y = d.train_x[d.members], d.train_y[d.members]
         if spec.model != "dp_logistic":
@@ -157,11 +159,16 @@ class Membership(Mechanism[MembershipConfig]):
         self.privacy = {"leakage/dp/noise_multiplier": trained.noise_multiplier}
         if np.isfinite(trained.epsilon):
             self.privacy |= {"leakage/dp/epsilon": trained.epsilon, "leakage/dp/delta": self.cfg.delta}
+        if self.cfg.audit_canaries:
+            t0 = time.perf_counter()
+            found = audit.audit(x, y, spec.dp, self.theta, self.cfg.audit_canaries, self.cfg.audit_guess_share,
+                                self.cfg.seed)
+            self.privacy |= found.logged() | {"time/dp_audit_s": time.perf_counter() - t0}
         return {}
 
     def evaluate(self, attack: bool) -> dict[str, float]:
         """Utility (balanced test accuracy, test loss), Yeom's loss-threshold attack, the KL leakage ρ_KL (unless
-        ``kl_records`` = 0) and, for DP-SGD, the accountant's ε."""
+        ``kl_records`` = 0) and, for DP-SGD, the accountant's ε and the audit's lower bound."""
         cfg, d, theta, spec = self.cfg, self.data, self.theta, ModelSpec.of(self.cfg)
         assert theta is not None  # fitted by train_epoch or restored by load_state before any evaluation
         x, y = d.train_x[d.members], d.train_y[d.members]
