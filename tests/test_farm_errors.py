@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import REPO, sweep_env
 from mlflow.tracking import MlflowClient
 
@@ -62,6 +63,7 @@ def make_sweep(workdir: Path) -> tuple[MlflowClient, str, dict[str, Path], dict[
     return client, parent_id, checkpoints, runs
 
 
+@pytest.mark.slow  # a real local Ray and a one-epoch checkpoint: about 35 s
 def test_a_checkpoint_whose_attack_raises_is_tagged_reported_and_the_rest_goes_on(tmp_path: Path) -> None:
     client, parent_id, checkpoints, runs = make_sweep(tmp_path)
     out = subprocess.run([sys.executable, "-m", "platform.attack", SWEEP, "--attackers", "thickness",

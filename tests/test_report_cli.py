@@ -47,6 +47,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> tuple[MlflowClient, Path,
     return client, path, parents
 
 
+@pytest.mark.slow  # three report commands as subprocesses: about 25 s
 def test_report_by_name_id_and_experiment_writes_and_logs_that_sweeps_report(store, tmp_path: Path) -> None:
     client, path, parents = store
     uri = f"sqlite:///{path}"

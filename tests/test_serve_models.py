@@ -81,6 +81,7 @@ def test_build_app_and_the_cli_refuse_unknown_models_naming_them(registry: Path,
     assert capsys.readouterr().err.splitlines() == [f"error: --models {listed}"]
 
 
+@pytest.mark.slow  # a real Serve endpoint: about 20 s
 def test_the_service_serves_exactly_the_named_points(registry: Path, tmp_path: Path) -> None:
     """``python -m serve --models alpha/2,beta`` on a local Ray (about 30 s)."""
     server, base = start_service(tmp_path, sweep_env(), "--models", "alpha/2,beta", tracking_uri=f"sqlite:///{registry}")
