@@ -59,3 +59,15 @@ def resume_key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PUTLAB_RESUME_KEY", str(path))
         yield path
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread() -> Iterator[None]:
+    """One torch thread for a module's tests, as a trial runs (``threads = 1``): on 2 busy cores two threads made
+    DP-SGD and the membership points several times slower."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

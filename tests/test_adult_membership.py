@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import shutil
-from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -34,13 +33,7 @@ def data() -> AdultData:
     return load_adult()
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread() -> Iterator[None]:
-    """As a trial does (cfg.threads = 1): on 2 busy cores, 2 threads made a point 4x slower."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # as a trial does (cfg.threads = 1)
 
 
 @cache

@@ -8,11 +8,9 @@ Every value quoted in a comment was measured with this code.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
-import torch
 from scipy import special
 
 from attacks.dp_audit import BETA, OneRunAudit, epsilon_lower, guess, p_value
@@ -20,14 +18,7 @@ from trainables.membership import audit, dp_sgd
 from trainables.membership.config import MembershipConfig
 from trainables.membership.mechanism import evaluate_point
 
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread() -> Iterator[None]:
-    """As a trial does: one torch thread (two on 2 busy cores made DP-SGD ten times slower)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # as a trial does (cfg.threads = 1)
 
 
 # ---------------------------------------------------------------- the bound
