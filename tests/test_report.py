@@ -179,3 +179,27 @@ def test_a_multi_seed_reports_front_is_the_stored_front_of_points(tmp_path: Path
               if r.data.tags.get(tracking.TAG_FRONT) == "true"}
     assert starred == tagged == {"alpha=1 lam=1 adv_steps=1 seed=0", "alpha=1 lam=1 adv_steps=1 seed=1"}
     assert "2 of 4 trials on the front" in html and int(summary.front.sum()) == 2
+
+
+def test_dp_trials_show_the_claimed_epsilon_beside_the_audits_lower_bound(sweep, tmp_path: Path) -> None:
+    """A DP trial's row holds its accountant's ε and the one-run audit's lower bound; a sweep without DP has neither."""
+    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    exp_id = tracking.experiment_id(client, "putlab-amnist")
+    parent_id, _ = tracking.start_parent(client, exp_id, "amnist-dp", {"preset": "amnist", "profile": "quick"})
+    for lam, claimed, lower in ((0.0, 1.0, 0.09), (1.0, 1.0, 3.49)):  # the second: a broken claim the audit catches
+        run = client.create_run(exp_id, run_name=f"alpha=1 lam={lam:g} adv_steps=1",
+                                tags={"mlflow.parentRunId": parent_id, tracking.TAG_PARENT: parent_id,
+                                      tracking.TAG_TRIAL: f"t{lam}", tracking.TAG_ROLE: "trial"})
+        tracking.log_params(client, run.info.run_id, {"alpha": 1.0, "lam": lam, "adv_steps": 1})
+        tracking.log_metrics(client, run.info.run_id, {"utility/fresh_accuracy": 0.9 - lam / 10, "attack/max/accuracy": 0.7,
+                                                       "leakage/dp/epsilon": claimed, "leakage/dp/epsilon_lower": lower})
+        client.set_terminated(run.info.run_id, "FINISHED")
+    publish(client, parent_id, presets()["amnist"])
+    html = render_sweep(client, parent_id, *summarised(client, parent_id))
+    header = html[html.index("<th>ε claimed (accountant)</th>"):html.index("<th>wall time</th>")]
+    assert "<th>ε lower bound (audit)</th>" in header
+    for lam, cells in (("0", r"<td>1</td>\s*<td>0.09</td>"), ("1", r"<td>1</td>\s*<td>3.49</td>")):
+        row = html[html.index(f"lam={lam} adv_steps=1</td>"):]
+        assert re.search(cells, row[:row.index("</tr>")]), lam
+    client_plain, _, plain_id = sweep
+    assert "ε claimed" not in render_sweep(client_plain, plain_id, *summarised(client_plain, plain_id))

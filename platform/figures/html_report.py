@@ -93,6 +93,14 @@ def attacker_names(table: pd.DataFrame) -> list[str]:
     return sorted(found - {"max"})
 
 
+DP_COLUMNS = {"leakage/dp/epsilon": "ε claimed (accountant)", "leakage/dp/epsilon_lower": "ε lower bound (audit)"}
+
+
+def dp_columns(table: pd.DataFrame) -> list[str]:
+    """The DP trials' claimed ε and the one-run audit's lower bound on it, where the table has them."""
+    return [c for c in DP_COLUMNS if c in table.columns]
+
+
 def membership_columns(table: pd.DataFrame) -> list[str]:
     """The worst-case membership metrics present in the table, per attacker in the order of :data:`MEMBERSHIP_METRICS`
     (``attack/<name>/advantage``, ``auc`` and the TPR at each low FPR of attacks/membership_stats.py); a TPR logged
@@ -169,6 +177,7 @@ def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary:
             "attacks": [with_interval(row, f"attack/{a}/accuracy") for a in attackers],
             "strongest": run.data.tags.get("putlab.strongest_attacker", ""),
             "membership": [membership_cell(row, c) for c in membership_columns(table)],
+            "dp": [row.get(c) for c in dp_columns(table)],
             "duration": _duration(run.info.start_time, run.info.end_time),
             "images": latest_images(_artifacts(client, run.info.run_id, "figures", tmp)),
             "roc": latest_images([p for p in attack_pngs if "roc" in p.name]),
@@ -189,6 +198,7 @@ def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary:
         "planned": params.get("planned_trials", ""), "finished": finished, "failed": failed,
         "axes": axes, "label_keys": preset.label_keys, "attackers": attackers,
         "membership_columns": membership_columns(table) if not table.empty else [],
+        "dp_columns": [DP_COLUMNS[c] for c in dp_columns(table)] if not table.empty else [],
         "front_size": int(summary.front.sum()), "hypervolume": summary.hypervolume,
         "hypervolume_normalised": summary.hypervolume_normalised,
         "front_by": preset.front_by, "group_hypervolumes": group_hypervolumes(metrics, preset.front_by),
