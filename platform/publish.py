@@ -15,7 +15,7 @@ from core.commands import command
 from platform.figures.html_report import write_sweep_report
 from platform.figures.summary_figures import draw_summary
 from platform.results import tracking
-from platform.results.baseline import baseline_table, finished_trials, format_comparison
+from platform.results.baseline import format_comparison
 from platform.results.numbers import readable
 from platform.results.pareto import Axis
 from platform.results.summary import SweepSummary, format_summary, log_summary, read_summary
@@ -110,8 +110,7 @@ def tell(sweep: Sweep, summary: SweepSummary) -> None:
     preset, axes = sweep.spec.preset, [Axis(**a) for a in sweep.spec.preset.pareto_axes]
     print(format_summary(summary, axes, preset.label_keys))
     if sweep.baseline_grid is not None and summary.baseline is not None:
-        runs = baseline_table(sweep.client, sweep.exp_id, sweep.parent_id, summary.baseline)
-        print(format_comparison(summary.compared, summary.curve, axes, finished_trials(runs), summary.baseline))
+        print(format_comparison(summary.compared, summary.curve, axes, summary.baseline_finished, summary.baseline))
     if preset.baselines is not None:
         metrics = sweep.client.get_run(sweep.parent_id).data.metrics
         shown = (f"{k} {readable(v)}" for k, v in sorted(metrics.items()) if k.startswith("baseline/"))

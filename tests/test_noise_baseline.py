@@ -18,9 +18,9 @@ from platform.plan.seed_axis import with_seeds
 from platform.plan.spec import resolve
 from platform.publish import publish
 from platform.results import tracking
-from platform.results.baseline import Baseline, attack_at_utility
+from platform.results.baseline import Baseline, attack_at_utility, baseline_points, baseline_table
 from platform.results.pareto import Axis
-from platform.results.summary import baseline_curve, trials_table
+from platform.results.summary import trials_table
 from search_spaces import presets
 from trainables.noise.mechanism import NoiseBaseline
 
@@ -90,7 +90,7 @@ def test_baseline_trials_stay_off_the_front_but_are_drawn_and_compared(tmp_path:
     drawn = pd.read_csv(client.download_artifacts(parent_id, "front/noise_baseline.csv", str(tmp_path)))
     assert sorted(drawn["sigma"]) == [s for s, _, _ in NOISE]
 
-    noise = baseline_curve(client, parent_id, AXES, BASELINE)
+    noise = baseline_points(baseline_table(client, exp_id, parent_id, BASELINE), AXES, BASELINE)
     points = summary.points
     fig = front_figure(points, AXES, points["pareto_front"].to_numpy(), "name")
     draw_baseline(fig.axes[0], noise, AXES, BASELINE.title, BASELINE.axis)

@@ -16,7 +16,14 @@ import pandas as pd
 from mlflow.tracking import MlflowClient
 
 from platform.results import tracking
-from platform.results.baseline import Baseline, baseline_points, baseline_table, compare_front, comparison_metrics
+from platform.results.baseline import (
+    Baseline,
+    baseline_points,
+    baseline_table,
+    compare_front,
+    comparison_metrics,
+    finished_trials,
+)
 from platform.results.front_groups import GroupFront, fronts_by, group_metrics
 from platform.results.imputation import ADDED, TAG_SOURCE, Imputation, read_imputation
 from platform.results.numbers import readable
@@ -40,6 +47,7 @@ class SweepSummary:
     groups: list[GroupFront] = field(default_factory=list)  # one front per value of the preset's ``front_by`` axis
     baseline: Baseline | None = None  # the preset's baseline grid (``Preset.baseline``), None without one
     curve: pd.DataFrame = field(default_factory=pd.DataFrame)  # the baseline's points (empty when none finished)
+    baseline_finished: int = 0  # the baseline's finished trials (the terminal says so when none reports both axes)
     compared: pd.DataFrame = field(default_factory=pd.DataFrame)  # the front beside the baseline at equal utility
     imputation: Imputation | None = None  # the privacy axis's imputation baseline (points then hold ADDED)
 
@@ -126,8 +134,10 @@ def read_summary(client: MlflowClient, parent_id: str, preset: Preset) -> SweepS
     baseline = Baseline.of(preset)
     if baseline is None:
         return summary
-    curve = baseline_curve(client, parent_id, axes, baseline)
-    return replace(summary, baseline=baseline, curve=curve, compared=compare_front(summary.points, curve, axes, baseline))
+    runs = baseline_table(client, parent.info.experiment_id, parent_id, baseline)
+    curve = baseline_points(runs, axes, baseline)
+    return replace(summary, baseline=baseline, curve=curve, baseline_finished=finished_trials(runs),
+                   compared=compare_front(summary.points, curve, axes, baseline))
 
 
 def with_imputation(summary: SweepSummary, imputation: Imputation | None) -> SweepSummary:
@@ -164,12 +174,6 @@ def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, fig
         client.set_tag(run_id, tracking.TAG_FRONT, "true" if on_front else "false")
     if summary.imputation is not None:
         client.set_tag(parent_id, TAG_SOURCE, summary.imputation.source)
-
-
-def baseline_curve(client: MlflowClient, parent_id: str, axes: list[Axis], baseline: Baseline) -> pd.DataFrame:
-    """The sweep's baseline points (``platform.results.baseline``); empty when it ran none."""
-    exp_id = client.get_run(parent_id).info.experiment_id
-    return baseline_points(baseline_table(client, exp_id, parent_id, baseline), axes, baseline)
 
 
 def format_summary(summary: SweepSummary, axes: list[Axis], label_keys: tuple[str, ...]) -> str:

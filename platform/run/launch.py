@@ -53,7 +53,8 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
     exp_id = tracking.experiment_id(client, plan.experiment)
     parent_id, reopened = tracking.start_parent(client, exp_id, plan.name, parent_params(plan, spec))
     ending.attach(client, exp_id, parent_id, resume_command(plan.again, plan.name, dict(plan.options)))
-    params = client.get_run(parent_id).data.params
+    parent = client.get_run(parent_id).data
+    params = parent.params
     grid = baseline_grid(spec, params)
     planned = int(params["planned_trials"])  # a resumed sweep keeps its own plan
     if grid is not None:
@@ -67,7 +68,7 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
     if plan.attackers and spec.preset.checkpoint_inputs is not None:
         farm = FarmPlan(spec.preset.checkpoint_inputs, plan.attackers, spec.preset.privacy_attackers, resources)
     return Sweep(plan, spec, client, exp_id, parent_id, resources, farm, grid,
-                 start_baselines(client, parent_id, spec, resources), planned)
+                 start_baselines(parent.metrics, spec, resources), planned)
 
 
 def baseline_grid(spec: SweepSpec, params: dict[str, str]) -> SweepSpec | None:
@@ -114,10 +115,10 @@ def planned_cost(client: MlflowClient, exp_id: str, spec: SweepSpec, planned: in
     return CostEstimate(planned, baseline_trials, attackers, checkpoints, last_finished(client, exp_id, like))
 
 
-def start_baselines(client: MlflowClient, parent_id: str, spec: SweepSpec,
-                    resources: dict[str, float]) -> ray.ObjectRef | None:
-    """The preset's raw-data baselines as a Ray task beside the trials, unless the parent run has them already."""
-    if spec.preset.baselines is None or any(k.startswith("baseline/") for k in client.get_run(parent_id).data.metrics):
+def start_baselines(recorded: dict[str, float], spec: SweepSpec, resources: dict[str, float]) -> ray.ObjectRef | None:
+    """The preset's raw-data baselines as a Ray task beside the trials, unless the parent run's ``recorded`` metrics
+    have them already."""
+    if spec.preset.baselines is None or any(k.startswith("baseline/") for k in recorded):
         return None
     task = ray.remote(spec.preset.baselines).options(num_cpus=resources["cpu"], num_gpus=resources["gpu"])
     return task.remote(spec.grid_points()[0])
