@@ -1,7 +1,7 @@
 """``python -m platform.reproduction``: the reproduction report, ``docs/reproduction.md`` and its figures, from the
 studies' sweeps in MLflow.
 
-Each study (platform/papers/claims.py) is one sweep command writing to its own experiment ``repro-<study>``; the
+Each study (platform/papers/, one module per paper) is one sweep command writing to its own experiment ``repro-<study>``; the
 report reads the newest finished sweep of each, evaluates every claim of the four papers against it (the paper's number,
 putlab's with its seed band, whether they agree, and where they differ, why), copies the sweep's figures beside the
 report and names the command that re-runs the row. ``--run`` first runs the sweeps of studies that have none yet
@@ -23,7 +23,8 @@ from mlflow.tracking import MlflowClient
 from core.quiet import silence
 from platform.cli import guarded
 from platform.errors import UsageError
-from platform.papers.claims import CLAIMS, STUDIES, Study
+from platform.papers.catalogue import CLAIMS, STUDIES
+from platform.papers.claim import Study
 from platform.papers.measures import StudyRuns
 from platform.papers.report import evaluate, render
 from platform.plan.spec import preset_of

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from platform.papers.claims import PAPERS, STUDIES, Claim
+from platform.papers.catalogue import PAPERS, STUDIES
+from platform.papers.claim import Claim
 from platform.papers.measures import Difference, Measured, StudyRuns, Trend
 
 
@@ -71,22 +72,22 @@ def render(rows: Sequence[Row], runs: dict[str, StudyRuns], figures: dict[str, l
                  else "not run | | | | ")
         lines.append(f"| {study.key} | {shown} | `{study.command()}` |")
     lines.append("")
-    for paper, title in PAPERS.items():
-        paper_rows = [r for r in rows if r.claim.paper == paper]
+    for paper in PAPERS:
+        paper_rows = [r for r in rows if r.claim.paper == paper.key]
         if not paper_rows:
             continue
-        lines += [f"## {title}", "", "| figure / table | setting | paper | putlab | band | verdict | measure (study) |",
+        lines += [f"## {paper.title}", "", "| figure / table | setting | paper | putlab | band | verdict | measure (study) |",
                   "|---|---|---|---|---|---|---|"]
         for row in paper_rows:
             c = row.claim
             lines.append("| " + " | ".join(_cell(x) for x in (
                 c.item, c.setting, c.published, str(row.measured), row.measured.band, row.verdict,
                 f"{c.measure.describe()} ({c.study})")) + " |")
-        notes = [r for r in paper_rows if r.claim.why and r.verdict != "agrees"
+        notes = [r for r in paper_rows if r.claim.caveat and r.verdict != "agrees"
                  and (r.verdict == "differs" or not math.isnan(r.measured.value))]
         if notes:
             lines += ["", "Where putlab differs or cannot compare, and why:", ""]
-            lines += [f"- **{r.claim.item}** ({r.verdict}): {r.claim.why}" for r in notes]
+            lines += [f"- **{r.claim.item}** ({r.verdict}): {r.claim.caveat}" for r in notes]
         for key in dict.fromkeys(r.claim.study for r in paper_rows):
             for path in figures.get(key, []):
                 rel = path.relative_to(report.parent)
