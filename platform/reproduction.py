@@ -1,32 +1,35 @@
 """``python -m platform.reproduction``: the reproduction report, ``docs/reproduction.md`` and its figures, from the
 studies' sweeps in MLflow.
 
-Each study (platform/papers/, one module per paper) is one sweep command writing to its own experiment ``repro-<study>``; the
-report reads the newest finished sweep of each, evaluates every claim of the four papers against it (the paper's number,
-putlab's with its seed band, whether they agree, and where they differ, why), copies the sweep's figures beside the
-report and names the command that re-runs the row. ``--run`` first runs the sweeps of studies that have none yet
-(``--rerun``: all of them again), so one command does everything.
+Each study (platform/papers/, one module per paper) is one sweep command writing to its own experiment
+``repro-<study>``; the report reads the newest sweep of each, evaluates every claim of the four papers against it (the
+paper's number, putlab's with its seed band and test, the verdict, the row's data, scale and caveat), and names the
+command that re-runs the row. Beside the report, each study's folder keeps the sweep's figures and a snapshot of its
+runs (``study.json``, ``trials.csv``): a study the store lacks is read from its snapshot, so the report regenerates
+anywhere. ``--run`` first runs the sweeps of studies that have none yet (``--rerun``: all of them again).
 """
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
 
-import pandas as pd
 from mlflow.tracking import MlflowClient
 
 from core.quiet import silence
 from platform.cli import guarded
 from platform.errors import UsageError
+from platform.papers import snapshot
 from platform.papers.catalogue import CLAIMS, STUDIES
 from platform.papers.claim import Study
 from platform.papers.measures import StudyRuns
-from platform.papers.report import evaluate, render
+from platform.papers.report import evaluate, render, tally
 from platform.plan.spec import preset_of
 from platform.results import tracking
 from platform.results.summary import read_summary
@@ -50,13 +53,18 @@ def newest_sweep(client: MlflowClient, study: Study, finished_only: bool = False
     if not parents:
         return None
     parent = parents[0]
-    preset = preset_of(parent.data.params)
+    params = parent.data.params
+    preset = preset_of(params)
     table = read_summary(client, parent.info.run_id, preset).trials
     if not table.empty:
         table = table[table["status"] == "FINISHED"].reset_index(drop=True)
-    runs = StudyRuns(parent.info.run_name, parent.data.params.get("profile", ""), dict(parent.data.metrics), table,
-                     preset.label_keys, parent.info.status, int(parent.data.params.get("planned_trials", len(table))),
-                     parent.data.params.get("dataset", ""))
+    start, end = parent.info.start_time, parent.info.end_time
+    runs = StudyRuns(parent.info.run_name, params.get("profile", ""), dict(parent.data.metrics), table,
+                     preset.label_keys, parent.info.status, int(params.get("planned_trials", len(table))),
+                     params.get("dataset", ""), {k.removeprefix("config."): v for k, v in params.items()
+                                                 if k.startswith("config.")},
+                     datetime.fromtimestamp(start / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M"),
+                     (end - start) / 60_000 if end else math.nan, params.get("machine", "not recorded"))
     return parent.info.run_id, runs
 
 
@@ -127,14 +135,16 @@ def run(argv: list[str] | None = None) -> int:
         if found is not None:
             parent_id, runs[study.key] = found
             figures[study.key] = copy_figures(client, parent_id, study, out)
+            snapshot.save(runs[study.key], out / study.key)
+        elif (saved := snapshot.load(out / study.key)) is not None:
+            runs[study.key], figures[study.key] = saved, sorted((out / study.key).glob("*.png"))
     rows = evaluate(CLAIMS, runs)
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(render(rows, runs, figures, report))
-    counts = pd.Series([r.verdict for r in rows]).value_counts().to_dict()
-    print(f"report: {report} ({len(rows)} claims: " + ", ".join(f"{v} {k}" for k, v in counts.items()) + ")")
+    print(f"report: {report} ({tally(rows).replace('**', '')})")
     missing = [s.key for s in STUDIES if s.key not in runs]
     if missing:
-        print(f"studies without a sweep: {', '.join(missing)} (run them with --run)")
+        print(f"studies without a sweep or a snapshot: {', '.join(missing)} (run them with --run)")
     return 0
 
 

@@ -2,17 +2,21 @@
 command over a real sweep."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
+from platform.papers import snapshot
 from platform.papers.catalogue import CLAIMS, PAPERS, STUDIES
-from platform.papers.claim import Claim
+from platform.papers.claim import OWN, SANITY, Claim
 from platform.papers.measures import (
     BestUnder,
     Difference,
@@ -73,20 +77,70 @@ def test_trend_reads_the_direction_along_an_axis():
     table = pd.DataFrame({"n": [10, 30, 100, 10, 30, 100], "seed": [0, 0, 0, 1, 1, 1],
                           "rho": [3.0, 0.3, 0.03, 2.0, 0.4, 0.02]})
     measured = Trend("rho", "n", -1)(StudyRuns("s", "p", {}, table, ("n", "seed")))
-    assert measured.value == pytest.approx(-1.0) and measured.text.startswith("falls")
-    claim = Claim("membership", "Fig. 1", "", "falls with n", "adult-n", Trend("rho", "n", -1))
-    assert verdict(claim, measured) == "agrees"
-    assert verdict(Claim("membership", "", "", "", "adult-n", Trend("rho", "n", 1)), measured) == "differs"
+    rho, p = stats.spearmanr(table["n"], table["rho"])  # every trial, not the per-point means
+    assert measured.value == pytest.approx(rho) and measured.p_value == pytest.approx(p)
+    assert measured.text.startswith("falls") and "Spearman" in measured.statistic
 
 
-def test_verdict_against_the_papers_number_uses_tolerance_or_band():
-    claim = Claim("alpha-mi", "", "", "91.5 %", "amnist", ParentMetric("x"), target=0.915, tolerance=0.01)
-    assert verdict(claim, Measured(0.91)) == "agrees"
-    assert verdict(claim, Measured(0.85, 0.80, 0.90)) == "differs"
-    assert verdict(claim, Measured(0.85, 0.80, 0.91)) == "agrees"  # the band reaches the paper's number
-    assert verdict(claim, Measured(math.nan, text="not run")) == "—"
+def seeded(values: np.ndarray, axis: list[float]) -> StudyRuns:
+    """A study of len(axis) points × len(values) // len(axis) seeds with the given per-trial values."""
+    seeds = len(values) // len(axis)
+    table = pd.DataFrame({"n": axis * seeds, "seed": np.repeat(np.arange(seeds), len(axis)), "rho": values})
+    return StudyRuns("s", "p", {}, table, ("n", "seed"))
+
+
+FALLS = Claim("membership", "Fig. 2", "", "falls with n", "adult-n", Trend("rho", "n", -1))
+
+
+def test_a_random_trend_over_three_seeds_does_not_agree_and_a_real_one_does():
+    rng = np.random.default_rng(0)
+    axis = [10.0, 30.0, 100.0, 300.0, 1000.0]
+    noise = seeded(rng.normal(size=15), axis)
+    noisy = [verdict(FALLS, FALLS.measure(seeded(rng.normal(size=15), axis)), noise) for _ in range(40)]
+    assert noisy.count("agrees") <= 4  # a test at α = 0.05 (sign-only agrees about half the time)
+    assert noisy.count("inconclusive") >= 30
+    real = seeded(np.array([3.0, 1.0, 0.3, 0.1, 0.03] * 3) * rng.uniform(0.8, 1.2, 15), axis)
+    assert verdict(FALLS, FALLS.measure(real), real) == "agrees"
+    rising = Claim("membership", "", "", "rises", "adult-n", Trend("rho", "n", 1))
+    assert verdict(rising, rising.measure(real), real) == "differs"  # significant, the other way
+
+
+def test_a_direction_needs_three_seeds():
+    one = seeded(np.array([3.0, 1.0, 0.3, 0.1, 0.03]), [10.0, 30.0, 100.0, 300.0, 1000.0])
+    measured = FALLS.measure(one)
+    assert measured.p_value < 0.05  # a perfect monotone trend over 5 points
+    assert verdict(FALLS, measured, one) == "too few seeds"
+
+
+def test_a_stand_in_row_never_agrees():
+    axis = [10.0, 30.0, 100.0, 300.0, 1000.0]
+    table = seeded(np.array([3.0, 1.0, 0.3, 0.1, 0.03] * 3), axis).trials
+    synthetic = StudyRuns("s", "p", {"data/synthetic": 1.0}, table, ("n", "seed"))
+    assert verdict(FALLS, FALLS.measure(synthetic), synthetic) == "stand-in"
+    value = Claim("alpha-mi", "", "", "57.8 %", "eco-si", ParentMetric("x"), target=0.578)
+    assert verdict(value, Measured(0.578, 0.57, 0.59), synthetic) == "stand-in"
+
+
+def test_own_rows_carry_no_verdict_and_sanity_rows_say_so():
+    own = Claim("privatizer", "", "", "—", "gmm", ParentMetric("x"), target=0.5, kind=OWN)
+    assert verdict(own, Measured(0.5, 0.4, 0.6), runs(TRIALS)) == "putlab's own"
+    identity = Claim("privatizer", "", "", "gap 0", "gmm", ParentMetric("x"), target=0.0, kind=SANITY)
+    assert verdict(identity, Measured(0.01, -0.02, 0.03), runs(TRIALS)) == "sanity check: holds"
+    assert verdict(identity, Measured(0.1, 0.08, 0.12), runs(TRIALS)) == "sanity check: FAILS"
+
+
+def test_a_value_agrees_only_inside_the_band_or_interval():
+    claim = Claim("alpha-mi", "", "", "91.5 %", "amnist", ParentMetric("x"), target=0.915)
+    assert verdict(claim, Measured(0.91), runs(TRIALS)) == "no band"  # one seed, no interval: no verdict
+    assert verdict(claim, Measured(0.91, 0.90, 0.914), runs(TRIALS)) == "differs"  # close is not inside
+    assert verdict(claim, Measured(0.85, 0.80, 0.915), runs(TRIALS)) == "agrees"
+    assert verdict(claim, Measured(math.nan, text="not run"), None) == "—"
     nowhere = BestUnder("utility/accuracy", "attack/max/accuracy", 0.5)(runs(TRIALS))  # every attacker reads > 0.5
-    assert math.isnan(nowhere.value) and verdict(claim, nowhere) == "differs"  # the paper's point is not reached
+    assert math.isnan(nowhere.value) and verdict(claim, nowhere, runs(TRIALS)) == "differs"  # point not reached
+    above = Claim("alpha-mi", "", "", "> 90 %", "eco", ParentMetric("x"), target=0.9, direction="above")
+    assert verdict(above, Measured(0.95, 0.92, 0.97), runs(TRIALS)) == "agrees"
+    assert verdict(above, Measured(0.91, 0.88, 0.93), runs(TRIALS)) == "inconclusive"  # the band straddles it
+    assert verdict(above, Measured(0.85, 0.82, 0.88), runs(TRIALS)) == "differs"
 
 
 def test_every_claim_names_a_known_paper_and_study():
@@ -96,21 +150,49 @@ def test_every_claim_names_a_known_paper_and_study():
 
 
 def test_render_lists_every_claim_and_says_which_studies_did_not_run(tmp_path):
-    found = {"amnist": runs(TRIALS, {"baseline/utility/accuracy": 0.96})}
+    parent = {"baseline/utility/accuracy": 0.96, "baseline/utility/accuracy/ci_low": 0.95,
+              "baseline/utility/accuracy/ci_high": 0.97}
+    found = {"amnist": runs(TRIALS, parent)}
     rows = evaluate(CLAIMS, found)
     text = render(rows, found, {}, tmp_path / "reproduction.md")
     assert text.count("\n| ") >= len(CLAIMS) + len(STUDIES)
     assert "not run" in text and "`python -m platform.sweep amnist" in text
     row = next(r for r in rows if r.claim.measure == ParentMetric("baseline/utility/accuracy"))
-    assert row.measured.value == 0.96 and row.verdict == "differs"
+    assert row.measured.value == 0.96 and row.verdict == "differs"  # 97.25 % lies outside [0.95, 0.97]
+    assert f"**{len(CLAIMS)} rows**" in text
+
+
+def test_every_row_shows_its_data_scale_and_caveat_whatever_the_verdict(tmp_path):
+    claim = Claim("alpha-mi", "Fig. 9", "n = 5", "50 %", "amnist", ParentMetric("x"), 0.5, caveat="a smaller net",
+                  substitute="AMNIST subset")
+    study = StudyRuns("amnist-1", "quick", {"x": 0.5, "x/ci_low": 0.45, "x/ci_high": 0.55}, TRIALS,
+                      ("alpha", "lam", "seed"), config={"n_train": "2000", "epochs": "4"})
+    rows = evaluate([claim], {"amnist": study})
+    assert rows[0].verdict == "agrees"
+    text = render(rows, {"amnist": study}, {}, tmp_path / "reproduction.md")
+    line = next(x for x in text.splitlines() if x.startswith("| 1 | Fig. 9"))
+    assert "substitute: AMNIST subset" in line and "2,000 records, 4 epochs, 6 trials (3 points × 2 seeds)" in line
+    assert "1. `x` (sweep) (amnist). a smaller net" in text  # the caveat of an agreeing row is printed too
 
 
 def test_the_studies_table_marks_a_sweep_on_synthetic_data(tmp_path):
-    synthetic = StudyRuns("eco-1", "quick", {"data/synthetic": 1.0}, TRIALS, ("alpha", "lam", "seed"), dataset="eco")
+    synthetic = StudyRuns("eco-1", "quick", {"data/synthetic": 1.0}, TRIALS, ("alpha", "lam", "seed"), dataset="eco",
+                          started="2026-11-26 02:00", minutes=12.4, machine="1 node, 2 CPUs, no GPU")
     real = StudyRuns("eco-2", "quick", {"data/synthetic": 0.0}, TRIALS, ("alpha", "lam", "seed"), dataset="eco")
     assert synthetic.data == "eco (synthetic stand-in)" and real.data == "eco"
     text = render(evaluate(CLAIMS, {"eco": synthetic}), {"eco": synthetic}, {}, tmp_path / "reproduction.md")
-    assert "| eco-1 | quick | 2 | 6 of 0 | eco (synthetic stand-in) |" in text
+    assert ("| eco | eco-1 | 2026-11-26 02:00 | 1 node, 2 CPUs, no GPU | 12 | 6 trials (3 points × 2 seeds) | "
+            "eco (synthetic stand-in) |") in text
+
+
+def test_a_snapshot_gives_back_the_study(tmp_path):
+    study = StudyRuns("amnist-1", "quick", {"x": 0.5}, TRIALS, ("alpha", "lam", "seed"), "FINISHED", 6, "amnist",
+                      {"n_train": "2000"}, "2026-11-26 02:00", 12.5, "1 node, 2 CPUs, no GPU")
+    snapshot.save(study, tmp_path / "amnist")
+    back = snapshot.load(tmp_path / "amnist")
+    assert back is not None and back.trials.equals(TRIALS)  # ∞ survives the CSV
+    assert dataclasses.replace(back, trials=TRIALS) == dataclasses.replace(study, trials=TRIALS)
+    assert snapshot.load(tmp_path / "none") is None
 
 
 @pytest.mark.slow
@@ -139,18 +221,22 @@ def test_the_command_writes_the_report_from_a_real_sweep(tmp_path):
 def test_difference_drop_and_more_than_claims():
     table = TRIALS.assign(**{"noise/attack": [0.95, 0.9, 0.7, 0.6, 0.5, 0.6]})
     diff = Difference("attack/max/accuracy", "noise/attack", -1)(runs(table))
-    assert diff.value == pytest.approx((-0.05 - 0.02 - 0.08 - 0.02 + 0.02 - 0.04) / 6)
-    cloak_ahead = Claim("cloak", "", "", "", "cloak", Difference("attack/max/accuracy", "noise/attack", -1))
+    differences = table["attack/max/accuracy"] - table["noise/attack"]
+    assert diff.value == pytest.approx(differences.mean())
     assert (diff.low, diff.high) == pytest.approx((-0.08, 0.02))
-    assert verdict(cloak_ahead, diff) == "mixed"  # behind noise at the (inf, 3, seed 0) trial
-    assert verdict(cloak_ahead, Measured(-0.03, -0.08, -0.01)) == "agrees"
-    assert verdict(cloak_ahead, Measured(0.03, 0.01, 0.08)) == "differs"
+    assert diff.p_value == pytest.approx(stats.wilcoxon(differences).pvalue)
+    ahead = Claim("cloak", "", "", "", "cloak", Difference("attack/max/accuracy", "noise/attack", -1))
+    three = StudyRuns("s", "p", {}, pd.concat([table] * 2).assign(seed=[0, 1, 0, 1, 0, 1, 2, 2, 2, 2, 2, 2]),
+                      ("alpha", "lam", "seed"))
+    assert three.seeds == 3
+    assert verdict(ahead, Measured(-0.03, -0.08, 0.01, p_value=0.01), three) == "agrees"
+    assert verdict(ahead, Measured(0.03, -0.01, 0.08, p_value=0.01), three) == "differs"
+    assert verdict(ahead, Measured(-0.03, -0.08, 0.02, p_value=0.2), three) == "inconclusive"
     # lowest attacker mean where utility ≤ 0.8: the (inf, 3) point at 0.54 (band 0.52–0.56); raw 0.9
     drop = Drop("attack/max/accuracy", "raw", "utility/accuracy", 0.8)(runs(TRIALS, {"raw": 0.9}))
     assert (drop.value, drop.low, drop.high) == pytest.approx((0.36, 0.34, 0.38))
-    more = Claim("alpha-mi", "", "", "> 26 points", "eco", ParentMetric("raw"), 0.37, direction="above")
-    assert verdict(more, drop) == "agrees"  # the band reaches 0.38
-    assert verdict(more, Measured(0.30, 0.28, 0.33)) == "differs"
+    more = Claim("alpha-mi", "", "", "> 26 points", "eco", ParentMetric("raw"), 0.33, direction="above")
+    assert verdict(more, drop, runs(TRIALS)) == "agrees"  # the whole band clears 0.33
     chosen = BestUnder("utility/accuracy", "attack/max/accuracy", 0.6, report="attack/max/accuracy")(runs(TRIALS))
     assert chosen.value == pytest.approx(0.60)  # the attacker's reading at the best-utility point (1, 3)
 
@@ -160,7 +246,7 @@ def test_two_points_are_no_trend():
     table = pd.DataFrame({"alpha": [0.0, 0.5], "seed": [0, 0], "attack": [0.9392, 0.9388]})
     measured = Trend("attack", "alpha", -1)(StudyRuns("s", "p", {}, table, ("alpha", "seed")))
     assert math.isnan(measured.value) and "too few points" in measured.text
-    assert verdict(Claim("privatizer", "", "", "", "privatizer", Trend("attack", "alpha", -1)), measured) == "—"
+    assert verdict(Claim("privatizer", "", "", "", "privatizer", Trend("attack", "alpha", -1)), measured, None) == "—"
 
 
 def test_report_copies_the_front_figures_and_each_front_trials_last_release(tmp_path: Path) -> None:

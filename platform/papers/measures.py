@@ -3,7 +3,9 @@ best value on the front under a privacy budget, or the direction of a trend alon
 
 Pure computation on a :class:`StudyRuns` (the parent run's metrics and the trials table), no MLflow and no plotting,
 so every measure is testable on a hand-made table. Bands: over seeds, the min–max of the per-seed values; with one
-seed, the 95 % interval the trial logged (``<metric>/ci_low|ci_high``) when there is one.
+seed, the 95 % interval the trial logged (``<metric>/ci_low|ci_high``) when there is one. Directions come with a test:
+a trend is Spearman's rank correlation of every trial's value with the axis (its two-sided p-value), a difference the
+Wilcoxon signed-rank test of the per-trial differences; the report's verdict reads them at α = 0.05.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Protocol
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from platform.results.numbers import readable
 from platform.results.replicates import SEED, point_index, point_keys
@@ -30,6 +33,10 @@ class StudyRuns:
     status: str = "FINISHED"  # the sweep's parent run: FINISHED, or RUNNING / KILLED / FAILED (its trials so far)
     planned: int = 0  # trials the sweep planned
     dataset: str = ""  # the data set's registry name, as the sweep logged it
+    config: dict[str, str] = field(default_factory=dict)  # the sweep's logged config (``config.<key>`` params)
+    started: str = ""  # when the sweep started, UTC (YYYY-MM-DD HH:MM)
+    minutes: float = math.nan  # the sweep's wall time
+    machine: str = ""  # the cluster it ran on, as the sweep logged it
 
     @property
     def seeds(self) -> int:
@@ -40,8 +47,25 @@ class StudyRuns:
     def data(self) -> str:
         """The data set, marked when the sweep ran on a synthetic stand-in (``data/synthetic`` = 1) rather than the
         paper's files, so no reader takes a number on generated data for a reproduction of the real one."""
-        synthetic = self.parent_metrics.get("data/synthetic") == 1
-        return f"{self.dataset} (synthetic stand-in)" if synthetic else self.dataset
+        return f"{self.dataset} (synthetic stand-in)" if self.synthetic else self.dataset
+
+    @property
+    def synthetic(self) -> bool:
+        """Whether the sweep ran on a synthetic stand-in of the paper's data."""
+        return self.parent_metrics.get("data/synthetic") == 1
+
+    @property
+    def scale(self) -> str:
+        """Training records and epochs (where the config has them), trials, grid points and seeds."""
+        parts = []
+        records = self.config.get("n_train")
+        if records is not None:
+            parts.append("all records" if records == "None" else f"{int(float(records)):,} records")
+        if self.config.get("epochs") not in (None, "None"):
+            parts.append(f"{self.config['epochs']} epochs")
+        points = len(self.trials) // max(self.seeds, 1)
+        parts.append(f"{len(self.trials)} trials ({points} points × {self.seeds} seed{'s' * (self.seeds > 1)})")
+        return ", ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -54,6 +78,8 @@ class Measured:
     band: str = ""
     text: str = ""  # replaces the number when the measure is a statement (a trend's direction)
     unreached: bool = False  # no grid point meets the measure's budget (a published operating point not reached)
+    p_value: float = math.nan  # a trend's or difference's two-sided test
+    statistic: str = ""  # the test, as the report prints it
 
     def __str__(self) -> str:
         if self.text:
@@ -63,10 +89,10 @@ class Measured:
             shown += f" [{readable(self.low)}, {readable(self.high)}]"
         return shown
 
-    def contains(self, target: float, tolerance: float) -> bool:
-        """Whether ``target`` lies within ``tolerance`` of the value or inside the band."""
-        inside = not math.isnan(self.low) and self.low - tolerance <= target <= self.high + tolerance
-        return abs(self.value - target) <= tolerance or inside
+    @property
+    def has_band(self) -> bool:
+        """Whether there is a seed band or an interval."""
+        return not (math.isnan(self.low) or math.isnan(self.high))
 
 
 class Measure(Protocol):
@@ -171,8 +197,9 @@ class BestUnder:
 
 @dataclass(frozen=True)
 class Trend:
-    """Whether ``metric`` rises or falls along grid axis ``axis`` (the Spearman correlation of the per-point means with
-    the axis, other axes fixed at ``where``); agrees with the paper when its sign is ``expected``."""
+    """Whether ``metric`` rises or falls along grid axis ``axis``, other axes fixed at ``where``: Spearman's ρ of every
+    trial's value (each seed of each point) with the axis, and its p-value; the paper's direction is the sign
+    ``expected``. The text shows the per-point means."""
 
     metric: str
     axis: str
@@ -183,13 +210,15 @@ class Trend:
         rows = _select(runs.trials, self.where)
         if self.metric not in rows or self.axis not in rows:
             return Measured(math.nan, text="not measured")
-        means = rows.groupby(self.axis)[self.metric].mean().dropna()
+        rows = rows[[self.axis, self.metric]].dropna().astype(float)
+        means = rows.groupby(self.axis)[self.metric].mean()
         if len(means) < 3:  # two points make any difference a "trend"
             return Measured(math.nan, text=f"too few points ({len(means)}) with `{self.metric}`")
-        rho = float(pd.Series(means.index, dtype=float).corr(pd.Series(means.to_numpy()), method="spearman"))
+        rho, p = stats.spearmanr(rows[self.axis], rows[self.metric])
         word = "rises" if rho > 0 else "falls" if rho < 0 else "flat"
         values = ", ".join(f"{readable(a)}: {readable(v)}" for a, v in means.items())
-        return Measured(rho, text=f"{word} (Spearman {readable(rho, 2)}; {values})")
+        return Measured(float(rho), text=f"{word} ({values})", p_value=float(p),
+                        statistic=f"Spearman ρ {readable(float(rho), 2)}, p = {float(p):.2g} over {len(rows)} trials")
 
     def describe(self) -> str:
         return f"`{self.metric}` along {self.axis}"
@@ -197,9 +226,9 @@ class Trend:
 
 @dataclass(frozen=True)
 class Difference:
-    """``metric`` − ``other`` per trial (e.g. a mechanism against its noise baseline at equal accuracy), the mean over
-    trials with the min–max band; agrees with the paper when the whole band has the sign ``expected``, is mixed when
-    the band spans 0 (ahead at some points, behind at others)."""
+    """``metric`` − ``other`` per trial (e.g. a mechanism against its noise baseline at equal accuracy, both of one
+    seed), the mean over trials with the min–max band and the signed-rank test of the differences against 0; the
+    paper's direction is the sign ``expected``."""
 
     metric: str
     other: str
@@ -212,7 +241,9 @@ class Difference:
         diff = (trials[self.metric] - trials[self.other]).dropna()
         if diff.empty:
             return Measured(math.nan, text="not measured")
-        return Measured(float(diff.mean()), float(diff.min()), float(diff.max()), f"min–max over {len(diff)} trials")
+        p = float(stats.wilcoxon(diff).pvalue) if (diff != 0).any() else 1.0
+        return Measured(float(diff.mean()), float(diff.min()), float(diff.max()), f"min–max over {len(diff)} trials",
+                        p_value=p, statistic=f"Wilcoxon signed-rank p = {p:.2g} over {len(diff)} trials")
 
     def describe(self) -> str:
         return f"`{self.metric}` − `{self.other}`, mean over trials"

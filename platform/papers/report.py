@@ -1,5 +1,14 @@
-"""The reproduction report's verdicts and its Markdown: every claim against a study's measured value, with the
-studies it read and the figures copied beside it."""
+"""The reproduction report's verdicts and its Markdown: every claim against its study's measured value, with the
+statistic behind the verdict, the row's data, scale and caveat, and the studies' figures.
+
+The verdict rules, stated once:
+- a trend or a difference agrees only with at least 3 seeds and its test significant at α = 0.05 in the paper's
+  direction (significant the other way: differs; else inconclusive);
+- a value agrees only when the paper's number lies inside putlab's seed band or 95 % interval (a claim of "more
+  than": when the whole band clears it); without a band there is no verdict;
+- a row on a synthetic stand-in reads "stand-in", putlab's own rows carry none, a row that holds by construction is a
+  sanity check.
+"""
 from __future__ import annotations
 
 import math
@@ -8,8 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from platform.papers.catalogue import PAPERS, STUDIES
-from platform.papers.claim import Claim
+from platform.papers.claim import OWN, SANITY, Claim
 from platform.papers.measures import Difference, Measured, StudyRuns, Trend
+
+ALPHA = 0.05  # the tests' level
+MIN_SEEDS = 3  # a direction needs at least this many seeds
+
+AGREES, DIFFERS, INCONCLUSIVE = "agrees", "differs", "inconclusive"
+FEW_SEEDS, NO_BAND, STAND_IN, OWN_ROW, NOTHING = "too few seeds", "no band", "stand-in", "putlab's own", "—"
+SANITY_HOLDS, SANITY_FAILS = "sanity check: holds", "sanity check: FAILS"
 
 
 @dataclass(frozen=True)
@@ -19,25 +35,51 @@ class Row:
     claim: Claim
     measured: Measured
     verdict: str
+    runs: StudyRuns | None = None  # the study's sweep, None when it did not run
+
+    @property
+    def data(self) -> str:
+        """Real, synthetic stand-in, or a substitute of the paper's data or setting."""
+        if self.runs is not None and self.runs.synthetic:
+            return "synthetic stand-in"
+        return f"substitute: {self.claim.substitute}" if self.claim.substitute else "real"
 
 
-def verdict(claim: Claim, measured: Measured) -> str:
-    """"agrees" / "differs" against the paper's number (within the claim's tolerance or the band; for a claim of
-    "more than", reaching it), or the sign of a trend or difference ("mixed": a difference whose band spans 0); "—"
-    with no number to compare or nothing measured. A published operating point that no point of the grid reaches
-    differs."""
-    if math.isnan(measured.value):
-        return "differs" if claim.target is not None and measured.unreached else "—"
-    if isinstance(claim.measure, Difference) and measured.low < 0 < measured.high:
-        return "mixed"
+def verdict(claim: Claim, measured: Measured, runs: StudyRuns | None) -> str:
+    """The row's verdict by the rules of the module docstring."""
+    if claim.kind == OWN:
+        return OWN_ROW
+    if math.isnan(measured.value) and not measured.unreached:
+        return NOTHING
+    if claim.kind == SANITY:
+        return SANITY_HOLDS if compared(claim, measured) == AGREES else SANITY_FAILS
+    if runs is not None and runs.synthetic:
+        return STAND_IN
     if isinstance(claim.measure, Trend | Difference):
-        return "agrees" if math.copysign(1, measured.value) == claim.measure.expected and measured.value != 0 else "differs"
+        return tested(claim.measure.expected, measured, runs.seeds if runs is not None else 0)
+    return compared(claim, measured)
+
+
+def tested(expected: int, measured: Measured, seeds: int) -> str:
+    """A direction's verdict: enough seeds, then the test's p-value and the sign."""
+    if seeds < MIN_SEEDS:
+        return FEW_SEEDS
+    if math.isnan(measured.p_value) or measured.p_value >= ALPHA or measured.value == 0:
+        return INCONCLUSIVE
+    return AGREES if math.copysign(1, measured.value) == expected else DIFFERS
+
+
+def compared(claim: Claim, measured: Measured) -> str:
+    """A value's verdict against the paper's number: inside the band (or, for "above", the band clearing it)."""
     if claim.target is None:
-        return "—"
+        return NOTHING
+    if measured.unreached:
+        return DIFFERS  # no grid point reaches the paper's operating point
+    if not measured.has_band:
+        return NO_BAND
     if claim.direction == "above":
-        reach = measured.value if math.isnan(measured.high) else measured.high
-        return "agrees" if reach >= claim.target - claim.tolerance else "differs"
-    return "agrees" if measured.contains(claim.target, claim.tolerance) else "differs"
+        return AGREES if measured.low >= claim.target else DIFFERS if measured.high < claim.target else INCONCLUSIVE
+    return AGREES if measured.low <= claim.target <= measured.high else DIFFERS
 
 
 def evaluate(claims: Sequence[Claim], runs: dict[str, StudyRuns]) -> list[Row]:
@@ -46,7 +88,7 @@ def evaluate(claims: Sequence[Claim], runs: dict[str, StudyRuns]) -> list[Row]:
     for claim in claims:
         study_runs = runs.get(claim.study)
         measured = claim.measure(study_runs) if study_runs is not None else Measured(math.nan, text="not run")
-        rows.append(Row(claim, measured, verdict(claim, measured)))
+        rows.append(Row(claim, measured, verdict(claim, measured, study_runs), study_runs))
     return rows
 
 
@@ -54,43 +96,74 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+HEADER = [
+    "# Reproduction report", "",
+    "Generated by `python -m platform.reproduction` from the studies' sweeps; do not edit by hand. Each row: what the",
+    "paper reports (its figure or table, its setting), what putlab measured (the mean over seeds with the min–max band,",
+    "or one seed's 95 % interval), the statistic behind the verdict, and the row's data and scale; its caveat follows",
+    "the table whatever the verdict. A privacy number from the farm's learned attackers is a lower bound on leakage.", "",
+    "How a verdict is reached:", "",
+    f"- **{AGREES}** / **{DIFFERS}**: a trend or a difference needs at least {MIN_SEEDS} seeds and its test at "
+    f"α = {ALPHA} (Spearman's rank correlation of every trial with the axis; the Wilcoxon signed-rank test of paired "
+    "differences): significant in the paper's direction agrees, significant the other way differs. A value agrees "
+    "when the paper's number lies inside the seed band or the interval (a claim of \"more than\": when the whole band "
+    "clears it), and differs when it lies outside, or when no grid point reaches the paper's operating point.",
+    f"- **{INCONCLUSIVE}**: the test is not significant, or the band straddles the paper's threshold. "
+    f"**{FEW_SEEDS}**: fewer than {MIN_SEEDS} seeds for a direction. **{NO_BAND}**: one seed without an interval.",
+    f"- **{STAND_IN}**: the study ran on a synthetic stand-in of the paper's data; it tests the pipeline, never the "
+    f"paper's numbers. **{OWN_ROW}**: a measurement the paper does not contain, no verdict. **sanity check**: the row "
+    f"holds by construction and checks putlab's code, not the paper. **{NOTHING}**: nothing to compare or nothing "
+    "measured.", "",
+]
+
+
 def render(rows: Sequence[Row], runs: dict[str, StudyRuns], figures: dict[str, list[Path]], report: Path) -> str:
-    """The report's Markdown: per paper a table of claims, the reasons for each difference, and the studies' figures."""
-    lines = ["# Reproduction report", "",
-             "Generated by `python -m platform.reproduction` from the studies' sweeps in MLflow; do not edit by hand.",
-             "Each row: what the paper reports, what putlab measured (mean over seeds with the min–max band, or one",
-             "seed's 95 % interval), whether they agree, and the command that re-runs it. A privacy number from the",
-             "farm's learned attackers is a lower bound on leakage (early-stopped attackers, a capped budget).",
-             "A study marked *synthetic stand-in* ran on generated data of the paper's schema, not the paper's files:",
-             "its rows test the pipeline at the paper's scale, not the paper's numbers.", "",
-             "## Studies", "", "| study | sweep | profile | seeds | trials finished | data | command |",
-             "|---|---|---|---|---|---|---|"]
-    for study in STUDIES:
-        r = runs.get(study.key)
-        state = "" if r is None or r.status == "FINISHED" else f" ({r.status.lower()}: partial)"
-        shown = (f"{r.sweep}{state} | {r.profile} | {r.seeds} | {len(r.trials)} of {r.planned} | {r.data}" if r
-                 else "not run | | | | ")
-        lines.append(f"| {study.key} | {shown} | `{study.command()}` |")
-    lines.append("")
+    """The report's Markdown: the verdict counts, the studies, per paper a table of claims with every row's caveat,
+    and the studies' figures."""
+    lines = [*HEADER, tally(rows), "", *studies_table(runs)]
     for paper in PAPERS:
-        paper_rows = [r for r in rows if r.claim.paper == paper.key]
+        paper_rows = [(i, r) for i, r in enumerate(rows, 1) if r.claim.paper == paper.key]
         if not paper_rows:
             continue
-        lines += [f"## {paper.title}", "", "| figure / table | setting | paper | putlab | band | verdict | measure (study) |",
-                  "|---|---|---|---|---|---|---|"]
-        for row in paper_rows:
-            c = row.claim
+        lines += [f"## {paper.title}", "",
+                  "| # | figure / table | paper's setting | paper | putlab | band · statistic | verdict | data | scale |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for i, row in paper_rows:
+            c, m = row.claim, row.measured
+            evidence = "; ".join(x for x in (m.band, m.statistic) if x)
+            scale = row.runs.scale if row.runs is not None else "not run"
             lines.append("| " + " | ".join(_cell(x) for x in (
-                c.item, c.setting, c.published, str(row.measured), row.measured.band, row.verdict,
-                f"{c.measure.describe()} ({c.study})")) + " |")
-        notes = [r for r in paper_rows if r.claim.caveat and r.verdict != "agrees"
-                 and (r.verdict == "differs" or not math.isnan(r.measured.value))]
-        if notes:
-            lines += ["", "Where putlab differs or cannot compare, and why:", ""]
-            lines += [f"- **{r.claim.item}** ({r.verdict}): {r.claim.caveat}" for r in notes]
-        for key in dict.fromkeys(r.claim.study for r in paper_rows):
+                str(i), c.item, c.setting, c.published, str(m), evidence, row.verdict, row.data, scale)) + " |")
+        lines += ["", "What each row measures, and its caveat:", ""]
+        lines += [f"{i}. {r.claim.measure.describe()} ({r.claim.study})" + (f". {r.claim.caveat}" if r.claim.caveat
+                                                                             else "") for i, r in paper_rows]
+        for key in dict.fromkeys(r.claim.study for _, r in paper_rows):
             for path in figures.get(key, []):
                 rel = path.relative_to(report.parent)
                 lines += ["", f"![{key}: {path.stem.replace('_', ' ')}]({rel.as_posix()})"]
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def tally(rows: Sequence[Row]) -> str:
+    """One line counting the rows by verdict."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row.verdict] = counts.get(row.verdict, 0) + 1
+    return f"**{len(rows)} rows**: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def studies_table(runs: dict[str, StudyRuns]) -> list[str]:
+    """The studies: which sweep, when, on what machine, how long, at what scale, on what data, and the command."""
+    lines = ["## Studies", "", "| study | sweep | ran (UTC) | machine | minutes | scale | data | command |",
+             "|---|---|---|---|---|---|---|---|"]
+    for study in STUDIES:
+        r = runs.get(study.key)
+        if r is None:
+            lines.append(f"| {study.key} | not run | | | | | | `{study.command()}` |")
+            continue
+        state = "" if r.status == "FINISHED" else f" ({r.status.lower()}: {len(r.trials)} of {r.planned} trials)"
+        minutes = "" if math.isnan(r.minutes) else f"{r.minutes:.0f}"
+        lines.append(f"| {study.key} | {r.sweep}{state} | {r.started} | {r.machine} | {minutes} | {r.scale} | {r.data} "
+                     f"| `{study.command()}` |")
+    return [*lines, ""]

@@ -22,7 +22,7 @@ from platform.run.farm import FarmPlan
 from platform.run.interrupts import SweepEnding, resume_command
 from platform.run.progress import SweepProgress
 from platform.run.trial_logger import MlflowTrialLogger
-from platform.run.tuner import build_tuner, default_gpus_per_trial, init_ray, restore_tuner
+from platform.run.tuner import build_tuner, cluster_kind, default_gpus_per_trial, init_ray, restore_tuner
 
 BASELINE_GRACE_S = 10  # how long an interrupted sweep waits for raw-data baselines already under way
 
@@ -96,6 +96,7 @@ def parent_params(plan: SweepPlan, spec: SweepSpec) -> dict[str, Any]:
         "preset": spec.preset.name, "profile": spec.profile, "mechanism": spec.preset.mechanism_name,
         "dataset": spec.preset.dataset, "search": plan.search, "storage": tune_storage.join(plan.storage, plan.name),
         "grid": spec.grid_param, "config": spec.config, "planned_trials": plan.planned, "attackers": plan.attackers,
+        "machine": cluster_kind(),
     }
     if plan.preset_file:
         params["preset_file"] = plan.preset_file

@@ -42,6 +42,17 @@ def default_gpus_per_trial() -> float:
     return 0.25 if ray.cluster_resources().get("GPU", 0) > 0 else 0.0
 
 
+def cluster_kind() -> str:
+    """The cluster in words, as a sweep records it: nodes, CPUs, and GPUs with their model (e.g. "1 node, 2 CPUs, no
+    GPU")."""
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    resources = ray.cluster_resources()
+    cpus, gpus = int(resources.get("CPU", 0)), int(resources.get("GPU", 0))
+    models = sorted({k.removeprefix("accelerator_type:") for k in resources if k.startswith("accelerator_type:")})
+    shown = f"{gpus} GPU{'s' * (gpus > 1)}" + (f" ({', '.join(models)})" if models else "") if gpus else "no GPU"
+    return f"{len(nodes)} node{'s' * (len(nodes) > 1)}, {cpus} CPUs, {shown}"
+
+
 def find_sweep(storage: str, preset: str, name: str | None) -> str:
     """The Tune run to resume: ``name`` if given, else the newest run of ``preset`` under ``storage`` (path or URI)."""
     if name:
