@@ -20,6 +20,8 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pandas as pd
+from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
 from core.quiet import silence
@@ -32,8 +34,10 @@ from platform.papers.measures import StudyRuns
 from platform.papers.report import evaluate, render, tally
 from platform.plan.spec import preset_of
 from platform.results import tracking
+from platform.results.baseline import Baseline, baseline_table
 from platform.results.summary import read_summary
 from platform.run import preflight
+from search_spaces import Preset
 
 REPORT = Path("docs") / "reproduction.md"
 FIGURES = "reproduction"  # folder beside the report
@@ -64,8 +68,17 @@ def newest_sweep(client: MlflowClient, study: Study, finished_only: bool = False
                      params.get("dataset", ""), {k.removeprefix("config."): v for k, v in params.items()
                                                  if k.startswith("config.")},
                      datetime.fromtimestamp(start / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M"),
-                     (end - start) / 60_000 if end else math.nan, params.get("machine", "not recorded"))
+                     (end - start) / 60_000 if end else math.nan, params.get("machine", "not recorded"),
+                     baseline_trials(client, parent, preset))
     return parent.info.run_id, runs
+
+
+def baseline_trials(client: MlflowClient, parent: Run, preset: Preset) -> pd.DataFrame:
+    """The sweep's baseline-grid trials (empty when the preset has none or the sweep ran without it)."""
+    baseline = Baseline.of(preset)
+    if baseline is None:
+        return pd.DataFrame()
+    return baseline_table(client, parent.info.experiment_id, parent.info.run_id, baseline)
 
 
 def copy_figures(client: MlflowClient, parent_id: str, study: Study, out: Path) -> list[Path]:

@@ -18,6 +18,7 @@ from platform.papers import snapshot
 from platform.papers.catalogue import CLAIMS, PAPERS, STUDIES
 from platform.papers.claim import OWN, SANITY, Claim
 from platform.papers.measures import (
+    AgainstBaseline,
     BestUnder,
     Difference,
     Drop,
@@ -186,12 +187,14 @@ def test_the_studies_table_marks_a_sweep_on_synthetic_data(tmp_path):
 
 
 def test_a_snapshot_gives_back_the_study(tmp_path):
+    noise = pd.DataFrame({"sigma": [0.1, 1.0], "seed": [0, 0], "u": [0.9, 0.5]})
     study = StudyRuns("amnist-1", "quick", {"x": 0.5}, TRIALS, ("alpha", "lam", "seed"), "FINISHED", 6, "amnist",
-                      {"n_train": "2000"}, "2026-11-26 02:00", 12.5, "1 node, 2 CPUs, no GPU")
+                      {"n_train": "2000"}, "2026-11-26 02:00", 12.5, "1 node, 2 CPUs, no GPU", noise)
     snapshot.save(study, tmp_path / "amnist")
     back = snapshot.load(tmp_path / "amnist")
-    assert back is not None and back.trials.equals(TRIALS)  # ∞ survives the CSV
-    assert dataclasses.replace(back, trials=TRIALS) == dataclasses.replace(study, trials=TRIALS)
+    assert back is not None and back.trials.equals(TRIALS) and back.baseline.equals(noise)  # ∞ survives the CSV
+    same = {"trials": TRIALS, "baseline": noise}
+    assert dataclasses.replace(back, **same) == dataclasses.replace(study, **same)
     assert snapshot.load(tmp_path / "none") is None
 
 
@@ -266,3 +269,18 @@ def test_report_copies_the_front_figures_and_each_front_trials_last_release(tmp_
     copied = copy_figures(client, parent, study, tmp_path / "out")
     assert [p.name for p in copied] == ["front.png", "released_alpha=1_lam=30.png"]  # front trials only
     assert copied[1].read_bytes() == b"alpha=1 lam=30 4"  # the last checkpoint's release
+
+
+def test_against_the_baseline_each_trial_meets_its_own_seeds_curve():
+    base = pd.DataFrame({"sigma": [0.1, 1.0, 0.1, 1.0], "seed": [0, 0, 1, 1], "status": ["FINISHED"] * 4,
+                         "u": [0.9, 0.5, 0.95, 0.55], "a": [0.9, 0.6, 0.85, 0.55]})
+    mine = pd.DataFrame({"lam": [1.0, 1.0, 0.0], "seed": [0, 1, 0], "u": [0.7, 0.75, 0.99], "a": [0.65, 0.6, 0.95]})
+    study = StudyRuns("s", "p", {}, mine, ("lam", "seed"), baseline=base)
+    measured = AgainstBaseline("u", "a")(study)
+    # seed 0: noise reads 0.6 + 0.3 · (0.7 − 0.5) / 0.4 = 0.75 at utility 0.7; seed 1: 0.55 + 0.3 · 0.5 = 0.70 at 0.75;
+    # the λ = 0 trial is more useful than any noise point and is left out
+    assert (measured.value, measured.low, measured.high) == pytest.approx((-0.10, -0.10, -0.10))
+    assert "over 2 trials" in measured.statistic
+    pooled = StudyRuns("s", "p", {}, mine.drop(columns="seed"), ("lam",), baseline=base.drop(columns="seed"))
+    assert AgainstBaseline("u", "a")(pooled).value != pytest.approx(-0.10)  # one curve over both seeds differs
+    assert math.isnan(AgainstBaseline("u", "a")(runs(TRIALS)).value)  # no baseline ran

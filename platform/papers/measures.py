@@ -17,7 +17,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from platform.results.baseline import attack_at_utility
 from platform.results.numbers import readable
+from platform.results.pareto import Axis, pareto_mask
 from platform.results.replicates import SEED, point_index, point_keys
 
 
@@ -37,6 +39,7 @@ class StudyRuns:
     started: str = ""  # when the sweep started, UTC (YYYY-MM-DD HH:MM)
     minutes: float = math.nan  # the sweep's wall time
     machine: str = ""  # the cluster it ran on, as the sweep logged it
+    baseline: pd.DataFrame = field(default_factory=pd.DataFrame)  # the baseline grid's trials (e.g. Gaussian noise)
 
     @property
     def seeds(self) -> int:
@@ -270,3 +273,56 @@ class Drop:
 
     def describe(self) -> str:
         return (f"`{self.baseline}` − lowest `{self.metric}` where `{self.budget_metric}` ≤ {readable(self.budget)}")
+
+
+@dataclass(frozen=True)
+class AgainstBaseline:
+    """The mechanism's attacker minus the baseline's (e.g. Gaussian noise) at equal utility, trial by trial: each
+    trial against the baseline curve of its own seed (interpolated along that curve's front, as the front figure
+    draws it), with the min–max band and the signed-rank test of the differences; trials more useful than any
+    baseline point are left out. ``expected`` -1: the mechanism's attacker reads less (it is more private)."""
+
+    utility: str
+    privacy: str
+    expected: int = -1
+    where: dict[str, float] = field(default_factory=dict)
+
+    def __call__(self, runs: StudyRuns) -> Measured:
+        trials, base = _select(runs.trials, self.where), runs.baseline
+        needed = [self.utility, self.privacy]
+        if base.empty or any(m not in trials or m not in base for m in needed):
+            return Measured(math.nan, text="not measured")
+        axes = [Axis(self.utility, True, 0.0, 1.0), Axis(self.privacy, False, 1.0, 0.5)]
+        diff = pd.concat([self._per_trial(mine, _same_seed(base, mine), axes) for _, mine in _by_seed(trials)])
+        diff = diff.dropna()
+        if diff.empty:
+            return Measured(math.nan, text="no trial within the baseline's utility range")
+        p = float(stats.wilcoxon(diff).pvalue) if (diff != 0).any() else 1.0
+        shown = f"{readable(float(diff.mean()))} (attacker minus the baseline's at equal utility)"
+        return Measured(float(diff.mean()), float(diff.min()), float(diff.max()), f"min–max over {len(diff)} trials",
+                        text=shown, p_value=p, statistic=f"Wilcoxon signed-rank p = {p:.2g} over {len(diff)} trials")
+
+    def _per_trial(self, mine: pd.DataFrame, base: pd.DataFrame, axes: list[Axis]) -> pd.Series:
+        """One seed's trials against that seed's baseline curve."""
+        curve = base[base["status"] == "FINISHED"].dropna(subset=[a.metric for a in axes]) if "status" in base else base
+        if curve.empty:
+            return pd.Series(dtype=float)
+        curve = curve.assign(pareto_front=pareto_mask(curve, axes))
+        at = attack_at_utility(mine[self.utility].to_numpy(dtype=float), curve, axes)
+        return pd.Series(mine[self.privacy].to_numpy(dtype=float) - at)
+
+    def describe(self) -> str:
+        where = "".join(f", {k} = {readable(v)}" for k, v in self.where.items())
+        return f"`{self.privacy}` − the baseline's at equal `{self.utility}`, per trial and seed{where}"
+
+
+def _by_seed(trials: pd.DataFrame) -> list[tuple[float, pd.DataFrame]]:
+    """The trials grouped by seed (one group when the table has no seed column)."""
+    return list(trials.groupby(SEED)) if SEED in trials else [(math.nan, trials)]
+
+
+def _same_seed(base: pd.DataFrame, mine: pd.DataFrame) -> pd.DataFrame:
+    """The baseline trials of the seed of ``mine`` (all of them when either table has no seed column)."""
+    if SEED not in base or SEED not in mine:
+        return base
+    return base[base[SEED] == mine[SEED].iloc[0]]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from platform.papers.catalogue import PAPERS, STUDIES
 from platform.papers.claim import OWN, SANITY, Claim
-from platform.papers.measures import Difference, Measured, StudyRuns, Trend
+from platform.papers.measures import AgainstBaseline, Difference, Measured, StudyRuns, Trend
 
 ALPHA = 0.05  # the tests' level
 MIN_SEEDS = 3  # a direction needs at least this many seeds
@@ -55,7 +55,7 @@ def verdict(claim: Claim, measured: Measured, runs: StudyRuns | None) -> str:
         return SANITY_HOLDS if compared(claim, measured) == AGREES else SANITY_FAILS
     if runs is not None and runs.synthetic:
         return STAND_IN
-    if isinstance(claim.measure, Trend | Difference):
+    if isinstance(claim.measure, Trend | Difference | AgainstBaseline):
         return tested(claim.measure.expected, measured, runs.seeds if runs is not None else 0)
     return compared(claim, measured)
 
