@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import matplotlib.image
 import pandas as pd
@@ -19,6 +20,7 @@ def test_adult_membership_smoke_sweep(workdir: Path) -> None:
     assert out.returncode == 0, out.stderr[-3000:]
     client = store(workdir)
     exp = client.get_experiment_by_name("putlab-adult-membership")
+    assert exp is not None
     runs = client.search_runs([exp.experiment_id])
     (parent,) = [r for r in runs if r.data.tags.get("putlab.role") == "sweep"]
     children = [r for r in runs if r.data.tags.get("putlab.role") == "trial"]
@@ -53,10 +55,15 @@ def test_kl_box_plot_draws_one_box_per_finished_trial(tmp_path: Path, monkeypatc
 
     drawn = []
     original = Axes.bxp
-    monkeypatch.setattr(Axes, "bxp", lambda ax, stats, **kw: drawn.append((ax, stats)) or original(ax, stats, **kw))
+
+    def record(ax: Axes, stats: list, **kw: Any) -> object:
+        drawn.append((ax, stats))
+        return original(ax, stats, **kw)
+
+    monkeypatch.setattr(Axes, "bxp", record)
     table = pd.DataFrame([_box_row(1000, 0.01), _box_row(10, 5.0), _box_row(100, 0.3), _box_row(30, 1.0, "FAILED")])
     path = plot_kl_boxes(table, ("n", "lam"), tmp_path / "boxes.png")
-    assert matplotlib.image.imread(path).ndim == 3
+    assert path is not None and matplotlib.image.imread(path).ndim == 3
     ((ax, stats),) = drawn
     assert [b["label"] for b in stats] == ["n=10", "n=100", "n=1000"]  # sorted by the varying axis, failed one left out
     assert [b["med"] for b in stats] == [5.0, 0.3, 0.01] and stats[0]["mean"] == 7.5
@@ -68,12 +75,24 @@ def test_kl_box_plot_draws_one_box_per_finished_trial(tmp_path: Path, monkeypatc
     assert plot_kl_boxes(table.drop(columns="leakage/kl/rho/q1"), ("n",), tmp_path / "none.png") is None
 
 
-@pytest.mark.parametrize("profile, axis, n", [("paper-n", "n", None), ("paper-lam", "lam", 10), ("paper-p_x", "p_x", 10),
-                                              ("paper-sigma", "sigma", 30)])
-def test_paper_profiles_vary_one_factor_with_a_hundred_records(profile: str, axis: str, n: int | None) -> None:
+# The paper's figures: Fig. 1 n at λ = 0; Fig. 3 λ at n = 10; Fig. 4 p_x at n = 10, λ = 1e-6; Fig. 5 σ at n = 30, λ = 0.
+@pytest.mark.parametrize("profile, axis, n, lam", [("paper-n", "n", None, 0.0), ("paper-lam", "lam", 10, None),
+                                                   ("paper-p_x", "p_x", 10, 1e-6), ("paper-sigma", "sigma", 30, 0.0)])
+def test_paper_profiles_vary_one_factor_with_a_hundred_records(profile: str, axis: str, n: int | None,
+                                                               lam: float | None) -> None:
     spec = resolve("adult-membership", profile, [])
     assert list(spec.grid) == [axis] and len(spec.grid[axis]) >= 5
     assert spec.config["kl_records"] >= 100 and spec.config["model"] == "linear"
     assert spec.config["mc_runs"] > spec.config.get("p_x", max(spec.grid.get("p_x", [0]))) + 3
+    assert spec.config.get("p_x", 5) == 5 and spec.config.get("sigma", 0.0) == 0.0
     if n is not None:
         assert spec.config["n"] == n
+    if lam is not None:
+        assert spec.config["lam"] == lam
+
+
+@pytest.mark.parametrize("profile, model", [("paper-net-n", "tanh_net"), ("paper-n-probes", "linear")])
+def test_the_network_profiles_are_the_papers_fig_2_setting(profile: str, model: str) -> None:
+    spec = resolve("adult-membership", profile, [])
+    assert list(spec.grid) == ["n"] and spec.config["model"] == model
+    assert (spec.config["lam"], spec.config["p_x"], spec.config["sigma"]) == (0.0, 5, 0.0)
