@@ -35,6 +35,7 @@ from platform.papers.report import evaluate, render, tally
 from platform.plan.spec import preset_of
 from platform.results import tracking
 from platform.results.baseline import Baseline, baseline_table
+from platform.results.replicates import SEED
 from platform.results.summary import read_summary
 from platform.run import preflight
 from search_spaces import Preset
@@ -82,8 +83,9 @@ def baseline_trials(client: MlflowClient, parent: Run, preset: Preset) -> pd.Dat
 
 
 def copy_figures(client: MlflowClient, parent_id: str, study: Study, out: Path) -> list[Path]:
-    """The sweep's figures (PNGs under the parent's ``front/``) and each front trial's last released-images figure
-    (``released_<trial>.png``, where the mechanism draws one) copied to ``out/<study>/``; returns their paths."""
+    """The sweep's figures (PNGs under the parent's ``front/``), each front trial's last released-images figure
+    (``released_<trial>.png``, where the mechanism draws one) and, beside them, one seed's baseline-grid releases
+    (``baseline_<trial>.png``, e.g. Gaussian noise at each σ), copied to ``out/<study>/``; returns their paths."""
     target = out / study.key
     if target.exists():
         shutil.rmtree(target)
@@ -97,14 +99,23 @@ def copy_figures(client: MlflowClient, parent_id: str, study: Study, out: Path) 
         exp_id = client.get_run(parent_id).info.experiment_id
         front = client.search_runs([exp_id], filter_string=f"tags.`{tracking.TAG_PARENT}` = '{parent_id}' and "
                                                            f"tags.`{tracking.TAG_FRONT}` = 'true'")
-        for trial in front:
-            released = sorted(a.path for a in client.list_artifacts(trial.info.run_id, "figures")
-                              if a.path.endswith("_released.png"))
-            if released:
-                local = Path(client.download_artifacts(trial.info.run_id, released[-1], tmp))
-                name = re.sub(r"[^A-Za-z0-9.=-]+", "_", trial.info.run_name or trial.info.run_id)
-                copied.append(Path(shutil.copy(local, target / f"released_{name}.png")))
+        baseline = one_seed(tracking.baseline_runs(client, exp_id, parent_id))
+        for prefix, trials in (("released", front), ("baseline", baseline)):
+            for trial in trials:
+                released = sorted(a.path for a in client.list_artifacts(trial.info.run_id, "figures")
+                                  if a.path.endswith("_released.png"))
+                if released:
+                    local = Path(client.download_artifacts(trial.info.run_id, released[-1], tmp))
+                    name = re.sub(r"[^A-Za-z0-9.=-]+", "_", trial.info.run_name or trial.info.run_id)
+                    copied.append(Path(shutil.copy(local, target / f"{prefix}_{name}.png")))
     return sorted(copied)
+
+
+def one_seed(trials: list[Run]) -> list[Run]:
+    """The trials of the lowest seed among them (all of them when none records a seed)."""
+    seeds = {t.data.params[SEED] for t in trials if SEED in t.data.params}
+    lowest = min(seeds, key=float, default=None)
+    return [t for t in trials if t.data.params.get(SEED) == lowest]
 
 
 def run_study(study: Study, tracking_uri: str) -> None:

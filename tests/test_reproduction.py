@@ -265,10 +265,19 @@ def test_report_copies_the_front_figures_and_each_front_trials_last_release(tmp_
             for epoch in (2, 4):
                 (Path(tmp) / f"epoch{epoch:03d}_released.png").write_bytes(f"{name} {epoch}".encode())
             client.log_artifacts(trial.info.run_id, tmp, "figures")
+    for seed in ("1", "0"):  # the noise grid beside it, two seeds: one seed's releases are copied
+        noise = client.create_run(exp_id, run_name=f"noise sigma=0.3 seed={seed}",
+                                  tags={tracking.TAG_PARENT: parent, tracking.TAG_ROLE: "baseline"}).info.run_id
+        client.log_param(noise, "seed", seed)
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "epoch004_released.png").write_bytes(f"noise {seed}".encode())
+            client.log_artifacts(noise, tmp, "figures")
     study = next(s for s in STUDIES if s.key == "amnist")
     copied = copy_figures(client, parent, study, tmp_path / "out")
-    assert [p.name for p in copied] == ["front.png", "released_alpha=1_lam=30.png"]  # front trials only
-    assert copied[1].read_bytes() == b"alpha=1 lam=30 4"  # the last checkpoint's release
+    assert [p.name for p in copied] == ["baseline_noise_sigma=0.3_seed=0.png", "front.png",
+                                        "released_alpha=1_lam=30.png"]  # front trials only, seed 0's noise
+    assert copied[2].read_bytes() == b"alpha=1 lam=30 4"  # the last checkpoint's release
+    assert copied[0].read_bytes() == b"noise 0"
 
 
 def test_against_the_baseline_each_trial_meets_its_own_seeds_curve():

@@ -138,11 +138,16 @@ def render(rows: Sequence[Row], runs: dict[str, StudyRuns], figures: dict[str, l
         lines += [f"{i}. {r.claim.measure.describe()} ({r.claim.study})" + (f". {r.claim.caveat}" if r.claim.caveat
                                                                              else "") for i, r in paper_rows]
         for key in dict.fromkeys(r.claim.study for _, r in paper_rows):
-            for path in figures.get(key, []):
+            for path in sorted(figures.get(key, []), key=figure_rank):
                 rel = path.relative_to(report.parent)
                 lines += ["", f"![{key}: {path.stem.replace('_', ' ')}]({rel.as_posix()})"]
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def figure_rank(path: Path) -> tuple[int, str]:
+    """The order a study's figures are shown in: the sweep's own (front, trends), its releases, the baseline's."""
+    return (path.name.startswith("released_") + 2 * path.name.startswith("baseline_"), path.name)
 
 
 def tally(rows: Sequence[Row]) -> str:
