@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 import torch
 from scipy.special import digamma
+from torch import nn
 
 from core.data import default_data_root, load_mnist
 from core.metrics import fairness_gaps
-from trainables.cloak.baseline import equal_accuracy_sigma
+from trainables.cloak.baseline import matching_sigma
 from trainables.cloak.config import CloakConfig
 from trainables.cloak.info import (
     QUANTISATION_SIGMA,
@@ -25,7 +26,17 @@ from trainables.cloak.info import (
     matching_gaussian_sigma,
 )
 from trainables.cloak.knn_info import KnnInfoMeter, PrincipalAxes, ksg_mutual_information
-from trainables.cloak.mechanism import EQUAL_ACC, Cloak, CloakMap, Split, apply_mask, attack_equal_accuracy_baseline, sift
+from trainables.cloak.mechanism import (
+    EQUAL_ACC,
+    EQUAL_INFO,
+    Cloak,
+    CloakMap,
+    Split,
+    apply_mask,
+    attack_equal_accuracy_baseline,
+    noisy_against_gaussian,
+    sift,
+)
 from trainables.cloak.target import TargetSettings, load_target
 from trainables.mechanism import CheckpointError
 from trainables.tune_loop import epochs, write_checkpoint
@@ -232,14 +243,14 @@ def test_knn_information_removed_is_zero_for_the_raw_images_and_grows_with_noise
         PrincipalAxes.fit(images, dims=65)
 
 
-def test_equal_accuracy_sigma_inverts_a_falling_accuracy() -> None:
+def test_matching_sigma_inverts_a_falling_accuracy() -> None:
     def accuracy(sigma: float) -> float:
         return 0.5 + 0.5 / (1 + sigma)
 
-    assert equal_accuracy_sigma(accuracy, 0.75) == pytest.approx(1.0, rel=5e-3)  # 10 halvings of log σ
-    assert equal_accuracy_sigma(accuracy, 0.9) == pytest.approx(0.25, rel=5e-3)
-    assert equal_accuracy_sigma(accuracy, 1.0) == 1e-3  # the lowest noise already costs accuracy: the lower end
-    assert equal_accuracy_sigma(accuracy, 0.5) == 10.0  # below the highest noise's accuracy: the upper end
+    assert matching_sigma(accuracy, 0.75) == pytest.approx(1.0, rel=5e-3)  # 10 halvings of log σ
+    assert matching_sigma(accuracy, 0.9) == pytest.approx(0.25, rel=5e-3)
+    assert matching_sigma(accuracy, 1.0) == 1e-3  # the lowest noise already costs accuracy: the lower end
+    assert matching_sigma(accuracy, 0.5) == 10.0  # below the highest noise's accuracy: the upper end
 
 
 def test_trial_reports_the_gaussian_baseline_at_equal_accuracy() -> None:
@@ -251,6 +262,42 @@ def test_trial_reports_the_gaussian_baseline_at_equal_accuracy() -> None:
     assert 1e-3 < m[f"{EQUAL_ACC}/sigma"] < 10.0
     assert f"{EQUAL_ACC}/attack/deep/accuracy" not in m  # baseline_attack=False in this config
     assert f"{EQUAL_ACC}/sigma" not in history[0]  # the bisection runs on checkpoint epochs only (here the last)
+
+
+def _linear_task(n: int = 600) -> tuple[nn.Module, Split, KnnInfoMeter]:
+    """Rank-4 32×32 images, a linear two-class target and its own clean predictions as labels, and a kNN meter."""
+    gen = torch.Generator().manual_seed(0)
+    x = (torch.randn(n, 4, generator=gen) @ torch.randn(4, 32 * 32, generator=gen)).reshape(n, 1, 32, 32)
+    target = nn.Sequential(nn.Flatten(), nn.Linear(32 * 32, 2)).requires_grad_(False)
+    y = target(x).argmax(1)
+    return target, Split(x, y, y, y), KnnInfoMeter(PrincipalAxes.fit(x, dims=4), x)
+
+
+def test_noisy_representation_ignores_the_mask_and_matches_gaussian_noise_of_its_own_sigma() -> None:
+    target, test, knn = _linear_task()
+    silent = CloakMap(1.0, rho_init=-10.0)  # σ ≈ 0
+    apply_mask(silent, 0.0)  # everything suppressed: the noisy representation must not see the mask
+    clean = noisy_against_gaussian(CONFIG, silent, target, test, knn)
+    assert clean["utility/noisy_accuracy"] == 1.0 and clean["leakage/noisy_info_removed_knn"] < 0.01, clean
+    assert clean[f"{EQUAL_INFO}/sigma"] < 0.01 and clean[f"{EQUAL_INFO}/utility/accuracy"] > 0.99, clean
+
+    uniform = CloakMap(4.0, rho_init=-10.0)
+    with torch.no_grad():
+        uniform.rho.fill_(10.0)  # σ = M = 4 on every pixel: Cloak's noise is the Gaussian baseline at σ = 4
+    loud = noisy_against_gaussian(CONFIG, uniform, target, test, knn)
+    assert loud[f"{EQUAL_INFO}/sigma"] == pytest.approx(4.0, rel=0.1), loud
+    assert 0.1 < loud["leakage/noisy_info_removed_knn"] < 0.9, loud
+    assert loud[f"{EQUAL_INFO}/leakage/info_removed_knn"] == pytest.approx(loud["leakage/noisy_info_removed_knn"],
+                                                                           abs=0.02)
+    assert loud[f"{EQUAL_INFO}/utility/accuracy"] == pytest.approx(loud["utility/noisy_accuracy"], abs=0.04), loud
+
+
+def test_trial_reports_the_papers_comparison_at_equal_information() -> None:
+    last, history = trained()
+    m = last.metrics
+    assert m[f"{EQUAL_INFO}/leakage/info_removed_knn"] == pytest.approx(m["leakage/noisy_info_removed_knn"], abs=0.03), m
+    assert 0.5 <= m["utility/noisy_accuracy"] <= 1.0 and 0.5 <= m[f"{EQUAL_INFO}/utility/accuracy"] <= 1.0
+    assert f"{EQUAL_INFO}/sigma" not in history[0]  # checkpoint epochs only, like the equal-accuracy baseline
 
 
 def test_deep_attacker_on_the_baseline_falls_with_noise() -> None:
@@ -333,7 +380,7 @@ def test_checkpoint_serves_the_same_transform_and_feeds_the_farm(tmp_path: Path)
     inputs = Cloak.checkpoint_inputs(CONFIG.as_dict(), str(tmp_path))
     data = inputs.data
     assert data.train_x.shape[1:] == (1, 28, 28) and data.test_x.shape[1:] == (1, 28, 28)
-    assert torch.equal(data.raw_train_x, last.trial.train.x[..., 2:30, 2:30])
+    assert data.raw_train_x is not None and torch.equal(data.raw_train_x, last.trial.train.x[..., 2:30, 2:30])
     (target,) = inputs.targets
     assert target.name == "target" and target.member_x.shape[1:] == (1, 32, 32)
     assert torch.equal(target.member_y, (last.trial.train.digit > 5).long())

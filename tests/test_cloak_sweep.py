@@ -13,7 +13,11 @@ TRIAL_METRICS = ("utility/accuracy", "utility/accuracy_zero_fill", "utility/raw_
                  "fairness/demp_gap", "fairness/eo_gap", "train/loss", "train/ce", "leakage/info_removed_knn",
                  "leakage/mi_knn", "baseline/gaussian_equal_acc/sigma", "baseline/gaussian_equal_acc/utility/accuracy",
                  "baseline/gaussian_equal_acc/leakage/info_removed_knn",
-                 "baseline/gaussian_equal_acc/attack/deep/accuracy")
+                 "baseline/gaussian_equal_acc/attack/deep/accuracy", "utility/noisy_accuracy",
+                 "leakage/noisy_info_removed_knn", "baseline/gaussian_equal_info/sigma",
+                 "baseline/gaussian_equal_info/utility/accuracy", "baseline/gaussian_equal_info/leakage/info_removed_knn")
+PARENT_METRICS = ("baseline/target/mnist_test_accuracy", "baseline/target/mnist_test_accuracy/ci_low",
+                  "baseline/target/mnist_test_accuracy/ci_high")
 FARM_METRICS = ("attack/deep/accuracy", "attack/deep_raw/accuracy", "attack/thickness/accuracy",
                 "attack/yeom/advantage", "attack/yeom/target/auc", "attack/max/accuracy")
 
@@ -25,13 +29,16 @@ def test_smoke_sweep_logs_cloak_metrics_figures_and_attacks(workdir: Path) -> No
     assert "Pareto front:" in out.stdout and "baseline/target/mnist_test_accuracy" in out.stdout
     client = store(workdir)
     exp = client.get_experiment_by_name("putlab-cloak-mnist")
+    assert exp is not None
     runs = client.search_runs([exp.experiment_id])
     (parent,) = [r for r in runs if r.data.tags.get("putlab.role") == "sweep"]
     children = [r for r in runs if r.data.tags.get("putlab.role") == "trial"]
 
     assert parent.info.status == "FINISHED"
-    assert {"baseline/target/mnist_test_accuracy", "baseline/utility/accuracy", "baseline/attack/deep/accuracy",
-            "front/hypervolume"} <= set(parent.data.metrics)
+    assert {"baseline/utility/accuracy", "baseline/attack/deep/accuracy", "front/hypervolume", *PARENT_METRICS} <= set(
+        parent.data.metrics)
+    low, high = (parent.data.metrics[f"baseline/target/mnist_test_accuracy/{end}"] for end in ("ci_low", "ci_high"))
+    assert low < parent.data.metrics["baseline/target/mnist_test_accuracy"] < high
     assert parent.data.metrics["baseline/target/mnist_test_accuracy"] > 0.9  # one epoch of LeNet-5 on "> 5"
     assert len(children) == 2 and {c.data.params["lam"] for c in children} == {"1.0", "100.0"}
     for child in children:
@@ -61,6 +68,7 @@ def test_killed_worker_resumes_from_its_checkpoint(workdir: Path) -> None:
     assert out.returncode == 0, out.stderr[-3000:]
     client = store(workdir)
     exp = client.get_experiment_by_name("putlab-cloak-mnist")
+    assert exp is not None
     (child,) = [r for r in client.search_runs([exp.experiment_id]) if r.data.tags.get("putlab.role") == "trial"]
     assert child.info.status == "FINISHED"
     resumed = client.get_metric_history(child.info.run_id, "train/resumed_from_epoch")

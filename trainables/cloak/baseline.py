@@ -1,5 +1,6 @@
-"""The Gaussian-noise baseline at Cloak's accuracy: one σ on every pixel, found by bisection so that the target's
-accuracy under it equals Cloak's, then scored by the same estimator and attacker (docs/mechanisms.md#cloak)."""
+"""The Gaussian-noise baselines: one σ on every pixel, found by bisection so that the target's accuracy under it equals
+Cloak's (then scored by the same estimator and attacker), or so that the kNN information it removes equals that of
+Cloak's noisy representation (then scored by the target's accuracy, the paper's comparison; docs/mechanisms.md#cloak)."""
 from __future__ import annotations
 
 import math
@@ -10,20 +11,21 @@ import torch
 SIGMA_RANGE = (1e-3, 10.0)  # the search's σ interval: from invisible noise to far past chance
 
 
-def equal_accuracy_sigma(accuracy_at: Callable[[float], float], accuracy: float, steps: int = 10,
-                         sigma_range: tuple[float, float] = SIGMA_RANGE) -> float:
-    """The σ whose accuracy ``accuracy_at(σ)`` equals ``accuracy`` (bisection on log σ; accuracy falls with σ).
+def matching_sigma(falling_at: Callable[[float], float], value: float, steps: int = 10,
+                   sigma_range: tuple[float, float] = SIGMA_RANGE) -> float:
+    """The σ where ``falling_at(σ)``, a quantity that falls as σ grows (an accuracy, a share of information kept),
+    equals ``value`` (bisection on log σ).
 
-    An accuracy at or above the lowest noise's gives the lower end; one below the highest noise's, the upper end.
+    A value at or above the lowest noise's gives the lower end; one below the highest noise's, the upper end.
     """
     lo, hi = math.log(sigma_range[0]), math.log(sigma_range[1])
-    if accuracy >= accuracy_at(sigma_range[0]):
+    if value >= falling_at(sigma_range[0]):
         return sigma_range[0]
-    if accuracy <= accuracy_at(sigma_range[1]):
+    if value <= falling_at(sigma_range[1]):
         return sigma_range[1]
     for _ in range(steps):
         mid = (lo + hi) / 2
-        if accuracy_at(math.exp(mid)) > accuracy:
+        if falling_at(math.exp(mid)) > value:
             lo = mid
         else:
             hi = mid

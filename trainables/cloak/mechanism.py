@@ -7,7 +7,8 @@ values μ_s on CE only, with μ, ρ and b fixed. :func:`sift` — x_s = (x + r)�
 training, evaluation, the attack farm and serving all use. Every epoch reports the target's accuracy on sifted test
 images (mean over noise draws), the information removed (the per-feature bound, :mod:`trainables.cloak.info`, and the
 paper's kNN estimate, :mod:`trainables.cloak.knn_info`), the Gaussian baselines at equal bound information and at equal
-accuracy (:mod:`trainables.cloak.baseline`) and the fairness gaps.
+accuracy (:mod:`trainables.cloak.baseline`) and the fairness gaps. Checkpoint epochs add the paper's own comparison:
+Cloak's noisy representation x + r (no suppression) against Gaussian noise at equal kNN information removed.
 """
 from __future__ import annotations
 
@@ -26,9 +27,9 @@ from attacks.deep import DeepAttacker
 from attacks.imputation import ImputationAttacker
 from attacks.reference import ClassifierRecipe, reference_cache_dir
 from core.data import Splits, default_data_root, get_dataset, load_mnist_test_population
-from core.metrics import balanced_accuracy, fairness_gaps
+from core.metrics import balanced_accuracy, fairness_gaps, wilson_interval
 from core.training import batches, predict_logits
-from trainables.cloak.baseline import equal_accuracy_sigma, gaussian_release
+from trainables.cloak.baseline import gaussian_release, matching_sigma
 from trainables.cloak.config import CloakConfig
 from trainables.cloak.info import (
     feature_variance,
@@ -37,6 +38,7 @@ from trainables.cloak.info import (
 )
 from trainables.cloak.knn_info import KnnInfoMeter, PrincipalAxes
 from trainables.cloak.target import (
+    MNIST_TEST,
     LeNet5,
     Target,
     TargetSettings,
@@ -55,6 +57,7 @@ INPUT_SHAPE = (1, 32, 32)
 MNIST_TRAIN = 60_000  # the target's training-set size (all of MNIST's training images)
 POLARISED = 0.1  # σ within 10% of M from 0 or from M counts as pushed to an end
 EQUAL_ACC = "baseline/gaussian_equal_acc"  # metric prefix of the Gaussian baseline at Cloak's accuracy
+EQUAL_INFO = "baseline/gaussian_equal_info"  # ... at the kNN information Cloak's noisy representation removes
 
 
 class CloakMap(nn.Module):
@@ -190,7 +193,8 @@ def _gaussian_accuracy(target: nn.Module, split: Split, num_classes: int, draws:
 def evaluate_cloak(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, test: Split, variance: torch.Tensor,
                    knn: KnnInfoMeter, equal_accuracy: bool = True) -> tuple[dict[str, float], torch.Tensor]:
     """Utility, information removed (bound and kNN), suppression ratio, the Gaussian baseline at equal bound
-    information, with ``equal_accuracy`` the one at equal accuracy (a bisection), and fairness on the test split."""
+    information, with ``equal_accuracy`` the one at equal accuracy (a bisection) and the paper's comparison
+    (:func:`noisy_against_gaussian`), and fairness on the test split."""
     device, n, k = test.x.device, cfg.num_classes, cfg.noise_draws
     gen = torch.Generator(device=device).manual_seed(cfg.seed + 7)
     sifted = release(cloak, test.x, gen)
@@ -225,7 +229,7 @@ def evaluate_cloak(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, test: S
     }
     if equal_accuracy:
         gaussian_at = _gaussian_accuracy(target, test, n, k, cfg.seed + 8)
-        sigma_acc = equal_accuracy_sigma(gaussian_at, acc)
+        sigma_acc = matching_sigma(gaussian_at, acc)
         baseline_knn = knn(gaussian_release(test.x, sigma_acc, gen))
         metrics |= {
             f"{EQUAL_ACC}/sigma": sigma_acc,
@@ -233,11 +237,35 @@ def evaluate_cloak(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, test: S
             f"{EQUAL_ACC}/leakage/info_removed": information_removed(variance, sigma_acc, floor=cfg.info_floor),
             f"{EQUAL_ACC}/leakage/info_removed_knn": baseline_knn.removed,
             f"{EQUAL_ACC}/leakage/mi_knn": baseline_knn.mi,
-        }
+        } | noisy_against_gaussian(cfg, cloak, target, test, knn)
     group = test.thick.repeat(k)
     metrics.update({f"fairness/{key}": v for key, v in fairness_gaps(preds, test.y.repeat(k), group, n).items()})
     metrics.update({f"fairness/raw_{key}": v for key, v in fairness_gaps(raw_pred, test.y, test.thick, n).items()})
     return metrics, sifted
+
+
+@torch.no_grad()
+def noisy_against_gaussian(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, test: Split, knn: KnnInfoMeter,
+                           ) -> dict[str, float]:
+    """The paper's accuracy-versus-information comparison: Cloak's noisy representation x + r (mask off, as the paper
+    scores it) and Gaussian noise on every pixel at the same kNN information removed (σ by bisection on one fixed
+    draw), each scored by the target's accuracy over the noise draws."""
+    device, n, k = test.x.device, cfg.num_classes, cfg.noise_draws
+    gen = torch.Generator(device=device).manual_seed(cfg.seed + 9)
+    noisy = copy.deepcopy(cloak)
+    noisy.keep.fill_(1.0)
+    acc, _ = _accuracy_over_draws(target, lambda x: release(noisy, x, gen), test, n, k)
+    removed = knn(release(noisy, test.x, gen)).removed
+    draw = torch.randn(test.x.shape, generator=gen, device=device)
+    sigma = matching_sigma(lambda s: 1.0 - knn(test.x + s * draw).removed, 1.0 - removed)
+    acc_g = _gaussian_accuracy(target, test, n, k, cfg.seed + 10)(sigma)
+    return {
+        "utility/noisy_accuracy": acc,
+        "leakage/noisy_info_removed_knn": removed,
+        f"{EQUAL_INFO}/sigma": sigma,
+        f"{EQUAL_INFO}/utility/accuracy": acc_g,
+        f"{EQUAL_INFO}/leakage/info_removed_knn": knn(test.x + sigma * draw).removed,
+    }
 
 
 def attack_equal_accuracy_baseline(cfg: CloakConfig, sigma: float, train: Split, test: Split) -> dict[str, float]:
@@ -329,8 +357,8 @@ class Cloak(Mechanism[CloakConfig]):
         return metrics | {"train/phase": 1.0 if perturbing else 2.0}
 
     def evaluate(self, attack: bool) -> dict[str, float]:
-        """Every epoch in full; on checkpoint epochs (``attack``) also the Gaussian baseline at equal accuracy and the
-        deep attacker on its release."""
+        """Every epoch in full; on checkpoint epochs (``attack``) also the Gaussian baselines at equal accuracy (with
+        the deep attacker on its release) and at the information Cloak's noisy representation removes."""
         cfg = self.cfg
         metrics, self.sifted_test = evaluate_cloak(cfg, self.cloak, self.target.model, self.test, self.variance, self.knn,
                                                    equal_accuracy=attack)
@@ -377,9 +405,10 @@ class Cloak(Mechanism[CloakConfig]):
 
     @classmethod
     def raw_baselines(cls, config: dict) -> dict[str, float]:
-        """The target's accuracy on raw images (full MNIST test, plain; the AMNIST test subset, balanced), a deep
-        thickness attacker on raw images: the PUT's two ends; and the imputation baseline (:mod:`attacks.imputation`):
-        thickness guessed from the digit the farm's attackers are given (``train_u``), or the prior."""
+        """The target's accuracy on raw images (full MNIST test, plain, with its 95 % Wilson interval; the AMNIST test
+        subset, balanced), a deep thickness attacker on raw images: the PUT's two ends; and the imputation baseline
+        (:mod:`attacks.imputation`): thickness guessed from the digit the farm's attackers are given (``train_u``), or
+        the prior."""
         cfg = cls.typed(config)
         torch.set_num_threads(cfg.threads)
         device = pick_device()
@@ -388,8 +417,11 @@ class Cloak(Mechanism[CloakConfig]):
         raw = AttackInput(crop28(train.x), train.thick, crop28(test.x), test.thick, num_classes=2, train_u=train.digit,
                           test_u=test.digit)
         thick = DeepAttacker(cfg).run(raw)
+        low, high = wilson_interval(target.mnist_test_accuracy * MNIST_TEST, MNIST_TEST)
         return {
             "baseline/target/mnist_test_accuracy": target.mnist_test_accuracy,
+            "baseline/target/mnist_test_accuracy/ci_low": low,
+            "baseline/target/mnist_test_accuracy/ci_high": high,
             "baseline/utility/accuracy": balanced_accuracy(predict_logits(target.model, test.x).argmax(1), test.y,
                                                            cfg.num_classes),
             "baseline/attack/deep/accuracy": thick.metrics["accuracy"],

@@ -23,6 +23,7 @@ from core.data import load_mnist
 from core.training import fit_classifier, predict_logits
 
 PAD = 2  # 28×28 MNIST -> 32×32, as LeNet-5 expects
+MNIST_TEST = 10_000  # the target's test set: all of MNIST's test images
 
 
 def pad32(x: torch.Tensor) -> torch.Tensor:
