@@ -135,7 +135,8 @@ def test_a_value_agrees_only_inside_the_band_or_interval():
     assert verdict(claim, Measured(0.91), runs(TRIALS)) == "no band"  # one seed, no interval: no verdict
     assert verdict(claim, Measured(0.91, 0.90, 0.914), runs(TRIALS)) == "differs"  # close is not inside
     assert verdict(claim, Measured(0.85, 0.80, 0.915), runs(TRIALS)) == "agrees"
-    assert verdict(claim, Measured(math.nan, text="not run"), None) == "—"
+    assert verdict(claim, Measured(math.nan, text="not run"), None) == "not run"
+    assert verdict(claim, Measured(math.nan, text="not measured"), runs(TRIALS)) == "—"
     nowhere = BestUnder("utility/accuracy", "attack/max/accuracy", 0.5)(runs(TRIALS))  # every attacker reads > 0.5
     assert math.isnan(nowhere.value) and verdict(claim, nowhere, runs(TRIALS)) == "differs"  # point not reached
     above = Claim("alpha-mi", "", "", "> 90 %", "eco", ParentMetric("x"), target=0.9, direction="above")
@@ -249,7 +250,8 @@ def test_two_points_are_no_trend():
     table = pd.DataFrame({"alpha": [0.0, 0.5], "seed": [0, 0], "attack": [0.9392, 0.9388]})
     measured = Trend("attack", "alpha", -1)(StudyRuns("s", "p", {}, table, ("alpha", "seed")))
     assert math.isnan(measured.value) and "too few points" in measured.text
-    assert verdict(Claim("privatizer", "", "", "", "privatizer", Trend("attack", "alpha", -1)), measured, None) == "—"
+    two = StudyRuns("s", "p", {}, table, ("alpha", "seed"))
+    assert verdict(Claim("privatizer", "", "", "", "privatizer", Trend("attack", "alpha", -1)), measured, two) == "—"
 
 
 def test_report_copies_the_front_figures_and_each_front_trials_last_release(tmp_path: Path) -> None:

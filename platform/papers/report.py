@@ -25,6 +25,7 @@ MIN_SEEDS = 3  # a direction needs at least this many seeds
 
 AGREES, DIFFERS, INCONCLUSIVE = "agrees", "differs", "inconclusive"
 FEW_SEEDS, NO_BAND, STAND_IN, OWN_ROW, NOTHING = "too few seeds", "no band", "stand-in", "putlab's own", "—"
+NOT_RUN = "not run"
 SANITY_HOLDS, SANITY_FAILS = "sanity check: holds", "sanity check: FAILS"
 
 
@@ -47,16 +48,18 @@ class Row:
 
 def verdict(claim: Claim, measured: Measured, runs: StudyRuns | None) -> str:
     """The row's verdict by the rules of the module docstring."""
+    if runs is None:
+        return NOT_RUN
     if claim.kind == OWN:
         return OWN_ROW
     if math.isnan(measured.value) and not measured.unreached:
         return NOTHING
     if claim.kind == SANITY:
         return SANITY_HOLDS if compared(claim, measured) == AGREES else SANITY_FAILS
-    if runs is not None and runs.synthetic:
+    if runs.synthetic:
         return STAND_IN
     if isinstance(claim.measure, Trend | Difference | AgainstBaseline):
-        return tested(claim.measure.expected, measured, runs.seeds if runs is not None else 0)
+        return tested(claim.measure.expected, measured, runs.seeds)
     return compared(claim, measured)
 
 
@@ -113,7 +116,7 @@ HEADER = [
     f"- **{STAND_IN}**: the study ran on a synthetic stand-in of the paper's data; it tests the pipeline, never the "
     f"paper's numbers. **{OWN_ROW}**: a measurement the paper does not contain, no verdict. **sanity check**: the row "
     f"holds by construction and checks putlab's code, not the paper. **{NOTHING}**: nothing to compare or nothing "
-    "measured.", "",
+    "measured. **not run**: the study has no sweep yet.", "",
 ]
 
 
