@@ -39,9 +39,10 @@ PRESET = Preset(
             optuna_samples=2,
         ),
         "quick": Profile(
-            description="a few minutes on 2 CPUs: α ∈ {0, 0.25, 0.5, 0.75, 1} × k ∈ {1, 0.4, 0}, trajectory every 50 steps",
+            description="a few minutes on 2 CPUs: α ∈ {0, 0.1, 0.5, 0.8, 1} (the paper's Fig. 6 α and the two ends) × "
+                        "k ∈ {1, 0.4, 0} (its Figs. 6–7), trajectory every 50 steps",
             config={"report_every": 50},
-            grid={"k": [1.0, 0.4, 0.0], "alpha": [0.0, 0.25, 0.5, 0.75, 1.0], "algorithm": [1]},
+            grid={"k": [1.0, 0.4, 0.0], "alpha": [0.0, 0.1, 0.5, 0.8, 1.0], "algorithm": [1]},
             optuna_samples=15,
         ),
         "paper": Profile(

@@ -251,7 +251,7 @@ def test_config_coerces_types() -> None:
 def test_preset_grids_validate() -> None:
     preset = presets()["gmm"]
     assert (preset.mechanism_name, preset.dataset, preset.label_keys) == ("privatizer", "gmm", ("k", "alpha", "algorithm"))
-    assert preset.profiles["quick"].grid == {"k": [1.0, 0.4, 0.0], "alpha": [0.0, 0.25, 0.5, 0.75, 1.0], "algorithm": [1]}
+    assert preset.profiles["quick"].grid == {"k": [1.0, 0.4, 0.0], "alpha": [0.0, 0.1, 0.5, 0.8, 1.0], "algorithm": [1]}
     assert all(profile.grid["algorithm"] == [1] for profile in preset.profiles.values())
     assert set(preset.optuna) == set(preset.label_keys)  # every grid axis has an Optuna range (algorithm: [1, 1])
     for profile in preset.profiles.values():
