@@ -128,6 +128,8 @@ def test_own_rows_carry_no_verdict_and_sanity_rows_say_so():
     identity = Claim("privatizer", "", "", "gap 0", "gmm", ParentMetric("x"), target=0.0, kind=SANITY)
     assert verdict(identity, Measured(0.01, -0.02, 0.03), runs(TRIALS)) == "sanity check: holds"
     assert verdict(identity, Measured(0.1, 0.08, 0.12), runs(TRIALS)) == "sanity check: FAILS"
+    assert verdict(identity, Measured(-1.1e-16), runs(TRIALS)) == "sanity check: holds"  # an identity up to rounding
+    assert verdict(identity, Measured(0.1), runs(TRIALS)) == "sanity check: FAILS"
 
 
 def test_a_value_agrees_only_inside_the_band_or_interval():

@@ -55,7 +55,7 @@ def verdict(claim: Claim, measured: Measured, runs: StudyRuns | None) -> str:
     if math.isnan(measured.value) and not measured.unreached:
         return NOTHING
     if claim.kind == SANITY:
-        return SANITY_HOLDS if compared(claim, measured) == AGREES else SANITY_FAILS
+        return NOTHING if claim.target is None else SANITY_HOLDS if holds(claim, measured) else SANITY_FAILS
     if runs.synthetic:
         return STAND_IN
     if isinstance(claim.measure, Trend | Difference | AgainstBaseline):
@@ -83,6 +83,13 @@ def compared(claim: Claim, measured: Measured) -> str:
     if claim.direction == "above":
         return AGREES if measured.low >= claim.target else DIFFERS if measured.high < claim.target else INCONCLUSIVE
     return AGREES if measured.low <= claim.target <= measured.high else DIFFERS
+
+
+def holds(claim: Claim, measured: Measured) -> bool:
+    """Whether a sanity check (a row with a target) holds: the value equals the target up to rounding (1e-9), or the
+    paper's number lies inside the band."""
+    assert claim.target is not None
+    return abs(measured.value - claim.target) <= 1e-9 * max(1.0, abs(claim.target)) or compared(claim, measured) == AGREES
 
 
 def evaluate(claims: Sequence[Claim], runs: dict[str, StudyRuns]) -> list[Row]:
