@@ -10,18 +10,23 @@ import argparse
 import sys
 from pathlib import Path
 
+from mlflow.tracking import MlflowClient
+
 from attacks.registry import check_names
 from platform.cli import guarded
 from platform.errors import UsageError
+from platform.figures.html_report import write_sweep_report
 from platform.plan.spec import preset_of
 from platform.publish import publish
 from platform.results import tracking
 from platform.results.pareto import Axis
-from platform.results.summary import format_summary
+from platform.results.summary import SweepSummary, format_summary
 from platform.run import preflight
 from platform.run.catch_up import attack_missing
 from platform.run.farm import FarmPlan
+from platform.run.learning_curves import draw_curves
 from platform.run.tuner import init_ray
+from search_spaces import Preset
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -31,6 +36,8 @@ def run(argv: list[str] | None = None) -> int:
     p.add_argument("--attackers", help="comma-separated attackers (default: the preset's farm)")
     p.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite:///<cwd>/mlflow.db)")
     p.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
+    p.add_argument("--learning-curve", action="store_true",
+                   help="also refit each front trial's strongest attacker on 25/50/100%% of its training records")
     args = p.parse_args(argv)
     preflight.check_not_empty(args, "attackers", "tracking_uri", "address")
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
@@ -50,10 +57,22 @@ def run(argv: list[str] | None = None) -> int:
     print(f"attacked {done} checkpoint(s) of sweep run {parent_id}" + (f", {failed} failed" if failed else ""), flush=True)
     summary = publish(client, parent_id, preset)
     print(format_summary(summary, [Axis(**a) for a in preset.pareto_axes], preset.label_keys))
+    curve_failed = learning_curves(client, parent_id, preset, summary, plan, tracking_uri) if args.learning_curve else 0
     if failed:
         print(f"error: {failed} checkpoint attack(s) failed (tag putlab.farm_error on their runs)", file=sys.stderr)
-        return 1
-    return 0
+    if curve_failed:
+        print(f"error: {curve_failed} learning curve(s) failed (the lines above say why)", file=sys.stderr)
+    return 1 if failed or curve_failed else 0
+
+
+def learning_curves(client: MlflowClient, parent_id: str, preset: Preset, summary: SweepSummary, plan: FarmPlan,
+                    tracking_uri: str) -> int:
+    """Draw the learning curves of the front's trials and rewrite the sweep's report; returns how many failed."""
+    front = summary.trials.loc[summary.front, "run_id"] if summary.front.any() else []
+    drawn, failed = draw_curves(client, [client.get_run(run_id) for run_id in front], plan)
+    print(f"drew {drawn} learning curve(s) of the front's strongest attackers", flush=True)
+    print(f"report: {write_sweep_report(client, parent_id, preset, summary, tracking_uri)}", flush=True)
+    return failed
 
 
 def main(argv: list[str] | None = None) -> int:

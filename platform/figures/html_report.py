@@ -20,6 +20,8 @@ from mlflow.tracking import MlflowClient
 
 from attacks.exposure import CSV_FILE as EXPOSED_CSV
 from attacks.exposure import GALLERY_PREFIX, fpr_text
+from attacks.learning_curve import FRACTIONS, percent
+from attacks.learning_curve_plot import FILE_PREFIX as CURVE_PREFIX
 from attacks.membership_stats import LOW_FPRS
 from platform.results import tracking
 from platform.results.front_groups import value_text
@@ -32,7 +34,9 @@ TEMPLATE = "report_template.html"
 ARTIFACT_PATH = "report"
 EPOCH_FILE = re.compile(r"epoch(\d+)_(.+\.png)$")
 EXPOSED_FILE = re.compile(r"epoch\d+_" + re.escape(GALLERY_PREFIX))  # a membership attacker's exposed-records gallery
+CURVE_FILE = re.compile(r"epoch\d+_" + re.escape(CURVE_PREFIX))  # a learning curve's picture
 MEMBERSHIP_METRICS = ("advantage", "auc", *LOW_FPRS)  # the report's membership columns, per attacker in this order
+CURVE_FLAG = re.compile(r"attack/([^/]+)/still_learning")  # a logged learning curve (attacks/learning_curve.py)
 EXPOSED_SHOWN = 8  # records per attacker and network in the report's exposed-records table
 
 
@@ -99,6 +103,15 @@ DP_COLUMNS = {"leakage/dp/epsilon": "ε claimed (accountant)", "leakage/dp/epsil
 def dp_columns(table: pd.DataFrame) -> list[str]:
     """The DP trials' claimed ε and the one-run audit's lower bound on it, where the table has them."""
     return [c for c in DP_COLUMNS if c in table.columns]
+
+
+def learning_curves(metrics: dict[str, float]) -> list[dict[str, Any]]:
+    """A run's logged learning curves: per attacker its accuracy at each fraction of its training records, with
+    intervals, and whether it is still learning."""
+    names = sorted(m.group(1) for k in metrics if (m := CURVE_FLAG.fullmatch(k)))
+    return [{"attacker": name, "still_learning": metrics[f"attack/{name}/still_learning"] == 1.0,
+             "points": [with_interval(metrics, f"attack/{name}/curve/{percent(f)}") for f in FRACTIONS]}
+            for name in names]
 
 
 def membership_columns(table: pd.DataFrame) -> list[str]:
@@ -183,6 +196,8 @@ def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary:
             "roc": latest_images([p for p in attack_pngs if "roc" in p.name]),
             "exposed": latest_images([p for p in attack_pngs if EXPOSED_FILE.search(p.name)]),
             "exposed_rows": exposed_rows(exposed_csv),
+            "curves": learning_curves(run.data.metrics),
+            "curve_images": latest_images([p for p in attack_pngs if CURVE_FILE.search(p.name)]),
         })
     figures = [_png(p, p.stem.replace("_", " ")) for p in _artifacts(client, parent_id, "front", tmp)]
     metrics = parent.data.metrics
@@ -206,7 +221,7 @@ def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary:
         "baselines": sorted((k.removeprefix("baseline/"), v) for k, v in metrics.items() if k.startswith("baseline/")),
         "data": sorted((k.removeprefix("data/"), v) for k, v in metrics.items() if k.startswith("data/")),
         "config": sorted(params.items()),
-        "figures": figures, "trials": trials,
+        "figures": figures, "trials": trials, "curve_percents": [percent(f) for f in FRACTIONS],
     }
 
 

@@ -47,13 +47,18 @@ def metric_at(client: MlflowClient, run_id: str, key: str, step: int) -> float |
     return values[-1] if values else None
 
 
+def privacy_scores(client: MlflowClient, run_id: str, step: int, privacy_attackers: Sequence[str]) -> dict[str, float]:
+    """The accuracy of every privacy attacker that logged one at ``step``."""
+    logged = {a: metric_at(client, run_id, f"attack/{a}/accuracy", step) for a in privacy_attackers}
+    return {a: v for a, v in logged.items() if v is not None}
+
+
 def update_strongest(client: MlflowClient, run_id: str, step: int, privacy_attackers: Sequence[str]) -> dict[str, float]:
     """Log ``attack/max/accuracy`` at ``step`` with the winning attacker's 95 % interval
     (``attack/max/accuracy/ci_low|ci_high``, where it logged one) and data budget (``attack/max/train_records``), each
     once per value, and tag the winner;
     returns every privacy attacker's accuracy at that step."""
-    logged = {a: metric_at(client, run_id, f"attack/{a}/accuracy", step) for a in privacy_attackers}
-    scores = {a: v for a, v in logged.items() if v is not None}
+    scores = privacy_scores(client, run_id, step, privacy_attackers)
     if not scores:
         return scores
     winner = max(scores, key=scores.__getitem__)

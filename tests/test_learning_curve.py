@@ -1,0 +1,151 @@
+"""Is the attacker still learning? Learning curves on synthetic data where more records help or do not, the nested
+stratified parts, the rule at its boundary, and ``python -m platform.attack --learning-curve`` end to end."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from conftest import REPO, run_sweep, store, sweep_env
+
+from attacks.base import AttackInput
+from attacks.knn import KnnAttacker
+from attacks.learning_curve import CurvePoint, LearningCurve, learning_curve, nested_parts, still_learning, training_part
+from attacks.learning_curve_plot import curve_png
+from platform.figures.html_report import learning_curves
+
+
+def board(n: int, cells: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Points in the unit square; S is the colour of their cell on a ``cells`` × ``cells`` checkerboard."""
+    x = torch.rand(n, 2, generator=torch.Generator().manual_seed(seed))
+    return x, ((x * cells).floor().sum(1) % 2).long()
+
+
+def split(cells: int, n_train: int = 1200, n_test: int = 1000) -> AttackInput:
+    (train_x, train_s), (test_x, test_s) = board(n_train, cells, 1), board(n_test, cells, 2)
+    return AttackInput(train_x, train_s, test_x, test_s, num_classes=2)
+
+
+def test_a_fine_checkerboard_still_rises_at_the_last_step() -> None:
+    # 64 cells: 300 records leave about 5 per cell, which k-NN underfits; every doubling of the records helps.
+    curve = learning_curve(KnnAttacker(), split(cells=8))
+    assert [p.records for p in curve.points] == [300, 600, 1200]
+    accuracy = [p.accuracy for p in curve.points]
+    assert accuracy[0] < accuracy[1] < accuracy[2] and accuracy[2] - accuracy[1] > 0.04
+    assert curve.still_learning
+    assert curve.logged()["attack/knn/still_learning"] == 1.0
+
+
+def test_a_secret_read_off_one_feature_saturates_early() -> None:
+    # x is the label seen through a little noise, but 15 % of the labels are flipped: 300 records reach the
+    # ceiling of about 0.85 already, and more records add nothing beyond the interval.
+    def noisy(n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+        gen = torch.Generator().manual_seed(seed)
+        s = torch.randint(0, 2, (n,), generator=gen)
+        x = s.float().view(n, 1) + 0.05 * torch.randn(n, 1, generator=gen)
+        return x, torch.where(torch.rand(n, generator=gen) < 0.15, 1 - s, s)
+
+    (train_x, train_s), (test_x, test_s) = noisy(1200, 1), noisy(1000, 2)
+    curve = learning_curve(KnnAttacker(), AttackInput(train_x, train_s, test_x, test_s, num_classes=2))
+    assert all(abs(p.accuracy - 0.85) < 0.04 for p in curve.points), curve
+    assert not curve.still_learning
+    assert curve.logged()["attack/knn/still_learning"] == 0.0
+
+
+def test_parts_are_nested_stratified_and_seeded() -> None:
+    s = torch.tensor([0] * 300 + [1] * 100 + [2] * 40)  # imbalanced classes
+    quarter, half, whole = nested_parts(s, seed=3)
+    assert set(quarter) < set(half) < set(whole) and np.array_equal(whole, np.arange(len(s)))
+    assert len(quarter) == 110 and len(half) == 220
+    for part, share in ((quarter, 0.25), (half, 0.5)):
+        counts = np.bincount(s[part].numpy(), minlength=3)
+        assert np.abs(counts - share * np.array([300, 100, 40])).max() <= 2, counts  # every class in its share
+    assert all(np.array_equal(a, b) for a, b in zip(nested_parts(s, seed=3), (quarter, half, whole), strict=True))
+    assert not np.array_equal(nested_parts(s, seed=4)[0], quarter)
+
+
+def test_a_training_part_keeps_every_training_field_aligned_and_the_test_split_whole() -> None:
+    n = 40
+    data = AttackInput(torch.arange(n).float().view(n, 1), torch.arange(n) % 2, torch.zeros(7, 1), torch.zeros(7).long(),
+                       2, train_u=torch.arange(n) * 10, raw_train_x=torch.arange(n).float().view(n, 1) + 0.5,
+                       train_si=torch.arange(n).float().view(n, 1) * 2)
+    idx = nested_parts(data.train_s, seed=0)[0]
+    part = training_part(data, idx)
+    rows = part.train_x.view(-1).long()
+    assert part.train_u is not None and part.raw_train_x is not None and part.train_si is not None
+    assert torch.equal(rows, torch.as_tensor(idx)) and torch.equal(part.train_s, rows % 2)
+    assert torch.equal(part.train_u, rows * 10) and torch.equal(part.raw_train_x.view(-1), rows + 0.5)
+    assert torch.equal(part.train_si.view(-1), rows.float() * 2)
+    assert part.test_x is data.test_x and part.test_s is data.test_s
+
+
+@pytest.mark.parametrize(("high", "learning"), [(1.0, False), (0.875, True)])
+def test_the_rule_at_its_boundary(high: float, learning: bool) -> None:
+    # 50 % → 100 % gains 0.25. An interval [0.5, 1.0] has half-width 0.25: a gain equal to it is not "more than" it.
+    half, full = CurvePoint(0.5, 50, 0.5, 0.375, 0.625), CurvePoint(1.0, 100, 0.75, 0.5, high)
+    assert still_learning(half, full) is learning
+    curve = LearningCurve("deep", (CurvePoint(0.25, 25, 0.5, 0.25, 0.75), half, full))
+    assert curve.still_learning is learning
+    assert curve.logged() == {
+        "attack/deep/still_learning": float(learning),
+        "attack/deep/curve/25": 0.5, "attack/deep/curve/25/ci_low": 0.25, "attack/deep/curve/25/ci_high": 0.75,
+        "attack/deep/curve/25/records": 25.0,
+        "attack/deep/curve/50": 0.5, "attack/deep/curve/50/ci_low": 0.375, "attack/deep/curve/50/ci_high": 0.625,
+        "attack/deep/curve/50/records": 50.0,
+        "attack/deep/curve/100": 0.75, "attack/deep/curve/100/ci_low": 0.5, "attack/deep/curve/100/ci_high": high,
+        "attack/deep/curve/100/records": 100.0}
+
+
+def test_the_report_reads_a_runs_curves_and_the_picture_is_a_png() -> None:
+    curve = LearningCurve("deep", (CurvePoint(0.25, 25, 0.5, 0.25, 0.75), CurvePoint(0.5, 50, 0.5, 0.375, 0.625),
+                                   CurvePoint(1.0, 100, 0.75, 0.5, 0.875)))
+    (row,) = learning_curves(curve.logged() | {"attack/deep/accuracy": 0.7, "attack/max/accuracy": 0.7})
+    assert row["attacker"] == "deep" and row["still_learning"]
+    assert row["points"][2] == {"value": 0.75, "low": 0.5, "high": 0.875}
+    assert curve_png(curve, "sigma=1, checkpoint 2")[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture()
+def ray_tmp() -> Iterator[Path]:
+    """Ray's own temp dir for the end-to-end test (short: Ray's socket paths must stay under 107 characters)."""
+    path = Path(tempfile.mkdtemp(prefix="lc-ray-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.mark.slow  # a smoke sweep and a re-attack: over a minute on 2 busy cores; runs under -m slow
+def test_platform_attack_draws_the_fronts_learning_curves(workdir: Path, ray_tmp: Path) -> None:
+    env = sweep_env() | {"RAY_TMPDIR": str(ray_tmp)}
+    out = run_sweep(workdir, "noise", "--profile", "smoke", env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    cmd = [sys.executable, "-m", "platform.attack", "putlab-noise", "--learning-curve",
+           "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}"]
+    first = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr[-3000:]
+    client = store(workdir)
+    exp = client.get_experiment_by_name("putlab-noise")
+    assert exp is not None
+    front = client.search_runs([exp.experiment_id], filter_string="tags.`putlab.pareto_front` = 'true'")
+    assert front and f"drew {len(front)} learning curve(s)" in first.stdout
+    for run in front:
+        winner = run.data.tags["putlab.strongest_attacker"]
+        metrics = run.data.metrics
+        assert metrics[f"attack/{winner}/still_learning"] in (0.0, 1.0)
+        for pct in (25, 50, 100):
+            low, high = metrics[f"attack/{winner}/curve/{pct}/ci_low"], metrics[f"attack/{winner}/curve/{pct}/ci_high"]
+            assert low <= metrics[f"attack/{winner}/curve/{pct}"] <= high
+        pngs = [a.path for a in client.list_artifacts(run.info.run_id, "attacks")]
+        assert any(re.search(rf"epoch\d+_learning_curve_{winner}\.png$", p) for p in pngs), pngs
+    written = re.search(r"report: (\S+)", first.stdout)
+    assert written, first.stdout
+    report = Path(written.group(1)).read_text()
+    assert "Is the attacker still learning?" in report and "learning curve" in report
+    second = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0 and "drew 0 learning curve(s)" in second.stdout, second.stderr[-3000:]
