@@ -32,6 +32,7 @@ from platform.results import audit, tracking
 from platform.results.numbers import readable
 from platform.run import preflight
 from platform.run.farm import MAX_METRIC
+from search_spaces import Preset
 from serve.auth import API_KEY_ENV
 from serve.client import ReleaseClient, ServiceError
 from serve.points import point_preset, read_point
@@ -111,6 +112,58 @@ def privacy_attackers(names: list[str]) -> list[str]:
     return names
 
 
+def audit_records(preset: Preset, config: dict, records: int | None) -> AttackInput:
+    """The unreleased records of the audit: ``records`` to fit on (default: as many as the point's attackers trained
+    on) and the test split; a UsageError where the preset names none or the data set holds too few."""
+    if preset.audit_input is None:
+        raise UsageError(f"preset {preset.name!r} ({preset.mechanism_name}) names no records to audit its release with")
+    records = records or preset.data_counts(config).get("attacker_records")
+    if records is None:
+        raise UsageError("the point records nowhere how many records its attackers trained on: pass --records N")
+    try:
+        return preset.audit_input(config, records)
+    except ValueError as exc:
+        raise UsageError(f"--records: {str(exc).splitlines()[0]}") from None
+
+
+def find_point(client: MlflowClient, service: ReleaseClient, model: str | None, url: str) -> ModelVersion:
+    """The registry version to audit: the one of ``model`` the service serves (its one point where none is named)."""
+    versions = registered(client, model) if model else None
+    try:
+        service.health()
+        point_id = served_point([p["id"] for p in service.points()], versions, url)
+    except ServiceError as exc:
+        raise UsageError(str(exc)) from None
+    (version,) = registered(client, point_id)  # the point the service reports may be missing from this registry
+    return version
+
+
+def released(service: ReleaseClient, point_id: str, held: AttackInput, seed: int) -> AttackInput:
+    """``held`` with its training and test inputs replaced by the service's releases of them, on this machine's device."""
+    n, sent = len(held.train_x), len(held.train_x) + len(held.test_x)
+    try:
+        out = service.release(point_id, torch.cat([held.train_x, held.test_x]), seed, progress_printer(sent))
+    except ServiceError as exc:
+        raise UsageError(str(exc)) from None
+    return on_device(dataclasses.replace(held, train_x=out[:n], test_x=out[n:]), pick_device())
+
+
+def train_attackers(inputs: CheckpointInputs, attackers: list[str]) -> dict[str, float]:
+    """Each attacker fitted on the released training records and scored on the released test split (the farm's code),
+    one line each; their metrics."""
+    metrics: dict[str, float] = {}
+    for attacker in attackers:
+        print(f"training attacker {attacker} on {len(inputs.data.train_x)} releases, scoring it on "
+              f"{len(inputs.data.test_x)}", flush=True)
+        report = attack_inputs(inputs, [attacker], figures=False)
+        metrics |= report.metrics
+        result = report.metrics.get(f"attack/{attacker}/accuracy")
+        print(f"  {attacker}: " + (f"accuracy {readable(result)} in {readable(report.seconds[attacker])} s"
+                                   if result is not None else f"skipped ({report.skipped.get(attacker, 'no accuracy')})"),
+              flush=True)
+    return metrics
+
+
 def tag(client: MlflowClient, version: ModelVersion, passed: bool, record: audit.Estimate, found: audit.Estimate,
         url: str, scored: int) -> None:
     """The audit's verdict, date and numbers as tags of the registry version."""
@@ -142,50 +195,20 @@ def run(argv: list[str] | None = None) -> int:
         raise UsageError(f"--batch must be in [1, {MAX_BATCH_LIMIT}] (got {args.batch})")
 
     client = tracking.connect(args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}", create=False)
-    versions = registered(client, args.model) if args.model else None
     service = ReleaseClient(args.url, os.environ.get(API_KEY_ENV, "").strip() or None, batch=args.batch)
-    try:
-        service.health()
-        point_id = served_point([p["id"] for p in service.points()], versions, args.url)
-    except ServiceError as exc:
-        raise UsageError(str(exc)) from None
-    (version,) = registered(client, point_id)  # the point the service reports may be missing from this registry
+    version = find_point(client, service, args.model, args.url)
     name, version_id = version.name, str(version.version)
-    point = read_point(client, name, version_id)
+    point_id, point = f"{name}/{version_id}", read_point(client, name, version_id)
     preset = point_preset(point)
-    if preset.audit_input is None:
-        raise UsageError(f"preset {preset.name!r} ({preset.mechanism_name}) names no records to audit its release with")
     record = audit.recorded(version.tags or {}, MAX_METRIC)
     attackers = privacy_attackers(args.attackers.split(",") if args.attackers else list(preset.privacy_attackers))
-    config = preset.mechanism.typed(point["config"])
-    records = args.records or record.records or preset.data_counts(point["config"]).get("attacker_records")
-    if records is None:
-        raise UsageError(f"{point_id} records how many records its attackers trained on nowhere: pass --records N")
-    try:
-        held = preset.audit_input(point["config"], records)
-    except ValueError as exc:
-        raise UsageError(f"--records: {str(exc).splitlines()[0]}") from None
-
-    sent = len(held.train_x) + len(held.test_x)
+    held = audit_records(preset, point["config"], args.records or record.records)
+    records, sent = len(held.train_x), len(held.train_x) + len(held.test_x)
     print(f"auditing {point_id} ({preset.name}, {preset.mechanism_name}) at {args.url}: recorded {MAX_METRIC} "
           f"{record.text()}", flush=True)
     print(cost_line(client, version.run_id or "", attackers, sent, args.batch), flush=True)
-    try:
-        released = service.release(point_id, torch.cat([held.train_x, held.test_x]), args.seed, progress_printer(sent))
-    except ServiceError as exc:
-        raise UsageError(str(exc)) from None
-    data = dataclasses.replace(held, train_x=released[:len(held.train_x)], test_x=released[len(held.train_x):])
-    inputs = CheckpointInputs(on_device(data, pick_device()), config=config)
-    metrics: dict[str, float] = {}
-    for attacker in attackers:
-        print(f"training attacker {attacker} on {records} releases, scoring it on {len(held.test_x)}", flush=True)
-        report = attack_inputs(inputs, [attacker], figures=False)
-        metrics |= report.metrics
-        result = report.metrics.get(f"attack/{attacker}/accuracy")
-        print(f"  {attacker}: " + (f"accuracy {readable(result)} in {readable(report.seconds[attacker])} s"
-                                   if result is not None else f"skipped ({report.skipped.get(attacker, 'no accuracy')})"),
-              flush=True)
-
+    data = released(service, point_id, held, args.seed)
+    metrics = train_attackers(CheckpointInputs(data, config=preset.mechanism.typed(point["config"])), attackers)
     found = audit.strongest(metrics, attackers, records)
     passed = audit.passes(record, found)
     tag(client, version, passed, record, found, args.url, len(held.test_x))
