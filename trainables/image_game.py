@@ -301,6 +301,21 @@ class ImageGame(Mechanism):
         return ReleaseMap(self.name, self.shape, (0.0, 1.0), self.net.eval(), release)
 
     @classmethod
+    def audit_input(cls, config: dict, records: int) -> AttackInput:
+        """The first ``records`` training records outside the game's split (its population) to fit on and the test split
+        to score on, unreleased, with U and the raw inputs: what an outside attacker of the served map holds."""
+        cfg = cls.typed(config)
+        splits = load_splits(cfg, population=True)
+        population, test = splits.population, splits.test
+        assert population is not None  # asked for
+        if len(population) < records:
+            raise ValueError(f"{cfg.dataset} holds {len(population)} training records outside the game's split, "
+                             f"fewer than the {records} asked for")
+        held = population.subset(torch.arange(records))
+        return AttackInput(held.x, held.s, test.x, test.s, num_classes=image_layout(cfg)[1], train_u=held.u,
+                           test_u=test.u, raw_train_x=held.x, dataset=cfg.dataset)
+
+    @classmethod
     def raw_baselines(cls, config: dict) -> dict[str, float]:
         """U and S accuracy of fresh classifiers and attackers on unreleased images."""
         return baselines_for(cls.typed(config))
