@@ -20,7 +20,11 @@ from trainables.releaser.mechanism import Releaser
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # two threads on two busy cores made these tests 50 times slower
 
-SMOKE = {"n_train": 512, "n_test": 256, "width": 8, "pretrain_epochs": 0}
+
+
+def smoke(canaries: int = 0) -> ReleaserConfig:
+    """The smoke profile's data and a narrow releaser."""
+    return ReleaserConfig(n_train=512, n_test=256, width=8, pretrain_epochs=0, canaries=canaries)
 
 
 def rows_list(x: torch.Tensor) -> list[bytes]:
@@ -61,20 +65,22 @@ def test_plant_draws_n_members_and_n_nonmembers_mislabelled_and_deterministic() 
         plant(outside, 151, seed=3, classes=(2, 10))
 
 
-def test_canaries_is_a_bounded_key_of_the_image_games_only() -> None:
+def test_canaries_is_a_bounded_key_of_the_image_games_that_needs_records_outside_n_train() -> None:
     assert ReleaserConfig().canaries == 0
     with pytest.raises(ConfigError, match=r"canaries: must be in \[0, 100000\]"):
         ReleaserConfig(canaries=-1)
     from trainables.cloak.config import CloakConfig
 
     with pytest.raises(ConfigError, match="canaries: unknown"):
-        CloakConfig(canaries=10)
+        CloakConfig.from_dict({"canaries": 10})
+    with pytest.raises(ValueError, match="amnist holds 0 training records outside n_train"):  # n_train unset: all of them
+        Releaser.data_counts({"canaries": 10})
 
 
 def test_releaser_trains_on_its_member_canaries_and_audits_them_apart(tmp_path: Path) -> None:
-    plain = Releaser(ReleaserConfig(**SMOKE), torch.device("cpu"))
+    plain = Releaser(smoke(), torch.device("cpu"))
     plain.setup()
-    game = Releaser(ReleaserConfig(**SMOKE, canaries=50), torch.device("cpu"))
+    game = Releaser(smoke(50), torch.device("cpu"))
     game.setup()
     # the ordinary split is unchanged, the 50 member canaries follow it, and 100 records left the population
     assert len(game.train) == 562 and torch.equal(game.train.x[:512], plain.train.x)
@@ -147,6 +153,7 @@ def test_smoke_sweep_logs_the_canary_metrics(workdir: Path) -> None:
     assert out.returncode == 0, out.stderr[-3000:]
     client = store(workdir)
     exp = client.get_experiment_by_name("putlab-amnist")
+    assert exp is not None
     trials = client.search_runs([exp.experiment_id], filter_string="tags.`putlab.role` = 'trial'")
     assert len(trials) == 3
     for trial in trials:

@@ -29,7 +29,8 @@ def check_canaries(n: int, outside: int, dataset: str) -> None:
     """A one-line ValueError unless the records outside the game's split hold the 2N canaries."""
     if 2 * n > outside:
         raise ValueError(f"canaries: {dataset} holds {outside} training records outside n_train, fewer than the "
-                         f"{2 * n} that {n} canaries need (as many members as non-members); lower n_train or canaries")
+                         f"{2 * n} that {n} canaries need (as many members as non-members): set a smaller n_train or "
+                         "fewer canaries")
 
 
 def mislabelled(labels: torch.Tensor, classes: int, generator: torch.Generator) -> torch.Tensor:
