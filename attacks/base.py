@@ -5,7 +5,7 @@ split (docs/attacks.md#how-a-checkpoint-is-attacked), and returns its metrics un
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import numpy as np
@@ -110,8 +110,22 @@ class ReferenceData:
 
 
 @dataclass(frozen=True)
+class Canaries:
+    """Mislabelled records planted to audit one network (docs/membership.md#canaries): ``member_x`` were in its training
+    data, ``nonmember_x`` were held out; ``*_y`` are the (wrong) labels they were planted with."""
+
+    member_x: torch.Tensor
+    member_y: torch.Tensor
+    nonmember_x: torch.Tensor
+    nonmember_y: torch.Tensor
+
+
+@dataclass(frozen=True)
 class MembershipTarget:
-    """A network a trial trained, with the data it was trained on (members), held-out data, and reference data."""
+    """A network a trial trained, with the data it was trained on (members), held-out data, and reference data.
+
+    ``canaries``: records planted in its training data and held out beside it, audited apart from the ordinary ones.
+    """
 
     name: str
     model: torch.nn.Module
@@ -120,6 +134,17 @@ class MembershipTarget:
     nonmember_x: torch.Tensor
     nonmember_y: torch.Tensor
     reference: ReferenceData | None = None
+    canaries: Canaries | None = None
+
+    def canary_target(self) -> MembershipTarget | None:
+        """The same network audited on its canaries alone, named ``<name>/canary``, with the same reference models as
+        its ordinary records (trained on as many records); None without canaries."""
+        if self.canaries is None:
+            return None
+        c, ref = self.canaries, self.reference
+        reference = None if ref is None else replace(ref, train_size=ref.train_size or len(self.member_y))
+        return MembershipTarget(f"{self.name}/canary", self.model, c.member_x, c.member_y, c.nonmember_x,
+                                c.nonmember_y, reference)
 
 
 class MembershipAttacker(Protocol):

@@ -2,7 +2,9 @@
 
 Each attacker logs ``attack/<name>/<target>/<metric>`` per network and ``attack/<name>/<metric>`` as the
 worst case (the largest value over networks, with that network's interval). Per network it also keeps the most
-exposed training records (attacks/exposure.py) and, where pictures are drawn, their gallery.
+exposed training records (attacks/exposure.py) and, where pictures are drawn, their gallery. A network with planted
+canaries is also attacked on them alone: ``attack/<name>/<target>/canary/<metric>``, worst case
+``attack/<name>/canary/<metric>``.
 """
 from __future__ import annotations
 
@@ -50,12 +52,12 @@ class MembershipRun:
 def run_membership(name: str, inputs: CheckpointInputs, figures: bool,
                    registry: Registry = REGISTRY) -> MembershipRun:
     """Attacker ``name``, built from the inputs' config, against every network of the checkpoint that meets its needs
-    (a population, for reference attacks); per network also its most exposed training records and, with ``figures``,
-    their gallery (image data)."""
+    (a population, for reference attacks) and against its canaries apart; per network also its most exposed training
+    records and, with ``figures``, their gallery (image data)."""
     spec = registry[name]
     attacker = cast(MembershipAttacker, spec.build(inputs.config, figures))  # needs TARGETS: the entry builds one
     out = MembershipRun()
-    per_target = []
+    per_target, per_canaries = [], []
     for target in inputs.targets:
         if spec.target_missing(target):
             continue
@@ -69,5 +71,12 @@ def run_membership(name: str, inputs: CheckpointInputs, figures: bool,
             gallery = gallery_png(records, target.member_x) if figures else None
             if gallery is not None:
                 out.figures[f"{GALLERY_PREFIX}{name}_{target.name}.png"] = gallery
+        canaries = target.canary_target()
+        if canaries is not None:
+            result = attacker.run_on_target(canaries)
+            out.metrics.update(result.logged())
+            per_canaries.append(result.metrics)
+            out.figures.update({png_name.replace("/", "_"): png for png_name, png in result.figures.items()})
     out.metrics.update({f"attack/{name}/{k}": v for k, v in worst_case(per_target).items()})
+    out.metrics.update({f"attack/{name}/canary/{k}": v for k, v in worst_case(per_canaries).items()})
     return out

@@ -252,6 +252,16 @@ class MembershipAttacks(TrialConfig):
     rmia_offline_a: Unit = Field(0.3, description="RMIA's offline correction a.")
 
 
+class MembershipCanaries(TrialConfig):
+    """Canaries planted to audit membership on mislabelled records (docs/membership.md#canaries): a group of the image
+    mechanisms whose networks the farm attacks (the releaser and the privatizer)."""
+
+    canaries: int = Field(0, ge=0, le=100_000, description="Records planted per trial, and as many held out: each "
+                                                           "relabelled to another class of S and of U, drawn from "
+                                                           "training records outside n_train; the membership attackers "
+                                                           "also report their metrics on these 2N records alone.")
+
+
 BUDGET_KEYS = tuple(name for name in AttackBudget.model_fields if name not in TrialConfig.model_fields)
 
 

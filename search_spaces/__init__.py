@@ -138,6 +138,11 @@ class Preset:
         """(config, checkpoint dir) -> trainables.release_map.ReleaseMap (None: nothing to serve)."""
         return _plain(self.mechanism, "load_release") if _overrides(self.mechanism, "release_map") else None
 
+    @property
+    def audit_input(self) -> Callable[[dict, int], Any] | None:
+        """(config, records) -> the unreleased attacks.base.AttackInput a served point is audited with (None: none)."""
+        return _plain(self.mechanism, "audit_input") if _overrides(self.mechanism, "audit_input") else None
+
 
 def _overrides(mechanism: type[Mechanism], method: str) -> bool:
     """Whether ``mechanism`` implements ``method`` itself rather than inheriting the interface's default."""

@@ -17,7 +17,7 @@ from mlflow.artifacts import download_artifacts
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
-from search_spaces import presets
+from search_spaces import Preset, presets
 from search_spaces.plugins import load_preset_file
 from trainables.release_map import ReleaseMap
 
@@ -97,6 +97,20 @@ def check_models(client: MlflowClient, models: tuple[str, ...], option: str) -> 
     return points
 
 
+def point_preset(point: dict[str, Any]) -> Preset:
+    """The preset a point description names (read from its preset file where it came from outside putlab)."""
+    return load_preset_file(point["preset_file"]) if point.get("preset_file") else presets()[point["preset"]]
+
+
+def read_point(client: MlflowClient, name: str, version: str) -> dict[str, Any]:
+    """A registered version's point description (``putlab_point.json`` alone, never its checkpoint)."""
+    source = client.get_model_version(name, version).source
+    with tempfile.TemporaryDirectory() as tmp:
+        path = download_artifacts(artifact_uri=f"{source}/{POINT_FILE}", dst_path=tmp, tracking_uri=client.tracking_uri)
+        with open(path) as f:
+            return json.load(f)
+
+
 def load_point(client: MlflowClient, info: PointInfo, device: torch.device) -> ReleaseMap:
     """Download the version's files and rebuild its release map on ``device`` (raises on a corrupt checkpoint)."""
     version = client.get_model_version(info.name, info.version)
@@ -104,7 +118,7 @@ def load_point(client: MlflowClient, info: PointInfo, device: torch.device) -> R
         directory = download_artifacts(artifact_uri=version.source, dst_path=tmp, tracking_uri=client.tracking_uri)
         with open(f"{directory}/{POINT_FILE}") as f:
             point = json.load(f)
-        preset = load_preset_file(point["preset_file"]) if point.get("preset_file") else presets()[point["preset"]]
+        preset = point_preset(point)
         load_release = preset.load_release
         if load_release is None:
             raise ValueError(f"preset {preset.name!r} of {info.name}/{info.version} has no release map to serve")

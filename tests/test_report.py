@@ -203,3 +203,23 @@ def test_dp_trials_show_the_claimed_epsilon_beside_the_audits_lower_bound(sweep,
         assert re.search(cells, row[:row.index("</tr>")]), lam
     client_plain, _, plain_id = sweep
     assert "ε claimed" not in render_sweep(client_plain, plain_id, *summarised(client_plain, plain_id))
+
+
+def test_registered_points_show_their_audit_verdict(sweep) -> None:
+    """A version registered from a trial of the sweep shows its latest audit; one not yet audited says so."""
+    client, _, parent_id = sweep
+    trials = {r.info.run_name: r.info.run_id for r in tracking.child_runs(
+        client, client.get_run(parent_id).info.experiment_id, parent_id)}
+    client.create_registered_model("putlab-amnist")
+    audited = client.create_model_version("putlab-amnist", "runs:/x/point", run_id=trials["alpha=2 lam=3 adv_steps=1"])
+    client.create_model_version("putlab-amnist", "runs:/x/point", run_id=trials["alpha=2 lam=0.0001 adv_steps=1"])
+    for key, value in {"audit": "failed", "audit/date": "2026-11-26", "audit/attack_accuracy": "1 [0.985, 1]",
+                       "audit/recorded": "0.62 [0.59, 0.65]"}.items():
+        client.set_model_version_tag("putlab-amnist", audited.version, key, value)
+    html = render_sweep(client, parent_id, *summarised(client, parent_id))
+    section = html[html.index("Registered operating points and their audits"):]
+    rows = re.findall(r"<tr><td class=\"text\">(putlab-amnist/\d)</td><td class=\"text\">([^<]+)</td>\s*"
+                      r"<td class=\"text\">([^<]+)</td>", section)
+    assert rows == [("putlab-amnist/1", "alpha=2 lam=3 adv_steps=1", "⚠ failed"),
+                    ("putlab-amnist/2", "alpha=2 lam=0.0001 adv_steps=1", "not audited")]
+    assert "1 [0.985, 1]" in section and "0.62 [0.59, 0.65]" in section

@@ -15,22 +15,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, partial
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from attacks.base import AttackInput, CheckpointInputs, ReferenceData
+from attacks.base import AttackInput, Canaries, CheckpointInputs, MembershipTarget, ReferenceData
 from attacks.deep import DeepAttacker, RawTrainedDeepAttacker
 from attacks.imputation import ImputationAttacker
 from attacks.reference import ClassifierRecipe
 from attacks.registry import REGISTRY
 from attacks.thickness import ThicknessAttacker
-from core.config import AttackerRecords
+from core.config import AttackerRecords, MembershipCanaries
 from core.data import Dataset, Split, Splits, get_dataset
 from core.nets import game_classifier
 from core.training import batches
+from trainables.canaries import Planted, check_canaries, joined, plant
 from trainables.data_user import data_user_utility
 from trainables.figures import digit_thickness, save_release_grid
 from trainables.mechanism import Mechanism, pick_device
@@ -105,12 +106,15 @@ def check_attack_records(cfg: Any, n_train: int, n_population: int) -> None:
 @dataclass(frozen=True)
 class Released:
     """One checkpoint's releases for the farm: the attackers' splits (their training part over the attacker's records),
-    the game's own training records as released (the membership attacks' members), the population and its release."""
+    the game's own training records as released (the membership attacks' members, canaries apart), the population and
+    its release, and the member and non-member canaries as released (empty without canaries)."""
 
     data: AttackInput
     members_x: torch.Tensor
     population: Split
     population_x: torch.Tensor
+    canary_members_x: torch.Tensor
+    canary_nonmembers_x: torch.Tensor
 
 
 def classifier_reference(classes: int, epochs: int, cfg: Any, train_x: torch.Tensor, labels: torch.Tensor,
@@ -157,12 +161,14 @@ def baselines_for(cfg: Any) -> dict[str, float]:
 
 def counts_for(cfg: Any) -> dict[str, int]:
     """Image counts of the data a trial with this config trains and tests on, and the records its attackers train on
-    (``attacker_records``); fails early if there is no data or too little for ``attack_records``."""
-    wanted = AttackerRecords.of(cfg).attack_records
-    splits = load_splits(cfg, population=wanted is not None)
-    n_train = len(splits.train)
+    (``attacker_records``, the member canaries included); fails early if there is no data or too little for
+    ``canaries`` and ``attack_records``."""
+    wanted, canaries = AttackerRecords.of(cfg).attack_records, MembershipCanaries.of(cfg).canaries
+    splits = load_splits(cfg, population=wanted is not None or canaries > 0)
+    n_train = len(splits.train) + canaries
     if splits.population is not None:
-        check_attack_records(cfg, n_train, len(splits.population))
+        check_canaries(canaries, len(splits.population), cfg.dataset)
+        check_attack_records(cfg, n_train, len(splits.population) - 2 * canaries)
     return splits.counts | {"attacker_records": max(n_train, wanted or 0)}
 
 
@@ -177,8 +183,11 @@ class ImageGame(Mechanism):
         raise NotImplementedError
 
     def setup(self) -> None:
-        """The trial's subsets on the device, the prior P(S), fresh players, the game's generator."""
+        """The trial's subsets on the device (the member canaries joining the training split), the prior P(S), fresh
+        players, the game's generator."""
         self.train, self.test = load_data(self.cfg, self.device)
+        if MembershipCanaries.of(self.cfg).canaries:
+            self.train = joined(self.train, self.planted.members)
         self.prior = torch.bincount(self.train.s, minlength=self.s_classes).float() / len(self.train)
         self.build()
         self.gen = torch.Generator(device=self.device).manual_seed(self.cfg.seed)
@@ -189,10 +198,18 @@ class ImageGame(Mechanism):
         return attacker_records(self.cfg, self.train, lambda: self.population)
 
     @cached_property
+    def planted(self) -> Planted:
+        """The config's canaries (none by default), drawn from the training samples outside the game's split, and the
+        samples left beside them (read once, on the device)."""
+        cfg = self.cfg
+        return plant(load_population(cfg, self.device), MembershipCanaries.of(cfg).canaries, cfg.seed,
+                     (self.s_classes, self.u_classes), cfg.dataset)
+
+    @property
     def population(self) -> Split:
-        """Training samples outside the game's split, on the device (read once: the attackers' records and the farm's
-        reference models both draw on it)."""
-        return load_population(self.cfg, self.device)
+        """Training samples outside the game's split and its canaries, on the device: what the attackers' extra records
+        and the farm's reference models draw on."""
+        return self.planted.rest
 
     def begin(self, start: int) -> None:
         """A resumed game draws fresh noise per restart: the generator restarts at seed + epochs done."""
@@ -284,7 +301,8 @@ class ImageGame(Mechanism):
         """The farm's released splits (with U and raw inputs; the training part over :attr:`attack_train`), the game's
         training records as released, the population and its release.
 
-        The noise is drawn afresh per checkpoint (seed + 1000 + epoch; the population's seed + 2000 + epoch).
+        The noise is drawn afresh per checkpoint (seed + 1000 + epoch, the held-out canaries' after the test split's;
+        the population's seed + 2000 + epoch).
         """
         cfg, device, epoch, records = self.cfg, self.device, self.epoch, self.attack_train
         gen = torch.Generator(device=device).manual_seed(cfg.seed + 1000 + epoch)
@@ -294,11 +312,40 @@ class ImageGame(Mechanism):
         population = self.population
         pop_gen = torch.Generator(device=device).manual_seed(cfg.seed + 2000 + epoch)
         released_pop = release(self.net, population.x, pop_gen) if len(population) else population.x
-        return Released(data, released_train[:len(self.train)], population, released_pop)
+        held_out = self.planted.nonmembers.x
+        released_held_out = release(self.net, held_out, gen) if len(held_out) else held_out
+        ordinary = len(self.train) - len(held_out)  # as many member canaries as held-out ones, at the split's end
+        return Released(data, released_train[:ordinary], population, released_pop,
+                        released_train[ordinary:len(self.train)], released_held_out)
+
+    def membership_target(self, name: str, model: nn.Module, released: Released, task: Literal["s", "u"],
+                          reference: ReferenceData | None) -> MembershipTarget:
+        """A network the game trained on its split's ``task`` labels as the farm's membership target: its ordinary
+        training records as released against the released test split, its canaries (if any) apart."""
+        labels, ordinary = getattr(self.train, task), len(released.members_x)
+        canaries = Canaries(released.canary_members_x, labels[ordinary:], released.canary_nonmembers_x,
+                            getattr(self.planted.nonmembers, task)) if len(released.canary_nonmembers_x) else None
+        return MembershipTarget(name, model, released.members_x, labels[:ordinary], released.data.test_x,
+                                getattr(self.test, task), reference, canaries)
 
     def release_map(self) -> ReleaseMap:
         """The releasing network as a served map: images of the data set's shape in [0, 1] to released images."""
         return ReleaseMap(self.name, self.shape, (0.0, 1.0), self.net.eval(), release)
+
+    @classmethod
+    def audit_input(cls, config: dict, records: int) -> AttackInput:
+        """The first ``records`` training records outside the game's split (its population) to fit on and the test split
+        to score on, unreleased, with U and the raw inputs: what an outside attacker of the served map holds."""
+        cfg = cls.typed(config)
+        splits = load_splits(cfg, population=True)
+        population, test = splits.population, splits.test
+        assert population is not None  # asked for
+        if len(population) < records:
+            raise ValueError(f"{cfg.dataset} holds {len(population)} training records outside the game's split, "
+                             f"fewer than the {records} asked for")
+        held = population.subset(torch.arange(records))
+        return AttackInput(held.x, held.s, test.x, test.s, num_classes=image_layout(cfg)[1], train_u=held.u,
+                           test_u=test.u, raw_train_x=held.x, dataset=cfg.dataset)
 
     @classmethod
     def raw_baselines(cls, config: dict) -> dict[str, float]:

@@ -48,7 +48,7 @@ import torch
 from core.config import TrialConfig, without_retired
 
 if TYPE_CHECKING:
-    from attacks.base import CheckpointInputs
+    from attacks.base import AttackInput, CheckpointInputs
     from trainables.release_map import ReleaseMap
 
 C = TypeVar("C", bound=TrialConfig)  # the mechanism's typed trial config
@@ -157,6 +157,12 @@ class Mechanism(ABC, Generic[C]):
     def release_map(self) -> ReleaseMap:
         """This (restored) mechanism's release as a served map."""
         raise NotImplementedError(f"the {self.name} mechanism has no release to serve")
+
+    @classmethod
+    def audit_input(cls, config: dict, records: int) -> AttackInput:
+        """Unreleased records an outside attacker holds, for a black-box audit of the served map: ``records`` records
+        the game never trained on to fit attackers on, and the test split to score them on (release both, then attack)."""
+        raise NotImplementedError(f"the {cls.name} mechanism names no records to audit its served release with")
 
     @classmethod
     def raw_baselines(cls, config: dict) -> dict[str, float]:

@@ -169,6 +169,19 @@ def _duration(start_ms: int | None, end_ms: int | None) -> str:
     return clock(((end_ms or time.time() * 1000) - start_ms) / 1000)
 
 
+def registered_points(client: MlflowClient, names: dict[str, str]) -> list[dict[str, str]]:
+    """The registry versions made from the trials ``names`` (run id -> trial name), each with its latest audit of the
+    served point (``python -m platform.audit``), or "not audited"."""
+    if not names:
+        return []
+    quoted = ", ".join(f"'{run_id}'" for run_id in names)
+    versions = client.search_model_versions(f"run_id IN ({quoted})")
+    return [{"model": f"{v.name}/{v.version}", "trial": names.get(v.run_id or "", ""), "audit": v.tags.get("audit", "not audited"),
+             "date": v.tags.get("audit/date", ""), "audited": v.tags.get("audit/attack_accuracy", ""),
+             "recorded": v.tags.get("audit/recorded", "")}
+            for v in sorted(versions, key=lambda v: (v.name, int(v.version)))]
+
+
 def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary: SweepSummary,
                   tmp: Path) -> dict[str, Any]:
     """Everything the sweep template shows: the summary, and the parent run, its children and their artifacts."""
@@ -222,6 +235,7 @@ def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary:
         "data": sorted((k.removeprefix("data/"), v) for k, v in metrics.items() if k.startswith("data/")),
         "config": sorted(params.items()),
         "figures": figures, "trials": trials, "curve_percents": [percent(f) for f in FRACTIONS],
+        "registered": registered_points(client, {r.info.run_id: r.info.run_name for r in runs.values()}),
     }
 
 

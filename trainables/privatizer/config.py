@@ -14,6 +14,7 @@ from core.config import (
     InnerSteps,
     LearningRate,
     MembershipAttacks,
+    MembershipCanaries,
     NoiseChannels,
     PretrainEpochs,
     Training,
@@ -22,7 +23,8 @@ from core.config import (
 )
 
 
-class PrivatizerConfig(ImageData, Training, AttackBudget, AttackerRecords, Checkpointing, MembershipAttacks):
+class PrivatizerConfig(ImageData, Training, AttackBudget, AttackerRecords, Checkpointing, MembershipAttacks,
+                      MembershipCanaries):
     """Every knob of the AMNIST stochastic U-Net privatizer (docs/mechanisms.md#privatizer): the axes are alpha and algorithm."""
 
     kind = "privatizer"

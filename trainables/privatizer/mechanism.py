@@ -19,7 +19,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from attacks.base import CheckpointInputs, MembershipTarget, ReferenceData
+from attacks.base import CheckpointInputs, ReferenceData
 from attacks.reference import reference_cache_dir
 from core.data import Split
 from core.nets import SmallCNN, StochasticUNet
@@ -175,15 +175,15 @@ class Privatizer(ImageGame):
         return f"privatizer α={self.cfg.alpha:g} algorithm {self.cfg.algorithm} epoch {epoch}"
 
     def farm_inputs(self) -> CheckpointInputs:
-        """Released splits (with U and raw inputs) and the trained estimators as membership targets."""
-        train, test = self.train, self.test
+        """Released splits (with U and raw inputs) and the trained estimators as membership targets (with their canaries,
+        if any)."""
         released = self.released_splits()
-        data, population, released_pop, members = released.data, released.population, released.population_x, released.members_x
-        return CheckpointInputs(data, (
-            MembershipTarget("utility", self.utility_on_release, members, train.u, data.test_x, test.u,
-                             self.estimator_reference("utility", population, released_pop)),
-            MembershipTarget("adversary", self.eta, members, train.s, data.test_x, test.s,
-                             self.estimator_reference("adversary", population, released_pop)),
+        population, released_pop = released.population, released.population_x
+        return CheckpointInputs(released.data, (
+            self.membership_target("utility", self.utility_on_release, released, "u",
+                                   self.estimator_reference("utility", population, released_pop)),
+            self.membership_target("adversary", self.eta, released, "s",
+                                   self.estimator_reference("adversary", population, released_pop)),
         ))
 
     def estimator_reference(self, role: str, population: Split, released_pop: torch.Tensor) -> ReferenceData | None:

@@ -15,6 +15,7 @@ from core.config import (
     ImageData,
     LearningRate,
     MembershipAttacks,
+    MembershipCanaries,
     NoiseChannels,
     PretrainEpochs,
     PrivacyWeight,
@@ -24,7 +25,8 @@ from core.config import (
 )
 
 
-class ReleaserConfig(ImageData, Training, AttackBudget, AttackerRecords, Checkpointing, MembershipAttacks):
+class ReleaserConfig(ImageData, Training, AttackBudget, AttackerRecords, Checkpointing, MembershipAttacks,
+                      MembershipCanaries):
     """Every knob of an AMNIST α-MI releaser trial; grid axes are alpha, lam and adv_steps (docs/mechanisms.md#α-mi-releaser)."""
 
     kind = "releaser"

@@ -14,7 +14,7 @@ from functools import partial
 import torch
 from torch.nn import functional as F
 
-from attacks.base import CheckpointInputs, MembershipTarget
+from attacks.base import CheckpointInputs
 from attacks.reference import reference_cache_dir
 from core.image_quality import image_quality, squared_error
 from core.nets import ConvReleaser, game_classifier
@@ -130,8 +130,9 @@ class Releaser(ImageGame):
                 f"PSNR {quality['utility/psnr']:.1f} dB, SSIM {quality['utility/ssim']:.2f}")
 
     def farm_inputs(self) -> CheckpointInputs:
-        """Released splits (with U and raw inputs) and the utility net and adversary as membership targets."""
-        cfg, train, test, epoch = self.cfg, self.train, self.test, self.epoch
+        """Released splits (with U and raw inputs) and the utility net and adversary as membership targets (with their
+        canaries, if any)."""
+        cfg, epoch = self.cfg, self.epoch
         released = self.released_splits()
         data, population, released_pop = released.data, released.population, released.population_x
         assert self.checkpoint_dir is not None  # the farm restores its mechanisms from a checkpoint
@@ -142,8 +143,6 @@ class Releaser(ImageGame):
                 for name, classes, epochs, labels in (
                     ("utility", self.u_classes, cfg.pretrain_epochs + epoch, population.u),
                     ("adversary", self.s_classes, cfg.pretrain_epochs + epoch * cfg.adv_steps, population.s))}
-        return CheckpointInputs(data, (
-            MembershipTarget("utility", self.utility, released.members_x, train.u, data.test_x, test.u, refs["utility"]),
-            MembershipTarget("adversary", self.adversary, released.members_x, train.s, data.test_x, test.s,
-                             refs["adversary"]),
-        ))
+        return CheckpointInputs(data, (self.membership_target("utility", self.utility, released, "u", refs["utility"]),
+                                       self.membership_target("adversary", self.adversary, released, "s",
+                                                              refs["adversary"])))
