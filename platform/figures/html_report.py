@@ -176,7 +176,8 @@ def registered_points(client: MlflowClient, names: dict[str, str]) -> list[dict[
         return []
     quoted = ", ".join(f"'{run_id}'" for run_id in names)
     versions = client.search_model_versions(f"run_id IN ({quoted})")
-    return [{"model": f"{v.name}/{v.version}", "trial": names.get(v.run_id or "", ""), "audit": v.tags.get("audit", "not audited"),
+    return [{"model": f"{v.name}/{v.version}", "trial": names.get(v.run_id or "", ""),
+             "audit": v.tags.get("audit", "not audited"),
              "date": v.tags.get("audit/date", ""), "audited": v.tags.get("audit/attack_accuracy", ""),
              "recorded": v.tags.get("audit/recorded", "")}
             for v in sorted(versions, key=lambda v: (v.name, int(v.version)))]
