@@ -106,6 +106,13 @@ def test_a_random_trend_over_three_seeds_does_not_agree_and_a_real_one_does():
     assert verdict(rising, rising.measure(real), real) == "differs"  # significant, the other way
 
 
+def test_a_flat_trend_is_inconclusive():
+    flat = seeded(np.full(15, 0.5), [10.0, 30.0, 100.0, 300.0, 1000.0])  # e.g. an attacker at chance everywhere
+    measured = FALLS.measure(flat)
+    assert (measured.value, measured.p_value) == (0.0, 1.0) and measured.text.startswith("flat")
+    assert verdict(FALLS, measured, flat) == "inconclusive"
+
+
 def test_a_direction_needs_three_seeds():
     one = seeded(np.array([3.0, 1.0, 0.3, 0.1, 0.03]), [10.0, 30.0, 100.0, 300.0, 1000.0])
     measured = FALLS.measure(one)

@@ -217,7 +217,10 @@ class Trend:
         means = rows.groupby(self.axis)[self.metric].mean()
         if len(means) < 3:  # two points make any difference a "trend"
             return Measured(math.nan, text=f"too few points ({len(means)}) with `{self.metric}`")
-        rho, p = stats.spearmanr(rows[self.axis], rows[self.metric])
+        if rows[self.metric].nunique() == 1:  # every trial alike: no rank correlation, and no evidence of a trend
+            rho, p = 0.0, 1.0
+        else:
+            rho, p = stats.spearmanr(rows[self.axis], rows[self.metric])
         word = "rises" if rho > 0 else "falls" if rho < 0 else "flat"
         values = ", ".join(f"{readable(a)}: {readable(v)}" for a, v in means.items())
         return Measured(float(rho), text=f"{word} ({values})", p_value=float(p),
