@@ -20,7 +20,6 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-import pandas as pd
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
@@ -34,11 +33,9 @@ from platform.papers.measures import StudyRuns
 from platform.papers.report import evaluate, render, tally
 from platform.plan.spec import preset_of
 from platform.results import tracking
-from platform.results.baseline import Baseline, baseline_table
 from platform.results.replicates import SEED
 from platform.results.summary import read_summary
 from platform.run import preflight
-from search_spaces import Preset
 
 REPORT = Path("docs") / "reproduction.md"
 FIGURES = "reproduction"  # folder beside the report
@@ -60,7 +57,8 @@ def newest_sweep(client: MlflowClient, study: Study, finished_only: bool = False
     parent = parents[0]
     params = parent.data.params
     preset = preset_of(params)
-    table = read_summary(client, parent.info.run_id, preset).trials
+    summary = read_summary(client, parent.info.run_id, preset)
+    table = summary.trials
     if not table.empty:
         table = table[table["status"] == "FINISHED"].reset_index(drop=True)
     start, end = parent.info.start_time, parent.info.end_time
@@ -70,16 +68,8 @@ def newest_sweep(client: MlflowClient, study: Study, finished_only: bool = False
                                                  if k.startswith("config.")},
                      datetime.fromtimestamp(start / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M"),
                      (end - start) / 60_000 if end else math.nan, params.get("machine", "not recorded"),
-                     baseline_trials(client, parent, preset))
+                     summary.baseline_trials)
     return parent.info.run_id, runs
-
-
-def baseline_trials(client: MlflowClient, parent: Run, preset: Preset) -> pd.DataFrame:
-    """The sweep's baseline-grid trials (empty when the preset has none or the sweep ran without it)."""
-    baseline = Baseline.of(preset)
-    if baseline is None:
-        return pd.DataFrame()
-    return baseline_table(client, parent.info.experiment_id, parent.info.run_id, baseline)
 
 
 def copy_figures(client: MlflowClient, parent_id: str, study: Study, out: Path) -> list[Path]:

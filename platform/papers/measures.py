@@ -106,7 +106,7 @@ class Measure(Protocol):
     def describe(self) -> str: ...
 
 
-def _select(trials: pd.DataFrame, where: dict[str, float]) -> pd.DataFrame:
+def select_where(trials: pd.DataFrame, where: dict[str, float]) -> pd.DataFrame:
     """The trials whose grid values equal ``where`` (a float compare; ∞ matches ∞)."""
     mask = np.ones(len(trials), dtype=bool)
     for key, value in where.items():
@@ -155,7 +155,7 @@ class PointMetric:
     where: dict[str, float] = field(default_factory=dict)
 
     def __call__(self, runs: StudyRuns) -> Measured:
-        return over_seeds(_select(runs.trials, self.where), self.metric)
+        return over_seeds(select_where(runs.trials, self.where), self.metric)
 
     def describe(self) -> str:
         at = ", ".join(f"{k} = {readable(v)}" for k, v in self.where.items())
@@ -175,7 +175,7 @@ class BestUnder:
     report: str | None = None  # read this metric at the chosen point instead of ``metric``
 
     def __call__(self, runs: StudyRuns) -> Measured:
-        trials = _select(runs.trials, self.where).reset_index(drop=True)
+        trials = select_where(runs.trials, self.where).reset_index(drop=True)
         if self.metric not in trials or self.budget_metric not in trials:
             return Measured(math.nan, text="not measured")
         index = point_index(trials, runs.label_keys)
@@ -210,7 +210,7 @@ class Trend:
     where: dict[str, float] = field(default_factory=dict)
 
     def __call__(self, runs: StudyRuns) -> Measured:
-        rows = _select(runs.trials, self.where)
+        rows = select_where(runs.trials, self.where)
         if self.metric not in rows or self.axis not in rows:
             return Measured(math.nan, text="not measured")
         rows = rows[[self.axis, self.metric]].dropna().astype(float)
@@ -291,7 +291,7 @@ class AgainstBaseline:
     where: dict[str, float] = field(default_factory=dict)
 
     def __call__(self, runs: StudyRuns) -> Measured:
-        trials, base = _select(runs.trials, self.where), runs.baseline
+        trials, base = select_where(runs.trials, self.where), runs.baseline
         needed = [self.utility, self.privacy]
         if base.empty or any(m not in trials or m not in base for m in needed):
             return Measured(math.nan, text="not measured")

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from platform.papers.claim import OWN, REPRODUCTION, SANITY, Claim, Paper, Study
-from platform.papers.measures import BestUnder, Measured, PointMetric, StudyRuns, Trend, _select
+from platform.papers.measures import BestUnder, Measured, PointMetric, StudyRuns, Trend, select_where
 from platform.results.numbers import readable
 from platform.results.replicates import SEED
 
@@ -52,7 +52,7 @@ class OverTrials:
     where: dict[str, float] = field(default_factory=dict)
 
     def __call__(self, runs: StudyRuns) -> Measured:
-        trials = _select(runs.trials, self.where)
+        trials = select_where(runs.trials, self.where)
         return _spread(trials[self.metric]) if self.metric in trials else Measured(math.nan, text="not measured")
 
     def describe(self) -> str:
@@ -71,7 +71,7 @@ class BoundMargin:
     bound: str = "leakage/bound_k"
 
     def __call__(self, runs: StudyRuns) -> Measured:
-        trials = _select(runs.trials, self.where).reset_index(drop=True)
+        trials = select_where(runs.trials, self.where).reset_index(drop=True)
         if any(c not in trials for c in (self.utility, self.secret, self.bound, "alpha")) or trials.empty:
             return Measured(math.nan, text="not measured")
         alpha, k_bound = trials["alpha"].astype(float), trials[self.bound].astype(float)
@@ -98,11 +98,11 @@ class AxisDifference:
     where: dict[str, float] = field(default_factory=dict)
 
     def __call__(self, runs: StudyRuns) -> Measured:
-        trials = _select(runs.trials, self.where)
+        trials = select_where(runs.trials, self.where)
         if self.metric not in trials or self.axis not in trials:
             return Measured(math.nan, text="not measured")
         pairs = [k for k in dict.fromkeys((*runs.label_keys, SEED)) if k != self.axis and k in trials]
-        sides = [_select(trials, {self.axis: v}).set_index(pairs)[self.metric] for v in (self.value, self.baseline)]
+        sides = [select_where(trials, {self.axis: v}).set_index(pairs)[self.metric] for v in (self.value, self.baseline)]
         return _spread(sides[0] - sides[1])
 
     def describe(self) -> str:

@@ -47,9 +47,14 @@ class SweepSummary:
     groups: list[GroupFront] = field(default_factory=list)  # one front per value of the preset's ``front_by`` axis
     baseline: Baseline | None = None  # the preset's baseline grid (``Preset.baseline``), None without one
     curve: pd.DataFrame = field(default_factory=pd.DataFrame)  # the baseline's points (empty when none finished)
-    baseline_finished: int = 0  # the baseline's finished trials (the terminal says so when none reports both axes)
+    baseline_trials: pd.DataFrame = field(default_factory=pd.DataFrame)  # the baseline's trials, one row each
     compared: pd.DataFrame = field(default_factory=pd.DataFrame)  # the front beside the baseline at equal utility
     imputation: Imputation | None = None  # the privacy axis's imputation baseline (points then hold ADDED)
+
+    @property
+    def baseline_finished(self) -> int:
+        """The baseline's finished trials (the terminal says so when none reports both axes)."""
+        return finished_trials(self.baseline_trials)
 
     @property
     def front_points(self) -> pd.DataFrame:
@@ -136,7 +141,7 @@ def read_summary(client: MlflowClient, parent_id: str, preset: Preset) -> SweepS
         return summary
     runs = baseline_table(client, parent.info.experiment_id, parent_id, baseline)
     curve = baseline_points(runs, axes, baseline)
-    return replace(summary, baseline=baseline, curve=curve, baseline_finished=finished_trials(runs),
+    return replace(summary, baseline=baseline, curve=curve, baseline_trials=runs,
                    compared=compare_front(summary.points, curve, axes, baseline))
 
 
