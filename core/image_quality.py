@@ -30,9 +30,15 @@ def ssim(released: torch.Tensor, raw: torch.Tensor) -> float:
     return float(value)
 
 
+def distortion(released: torch.Tensor, raw: torch.Tensor) -> dict[str, float]:
+    """The release's distortion as logged: ``utility/squared_error`` (E‖X − Y‖², the game's distortion term, on the
+    whole split) and ``utility/psnr`` (dB)."""
+    with torch.no_grad():
+        return {"utility/squared_error": float(squared_error(released, raw)), "utility/psnr": psnr(released, raw)}
+
+
 def image_quality(released: torch.Tensor, raw: torch.Tensor) -> dict[str, float]:
-    """The release's quality against the raw images, as logged: ``utility/psnr`` (dB), ``utility/ssim`` and
+    """The release's quality against the raw images, as logged: its :func:`distortion`, ``utility/ssim`` and
     ``utility/mean_pixel`` (the release's mean brightness; the raw AMNIST test images average about 0.13)."""
     with torch.no_grad():
-        return {"utility/psnr": psnr(released, raw), "utility/ssim": ssim(released, raw),
-                "utility/mean_pixel": float(released.mean())}
+        return distortion(released, raw) | {"utility/ssim": ssim(released, raw), "utility/mean_pixel": float(released.mean())}

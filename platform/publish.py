@@ -12,6 +12,7 @@ import pandas as pd
 from mlflow.tracking import MlflowClient
 
 from core.commands import command
+from platform.figures.game_curves import log_game_curves
 from platform.figures.html_report import write_sweep_report
 from platform.figures.summary_figures import draw_summary
 from platform.results import tracking
@@ -25,8 +26,8 @@ from search_spaces import Preset, SweepFigure, SweepTrials
 
 
 def publish(client: MlflowClient, parent_id: str, preset: Preset) -> SweepSummary:
-    """Read the sweep's summary once, log it with its figures on the parent run, draw and log the preset's own sweep
-    figures, and return the summary.
+    """Read the sweep's summary once, log it with its figures on the parent run, each trial's game curves on its run,
+    draw and log the preset's own sweep figures, and return the summary.
 
     A sweep figure that raises costs only itself: the summary is already logged, the other figures still are, and
     ``error: sweep figure <name> failed: <exception>`` goes to stderr (one line each; the command's exit is unchanged).
@@ -34,6 +35,7 @@ def publish(client: MlflowClient, parent_id: str, preset: Preset) -> SweepSummar
     summary = read_summary(client, parent_id, preset)
     with tempfile.TemporaryDirectory() as tmp:
         log_summary(client, parent_id, summary, draw_summary(summary, preset, Path(tmp)))
+    log_game_curves(client, summary.trials)
     if preset.sweep_figures:
         table = summary.trials.assign(pareto_front=summary.front)
         trials = SweepTrials(table, histories(client, table, preset.sweep_history))

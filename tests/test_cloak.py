@@ -211,6 +211,11 @@ def test_trial_reports_the_gaussian_baseline_at_equal_information() -> None:
     assert information_removed(v, m["leakage/gaussian_sigma"]) == pytest.approx(m["leakage/info_removed"], abs=1e-4)
     assert m["utility/gaussian_gap"] == pytest.approx(m["utility/accuracy"] - m["utility/gaussian_accuracy"])
     assert 0.5 <= m["utility/gaussian_accuracy"] <= 1.0
+    # the distortion is the sifted test draw's (the one the figure shows), not a fresh draw's
+    sifted, raw = last.trial.sifted_test, last.trial.test.x
+    assert m["utility/squared_error"] == pytest.approx(float((sifted - raw).pow(2).flatten(1).sum(1).mean()), rel=1e-5)
+    per_image_mse = (sifted - raw).pow(2).flatten(1).mean(1)
+    assert m["utility/psnr"] == pytest.approx(float((10 * torch.log10(1 / per_image_mse)).mean()), rel=1e-5)
 
 
 # ---------------------------------------------------------------- the kNN estimator and the equal-accuracy baseline

@@ -46,4 +46,6 @@ def test_a_black_release_scores_low_and_its_mean_pixel_is_logged() -> None:
     assert quality["utility/mean_pixel"] == 0.0
     assert quality["utility/psnr"] == pytest.approx(psnr(black, raw))
     assert quality["utility/psnr"] < 6  # uniform pixels: MSE 1/3, about 4.8 dB
+    # the game's distortion on the whole split: each image's pixels' squares summed, then the mean over the 4 images
+    assert quality["utility/squared_error"] == pytest.approx(float((raw**2).sum() / 4), rel=1e-6)
     assert image_quality(raw, raw)["utility/ssim"] == pytest.approx(1.0, abs=1e-6)

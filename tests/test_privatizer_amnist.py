@@ -92,6 +92,9 @@ def test_checkpoint_serves_the_same_release_and_feeds_the_farm(tmp_path: Path) -
     m, outcomes = play(algorithm=2)
     metrics = outcomes[-1].metrics  # a checkpoint epoch: the in-game and the retrained secret terms side by side
     assert {"leakage/secret_term", "leakage/retrained_secret_term", "leakage/retrained_secret_accuracy"} <= set(metrics)
+    # the game's curves every epoch: its distortion and how hard it pushes the U-Net
+    assert {"utility/squared_error", "utility/psnr", "utility/ssim"} <= set(metrics)
+    assert all(o.metrics["train/privatizer_grad_norm"] > 0 for o in outcomes)
     write_checkpoint(m, tmp_path)
     assert (tmp_path / "released.png").stat().st_size > 1000
     served = Privatizer.load_release(cfg.as_dict(), str(tmp_path))

@@ -16,7 +16,8 @@ from trainables.tune_loop import KILL_ENV
 
 SHARED_METRICS = ("utility/accuracy", "attack/deep/accuracy", "train/loss_releaser", "train/loss_adversary",
                   "train/squared_error", "train/privacy_term", "leakage/normalised_alpha_mi", "utility/psnr",
-                  "utility/ssim", "utility/fresh_accuracy", "utility/fixed_accuracy")
+                  "utility/ssim", "utility/fresh_accuracy", "utility/fixed_accuracy", "utility/squared_error",
+                  "train/releaser_grad_norm")
 
 
 def runs_by_role(workdir: Path) -> tuple[object, list]:
@@ -41,6 +42,7 @@ def test_smoke_sweep_logs_runs_metrics_and_front(workdir: Path) -> None:
     client = store(workdir)
     report = Path(next(line for line in out.stdout.splitlines() if line.startswith("report: ")).removeprefix("report: "))
     assert report == workdir / "reports" / f"{parent.info.run_name}.html" and report.stat().st_size > 10_000
+    assert "<h2>Does the game settle?</h2>" in report.read_text(encoding="utf-8")
     assert "report/report.html" in [a.path for a in client.list_artifacts(parent.info.run_id, "report")]
 
     assert parent.info.status == "FINISHED"
@@ -64,6 +66,7 @@ def test_smoke_sweep_logs_runs_metrics_and_front(workdir: Path) -> None:
         assert 0.0 <= child.data.metrics["attack/deep/accuracy"] <= 1.0
         assert child.data.tags["putlab.pareto_front"] in ("true", "false")
         assert [a.path for a in client.list_artifacts(child.info.run_id, "figures")] == ["figures/epoch001_released.png"]
+        assert [a.path for a in client.list_artifacts(child.info.run_id, "game")] == ["game/game_curves.png"]
         assert Path(child.data.tags["putlab.checkpoint"], "state.pt").exists()
 
     trials_csv = client.download_artifacts(parent.info.run_id, "front/trials.csv", str(workdir))

@@ -23,8 +23,10 @@ from attacks.exposure import GALLERY_PREFIX, fpr_text
 from attacks.learning_curve import FRACTIONS, percent
 from attacks.learning_curve_plot import FILE_PREFIX as CURVE_PREFIX
 from attacks.membership_stats import LOW_FPRS
+from platform.figures.game_curves import ARTIFACT_PATH as GAME_PATH
 from platform.results import tracking
 from platform.results.front_groups import value_text
+from platform.results.game import SETTLE_MARGIN, GameCurves, gap_text, read_game_curves
 from platform.results.numbers import clock, readable
 from platform.results.pareto import Axis
 from platform.results.summary import SweepSummary
@@ -163,6 +165,19 @@ def group_hypervolumes(metrics: dict[str, float], axis: str | None) -> list[tupl
     return [(value_text(value), v) for value, v in sorted(found)]
 
 
+def game_row(game: GameCurves) -> dict[str, Any] | None:
+    """What the report says of a trial's game at its last checkpoint: in-game and fresh adversaries, the gap and the
+    verdict (None when the trial has no in-game adversary)."""
+    if not game.has_game:
+        return None
+    verdict = game.verdict(SETTLE_MARGIN)
+    if verdict is None:
+        return {"epoch": None, "line": "no checkpoint with a fresh attacker"}
+    c = verdict.checkpoint
+    return {"epoch": c.epoch, "in_game": c.in_game, "fresh": {"value": c.fresh, "low": c.ci_low, "high": c.ci_high},
+            "attacker": c.attacker, "gap": gap_text(c.gap), "settles": verdict.settles, "line": verdict.line}
+
+
 def _duration(start_ms: int | None, end_ms: int | None) -> str:
     if not start_ms:
         return ""
@@ -212,6 +227,8 @@ def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary:
             "exposed_rows": exposed_rows(exposed_csv),
             "curves": learning_curves(run.data.metrics),
             "curve_images": latest_images([p for p in attack_pngs if CURVE_FILE.search(p.name)]),
+            "game": game_row(read_game_curves(client, run.info.run_id, row["name"])),
+            "game_images": [_png(p, "game curves") for p in _artifacts(client, run.info.run_id, GAME_PATH, tmp)],
         })
     figures = [_png(p, p.stem.replace("_", " ")) for p in _artifacts(client, parent_id, "front", tmp)]
     metrics = parent.data.metrics
@@ -236,6 +253,7 @@ def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary:
         "data": sorted((k.removeprefix("data/"), v) for k, v in metrics.items() if k.startswith("data/")),
         "config": sorted(params.items()),
         "figures": figures, "trials": trials, "curve_percents": [percent(f) for f in FRACTIONS],
+        "settle_margin": SETTLE_MARGIN,
         "registered": registered_points(client, {r.info.run_id: r.info.run_name for r in runs.values()}),
     }
 

@@ -13,6 +13,7 @@ mechanisms' fronts compare.
 """
 from __future__ import annotations
 
+import math
 from functools import partial
 
 import torch
@@ -22,6 +23,7 @@ from torch.nn import functional as F
 from attacks.base import CheckpointInputs, ReferenceData
 from attacks.reference import reference_cache_dir
 from core.data import Split
+from core.image_quality import image_quality
 from core.nets import SmallCNN, StochasticUNet
 from core.training import batches, evaluate, fit_classifier, predict_logits
 from trainables.image_game import ImageGame, classifier_reference
@@ -118,7 +120,8 @@ class Privatizer(ImageGame):
         """One pass over the training split: estimator steps on fresh batches, then one privatizer step per batch."""
         cfg, train, gen = self.cfg, self.train, self.gen
         n, device = len(train), train.x.device
-        sums = {"loss_privatizer": 0.0, "loss_estimators": 0.0, "utility_term": 0.0, "secret_term": 0.0}
+        sums = {"loss_privatizer": 0.0, "loss_estimators": 0.0, "utility_term": 0.0, "secret_term": 0.0,
+                "privatizer_grad_norm": 0.0}
         steps = 0
         for idx in batches(n, cfg.batch_size, gen, device):
             for _ in range(cfg.estimator_steps if self.opt_est is not None else 0):
@@ -140,6 +143,8 @@ class Privatizer(ImageGame):
             loss = privatizer_loss(log_p_u_x, log_p_u_q, log_p_s_q, log_p_s, cfg.alpha)
             self.opt_q.zero_grad(set_to_none=True)
             loss.backward()
+            # the U-Net's gradient norm (nothing clipped): how hard the game pushes the privatizer, as the releaser's
+            sums["privatizer_grad_norm"] += torch.nn.utils.clip_grad_norm_(self.unet.parameters(), math.inf).item()
             self.opt_q.step()
             steps += 1
             sums["loss_privatizer"] += loss.item()
@@ -148,8 +153,9 @@ class Privatizer(ImageGame):
         return {f"train/{k}": v / steps for k, v in sums.items()}
 
     def evaluate(self, attack: bool) -> dict[str, float]:
-        """Utility (P(u|q) and the provider's φ on the release), the in-game η, both loss terms; with ``attack``, a
-        fresh deep attacker, the secret term read by a freshly retrained estimator and the data user's classifiers."""
+        """Utility (P(u|q) and the provider's φ on the release), image quality, the in-game η, both loss terms; with
+        ``attack``, a fresh deep attacker, the secret term read by a freshly retrained estimator and the data user's
+        classifiers."""
         test, released_test = self.test, self.release_test()
         log_u_x = _picked(predict_logits(self.phi, test.x), test.u)
         log_u_q = _picked(predict_logits(self.utility_on_release, released_test), test.u)
@@ -161,7 +167,7 @@ class Privatizer(ImageGame):
             "train/adversary_accuracy": evaluate(self.eta, released_test, test.s, self.s_classes),
             "leakage/utility_term": (log_u_x - log_u_q).mean().item(),
             "leakage/secret_term": (log_s_q - self.log_prior[test.s]).mean().item(),
-        }
+        } | image_quality(released_test, test.x)
         return metrics | (self.deep_attack() | self.retrained_term() | self.data_user() if attack else {})
 
     def retrained_term(self) -> dict[str, float]:

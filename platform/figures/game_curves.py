@@ -1,0 +1,102 @@
+"""The game curves of a trial (:mod:`platform.results.game`): one panel per quantity over the epochs, the fresh
+attacker's points at the checkpoints beside the in-game adversary's curve with their gap shaded, logged on the trial's
+run as ``game/game_curves.png`` when a sweep is published."""
+from __future__ import annotations
+
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+from mlflow.tracking import MlflowClient
+
+from platform.results.game import SETTLE_MARGIN, GameCurves, gap_text, read_game_curves
+
+FILE = "game_curves.png"
+ARTIFACT_PATH = "game"
+COLUMNS = 3
+PANEL = (3.6, 2.7)  # inches per panel
+DPI = 100
+IN_GAME = {"adversary": "in-game adversary", "utility": "in-game utility net"}  # legends of the panels with fresh points
+GAP_WIDTH = 0.18  # half-width, in epochs, of the shaded bar between the in-game adversary and the fresh attacker
+
+
+def _adversary_panel(ax: Axes, game: GameCurves, margin: float) -> None:
+    """The in-game adversary's curve, the fresh attacker at each checkpoint (with its interval) and the gap shaded:
+    red where it exceeds ``margin``, green where the game settles."""
+    for c in game.checkpoints:
+        color = "tab:red" if c.gap > margin else "tab:green"
+        ax.fill_between([c.epoch - GAP_WIDTH, c.epoch + GAP_WIDTH], c.in_game, c.fresh, color=color, alpha=0.25, lw=0)
+        ax.annotate(f"gap {gap_text(c.gap)}", (c.epoch + GAP_WIDTH, (c.in_game + c.fresh) / 2), fontsize=7,
+                    color=color, va="center", xytext=(3, 0), textcoords="offset points")
+    for name in dict.fromkeys(c.attacker for c in game.checkpoints):
+        shown = [c for c in game.checkpoints if c.attacker == name]
+        errors = [[c.fresh - (c.ci_low if c.ci_low is not None else c.fresh) for c in shown],
+                  [(c.ci_high if c.ci_high is not None else c.fresh) - c.fresh for c in shown]]
+        ax.errorbar([c.epoch for c in shown], [c.fresh for c in shown], yerr=errors, fmt="D", color="tab:red",
+                    ms=5, capsize=3, ls="--" if len(shown) > 1 else "none", label=name)
+
+
+def _panel(ax: Axes, game: GameCurves, index: int, margin: float) -> None:
+    curve = game.curves[index]
+    ax.plot(curve.epochs, curve.values, marker="o", ms=4, color="tab:blue", label=IN_GAME.get(curve.key, curve.metric))
+    if curve.key == "adversary":
+        _adversary_panel(ax, game, margin)
+    if curve.key == "utility" and game.fresh_utility:
+        ax.plot([e for e, _ in game.fresh_utility], [v for _, v in game.fresh_utility], "s", color="tab:orange", ms=5,
+                label="fresh digit classifier (data user)")
+    ax.set_title(curve.label, fontsize=9)
+    ax.set_xlabel("epoch", fontsize=8)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.tick_params(labelsize=7)
+    ax.grid(alpha=0.3)
+    if curve.key in IN_GAME:
+        ax.legend(fontsize=6, loc="best")
+
+
+def plot_game_curves(game: GameCurves, path: str | Path, margin: float = SETTLE_MARGIN) -> Path:
+    """PNG of ``game``: a panel per curve, titled with the trial and its verdict at the last checkpoint."""
+    rows = -(-len(game.curves) // COLUMNS)
+    fig = Figure(figsize=(PANEL[0] * COLUMNS, PANEL[1] * rows + 0.6))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(rows, COLUMNS, squeeze=False).ravel()
+    epochs = [e for c in game.curves for e in c.epochs]
+    for index, ax in enumerate(axes):
+        if index >= len(game.curves):
+            ax.set_visible(False)
+            continue
+        _panel(ax, game, index, margin)
+        ax.set_xlim(min(epochs) - 0.5, max(epochs) + 0.8)
+    verdict = game.verdict(margin)
+    title = f"{game.trial}: " + (verdict.line if verdict else "no checkpoint with a fresh attacker yet")
+    fig.suptitle(textwrap.fill(title, 130), fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    return Path(path)
+
+
+def log_game_curves(client: MlflowClient, trials: pd.DataFrame) -> int:
+    """Draw the game curves of every trial (a row with ``run_id`` and ``name``) that has an in-game adversary and log
+    them on its run as ``game/game_curves.png``; returns how many were drawn. A trial whose figure fails costs only
+    itself (one line on stderr)."""
+    drawn = 0
+    if trials.empty:
+        return drawn
+    with tempfile.TemporaryDirectory() as tmp:
+        for run_id, trial in zip(trials["run_id"], trials["name"], strict=True):
+            try:
+                game = read_game_curves(client, run_id, trial)
+                if not game.has_game:
+                    continue
+                path = plot_game_curves(game, Path(tmp) / FILE)
+                client.log_artifact(run_id, str(path), artifact_path=ARTIFACT_PATH)
+                drawn += 1
+            except Exception as exc:  # noqa: BLE001 - one trial's picture must not cost the sweep its report
+                print(f"error: game curves of [{trial}] failed: {type(exc).__name__}: {exc}".splitlines()[0],
+                      file=sys.stderr, flush=True)
+    return drawn
