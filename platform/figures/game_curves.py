@@ -52,7 +52,7 @@ def _panel(ax: Axes, game: GameCurves, index: int, margin: float) -> None:
                 label="fresh digit classifier (data user)")
     ax.set_title(curve.label, fontsize=9)
     ax.set_xlabel("epoch", fontsize=8)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
     ax.tick_params(labelsize=7)
     ax.grid(alpha=0.3)
     if curve.key in IN_GAME:
