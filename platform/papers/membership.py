@@ -62,7 +62,7 @@ class WithinBound:
         past = informative & (means[f"{self.advantage}/ci_low"] > bound_high)
         names = trials[point_keys(trials, runs.label_keys)].groupby(index).first().loc[means.index]
         points = "; ".join(f"{_name(names.loc[i])}: {readable(means.loc[i, self.advantage])} vs {readable(bound[i])}"
-                           + (" (past)" if past[i] else "" if informative[i] else " (vacuous)") for i in means.index)
+                           + _mark(past[i], informative[i], bound[i]) for i in means.index)
         useful, count = int(informative.sum()), int(past.sum())
         seeds = seed_count(trials)
         if useful == 0:
@@ -76,6 +76,15 @@ class WithinBound:
     def describe(self) -> str:
         return (f"points where ½√`{self.rho}/ci_high` < 1 and `{self.advantage}/ci_low` exceeds it (means over "
                 "seeds)")
+
+
+def _mark(past: bool, informative: bool, bound: float) -> str:
+    """How a point of :class:`WithinBound` counts: past the bound, vacuous, or (no mark) within an informative bound."""
+    if past:
+        return " (past)"
+    if informative:
+        return ""
+    return " (vacuous)" if bound >= 1 else " (vacuous: 1 at ρ_KL's upper end)"
 
 
 def _name(keys: pd.Series) -> str:
