@@ -454,7 +454,10 @@ def test_a_quantity_two_rows_test_is_counted_once():
     rows = evaluate([mean, median], {"adult-n": study})
     assert [r.verdict for r in rows] == ["agrees", "counted in row 1"]
     assert tally(rows) == "**2 rows**: 1 agrees, 1 counted in row 1"
-    fig1 = [r for r in evaluate(CLAIMS, {"adult-n": study}) if r.claim.item == "Fig. 1" and r.claim.quantity == "ρ_KL"]
+    unmeasured = replace(mean, measure=Trend("not-logged", "n", -1))  # e.g. an attacker the sweep did not run yet
+    assert [r.verdict for r in evaluate([unmeasured, median], {"adult-n": study})] == ["—", "agrees"]
+    named = replace(study, trials=table.assign(**{"leakage/kl/rho": table["rho"], "leakage/kl/rho/median": table["rho"]}))
+    fig1 = [r for r in evaluate(CLAIMS, {"adult-n": named}) if r.claim.item == "Fig. 1" and r.claim.quantity == "ρ_KL"]
     assert [r.verdict.startswith("counted in row") for r in fig1] == [False, True]  # the paper's line, then the median
 
 

@@ -155,7 +155,7 @@ def holds(claim: Claim, measured: Measured) -> bool:
 
 def evaluate(claims: Sequence[Claim], runs: dict[str, StudyRuns], studies: Sequence[Study] = STUDIES) -> list[Row]:
     """Every claim against its study's runs (a study without a sweep: "not run"), its verdict checked against the
-    collapsed seeds it reads, and a quantity an earlier row tests counted there."""
+    collapsed seeds it reads, and a quantity an earlier row tests (with something measured) counted there."""
     by_key = {s.key: s for s in studies}
     first: dict[tuple[str, str, str], int] = {}
     rows = []
@@ -172,7 +172,7 @@ def evaluate(claims: Sequence[Claim], runs: dict[str, StudyRuns], studies: Seque
         key = (claim.paper, claim.item, claim.quantity)
         if claim.quantity and key in first:
             found = SAME_AS.format(first[key])
-        elif claim.quantity:
+        elif claim.quantity and found not in (NOTHING, OWN_ROW):  # a row with nothing measured counts nothing
             first[key] = number
         rows.append(Row(claim, measured, found, study_runs, study, level_test(claim, measured),
                         tuple(trial_name(study_runs, i) for i in read)))
