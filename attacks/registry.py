@@ -17,6 +17,7 @@ PLUGINS: tuple[str, ...] = (
     "attacks.rmia",
     "attacks.lira",
     "attacks.knn",
+    "attacks.fresh_adversary",
 )
 
 

@@ -68,16 +68,17 @@ def family(budget: AttackBudget, base_width: int) -> list[Candidate]:
 
 
 def tune_classifier(build: ModelBuilder, x: torch.Tensor, y: torch.Tensor, num_classes: int,
-                    budget: AttackBudget, base_width: int) -> TunedFit:
+                    budget: AttackBudget, base_width: int, std_floor: float = 0.01) -> TunedFit:
     """Fit the family on (x, y) with early stopping on a validation split of it; return the best on validation.
 
     ``x``/``y`` are the attacker's *training* data (released training split); nothing else is read.
-    Per-step labels [N, T] need a network with logits [N, classes, T].
+    Per-step labels [N, T] need a network with logits [N, classes, T]. ``std_floor``: the input standardisation's
+    floor (:meth:`core.nets.Standardized.statistics`).
     """
     train_idx, val_idx = validation_split(len(x), budget.attack_val_fraction, budget.seed)
     train_idx, val_idx = train_idx.to(x.device), val_idx.to(x.device)
     train, val = (x[train_idx], y[train_idx]), (x[val_idx], y[val_idx])
-    mean, std = Standardized.statistics(train[0])
+    mean, std = Standardized.statistics(train[0], std_floor)
     stopping = EarlyStopping(budget.attack_epochs, budget.attack_patience)
     fits: dict[Candidate, EarlyStoppedFit] = {}
     for i, cand in enumerate(family(budget, base_width)):

@@ -57,10 +57,12 @@ class Standardized(nn.Module):
         self.register_buffer("std", std)
 
     @staticmethod
-    def statistics(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Per-feature mean and standard deviation of ``x`` [N, ...]; a feature's std is floored at 1 % of the average std."""
+    def statistics(x: torch.Tensor, floor: float = 0.01) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-feature mean and standard deviation of ``x`` [N, ...]; a feature's std is floored at ``floor`` times the
+        average std (1 %: a near-constant feature of the training data is scaled up to be learnt; 1: none is scaled
+        up more than the average one, for a network that reads data other than its training data)."""
         mean, std = x.mean(0, keepdim=True), x.std(0, keepdim=True) if len(x) > 1 else torch.ones_like(x[:1])
-        return mean, std.clamp_min(0.01 * float(std.mean()) + 1e-8)
+        return mean, std.clamp_min(floor * float(std.mean()) + 1e-8)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.inner((x - self.mean) / self.std)

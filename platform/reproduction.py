@@ -6,7 +6,9 @@ Each study (platform/papers/, one module per paper) is one sweep command writing
 paper's number, putlab's with its seed band and test, the verdict, the row's data, scale and caveat), and names the
 command that re-runs the row. Beside the report, each study's folder keeps the sweep's figures and a snapshot of its
 runs (``study.json``, ``trials.csv``): a study the store lacks is read from its snapshot, so the report regenerates
-anywhere. ``--run`` first runs the sweeps of studies that have none yet (``--rerun``: all of them again).
+anywhere; ``--snapshots`` reads the snapshots alone (no store, no sweep run): the way to regenerate the committed
+report after its code changed. ``--run`` first runs the sweeps of studies that have none yet (``--rerun``: all of them
+again).
 """
 from __future__ import annotations
 
@@ -118,15 +120,22 @@ def run_study(study: Study, tracking_uri: str) -> None:
 
 def run(argv: list[str] | None = None) -> int:
     """Run missing studies (with ``--run``), evaluate every claim, write the report; returns the exit code."""
-    p = argparse.ArgumentParser(prog="python -m platform.reproduction", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m platform.reproduction",
+                                description="The reproduction report from the studies' sweeps in MLflow, or from "
+                                            "the snapshots committed beside it (--snapshots).")
     p.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite:///<cwd>/mlflow.db)")
     p.add_argument("--run", action="store_true", help="first run the sweeps of studies that have none yet")
     p.add_argument("--rerun", action="store_true", help="first run every study's sweep again")
     p.add_argument("--only", help="comma-separated study keys to run (default: all)")
     p.add_argument("--out", help=f"report path in an existing folder (default {REPORT}; figures go to its folder)")
+    p.add_argument("--snapshots", action="store_true",
+                   help="regenerate from the studies' snapshots beside the report only: read no MLflow store, run "
+                        "no sweep (the committed report after a change to its code)")
     args = p.parse_args(argv)
     silence()
     preflight.check_not_empty(args, "tracking_uri", "only", "out")
+    if args.snapshots and (args.run or args.rerun or args.tracking_uri is not None):
+        raise UsageError("--snapshots reads no store and runs no sweep: leave out --run, --rerun and --tracking-uri")
     if args.out is not None:
         preflight.check_out_file(Path(args.out))
     known = {s.key: s for s in STUDIES}
@@ -135,8 +144,9 @@ def run(argv: list[str] | None = None) -> int:
     if unknown:
         raise UsageError(f"unknown study {', '.join(unknown)}; known: {', '.join(known)}")
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
-    client = tracking.connect(tracking_uri, create=args.run or args.rerun)  # without --run it only reads the store
-    if args.run or args.rerun:
+    # without --run it only reads the store; with --snapshots it reads none
+    client = None if args.snapshots else tracking.connect(tracking_uri, create=args.run or args.rerun)
+    if client is not None and (args.run or args.rerun):
         for key in only:
             if args.rerun or newest_sweep(client, known[key], finished_only=True) is None:
                 run_study(known[key], tracking_uri)
@@ -145,8 +155,8 @@ def run(argv: list[str] | None = None) -> int:
     runs: dict[str, StudyRuns] = {}
     figures: dict[str, list[Path]] = {}
     for study in STUDIES:
-        found = newest_sweep(client, study)
-        if found is not None:
+        found = newest_sweep(client, study) if client is not None else None
+        if client is not None and found is not None:
             parent_id, runs[study.key] = found
             figures[study.key] = copy_figures(client, parent_id, study, out)
             snapshot.save(runs[study.key], out / study.key)
@@ -159,6 +169,9 @@ def run(argv: list[str] | None = None) -> int:
     missing = [s.key for s in STUDIES if s.key not in runs]
     if missing:
         print(f"studies without a sweep or a snapshot: {', '.join(missing)} (run them with --run)")
+    stale = sorted(f.name for f in out.iterdir() if f.is_dir() and f.name not in runs) if out.is_dir() else []
+    if stale:
+        print(f"folders in {out} of studies the report does not show: {', '.join(stale)}")
     return 0
 
 

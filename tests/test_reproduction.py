@@ -7,6 +7,7 @@ import math
 import subprocess
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,7 @@ from scipy import stats
 
 from platform.papers import snapshot
 from platform.papers.catalogue import CLAIMS, PAPERS, STUDIES
-from platform.papers.claim import OWN, SANITY, Claim
+from platform.papers.claim import EXACT, LEVEL, OWN, SANITY, Claim, Study
 from platform.papers.measures import (
     AgainstBaseline,
     BestUnder,
@@ -25,10 +26,15 @@ from platform.papers.measures import (
     Measured,
     ParentMetric,
     PointMetric,
+    Release,
     StudyRuns,
     Trend,
+    equivalence_p,
+    paired,
 )
-from platform.papers.report import evaluate, render, verdict
+from platform.papers.membership import WithinBound
+from platform.papers.privatizer import BoundMargin, OverTrials
+from platform.papers.report import Row, evaluate, render, studies_table, tally, verdict
 from platform.reproduction import copy_figures
 from platform.results import tracking
 
@@ -36,7 +42,14 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def runs(trials: pd.DataFrame, parent: dict[str, float] | None = None) -> StudyRuns:
-    return StudyRuns("sweep-x", "quick", parent or {}, trials, ("alpha", "lam", "seed"))
+    return StudyRuns("sweep-x", "quick", parent or {}, trials, ("alpha", "lam", "seed"), dataset="amnist")
+
+
+def t_band(values: list[float]) -> tuple[float, float]:
+    """The Student t 95 % interval of the mean, by hand: mean ± t(0.975, n − 1) · s / √n."""
+    x = np.asarray(values)
+    half = stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x))
+    return x.mean() - half, x.mean() + half
 
 
 TRIALS = pd.DataFrame({
@@ -48,11 +61,13 @@ TRIALS = pd.DataFrame({
 })
 
 
-def test_point_metric_is_the_mean_over_seeds_with_the_min_max_band():
+def test_point_metric_is_the_mean_over_seeds_with_its_t_interval():
     measured = PointMetric("utility/accuracy", {"alpha": 1.0, "lam": 3.0})(runs(TRIALS))
     assert measured.value == pytest.approx(0.75)
-    assert (measured.low, measured.high) == (0.70, 0.80)
-    assert "2 seeds" in measured.band
+    # 0.75 ± 12.706 · 0.0707 / √2: two seeds say almost nothing
+    assert (measured.low, measured.high) == pytest.approx(t_band([0.80, 0.70]))
+    assert (measured.low, measured.high) == pytest.approx((0.1147, 1.3853), abs=1e-4)
+    assert "2 seeds" in measured.band and measured.seeds == 2 and measured.groups == ((0.80, 0.70),)
     assert PointMetric("utility/accuracy", {"alpha": math.inf})(runs(TRIALS)).value == pytest.approx(0.55)
 
 
@@ -87,7 +102,7 @@ def seeded(values: np.ndarray, axis: list[float]) -> StudyRuns:
     """A study of len(axis) points × len(values) // len(axis) seeds with the given per-trial values."""
     seeds = len(values) // len(axis)
     table = pd.DataFrame({"n": axis * seeds, "seed": np.repeat(np.arange(seeds), len(axis)), "rho": values})
-    return StudyRuns("s", "p", {}, table, ("n", "seed"))
+    return StudyRuns("s", "p", {}, table, ("n", "seed"), dataset="adult")
 
 
 FALLS = Claim("membership", "Fig. 2", "", "falls with n", "adult-n", Trend("rho", "n", -1))
@@ -123,7 +138,7 @@ def test_a_direction_needs_three_seeds():
 def test_a_stand_in_row_never_agrees():
     axis = [10.0, 30.0, 100.0, 300.0, 1000.0]
     table = seeded(np.array([3.0, 1.0, 0.3, 0.1, 0.03] * 3), axis).trials
-    synthetic = StudyRuns("s", "p", {"data/synthetic": 1.0}, table, ("n", "seed"))
+    synthetic = StudyRuns("s", "p", {"data/synthetic": 1.0}, table, ("n", "seed"), dataset="eco")
     assert verdict(FALLS, FALLS.measure(synthetic), synthetic) == "stand-in"
     value = Claim("alpha-mi", "", "", "57.8 %", "eco-si", ParentMetric("x"), target=0.578)
     assert verdict(value, Measured(0.578, 0.57, 0.59), synthetic) == "stand-in"
@@ -146,8 +161,11 @@ def test_a_value_agrees_only_inside_the_band_or_interval():
     assert verdict(claim, Measured(0.85, 0.80, 0.915), runs(TRIALS)) == "agrees"
     assert verdict(claim, Measured(math.nan, text="not run"), None) == "not run"
     assert verdict(claim, Measured(math.nan, text="not measured"), runs(TRIALS)) == "—"
-    nowhere = BestUnder("utility/accuracy", "attack/max/accuracy", 0.5)(runs(TRIALS))  # every attacker reads > 0.5
-    assert math.isnan(nowhere.value) and verdict(claim, nowhere, runs(TRIALS)) == "differs"  # point not reached
+    three = runs(pd.concat([TRIALS, TRIALS.assign(seed=2)], ignore_index=True))
+    nowhere = BestUnder("utility/accuracy", "attack/max/accuracy", 0.5)(three)  # every attacker reads > 0.5
+    assert math.isnan(nowhere.value) and verdict(claim, nowhere, three) == "differs"  # point not reached
+    assert verdict(claim, BestUnder("utility/accuracy", "attack/max/accuracy", 0.5)(runs(TRIALS)),
+                   runs(TRIALS)) == "too few seeds"  # two seeds settle nothing, not even an unreached point
     above = Claim("alpha-mi", "", "", "> 90 %", "eco", ParentMetric("x"), target=0.9, direction="above")
     assert verdict(above, Measured(0.95, 0.92, 0.97), runs(TRIALS)) == "agrees"
     assert verdict(above, Measured(0.91, 0.88, 0.93), runs(TRIALS)) == "inconclusive"  # the band straddles it
@@ -163,7 +181,7 @@ def test_every_claim_names_a_known_paper_and_study():
 def test_render_lists_every_claim_and_says_which_studies_did_not_run(tmp_path):
     parent = {"baseline/utility/accuracy": 0.96, "baseline/utility/accuracy/ci_low": 0.95,
               "baseline/utility/accuracy/ci_high": 0.97}
-    found = {"amnist": runs(TRIALS, parent)}
+    found = {"amnist-scale": runs(TRIALS, parent)}
     rows = evaluate(CLAIMS, found)
     text = render(rows, found, {}, tmp_path / "reproduction.md")
     assert text.count("\n| ") >= len(CLAIMS) + len(STUDIES)
@@ -177,7 +195,7 @@ def test_every_row_shows_its_data_scale_and_caveat_whatever_the_verdict(tmp_path
     claim = Claim("alpha-mi", "Fig. 9", "n = 5", "50 %", "amnist", ParentMetric("x"), 0.5, caveat="a smaller net",
                   substitute="AMNIST subset")
     study = StudyRuns("amnist-1", "quick", {"x": 0.5, "x/ci_low": 0.45, "x/ci_high": 0.55}, TRIALS,
-                      ("alpha", "lam", "seed"), config={"n_train": "2000", "epochs": "4"})
+                      ("alpha", "lam", "seed"), dataset="amnist", config={"n_train": "2000", "epochs": "4"})
     rows = evaluate([claim], {"amnist": study})
     assert rows[0].verdict == "agrees"
     text = render(rows, {"amnist": study}, {}, tmp_path / "reproduction.md")
@@ -193,7 +211,7 @@ def test_the_studies_table_marks_a_sweep_on_synthetic_data(tmp_path):
     assert synthetic.data == "eco (synthetic stand-in)" and real.data == "eco"
     text = render(evaluate(CLAIMS, {"eco": synthetic}), {"eco": synthetic}, {}, tmp_path / "reproduction.md")
     assert ("| eco | eco-1 | 2026-11-26 02:00 | 1 node, 2 CPUs, no GPU | 12 | 6 trials (3 points × 2 seeds) | "
-            "eco (synthetic stand-in) |") in text
+            "eco (synthetic stand-in) | none |") in text
 
 
 def test_a_snapshot_gives_back_the_study(tmp_path):
@@ -236,20 +254,23 @@ def test_difference_drop_and_more_than_claims():
     diff = Difference("attack/max/accuracy", "noise/attack", -1)(runs(table))
     differences = table["attack/max/accuracy"] - table["noise/attack"]
     assert diff.value == pytest.approx(differences.mean())
-    assert (diff.low, diff.high) == pytest.approx((-0.08, 0.02))
+    assert (diff.low, diff.high) == pytest.approx(t_band(list(differences)))
     assert diff.p_value == pytest.approx(stats.wilcoxon(differences).pvalue)
     ahead = Claim("cloak", "", "", "", "cloak", Difference("attack/max/accuracy", "noise/attack", -1))
-    three = StudyRuns("s", "p", {}, pd.concat([table] * 2).assign(seed=[0, 1, 0, 1, 0, 1, 2, 2, 2, 2, 2, 2]),
-                      ("alpha", "lam", "seed"))
+    three = runs(pd.concat([table] * 2).assign(seed=[0, 1, 0, 1, 0, 1, 2, 2, 2, 2, 2, 2]))
     assert three.seeds == 3
     assert verdict(ahead, Measured(-0.03, -0.08, 0.01, p_value=0.01), three) == "agrees"
     assert verdict(ahead, Measured(0.03, -0.01, 0.08, p_value=0.01), three) == "differs"
     assert verdict(ahead, Measured(-0.03, -0.08, 0.02, p_value=0.2), three) == "inconclusive"
-    # lowest attacker mean where utility ≤ 0.8: the (inf, 3) point at 0.54 (band 0.52–0.56); raw 0.9
-    drop = Drop("attack/max/accuracy", "raw", "utility/accuracy", 0.8)(runs(TRIALS, {"raw": 0.9}))
-    assert (drop.value, drop.low, drop.high) == pytest.approx((0.36, 0.34, 0.38))
-    more = Claim("alpha-mi", "", "", "> 26 points", "eco", ParentMetric("raw"), 0.33, direction="above")
-    assert verdict(more, drop, runs(TRIALS)) == "agrees"  # the whole band clears 0.33
+    # lowest attacker mean where utility ≤ 0.8: the (inf, 3) point, seeds 0.52, 0.56, 0.54; raw 0.9
+    third = TRIALS[TRIALS["seed"] == 0].assign(seed=2, **{"attack/max/accuracy": [0.89, 0.6, 0.54]})
+    tight = pd.concat([TRIALS, third], ignore_index=True)
+    drop = Drop("attack/max/accuracy", "raw", "utility/accuracy", 0.8)(runs(tight, {"raw": 0.9}))
+    low, high = t_band([0.52, 0.56, 0.54])  # 0.54 ± 4.303 · 0.02 / √3
+    assert (drop.value, drop.low, drop.high) == pytest.approx((0.36, 0.9 - high, 0.9 - low))
+    more = Claim("alpha-mi", "", "", "> 26 points", "eco", ParentMetric("raw"), 0.26, direction="above")
+    assert verdict(more, drop, runs(tight)) == "agrees"  # the whole interval, from 0.31, clears 0.26
+    assert verdict(replace(more, target=0.33), drop, runs(tight)) == "inconclusive"  # it straddles 0.33
     chosen = BestUnder("utility/accuracy", "attack/max/accuracy", 0.6, report="attack/max/accuracy")(runs(TRIALS))
     assert chosen.value == pytest.approx(0.60)  # the attacker's reading at the best-utility point (1, 3)
 
@@ -304,3 +325,224 @@ def test_against_the_baseline_each_trial_meets_its_own_seeds_curve():
     pooled = StudyRuns("s", "p", {}, mine.drop(columns="seed"), ("lam",), baseline=base.drop(columns="seed"))
     assert AgainstBaseline("u", "a")(pooled).value != pytest.approx(-0.10)  # one curve over both seeds differs
     assert math.isnan(AgainstBaseline("u", "a")(runs(TRIALS)).value)  # no baseline ran
+
+
+# --- verdicts a degenerate seed cannot pass -------------------------------------------------------------------------
+
+AMNIST_LIKE = ("alpha", "lam", "seed")
+
+
+def amnist_study(table: pd.DataFrame, **parent: float) -> StudyRuns:
+    return StudyRuns("amnist-x", "scale", dict(parent), table, AMNIST_LIKE, dataset="amnist")
+
+
+def test_a_value_agrees_inside_the_t_interval_not_inside_the_min_max_band():
+    # eight seeds of one point, one of them far off: its minimum reaches 0.60, the mean's interval does not
+    values = [0.90, 0.91, 0.92, 0.90, 0.91, 0.92, 0.90, 0.60]
+    table = pd.DataFrame({"alpha": 1.0, "lam": 10.0, "seed": range(8), "attack/max/accuracy": values})
+    measured = PointMetric("attack/max/accuracy")(amnist_study(table))
+    low, high = t_band(values)  # 0.8575 ± 2.365 · 0.1073 / √8 = [0.768, 0.947]
+    assert (measured.low, measured.high) == pytest.approx((low, high))
+    assert min(values) < 0.65 < low  # inside the min–max band, outside the interval
+    claim = Claim("alpha-mi", "", "", "65 %", "amnist", PointMetric("attack/max/accuracy"), 0.65)
+    assert verdict(claim, measured, amnist_study(table)) == "differs"
+    assert verdict(replace(claim, target=0.80), measured, amnist_study(table)) == "agrees"
+
+
+def test_the_collapse_rule_reads_chance_from_the_data_classes():
+    trials = pd.DataFrame({
+        "utility/fresh_accuracy": [0.10, 0.92, 0.92, 0.105, 0.50],
+        "attack/deep/accuracy": [0.50, 0.50, 0.88, 0.60, 0.70],
+        "attack/thickness/accuracy": [0.50, 0.5004, 0.50, 0.60, 0.70],
+        "attack/max/accuracy": [0.50, 0.50, 0.88, 0.60, 0.70],
+    })
+    # the digit has 10 classes (chance 0.1), thickness 2 (chance 0.5): a constant release, every attacker at chance,
+    # one attacker only at chance (a raw-trained one on noise), a utility near but not at chance, half the digits
+    collapsed = Release("amnist", "utility/fresh_accuracy").collapsed(trials)
+    assert collapsed.tolist() == [True, True, False, False, False]
+    # Cloak's data user reads 'digit > 5' (2 classes): 0.5 is its chance, where the digit's 10 classes say 0.1
+    assert Release("mnist32", "utility/fresh_accuracy", utility_classes=2).collapsed(trials).tolist() == [
+        True, True, False, False, True]
+
+
+def collapsed_study() -> tuple[StudyRuns, Study]:
+    """Four seeds of one point; seed 1's release collapsed (the digit at 0.1, every attacker at 0.5)."""
+    table = pd.DataFrame({"alpha": 1.0, "lam": 300.0, "seed": [0, 1, 2, 3],
+                          "utility/fresh_accuracy": [0.90, 0.10, 0.91, 0.89],
+                          "attack/deep/accuracy": [0.88, 0.50, 0.86, 0.87],
+                          "attack/max/accuracy": [0.88, 0.50, 0.86, 0.87]})
+    return amnist_study(table), Study("amnist", "amnist", release=Release("amnist", "utility/fresh_accuracy"))
+
+
+def test_a_collapsed_seed_cannot_carry_a_value_into_agrees():
+    study_runs, study = collapsed_study()
+    claim = Claim("alpha-mi", "Fig. 3", "", "about 60 %", "amnist", PointMetric("attack/max/accuracy"), 0.6)
+    with_it = claim.measure(study_runs)
+    assert with_it.low == pytest.approx(t_band([0.88, 0.50, 0.86, 0.87])[0])  # 0.7775 ± 0.291: reaches 0.6
+    assert verdict(claim, with_it, study_runs) == "agrees"
+    row = evaluate([claim], {"amnist": study_runs}, [study])[0]
+    assert row.verdict == "inconclusive (collapsed seed)"  # without seed 1: [0.845, 0.895], 0.6 outside
+    assert row.collapsed == ("seed 1 at alpha = 1, lam = 300",)
+    table = "\n".join(studies_table({"amnist": study_runs}, [study]))
+    assert "| seed 1 at alpha = 1, lam = 300 |" in table
+
+
+def test_a_collapsed_seed_the_verdict_does_not_need_is_named_but_changes_nothing():
+    study_runs, study = collapsed_study()
+    claim = Claim("alpha-mi", "Fig. 3", "", "about 87 %", "amnist", PointMetric("attack/max/accuracy"), 0.87)
+    row = evaluate([claim], {"amnist": study_runs}, [study])[0]
+    assert row.verdict == "agrees" and row.collapsed  # inside with and without seed 1
+    other = Claim("alpha-mi", "", "", "", "amnist", PointMetric("attack/max/accuracy", {"lam": 10.0}), 0.87)
+    assert evaluate([other], {"amnist": study_runs}, [study])[0].collapsed == ()  # a slice without it
+
+
+def test_a_missing_stand_in_flag_gives_no_verdict():
+    claim = Claim("alpha-mi", "", "", "57.8 %", "eco-si", ParentMetric("x"), target=0.578)
+    inside = Measured(0.578, 0.57, 0.59)
+    for flagless in ("eco", "", "not-a-data-set"):  # a data set with a stand-in, none named, one not registered
+        unknown = StudyRuns("s", "p", {"x": 0.578}, TRIALS, AMNIST_LIKE, dataset=flagless)
+        assert unknown.provenance == "unknown"
+        assert verdict(claim, inside, unknown) == "no verdict: data unknown"
+        assert Row(claim, inside, "", unknown).data == "unknown"
+    real_files = StudyRuns("s", "p", {"data/synthetic": 0.0}, TRIALS, AMNIST_LIKE, dataset="eco")
+    assert verdict(claim, inside, real_files) == "agrees"
+    no_stand_in = StudyRuns("s", "p", {}, TRIALS, AMNIST_LIKE, dataset="amnist")  # its loader reads only the files
+    assert no_stand_in.provenance == "real" and verdict(claim, inside, no_stand_in) == "agrees"
+
+
+def test_a_study_that_did_not_run_shows_the_data_its_command_would_read():
+    eco_row = next(r for r in evaluate(CLAIMS, {}) if r.claim.study == "eco")
+    assert eco_row.verdict == "not run" and eco_row.data == "synthetic stand-in"
+    assert next(r for r in evaluate(CLAIMS, {}) if r.claim.study == "amnist").data == "real"
+
+
+def test_a_non_significant_difference_does_not_read_level():
+    spread = pd.Series([-0.10, 0.08, 0.05, -0.06, 0.02, -0.03])  # mean −0.0067, no difference found, none excluded
+    measured = paired(spread, pd.DataFrame({"seed": [0, 1, 2] * 2}))
+    assert measured.p_value == pytest.approx(stats.wilcoxon(spread).pvalue) and measured.p_value > 0.05
+    n, mean, sem = len(spread), spread.mean(), spread.std(ddof=1) / math.sqrt(len(spread))
+    by_hand = max(stats.t.sf((mean + 0.02) / sem, n - 1), stats.t.cdf((mean - 0.02) / sem, n - 1))
+    assert equivalence_p(spread, 0.0) == pytest.approx(by_hand) and by_hand > 0.05
+    assert measured.text.endswith("neither shown different nor level")
+    level = Claim("alpha-mi", "", "", "level with noise", "amnist", Difference("a", "b", -1), 0.0, direction=LEVEL)
+    three = runs(pd.concat([TRIALS, TRIALS.assign(seed=2)], ignore_index=True))
+    assert verdict(level, measured, three) == "inconclusive"
+    tight = pd.Series([0.004, -0.003, 0.006, 0.0, -0.002, 0.003])
+    shown = paired(tight, pd.DataFrame({"seed": [0, 1, 2] * 2}))
+    assert shown.text.endswith("level within ±0.02") and verdict(level, shown, three) == "agrees"
+    off = paired(tight + 0.1, pd.DataFrame({"seed": [0, 1, 2] * 2}))
+    assert verdict(level, off, three) == "differs"  # the whole interval beyond 0.02
+
+
+def test_a_level_claim_is_tested_as_a_level_not_a_trend():
+    cloak = next(c for c in CLAIMS if c.study == "cloak" and "retrained on sifted" in c.setting)
+    assert cloak.direction == LEVEL and cloak.target == 0.5
+    lam = [1.0, 10.0, 100.0]
+    table = pd.DataFrame({"lam": lam * 3, "T": 1.0, "M": 1.5, "seed": np.repeat([0, 1, 2], 3),
+                          "leakage/suppression_ratio": [0.75, 0.3, 0.1] * 3,
+                          "attack/deep/accuracy": [0.89, 0.91, 0.92, 0.90, 0.91, 0.92, 0.89, 0.90, 0.92]})
+    study = StudyRuns("c", "quick", {}, table, ("lam", "T", "M", "seed"), dataset="mnist32")
+    assert Trend("attack/deep/accuracy", "lam", 1)(study).p_value < 0.05  # the trend the row used to read "agrees"
+    assert verdict(cloak, cloak.measure(study), study) == "differs"  # 0.89 at the most suppressing point: no chance
+
+
+def test_a_quantity_two_rows_test_is_counted_once():
+    table = seeded(np.array([3.0, 1.0, 0.3, 0.1, 0.03] * 3), [10.0, 30.0, 100.0, 300.0, 1000.0]).trials
+    study = StudyRuns("s", "p", {}, table.assign(rho_median=table["rho"] / 2), ("n", "seed"), dataset="adult")
+    mean = Claim("membership", "Fig. 1", "", "falls", "adult-n", Trend("rho", "n", -1), quantity="ρ_KL")
+    median = replace(mean, measure=Trend("rho_median", "n", -1))
+    rows = evaluate([mean, median], {"adult-n": study})
+    assert [r.verdict for r in rows] == ["agrees", "counted in row 1"]
+    assert tally(rows) == "**2 rows**: 1 agrees, 1 counted in row 1"
+    unmeasured = replace(mean, measure=Trend("not-logged", "n", -1))  # e.g. an attacker the sweep did not run yet
+    assert [r.verdict for r in evaluate([unmeasured, median], {"adult-n": study})] == ["—", "agrees"]
+    named = replace(study, trials=table.assign(**{"leakage/kl/rho": table["rho"], "leakage/kl/rho/median": table["rho"]}))
+    fig1 = [r for r in evaluate(CLAIMS, {"adult-n": named}) if r.claim.item == "Fig. 1" and r.claim.quantity == "ρ_KL"]
+    assert [r.verdict.startswith("counted in row") for r in fig1] == [False, True]  # the paper's line, then the median
+
+
+def test_no_two_rows_with_verdicts_measure_the_same_thing():
+    seen: dict[tuple, str] = {}
+    for claim in CLAIMS:
+        if claim.kind == OWN:
+            continue
+        key = (claim.study, repr(claim.measure), claim.quantity)
+        assert key not in seen, f"{claim.item}: {claim.setting} measures what {seen[key]} does"
+        seen[key] = f"{claim.item}: {claim.setting}"
+
+
+def test_the_three_seed_rule_counts_the_seeds_of_the_slice():
+    # three seeds in the study, two at λ = 3: a trend along α there has two
+    table = pd.DataFrame({"alpha": [0.0, 0.5, 1.0] * 4, "lam": [0.0] * 6 + [3.0] * 6,
+                          "seed": [0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 2], "x": [0.9, 0.6, 0.3] * 4})
+    study = runs(table)
+    assert study.seeds == 3
+    falls = Claim("alpha-mi", "", "", "", "amnist", Trend("x", "alpha", -1, {"lam": 3.0}))
+    measured = falls.measure(study)
+    assert measured.seeds == 2 and measured.p_value < 0.05
+    assert verdict(falls, measured, study) == "too few seeds"
+    assert verdict(replace(falls, measure=Trend("x", "alpha", -1)), Trend("x", "alpha", -1)(study), study) == "agrees"
+
+
+def test_a_bound_counts_only_where_it_is_informative():
+    # ½√ρ at ρ's upper end: 0.5 (informative), 1.5 → clipped to 1 (vacuous), 0.1 (informative)
+    table = pd.DataFrame({"n": [10, 30, 100] * 3, "seed": np.repeat([0, 1, 2], 3),
+                          "attack/yeom/advantage_abs": [0.3, 0.9, 0.05] * 3,
+                          "attack/yeom/advantage_abs/ci_low": [0.2, 0.8, 0.02] * 3,
+                          "leakage/kl/rho": [0.9, 8.0, 0.03] * 3, "leakage/kl/rho/ci_high": [1.0, 9.0, 0.04] * 3})
+    study = StudyRuns("s", "p", {}, table, ("n", "seed"), dataset="adult")
+    measured = WithinBound()(study)
+    assert measured.value == 0 and "informative at 2 of 3 points" in measured.text and "(vacuous)" in measured.text
+    bound = Claim("membership", "Fig. 1, Thm. 1", "", "", "adult-n", WithinBound(), 0.0, direction=EXACT)
+    assert verdict(bound, measured, study) == "agrees"
+    past = table.assign(**{"attack/yeom/advantage_abs/ci_low": [0.6, 0.8, 0.02] * 3})  # 0.6 > ½√1.0 at n = 10
+    assert verdict(bound, WithinBound()(replace(study, trials=past)), study) == "differs"
+    vacuous = table.assign(**{"leakage/kl/rho/ci_high": [5.0, 9.0, 4.0] * 3})
+    nothing = WithinBound()(replace(study, trials=vacuous))
+    assert math.isnan(nothing.value) and verdict(bound, nothing, study) == "—"  # a vacuous bound is no agreement
+
+
+def test_theorem_3_3_at_k_0_is_a_level_the_filter_can_meet():
+    k_bound, alphas = math.log(2), [0.1, 0.5, 0.8]
+    rng = np.random.default_rng(0)
+    i_uxq = np.array([a * k_bound for a in alphas] * 3) + rng.normal(0, 0.003, 9)
+    table = pd.DataFrame({"k": 0.0, "alpha": alphas * 3, "seed": np.repeat([0, 1, 2], 3), "leakage/i_uxq": i_uxq,
+                          "leakage/i_sq": k_bound - i_uxq, "leakage/bound_k": k_bound})
+    study = StudyRuns("g", "quick", {"data/synthetic": 0.0}, table, ("k", "alpha", "seed"), dataset="gmm")
+    row59 = next(c for c in CLAIMS if c.item.startswith("Theorem 3.3") and c.measure.where == {"k": 0.0})
+    assert row59.direction == LEVEL
+    assert verdict(row59, row59.measure(study), study) == "agrees"  # I(U;X|Q) = αK within ±0.02 at every α
+    both = BoundMargin({"k": 0.0})(study)  # the old reading: the smaller slack, which is −|I(U;X|Q) − αK| ≤ 0
+    assert both.high <= 0.0 + 1e-12 or both.value < 0
+    shifted = replace(study, trials=table.assign(**{"leakage/i_uxq": i_uxq + 0.1}))
+    assert verdict(row59, row59.measure(shifted), shifted) == "differs"
+
+
+def test_row_52_checks_the_paper_s_0_19_to_its_two_decimals():
+    row52 = next(c for c in CLAIMS if c.study == "gmm" and c.measure == OverTrials("leakage/i_us", {"k": 0.4}))
+    table = pd.DataFrame({"k": 0.4, "alpha": [0.1, 0.5], "seed": [0, 0], "leakage/i_us": 0.19274475702175756})
+    study = StudyRuns("g", "quick", {"data/synthetic": 0.0}, table, ("k", "alpha", "seed"), dataset="gmm")
+    assert verdict(row52, row52.measure(study), study) == "sanity check: holds"
+    wrong = replace(study, trials=table.assign(**{"leakage/i_us": 0.1966}))
+    assert verdict(row52, row52.measure(wrong), wrong) == "sanity check: FAILS"
+
+
+def test_the_committed_report_is_what_its_snapshots_give(tmp_path):
+    """docs/reproduction.md is generated: regenerating it from the committed snapshots changes nothing."""
+    report = REPO / "docs" / "reproduction.md"
+    found = {s.key: r for s in STUDIES if (r := snapshot.load(report.parent / "reproduction" / s.key)) is not None}
+    figures = {key: sorted((report.parent / "reproduction" / key).glob("*.png")) for key in found}
+    assert render(evaluate(CLAIMS, found), found, figures, report) == report.read_text()
+
+
+def test_snapshots_mode_reads_no_store_and_refuses_to_run(tmp_path, capsys):
+    from platform.reproduction import main
+    out = tmp_path / "docs" / "reproduction.md"
+    (tmp_path / "docs" / "reproduction" / "gone-study").mkdir(parents=True)  # a folder the report does not show
+    assert main(["--snapshots", "--out", str(out)]) == 0  # no mlflow.db anywhere: nothing is read but snapshots
+    assert f"**{len(CLAIMS)} rows**: {len(CLAIMS)} not run" in out.read_text()
+    assert "of studies the report does not show: gone-study" in capsys.readouterr().out
+    assert not (tmp_path / "mlflow.db").exists()
+    assert main(["--snapshots", "--run"]) == 2
+    assert capsys.readouterr().err.strip() == ("error: --snapshots reads no store and runs no sweep: leave out --run, "
+                                               "--rerun and --tracking-uri")

@@ -186,3 +186,24 @@ def test_an_attacker_reads_the_fit_stored_under_its_datas_key_instead_of_trainin
     assert read.val_scores == planted.val_scores and read.candidate == planted.candidate
     assert all(torch.equal(a, b) for a, b in zip(read.model.state_dict().values(), planted.model.state_dict().values(),
                                                  strict=True))
+
+
+def test_the_raw_trained_attacker_reads_a_noisy_release_instead_of_predicting_one_class(tmp_path) -> None:
+    # Images black outside their centre, as MNIST's border is: standardised per pixel with the retrained attackers' 1 %
+    # floor, those pixels were divided by ~0.002 and light noise on them pushed every prediction into one class. The
+    # raw-trained attacker, which reads data it was not trained on, floors at the average std.
+    gen = torch.Generator().manual_seed(4)
+    s = torch.arange(400) % 2
+    x = torch.zeros(400, 1, 28, 28)
+    x[:, :, 4:24, 4:24] = torch.rand(400, 1, 20, 20, generator=gen)
+    x[s == 1, :, 10:18, 10:18] += 0.5  # a learnable secret in the centre
+    train, test = x[:300], x[300:]
+    noisy = test + 0.1 * torch.randn(test.shape, generator=gen)
+    release = AttackInput(train, s[:300], noisy, s[300:], num_classes=2, raw_train_x=train)
+    from attacks.deep import RawTrainedDeepAttacker
+    one = AttackBudget(attack_epochs=4, attack_patience=2, attack_width_factors=(1.0,), attack_lrs=(3e-3,),
+                       attack_augment=(False,))
+    raw = RawTrainedDeepAttacker(one, cache_dir=str(tmp_path)).run(release)
+    assert raw.metrics["accuracy"] > 0.9
+    brittle = DeepAttacker(one, cache_dir=None).fit(train, s[:300], 2)  # the 1 % floor, trained on the same images
+    assert brittle.model(noisy).argmax(1).unique().numel() == 1  # the control: one class for every noisy image

@@ -78,7 +78,8 @@ class Dataset:
 
     ``input_shape`` is (C, H, W) for images and (features,) or (steps,) otherwise; ``side_information`` is the
     dimension of si (None: no side information); ``options`` names the entry-specific keyword arguments of
-    :meth:`load` with their defaults.
+    :meth:`load` with their defaults; ``stand_in``: the loader generates a synthetic stand-in when given no data
+    folder (its counts then say which it loaded: ``synthetic`` 1 or 0).
     """
 
     name: str
@@ -89,6 +90,7 @@ class Dataset:
     loader: Loader
     side_information: int | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    stand_in: bool = False
 
     @property
     def is_image(self) -> bool:

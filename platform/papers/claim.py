@@ -5,13 +5,20 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from platform.papers.measures import Measure
+from platform.papers.measures import MARGIN, Measure, Release
 
 # What a row is, which decides whether it can carry a verdict:
 REPRODUCTION = "reproduction"  # a figure or table of the paper, run in its setting or a stated substitute
 OWN = "own"  # putlab's own measurement beside the paper's (the paper has no such number): never a verdict
 SANITY = "sanity"  # holds by construction (e.g. the identity at k = 0): a check of the code, not of the paper
 KINDS = (REPRODUCTION, OWN, SANITY)
+
+# How a row's value meets the paper's number (``Claim.direction``):
+EQUAL = "equal"  # the paper's number lies inside putlab's 95 % interval
+ABOVE = "above"  # "more than": the whole interval clears the paper's number
+EXACT = "exact"  # a count: putlab's equals the paper's
+LEVEL = "level"  # "at", "near", "level with": equivalence within ± the claim's margin, shown by two one-sided tests
+DIRECTIONS = (EQUAL, ABOVE, EXACT, LEVEL)
 
 
 @dataclass(frozen=True)
@@ -31,6 +38,8 @@ class Study:
     profile: str = "quick"
     seeds: int = 3
     extra: tuple[str, ...] = ()
+    release: Release | None = None  # how to tell a collapsed release among its trials (None: it releases no data)
+    stand_in: bool = False  # its command gives no data folder, so it runs on the data set's synthetic stand-in
 
     @property
     def experiment(self) -> str:
@@ -52,10 +61,12 @@ class Study:
 class Claim:
     """One published number or trend, as the paper states it, and how putlab measures it.
 
-    ``target`` is the paper's number when there is one: an ``"equal"`` claim agrees when it lies inside putlab's seed
-    band or interval, an ``"above"`` claim ("more than 90 %") when the whole band clears it. ``caveat`` says where
-    putlab's setting differs from the paper's; it is printed under every row, whatever the verdict. ``substitute``
-    names what putlab runs in place of the paper's data or setting (the row's data then reads "substitute")."""
+    ``target`` is the paper's number when there is one, met as ``direction`` says (see the constants above): a
+    ``LEVEL`` claim within ``margin``, any claim within ``tolerance`` when the paper prints a rounded number (0.19 to
+    two decimals: 0.005). ``caveat`` says where putlab's setting differs from the paper's; it is printed under every
+    row, whatever the verdict. ``substitute`` names what putlab runs in place of the paper's data or setting (the
+    row's data then reads "substitute"). ``quantity`` names the paper's quantity the row tests, when another row tests
+    it too (e.g. one line of a figure read two ways): the report counts it once, at its first row."""
 
     paper: str  # a Paper key
     item: str  # the figure or table, numbered as in the paper's text
@@ -65,6 +76,9 @@ class Claim:
     measure: Measure
     target: float | None = None
     caveat: str = ""
-    direction: str = "equal"  # "equal" or "above"
+    direction: str = EQUAL
     kind: str = REPRODUCTION
     substitute: str = ""
+    margin: float = MARGIN
+    tolerance: float = 0.0
+    quantity: str = ""

@@ -6,15 +6,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from platform.papers.claim import OWN, Claim, Paper, Study
-from platform.papers.measures import BestUnder, Difference, Measured, ParentMetric, StudyRuns, Trend
+from platform.papers.claim import ABOVE, LEVEL, OWN, Claim, Paper, Study
+from platform.papers.measures import BestUnder, Difference, Measured, ParentMetric, Release, StudyRuns, Trend
 
 PAPER = Paper("cloak", "Cloak (learned stochastic representations for private inference): MNIST")
 
 # M = 1.5 as the paper sets it for MNIST; T = 1.0 (the text gives no MNIST threshold); λ = 100 and 200 are the
 # paper's MNIST values (Table 2), 1 and 10 add the strongly suppressing end of the curve.
+# A collapsed release: the target's 'digit > 5' (2 classes), or every thickness attacker, at chance.
 STUDIES: tuple[Study, ...] = (
-    Study("cloak", "cloak-mnist", extra=("--set", "M=1.5", "--set", "T=1.0", "--set", "lam=1,10,100,200")),
+    Study("cloak", "cloak-mnist", extra=("--set", "M=1.5", "--set", "T=1.0", "--set", "lam=1,10,100,200"),
+          release=Release("mnist32", "utility/accuracy", utility_classes=2)),
 )
 
 EQUAL_ACC = "baseline/gaussian_equal_acc"  # Gaussian noise at Cloak's own target accuracy (suppressed release)
@@ -52,7 +54,7 @@ CLAIMS: tuple[Claim, ...] = (
                  "32×32, and scores it on all 10,000 test images; the band is the 95 % Wilson interval over them"),
     Claim("cloak", "§ 1 (introduction)", "the paper's summary over its real-world data sets (none named): information "
           "between input and publicized (suppressed) representation removed, at 1.42 % accuracy loss", "85.01 %",
-          "cloak", BestUnder("leakage/info_removed_knn", "utility/accuracy_loss", 0.0142), 0.8501, direction="above",
+          "cloak", BestUnder("leakage/info_removed_knn", "utility/accuracy_loss", 0.0142), 0.8501, direction=ABOVE,
           substitute="MNIST (AMNIST subset)",
           caveat="the introduction names no data set (for UTKFace § 3 quotes 93 % at 0.5 % loss and 85 % at 2.7 %), "
                  "so putlab asks whether Cloak reaches that operating point on MNIST: the most information its "
@@ -81,12 +83,21 @@ CLAIMS: tuple[Claim, ...] = (
           "not need, against suppression ratio", "falls to chance (50 %) at SR 95.6 %, the target losing 5.16 %",
           "cloak", Trend("attack/deep_raw/accuracy", "lam", 1), substitute=AMNIST,
           caveat="the paper's adversaries read eyeglasses and black hair from CelebA images sifted for smile detection "
-                 f"(VGG-16); putlab's CNN reads thickness from the sifted AMNIST digits. {BY_LAMBDA}; {QUICK}"),
-    Claim("cloak", "Fig. 2e", "adversary retrained on sifted representations, against suppression ratio",
-          "near chance at SR 98.3 %, the target's accuracy down to 78.9 %", "cloak",
-          Trend("attack/deep/accuracy", "lam", 1), substitute=AMNIST,
+                 f"(VGG-16); putlab's CNN reads thickness from the sifted AMNIST digits. {BY_LAMBDA}; {QUICK}. "
+                 "Every trial reads exactly 0.500 because the attacker predicts one class ('thick') for every sifted "
+                 "image: Cloak's learned noise means μ and suppression values μ_s are unbounded and end far outside the "
+                 "raw images' [0, 1], so the sifted images lie outside everything the attacker was "
+                 "trained on, even at λ = 200 where a tenth of the pixels is suppressed. A constant prediction is no "
+                 "measurement of how suppression hides thickness; the row has no trend to read"),
+    Claim("cloak", "Fig. 2e", "adversary retrained on sifted representations, at the grid's highest suppression ratio "
+          "(balanced; chance 50 %)", "near chance at SR 98.3 %, the target's accuracy down to 78.9 %", "cloak",
+          BestUnder("leakage/suppression_ratio", "leakage/suppression_ratio", math.inf, report="attack/deep/accuracy"),
+          0.5, direction=LEVEL, substitute=AMNIST,
           caveat="the paper's adversaries read eyeglasses and black hair from CelebA (VGG-16); putlab's CNN is retrained "
-                 f"on sifted AMNIST digits to read thickness. {BY_LAMBDA}; {QUICK}"),
+                 "on sifted AMNIST digits to read thickness. The claim is a level, tested as one ('near chance': "
+                 "within ±0.02 of 50 %) at the point where putlab's grid suppresses most (λ = 1; the trends figure "
+                 "below shows its `leakage/suppression_ratio`, short of the paper's 98.3 %). "
+                 f"{QUICK}"),
     Claim("cloak", "Fig. 2c", "ΔDemP of the target on sifted representations, against suppression ratio",
           "improves ('significantly') as Cloak suppresses more; no numbers in the text", "cloak",
           Trend("fairness/demp_gap", "lam", 1), substitute=AMNIST,

@@ -2,14 +2,19 @@
 best value on the front under a privacy budget, or the direction of a trend along a grid axis.
 
 Pure computation on a :class:`StudyRuns` (the parent run's metrics and the trials table), no MLflow and no plotting,
-so every measure is testable on a hand-made table. Bands: over seeds, the min–max of the per-seed values; with one
-seed, the 95 % interval the trial logged (``<metric>/ci_low|ci_high``) when there is one. Directions come with a test:
-a trend is Spearman's rank correlation of every trial's value with the axis (its two-sided p-value), a difference the
-Wilcoxon signed-rank test of the per-trial differences; the report's verdict reads them at α = 0.05.
+so every measure is testable on a hand-made table. Intervals: over seeds (or trials), the Student t 95 % interval of
+the mean; a sweep-level number (a parent metric) carries the 95 % interval it logged (``<metric>/ci_low|ci_high``).
+Every measured value keeps the samples it was computed from (``groups``, one per grid point) and how many seeds they
+span, so the report can test a level by two one-sided t-tests (:func:`equivalence_p`) and count the seeds of the slice
+a row tests. Directions come with a test: a trend is Spearman's rank correlation of every trial's value with the axis
+(its two-sided p-value), a difference the Wilcoxon signed-rank test of the per-trial differences, each read at
+``ALPHA``. A trial whose release collapsed (:class:`Release`) can be told apart from the rest.
 """
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -21,6 +26,13 @@ from platform.results.baseline import attack_at_utility
 from platform.results.numbers import readable
 from platform.results.pareto import Axis, pareto_mask
 from platform.results.replicates import SEED, point_index, point_keys
+
+ALPHA = 0.05  # every test's level
+MARGIN = 0.02  # the equivalence margin of a level (in the row's unit: accuracy, nats, ...)
+CHANCE_TOLERANCE = 0.001  # a balanced accuracy this close to 1/classes is a constant prediction's
+
+STAND_IN, REAL, UNKNOWN = "synthetic stand-in", "real", "unknown"  # a study's data provenance
+STAND_IN_FLAG = "data/synthetic"  # the parent metric a loader with a stand-in logs: 1 stand-in, 0 the real files
 
 
 @dataclass(frozen=True)
@@ -44,18 +56,26 @@ class StudyRuns:
     @property
     def seeds(self) -> int:
         """How many seeds the sweep replicated every point over."""
-        return int(self.trials[SEED].nunique()) if SEED in self.trials and not self.trials.empty else 1
+        return seed_count(self.trials)
+
+    @property
+    def provenance(self) -> str:
+        """Where the data came from, failing closed: a stand-in or the real files as the sweep's ``data/synthetic``
+        flag says; without the flag, real only for a registered data set that has no stand-in (its loader reads
+        nothing but the real files); otherwise unknown."""
+        flag = self.parent_metrics.get(STAND_IN_FLAG)
+        if flag is not None:
+            return STAND_IN if flag == 1 else REAL if flag == 0 else UNKNOWN
+        return REAL if has_stand_in(self.dataset) is False else UNKNOWN
 
     @property
     def data(self) -> str:
-        """The data set, marked when the sweep ran on a synthetic stand-in (``data/synthetic`` = 1) rather than the
-        paper's files, so no reader takes a number on generated data for a reproduction of the real one."""
-        return f"{self.dataset} (synthetic stand-in)" if self.synthetic else self.dataset
-
-    @property
-    def synthetic(self) -> bool:
-        """Whether the sweep ran on a synthetic stand-in of the paper's data."""
-        return self.parent_metrics.get("data/synthetic") == 1
+        """The data set, marked when the sweep ran on a synthetic stand-in rather than the paper's files, or when its
+        provenance is unknown, so no reader takes a number on generated data for a reproduction of the real one."""
+        shown, provenance = self.dataset or "unnamed data set", self.provenance
+        if provenance == REAL:
+            return shown
+        return f"{shown} ({'provenance unknown' if provenance == UNKNOWN else STAND_IN})"
 
     @property
     def scale(self) -> str:
@@ -71,9 +91,26 @@ class StudyRuns:
         return ", ".join(parts)
 
 
+def has_stand_in(dataset: str) -> bool | None:
+    """Whether the registered data set ``dataset`` can load a synthetic stand-in (None: no such data set)."""
+    from core.data.registry import dataset_names, get_dataset  # the registry imports every data set's module
+
+    return get_dataset(dataset).stand_in if dataset in dataset_names() else None
+
+
+def seed_count(trials: pd.DataFrame) -> int:
+    """How many seeds the trials span (1 when the table has no seed column, 0 when it is empty)."""
+    if trials.empty:
+        return 0
+    return int(trials[SEED].nunique()) if SEED in trials else 1
+
+
 @dataclass(frozen=True)
 class Measured:
-    """A number putlab measured, with its band (``low``–``high``; NaN when there is none) and how the band was made."""
+    """A number putlab measured, with its interval (``low``–``high``; NaN when there is none) and how it was made.
+
+    ``groups`` are the samples the value was computed from, one tuple per grid point (the seeds of a point, or the
+    trials of a difference), and ``seeds`` how many seeds they span (0: a sweep-level number, not read from trials)."""
 
     value: float
     low: float = math.nan
@@ -83,6 +120,8 @@ class Measured:
     unreached: bool = False  # no grid point meets the measure's budget (a published operating point not reached)
     p_value: float = math.nan  # a trend's or difference's two-sided test
     statistic: str = ""  # the test, as the report prints it
+    seeds: int = 0
+    groups: tuple[tuple[float, ...], ...] = ()
 
     def __str__(self) -> str:
         if self.text:
@@ -94,7 +133,7 @@ class Measured:
 
     @property
     def has_band(self) -> bool:
-        """Whether there is a seed band or an interval."""
+        """Whether there is an interval."""
         return not (math.isnan(self.low) or math.isnan(self.high))
 
 
@@ -104,6 +143,31 @@ class Measure(Protocol):
     def __call__(self, runs: StudyRuns) -> Measured: ...
 
     def describe(self) -> str: ...
+
+
+def t_interval(values: Iterable[float]) -> tuple[float, float]:
+    """The Student t 95 % interval of the mean of ``values`` (NaN with fewer than two; the mean when all are equal)."""
+    x = np.asarray(list(values), dtype=float)
+    if len(x) < 2:
+        return math.nan, math.nan
+    sem = float(stats.sem(x))
+    if sem == 0:
+        return float(x.mean()), float(x.mean())
+    low, high = stats.t.interval(0.95, len(x) - 1, loc=float(x.mean()), scale=sem)
+    return float(low), float(high)
+
+
+def equivalence_p(values: Iterable[float], level: float, margin: float = MARGIN) -> float:
+    """Two one-sided t-tests (TOST) that the mean of ``values`` lies within ``margin`` of ``level``: the larger of the
+    p-values of "mean > level − margin" and "mean < level + margin" (NaN with fewer than two values)."""
+    x = np.asarray(list(values), dtype=float)
+    if len(x) < 2:
+        return math.nan
+    if np.ptp(x) == 0:  # no spread: the t statistic is undefined, the mean is exact
+        return 0.0 if abs(float(x[0]) - level) < margin else 1.0
+    above = stats.ttest_1samp(x, level - margin, alternative="greater").pvalue
+    below = stats.ttest_1samp(x, level + margin, alternative="less").pvalue
+    return float(max(above, below))
 
 
 def select_where(trials: pd.DataFrame, where: dict[str, float]) -> pd.DataFrame:
@@ -118,16 +182,31 @@ def select_where(trials: pd.DataFrame, where: dict[str, float]) -> pd.DataFrame:
 
 
 def over_seeds(rows: pd.DataFrame, metric: str) -> Measured:
-    """The mean of ``metric`` over the rows (one per seed) with its band (see the module docstring)."""
+    """The mean of ``metric`` over the rows (one per seed) with its t interval, or one seed's logged interval."""
     if metric not in rows or rows[metric].count() == 0:
         return Measured(math.nan, text="not measured")
     values = rows[metric].dropna().astype(float)
+    seeds, group = seed_count(rows.loc[values.index]), (tuple(values),)
     if len(values) > 1:
-        return Measured(float(values.mean()), float(values.min()), float(values.max()), f"min–max over {len(values)} seeds")
+        low, high = t_interval(values)
+        shown = ", ".join(readable(v) for v in values)
+        return Measured(float(values.mean()), low, high, f"95 % t interval over {len(values)} seeds ({shown})",
+                        seeds=seeds, groups=group)
     low, high = (rows.get(f"{metric}/{end}") for end in ("ci_low", "ci_high"))
     if low is not None and high is not None and low.notna().all() and high.notna().all():
-        return Measured(float(values.iloc[0]), float(low.iloc[0]), float(high.iloc[0]), "95 % interval, one seed")
-    return Measured(float(values.iloc[0]), band="one seed, no interval")
+        return Measured(float(values.iloc[0]), float(low.iloc[0]), float(high.iloc[0]), "95 % interval, one seed",
+                        seeds=seeds, groups=group)
+    return Measured(float(values.iloc[0]), band="one seed, no interval", seeds=seeds, groups=group)
+
+
+def over_trials(values: pd.Series, trials: pd.DataFrame, what: str = "trials") -> Measured:
+    """The mean of per-trial (or per-pair) ``values`` with its t interval; ``trials`` are the rows they came from."""
+    values = values.dropna().astype(float)
+    if values.empty:
+        return Measured(math.nan, text="not measured")
+    low, high = t_interval(values)
+    return Measured(float(values.mean()), low, high, f"95 % t interval over {len(values)} {what}",
+                    seeds=seed_count(trials), groups=(tuple(values),))
 
 
 @dataclass(frozen=True)
@@ -149,7 +228,7 @@ class ParentMetric:
 
 @dataclass(frozen=True)
 class PointMetric:
-    """One grid point's metric (``where`` fixes the grid values), the mean over its seeds with their band."""
+    """One grid point's metric (``where`` fixes the grid values), the mean over its seeds with its interval."""
 
     metric: str
     where: dict[str, float] = field(default_factory=dict)
@@ -165,7 +244,7 @@ class PointMetric:
 @dataclass(frozen=True)
 class BestUnder:
     """The best per-point mean of ``metric`` among points whose ``budget_metric`` mean is at most ``budget`` (e.g. the
-    highest utility where the strongest attacker reads ≤ 0.6), with that point's band over seeds."""
+    highest utility where the strongest attacker reads ≤ 0.6), with that point's interval over seeds."""
 
     metric: str
     budget_metric: str
@@ -183,7 +262,7 @@ class BestUnder:
         eligible = means[means[self.budget_metric] <= self.budget].dropna()
         if eligible.empty:
             return Measured(math.nan, text=f"no point with {self.budget_metric} ≤ {readable(self.budget)}",
-                            unreached=True)
+                            unreached=True, seeds=seed_count(trials))
         best = eligible[self.metric].idxmax() if self.higher_is_better else eligible[self.metric].idxmin()
         chosen = trials[index == best]
         found = over_seeds(chosen, self.report or self.metric)
@@ -210,31 +289,46 @@ class Trend:
     where: dict[str, float] = field(default_factory=dict)
 
     def __call__(self, runs: StudyRuns) -> Measured:
-        rows = select_where(runs.trials, self.where)
-        if self.metric not in rows or self.axis not in rows:
+        selected = select_where(runs.trials, self.where)
+        if self.metric not in selected or self.axis not in selected:
             return Measured(math.nan, text="not measured")
-        rows = rows[[self.axis, self.metric]].dropna().astype(float)
+        rows = selected[[self.axis, self.metric]].dropna().astype(float)
+        seeds = seed_count(selected.loc[rows.index])
         means = rows.groupby(self.axis)[self.metric].mean()
         if len(means) < 3:  # two points make any difference a "trend"
-            return Measured(math.nan, text=f"too few points ({len(means)}) with `{self.metric}`")
+            return Measured(math.nan, text=f"too few points ({len(means)}) with `{self.metric}`", seeds=seeds)
         if rows[self.metric].nunique() == 1:  # every trial alike: no rank correlation, and no evidence of a trend
             rho, p = 0.0, 1.0
         else:
             rho, p = stats.spearmanr(rows[self.axis], rows[self.metric])
         word = "rises" if rho > 0 else "falls" if rho < 0 else "flat"
         values = ", ".join(f"{readable(a)}: {readable(v)}" for a, v in means.items())
-        return Measured(float(rho), text=f"{word} ({values})", p_value=float(p),
+        return Measured(float(rho), text=f"{word} ({values})", p_value=float(p), seeds=seeds,
                         statistic=f"Spearman ρ {readable(float(rho), 2)}, p = {float(p):.2g} over {len(rows)} trials")
 
     def describe(self) -> str:
         return f"`{self.metric}` along {self.axis}"
 
 
+def paired(diff: pd.Series, trials: pd.DataFrame, shown: str = "") -> Measured:
+    """Per-trial differences: their mean with its t interval, the signed-rank test against 0 (a direction) and the
+    two one-sided tests against 0 ± ``MARGIN`` (a level), and the text saying which of them holds."""
+    found = over_trials(diff, trials)
+    if math.isnan(found.value):
+        return found
+    p = float(stats.wilcoxon(diff).pvalue) if (diff != 0).any() else 1.0
+    level = equivalence_p(diff, 0.0)
+    reading = (f"level within ±{readable(MARGIN)}" if level < ALPHA else
+               ("higher" if found.value > 0 else "lower") if p < ALPHA else "neither shown different nor level")
+    return replace(found, text=f"{shown or readable(found.value)}: {reading}", p_value=p,
+                   statistic=f"Wilcoxon signed-rank p = {p:.2g}; equivalence (two one-sided t-tests, "
+                             f"±{readable(MARGIN)}) p = {level:.2g}; over {len(diff)} trials")
+
+
 @dataclass(frozen=True)
 class Difference:
     """``metric`` − ``other`` per trial (e.g. a mechanism against its noise baseline at equal accuracy, both of one
-    seed), the mean over trials with the min–max band and the signed-rank test of the differences against 0; the
-    paper's direction is the sign ``expected``."""
+    seed), read as :func:`paired`; the paper's direction is the sign ``expected``."""
 
     metric: str
     other: str
@@ -245,11 +339,7 @@ class Difference:
         if self.metric not in trials or self.other not in trials:
             return Measured(math.nan, text="not measured")
         diff = (trials[self.metric] - trials[self.other]).dropna()
-        if diff.empty:
-            return Measured(math.nan, text="not measured")
-        p = float(stats.wilcoxon(diff).pvalue) if (diff != 0).any() else 1.0
-        return Measured(float(diff.mean()), float(diff.min()), float(diff.max()), f"min–max over {len(diff)} trials",
-                        p_value=p, statistic=f"Wilcoxon signed-rank p = {p:.2g} over {len(diff)} trials")
+        return paired(diff, trials.loc[diff.index]) if not diff.empty else Measured(math.nan, text="not measured")
 
     def describe(self) -> str:
         return f"`{self.metric}` − `{self.other}`, mean over trials"
@@ -272,7 +362,8 @@ class Drop:
         lowest = BestUnder(self.metric, self.budget_metric, self.budget, higher_is_better=False)(runs)
         if math.isnan(lowest.value):
             return lowest
-        return Measured(raw - lowest.value, raw - lowest.high, raw - lowest.low, lowest.band)
+        return replace(lowest, value=raw - lowest.value, low=raw - lowest.high, high=raw - lowest.low,
+                       groups=tuple(tuple(raw - v for v in g) for g in lowest.groups))
 
     def describe(self) -> str:
         return (f"`{self.baseline}` − lowest `{self.metric}` where `{self.budget_metric}` ≤ {readable(self.budget)}")
@@ -282,8 +373,8 @@ class Drop:
 class AgainstBaseline:
     """The mechanism's attacker minus the baseline's (e.g. Gaussian noise) at equal utility, trial by trial: each
     trial against the baseline curve of its own seed (interpolated along that curve's front, as the front figure
-    draws it), with the min–max band and the signed-rank test of the differences; trials more useful than any
-    baseline point are left out. ``expected`` -1: the mechanism's attacker reads less (it is more private)."""
+    draws it), read as :func:`paired`; trials more useful than any baseline point are left out. ``expected`` -1: the
+    mechanism's attacker reads less (it is more private)."""
 
     utility: str
     privacy: str
@@ -300,19 +391,17 @@ class AgainstBaseline:
         diff = diff.dropna()
         if diff.empty:
             return Measured(math.nan, text="no trial within the baseline's utility range")
-        p = float(stats.wilcoxon(diff).pvalue) if (diff != 0).any() else 1.0
         shown = f"{readable(float(diff.mean()))} (attacker minus the baseline's at equal utility)"
-        return Measured(float(diff.mean()), float(diff.min()), float(diff.max()), f"min–max over {len(diff)} trials",
-                        text=shown, p_value=p, statistic=f"Wilcoxon signed-rank p = {p:.2g} over {len(diff)} trials")
+        return paired(diff, trials.loc[diff.index], shown)
 
     def _per_trial(self, mine: pd.DataFrame, base: pd.DataFrame, axes: list[Axis]) -> pd.Series:
-        """One seed's trials against that seed's baseline curve."""
+        """One seed's trials against that seed's baseline curve, indexed as the trials."""
         curve = base[base["status"] == "FINISHED"].dropna(subset=[a.metric for a in axes]) if "status" in base else base
         if curve.empty:
             return pd.Series(dtype=float)
         curve = curve.assign(pareto_front=pareto_mask(curve, axes))
         at = attack_at_utility(mine[self.utility].to_numpy(dtype=float), curve, axes)
-        return pd.Series(mine[self.privacy].to_numpy(dtype=float) - at)
+        return pd.Series(mine[self.privacy].to_numpy(dtype=float) - at, index=mine.index)
 
     def describe(self) -> str:
         where = "".join(f", {k} = {readable(v)}" for k, v in self.where.items())
@@ -329,3 +418,46 @@ def _same_seed(base: pd.DataFrame, mine: pd.DataFrame) -> pd.DataFrame:
     if SEED not in base or SEED not in mine:
         return base
     return base[base[SEED] == mine[SEED].iloc[0]]
+
+
+ATTACKER = re.compile(r"^attack/(?!max/)[^/]+/accuracy$")  # one attacker's balanced accuracy on the secret
+
+
+@dataclass(frozen=True)
+class Release:
+    """How to tell a trial whose release collapsed: the data user's balanced accuracy on the release (``utility``;
+    None where utility is no accuracy) reads chance, or every attacker's balanced accuracy on the secret (each
+    ``attack/<name>/accuracy`` but the strongest-of) reads chance.
+
+    Chance is 1/classes, what a constant prediction reads in balanced accuracy whatever the class counts; the classes
+    are the registered data set's (its private attribute's, and its utility's unless the data user's task has its
+    own, ``utility_classes``). "Reads chance" is within ``CHANCE_TOLERANCE``: a classifier that learns nothing from a
+    genuinely private release still scatters about chance by its test set's sampling noise (±0.03 on 1,000 records),
+    so a reading that exact is a constant prediction, and a release no network reads anything from."""
+
+    dataset: str
+    utility: str | None = None
+    utility_classes: int | None = None
+
+    def collapsed(self, trials: pd.DataFrame) -> pd.Series:
+        """For each trial, whether its release collapsed."""
+        from core.data.registry import get_dataset  # the registry imports every data set's module
+
+        entry = get_dataset(self.dataset)
+        useless = pd.Series(False, index=trials.index)
+        if self.utility is not None and self.utility in trials:
+            classes = self.utility_classes or entry.utility.classes
+            assert classes is not None, f"{self.dataset}'s utility is no classification"
+            useless = at_chance(trials[self.utility], classes)
+        secret = entry.private.classes
+        assert secret is not None, f"{self.dataset}'s secret is no classification"
+        attackers = [c for c in trials.columns if ATTACKER.match(c)]
+        hidden = pd.Series(bool(attackers), index=trials.index)
+        for column in attackers:
+            hidden &= at_chance(trials[column], secret)
+        return useless | hidden
+
+
+def at_chance(accuracy: pd.Series, classes: int) -> pd.Series:
+    """Whether each balanced accuracy reads chance (1/classes, within ``CHANCE_TOLERANCE``); NaN reads no."""
+    return (accuracy.astype(float) - 1 / classes).abs() <= CHANCE_TOLERANCE

@@ -198,9 +198,11 @@ class GmmPrivatizer(Mechanism[PrivatizerGmmConfig]):
 
     @classmethod
     def data_counts(cls, config: dict) -> dict[str, int]:
-        """Training, Monte-Carlo and evaluation sample counts of this config (validates it before scheduling)."""
+        """Training, Monte-Carlo and evaluation sample counts of this config (validates it before scheduling), and
+        ``synthetic`` 0: the data is the paper's own mixture (its § 7.2), not a stand-in of other data."""
         cfg = cls.typed(config)
-        return {"samples": cfg.n_samples, "mc_samples": cfg.mc_samples, "eval_samples": cfg.eval_samples}
+        return {"samples": cfg.n_samples, "mc_samples": cfg.mc_samples, "eval_samples": cfg.eval_samples,
+                "synthetic": 0}
 
 
 def train_filter(cfg: PrivatizerGmmConfig) -> tuple[Tensor, dict[str, nn.Module]]:
