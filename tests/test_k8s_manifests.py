@@ -167,10 +167,16 @@ def test_cli_reports_one_line_per_problem_and_exit_codes(tmp_path: Path):
     assert result.stdout.splitlines() == [f"{broken}: RayJob/putlab-sweep-amnist: $.spec.rayClusterSpecs: "
                                           "unknown field (not in the schema; the API server would reject or drop it)"]
     missing = cli("--crds", str(tmp_path / "nowhere"), str(RAYJOB))
-    assert missing.returncode == 2 and missing.stderr.strip().count("\n") == 0 and "nowhere" in missing.stderr
+    assert missing.returncode == 2 and missing.stderr == f"error: --crds {tmp_path / 'nowhere'} does not exist: give the " \
+                                                         "folder of the KubeRay CRD YAMLs\n"
+    a_file = cli("--crds", str(RAYJOB), str(RAYJOB))
+    assert a_file.returncode == 2 and a_file.stderr == f"error: --crds {RAYJOB} is not a folder: give the folder of the " \
+                                                       "KubeRay CRD YAMLs, not a file\n"
     (tmp_path / "bad.yaml").write_text("spec: [unclosed\n")
     unreadable = cli(str(tmp_path / "bad.yaml"))
-    assert unreadable.returncode == 2 and unreadable.stderr.startswith("error: cannot read") and unreadable.stdout == ""
+    assert unreadable.returncode == 2 and unreadable.stdout == ""
+    assert unreadable.stderr == f"error: manifest {tmp_path / 'bad.yaml'} is not YAML: did not find expected ',' or ']' " \
+                                "(line 2, column 1)\n"
 
 
 def test_user_crds_are_used(tmp_path: Path):
