@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 import pyarrow.fs as pafs
 
+from core.messages import first_line
 from platform.errors import UsageError
 
 
@@ -32,7 +33,7 @@ def filesystem(location: str) -> tuple[pafs.FileSystem, str]:
     try:
         return pafs.FileSystem.from_uri(location)
     except Exception as exc:  # noqa: BLE001 - unknown scheme, missing credentials, bad query: pyarrow's own one-line reason
-        raise UsageError(f"storage {location} cannot be opened: {str(exc).splitlines()[0]}") from None
+        raise UsageError(f"storage {location} cannot be opened: {first_line(exc)}") from None
 
 
 def local_path(storage: str) -> Path | None:
