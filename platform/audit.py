@@ -49,9 +49,9 @@ EXIT_FAILED = 1
 PROGRESS_STEPS = 10  # progress lines while records are released
 
 
-def registered(client: MlflowClient, model: str) -> list[ModelVersion]:
+def registered(client: MlflowClient, model: str, named: str = "--model") -> list[ModelVersion]:
     """The registry versions ``model`` (``name`` or ``name/version``) names; a UsageError naming the registered models
-    where it names none."""
+    where it names none (``named``: who named it, the option or the service)."""
     name, _, version = model.partition("/")
     try:
         found = [client.get_model_version(name, version)] if version else client.search_model_versions(f"name = '{name}'")
@@ -59,7 +59,7 @@ def registered(client: MlflowClient, model: str) -> list[ModelVersion]:
         found = []
     if not found:
         names = sorted({v.name for v in client.search_model_versions("")})
-        raise UsageError(f"--model {model!r} names no registered model version in {client.tracking_uri} "
+        raise UsageError(f"{named} {model!r} names no registered model version in {client.tracking_uri} "
                          f"(registered: {', '.join(names) or 'none'})")
     return found
 
@@ -107,6 +107,8 @@ def cost_line(client: MlflowClient, run_id: str, attackers: list[str], sent: int
 
 def privacy_attackers(names: list[str]) -> list[str]:
     """``names`` checked: known attackers that read releases only (a membership attacker needs the trained networks)."""
+    if not all(names):
+        raise UsageError(f"--attackers {','.join(names)!r} has an empty name (give comma-separated attacker names)")
     try:
         REGISTRY.check_names(names)
     except ValueError as exc:
@@ -141,7 +143,7 @@ def find_point(client: MlflowClient, service: ReleaseClient, model: str | None, 
         point_id = served_point([p["id"] for p in service.points()], versions, url)
     except ServiceError as exc:
         raise UsageError(str(exc)) from None
-    (version,) = registered(client, point_id)  # the point the service reports may be missing from this registry
+    (version,) = registered(client, point_id, "the served point")  # the service's point may be missing from this registry
     return version
 
 

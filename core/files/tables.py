@@ -16,6 +16,7 @@ from core.files.source import MIB, InputFileError, read_text
 from core.files.structured import describe
 
 MAX_TABLE_BYTES = 256 * MIB  # a sweep's trials table: about 10 kB per trial
+SHOWN_MISSING = 10  # missing columns a message names (then how many more)
 _INTEGER = re.compile(r"[+-]?\d{1,18}")
 
 
@@ -72,7 +73,9 @@ def check_header(header: list[str], schema: TableSchema, source: str) -> None:
         seen.add(name)
     missing = [name for name in schema.required if name not in seen]
     if missing:
-        raise InputFileError(source, f"lacks the column{'s' * (len(missing) > 1)} {', '.join(missing)}")
+        shown = ", ".join(missing[:SHOWN_MISSING]) + (f" and {len(missing) - SHOWN_MISSING} more" if len(missing) > SHOWN_MISSING
+                                                     else "")
+        raise InputFileError(source, f"lacks {len(missing)} of its {len(schema.required)} required columns: {shown}")
 
 
 def _row_model(header: tuple[str, ...], text: frozenset[str]) -> type[BaseModel]:

@@ -92,8 +92,13 @@ def problem(doc: Document, parts: Any, message: str) -> Problem:
 
 
 def load_documents(path: Path) -> list[Document]:
-    """Every non-empty YAML document of ``path``, each a mapping; an InputFileError (one line) for anything else."""
-    return [Document(display(path), body) for body in read_yaml(path, MAPPING, source=f"manifest {display(path)}")]
+    """Every non-empty YAML document of ``path``, each a mapping; an InputFileError (one line) for anything else, or
+    for a file that holds no document (an empty manifest checks nothing)."""
+    source = f"manifest {display(path)}"
+    bodies = read_yaml(path, MAPPING, source=source)
+    if not bodies:
+        raise InputFileError(source, "holds no YAML document")
+    return [Document(display(path), body) for body in bodies]
 
 
 def display(path: Path) -> str:

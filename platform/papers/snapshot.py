@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from pathlib import Path
 from typing import Literal
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.files.structured import read_json
 from core.files.tables import TableSchema, read_table
@@ -44,6 +45,19 @@ class StudyFile(BaseModel):
     machine: str
     columns: tuple[str, ...] | None = None
     baseline_columns: tuple[str, ...] | None = None
+
+    @field_validator("config")
+    @classmethod
+    def _records_are_a_count(cls, config: dict[str, str]) -> dict[str, str]:
+        """``n_train`` (the report's scale reads it as a count) is ``None`` or a finite number of records."""
+        records = config.get("n_train", "None")
+        try:
+            finite = records == "None" or math.isfinite(float(records))
+        except ValueError:
+            finite = False
+        if not finite:
+            raise ValueError(f"n_train must be None or a number of records (got {records!r:.40})")
+        return config
 
 
 def save(runs: StudyRuns, folder: Path) -> None:
