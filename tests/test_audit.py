@@ -275,3 +275,21 @@ def test_an_honest_point_passes_and_a_weaker_one_served_under_its_name_fails(tmp
         assert failed.returncode == 1 and "audit FAILED: putlab-noise/1" in failed.stdout, failed.stdout + failed.stderr
         tags = store(tmp_path).get_model_version("putlab-noise", "1").tags
         assert tags["audit"] == "failed" and float(tags["audit/attack_accuracy"].split()[0]) > 0.9
+
+
+def test_a_broken_point_description_is_named_in_one_line(registry: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The served point's putlab_point.json, read back from the registry, is not what platform.select wrote."""
+    (point_file,) = Path(registry.removeprefix("sqlite:///")).parent.rglob("putlab_point.json")
+    kept = point_file.read_bytes()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Serves)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        for broken, message in [(b"\x00\x01", "is binary (it holds NUL bytes), not text"),
+                                (json.dumps(json.loads(kept) | {"config": [1]}).encode(),
+                                 "does not match its schema: config: Input should be a valid dictionary")]:
+            point_file.write_bytes(broken)
+            assert audit_cli([f"http://127.0.0.1:{server.server_address[1]}", "--tracking-uri", registry]) == 2
+            assert capsys.readouterr().err.splitlines() == [f"error: alpha/1's putlab_point.json {message}"]
+    finally:
+        server.shutdown()
+        point_file.write_bytes(kept)

@@ -235,3 +235,26 @@ def test_property_table_reader(tmp_path: Path, data: bytes) -> None:
     assert set(TRIALS_SCHEMA.required) <= set(table.columns)
     assert all(pd.api.types.is_numeric_dtype(table[c]) for c in table.columns if c not in IDENTITY)
     pd.testing.assert_frame_equal(table, pd.read_csv(io.BytesIO(data)), check_dtype=False)
+
+
+def test_tune_files_read_back_are_checked_line_by_line(tmp_path: Path) -> None:
+    """The farm's catch-up reads Tune's result.json beside a trial's checkpoints: a line that is not a result is named
+    with its number; a binary file is refused, not decoded into nonsense."""
+    from mlflow.entities import Run, RunData, RunInfo, RunTag
+
+    from platform.results.tracking import TAG_CHECKPOINT
+    from platform.run.catch_up import checkpoints_of
+
+    trial = tmp_path / "trial"
+    (trial / "checkpoint_000001").mkdir(parents=True)
+    info = RunInfo("r", "0", "u", "FINISHED", 0, 0, "active")
+    run = Run(info, RunData(tags=[RunTag(TAG_CHECKPOINT, str(trial / "checkpoint_000001"))]))
+    results = trial / "result.json"
+    results.write_text('{"training_iteration": 1, "checkpoint_dir_name": "checkpoint_000001"}\n\n')
+    assert checkpoints_of(run) == [(1, str(trial / "checkpoint_000001"))]
+    results.write_text('{"training_iteration": 1}\n{"training_iteration": "two"}\n')
+    with pytest.raises(InputFileError, match=rf"^{results} \(line 2\) does not match its schema: training_iteration: "):
+        checkpoints_of(run)
+    results.write_bytes(b"\x89PNG\r\n\x1a\n\x00")
+    with pytest.raises(InputFileError, match=rf"^{results} is binary"):
+        checkpoints_of(run)
