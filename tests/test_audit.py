@@ -199,6 +199,33 @@ def test_a_service_that_never_answers_is_given_up_after_the_read_timeout(registr
     assert 1.0 <= waited < 10
 
 
+def test_a_connection_that_never_opens_is_given_up_after_the_connect_timeout(registry: str,
+                                                                           capsys: pytest.CaptureFixture[str],
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A listening socket whose backlog is full drops new connections' SYNs (as an overloaded or filtered host does):
+    the audit gives up after the connect timeout, here 1 s (5 s as shipped)."""
+    monkeypatch.setattr(client_module, "CONNECT_TIMEOUT_S", 1.0)
+    with socket.socket() as full:
+        full.bind(("127.0.0.1", 0))
+        full.listen(0)
+        fillers = [socket.socket() for _ in range(4)]
+        for filler in fillers:
+            filler.setblocking(False)
+            filler.connect_ex(full.getsockname())
+        time.sleep(0.2)
+        url = f"http://127.0.0.1:{full.getsockname()[1]}"
+        started = time.monotonic()
+        try:
+            assert audit_cli([url, "--tracking-uri", registry]) == 2
+        finally:
+            waited = time.monotonic() - started
+            for filler in fillers:
+                filler.close()
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: cannot reach the release service at {url}: no connection within the connect timeout of 1 s"]
+    assert 1.0 <= waited < 10
+
+
 class _Serves(BaseHTTPRequestHandler):
     """A service that serves alpha/1 (its health and points only: the audit is refused before any release)."""
 
