@@ -6,6 +6,10 @@ releases it gets back with the farm's own training code (never reading a weight)
 ``attack/max/accuracy`` the registry version records: it fails when the audit's 95 % interval lies wholly above the
 recorded one's (``platform.results.audit``). The version is tagged ``audit=passed`` or ``audit=failed`` with the date
 and both numbers; a failed audit exits 1. With ``PUTLAB_SERVE_API_KEY`` set it sends ``Authorization: Bearer <key>``.
+
+The URL must be http or https with a host (``serve.client.service_url``; credentials in it are refused); each request
+connects within ``CONNECT_TIMEOUT_S`` and waits at most ``READ_TIMEOUT_S`` for each part of the answer. An audit on
+fewer than ``MIN_RECORDS`` records (to fit on, or to score on) is refused before anything is sent or tagged.
 """
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ import sys
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import torch
 from mlflow.entities.model_registry import ModelVersion
@@ -25,6 +30,7 @@ from mlflow.tracking import MlflowClient
 from attacks.base import AttackInput, CheckpointInputs
 from attacks.farm import attack_inputs
 from attacks.registry import REGISTRY
+from core.messages import first_line
 from core.quiet import silence
 from platform.cli import guarded
 from platform.errors import UsageError
@@ -34,7 +40,7 @@ from platform.run import preflight
 from platform.run.farm import MAX_METRIC
 from search_spaces import Preset
 from serve.auth import API_KEY_ENV
-from serve.client import ReleaseClient, ServiceError
+from serve.client import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, ReleaseClient, ServiceError, service_url
 from serve.points import point_preset, read_point
 from serve.validation import MAX_BATCH_LIMIT, Limits
 from trainables.mechanism import pick_device
@@ -43,9 +49,9 @@ EXIT_FAILED = 1
 PROGRESS_STEPS = 10  # progress lines while records are released
 
 
-def registered(client: MlflowClient, model: str) -> list[ModelVersion]:
+def registered(client: MlflowClient, model: str, named: str = "--model") -> list[ModelVersion]:
     """The registry versions ``model`` (``name`` or ``name/version``) names; a UsageError naming the registered models
-    where it names none."""
+    where it names none (``named``: who named it, the option or the service)."""
     name, _, version = model.partition("/")
     try:
         found = [client.get_model_version(name, version)] if version else client.search_model_versions(f"name = '{name}'")
@@ -53,7 +59,7 @@ def registered(client: MlflowClient, model: str) -> list[ModelVersion]:
         found = []
     if not found:
         names = sorted({v.name for v in client.search_model_versions("")})
-        raise UsageError(f"--model {model!r} names no registered model version in {client.tracking_uri} "
+        raise UsageError(f"{named} {model!r} names no registered model version in {client.tracking_uri} "
                          f"(registered: {', '.join(names) or 'none'})")
     return found
 
@@ -101,6 +107,8 @@ def cost_line(client: MlflowClient, run_id: str, attackers: list[str], sent: int
 
 def privacy_attackers(names: list[str]) -> list[str]:
     """``names`` checked: known attackers that read releases only (a membership attacker needs the trained networks)."""
+    if not all(names):
+        raise UsageError(f"--attackers {','.join(names)!r} has an empty name (give comma-separated attacker names)")
     try:
         REGISTRY.check_names(names)
     except ValueError as exc:
@@ -112,7 +120,7 @@ def privacy_attackers(names: list[str]) -> list[str]:
     return names
 
 
-def audit_records(preset: Preset, config: dict, records: int | None) -> AttackInput:
+def audit_records(preset: Preset, config: dict[str, Any], records: int | None) -> AttackInput:
     """The unreleased records of the audit: ``records`` to fit on (default: as many as the point's attackers trained
     on) and the test split; a UsageError where the preset names none or the data set holds too few."""
     if preset.audit_input is None:
@@ -120,10 +128,11 @@ def audit_records(preset: Preset, config: dict, records: int | None) -> AttackIn
     records = records or preset.data_counts(config).get("attacker_records")
     if records is None:
         raise UsageError("the point records nowhere how many records its attackers trained on: pass --records N")
+    audit.check_records(records, audit.MIN_RECORDS)  # before any data is read (the test split is checked once read)
     try:
         return preset.audit_input(config, records)
     except ValueError as exc:
-        raise UsageError(f"--records: {str(exc).splitlines()[0]}") from None
+        raise UsageError(f"--records: {first_line(exc)}") from None
 
 
 def find_point(client: MlflowClient, service: ReleaseClient, model: str | None, url: str) -> ModelVersion:
@@ -134,7 +143,7 @@ def find_point(client: MlflowClient, service: ReleaseClient, model: str | None, 
         point_id = served_point([p["id"] for p in service.points()], versions, url)
     except ServiceError as exc:
         raise UsageError(str(exc)) from None
-    (version,) = registered(client, point_id)  # the point the service reports may be missing from this registry
+    (version,) = registered(client, point_id, "the served point")  # the service's point may be missing from this registry
     return version
 
 
@@ -177,41 +186,53 @@ def tag(client: MlflowClient, version: ModelVersion, passed: bool, record: audit
 def run(argv: list[str] | None = None) -> int:
     """Audit one served point; returns the exit code (0 passed, 1 failed)."""
     p = argparse.ArgumentParser(prog="python -m platform.audit", description=__doc__.splitlines()[0])
-    p.add_argument("url", help="the release service's base URL, e.g. http://127.0.0.1:8000")
+    p.add_argument("url", help="the release service's base URL, http or https, e.g. http://127.0.0.1:8000 (each "
+                               f"request connects within {CONNECT_TIMEOUT_S:g} s and waits at most {READ_TIMEOUT_S:g} s "
+                               "for each part of the answer)")
     p.add_argument("--model", help="the registered point: NAME/VERSION, or NAME (the version the service serves); "
                                    "default: the one point the service serves")
-    p.add_argument("--records", type=int, help="records to fit the attackers on (default: as many as the recorded "
-                                                "strongest attacker trained on)")
+    p.add_argument("--records", type=int, help=f"records to fit the attackers on, at least {audit.MIN_RECORDS} "
+                                                "(default: as many as the recorded strongest attacker trained on)")
     p.add_argument("--attackers", help="comma-separated attackers (default: the preset's privacy attackers)")
     p.add_argument("--batch", type=int, default=Limits.max_batch, help="most samples per request (halved on a 413)")
     p.add_argument("--seed", type=int, default=0, help="the first request's seed (the next add their first sample's index)")
     p.add_argument("--tracking-uri", help="MLflow tracking URI of the registry (default: sqlite:///<cwd>/mlflow.db)")
     args = p.parse_args(argv)
     silence()
-    preflight.check_not_empty(args, "tracking_uri")
-    if args.records is not None and args.records < 2:
-        raise UsageError(f"--records must be at least 2 (got {args.records})")
+    preflight.check_not_empty(args, "tracking_uri", "model", "attackers")
+    try:
+        url = service_url(args.url)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.records is not None and args.records < audit.MIN_RECORDS:
+        raise UsageError(f"--records must be at least {audit.MIN_RECORDS} (got {args.records}): the attackers choose "
+                         "their configuration on a 20 % validation split of them")
     if not 1 <= args.batch <= MAX_BATCH_LIMIT:
         raise UsageError(f"--batch must be in [1, {MAX_BATCH_LIMIT}] (got {args.batch})")
+    chosen = privacy_attackers([a.strip() for a in args.attackers.split(",")]) if args.attackers else None
 
     client = tracking.connect(args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}", create=False)
-    service = ReleaseClient(args.url, os.environ.get(API_KEY_ENV, "").strip() or None, batch=args.batch)
-    version = find_point(client, service, args.model, args.url)
+    service = ReleaseClient(url, os.environ.get(API_KEY_ENV, "").strip() or None, batch=args.batch)
+    version = find_point(client, service, args.model, url)
     name, version_id = version.name, str(version.version)
     point_id, point = f"{name}/{version_id}", read_point(client, name, version_id)
-    preset = point_preset(point)
+    try:
+        preset = point_preset(point)
+    except ValueError as exc:
+        raise UsageError(f"{point_id}: {first_line(exc)}") from None
     record = audit.recorded(version.tags or {}, MAX_METRIC)
-    attackers = privacy_attackers(args.attackers.split(",") if args.attackers else list(preset.privacy_attackers))
-    held = audit_records(preset, point["config"], args.records or record.records)
+    attackers = chosen or list(preset.privacy_attackers)
+    held = audit_records(preset, point.config, args.records or record.records)
     records, sent = len(held.train_x), len(held.train_x) + len(held.test_x)
-    print(f"auditing {point_id} ({preset.name}, {preset.mechanism_name}) at {args.url}: recorded {MAX_METRIC} "
+    audit.check_records(records, len(held.test_x))
+    print(f"auditing {point_id} ({preset.name}, {preset.mechanism_name}) at {url}: recorded {MAX_METRIC} "
           f"{record.text()}", flush=True)
     print(cost_line(client, version.run_id or "", attackers, sent, args.batch), flush=True)
     data = released(service, point_id, held, args.seed)
-    metrics = train_attackers(CheckpointInputs(data, config=preset.mechanism.typed(point["config"])), attackers)
+    metrics = train_attackers(CheckpointInputs(data, config=preset.mechanism.typed(point.config)), attackers)
     found = audit.strongest(metrics, attackers, records)
     passed = audit.passes(record, found)
-    tag(client, version, passed, record, found, args.url, len(held.test_x))
+    tag(client, version, passed, record, found, url, len(held.test_x))
     verdict, relation = ("passed", "<=") if passed else ("FAILED", ">")
     print(f"audit {verdict}: {point_id}'s strongest attacker {found.text()} against the recorded {MAX_METRIC} "
           f"{record.text()} (audit interval's low {readable(found.low)} {relation} recorded high {readable(record.high)}); "

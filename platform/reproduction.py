@@ -7,8 +7,8 @@ paper's number, putlab's with its seed band and test, the verdict, the row's dat
 command that re-runs the row. Beside the report, each study's folder keeps the sweep's figures and a snapshot of its
 runs (``study.json``, ``trials.csv``): a study the store lacks is read from its snapshot, so the report regenerates
 anywhere; ``--snapshots`` reads the snapshots alone (no store, no sweep run): the way to regenerate the committed
-report after its code changed. ``--run`` first runs the sweeps of studies that have none yet (``--rerun``: all of them
-again).
+report after its code changed. A snapshot file that is not what the report wrote is refused in one line, before
+anything is written. ``--run`` first runs the sweeps of studies that have none yet (``--rerun``: all of them again).
 """
 from __future__ import annotations
 
@@ -152,16 +152,19 @@ def run(argv: list[str] | None = None) -> int:
                 run_study(known[key], tracking_uri)
     report = Path(args.out) if args.out else REPORT
     out = report.parent / FIGURES
+    stored = {study.key: newest_sweep(client, study) if client is not None else None for study in STUDIES}
+    # every snapshot the report falls back on is read (and validated) before anything is written
+    saved = {key: snapshot.load(out / key) for key, found in stored.items() if found is None}
     runs: dict[str, StudyRuns] = {}
     figures: dict[str, list[Path]] = {}
     for study in STUDIES:
-        found = newest_sweep(client, study) if client is not None else None
-        if client is not None and found is not None:
+        found, kept = stored[study.key], saved.get(study.key)
+        if found is not None:
             parent_id, runs[study.key] = found
             figures[study.key] = copy_figures(client, parent_id, study, out)
             snapshot.save(runs[study.key], out / study.key)
-        elif (saved := snapshot.load(out / study.key)) is not None:
-            runs[study.key], figures[study.key] = saved, sorted((out / study.key).glob("*.png"))
+        elif kept is not None:
+            runs[study.key], figures[study.key] = kept, sorted((out / study.key).glob("*.png"))
     rows = evaluate(CLAIMS, runs)
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(render(rows, runs, figures, report))

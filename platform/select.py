@@ -15,6 +15,7 @@ import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from mlflow.entities.model_registry import ModelVersion
@@ -23,6 +24,7 @@ from mlflow.store.artifact.artifact_repository_registry import get_artifact_repo
 from mlflow.tracking import MlflowClient
 
 from core.commands import python_module
+from core.files.structured import parse_json
 from core.quiet import silence
 from platform.cli import guarded
 from platform.errors import UsageError
@@ -138,7 +140,7 @@ def run(argv: list[str] | None = None) -> int:
     params = tune_storage.join(tune_storage.parent(checkpoint), "params.json") if checkpoint else ""
     if not checkpoint or not tune_storage.exists(tune_storage.join(checkpoint, "state.pt")) or not tune_storage.exists(params):
         raise UsageError(f"the checkpoint of trial {choice.row['name']} is missing: {checkpoint}")
-    config = json.loads(tune_storage.read_text(params))
+    config = parse_json(tune_storage.read_text(params), dict[str, Any], f"the trial's stored config {params}")
     version = register(client, args.name or f"putlab-{preset.name}", preset, choice, checkpoint, config,
                        sweep_params.get("preset_file"))
     print(f"registered {version.name} version {version.version}: {version.description}", flush=True)

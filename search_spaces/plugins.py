@@ -15,14 +15,11 @@ from collections.abc import Iterable
 from importlib.metadata import entry_points
 from pathlib import Path
 
+from core.files.source import InputFileError
+from core.messages import first_line
 from search_spaces import Preset
 
 ENTRY_POINT_GROUP = "putlab.presets"
-
-
-def first_line(exc: BaseException) -> str:
-    """The first line of an exception's message (empty for none)."""
-    return (str(exc).splitlines() or [""])[0]
 
 
 def module_name(path: Path) -> str:
@@ -34,20 +31,22 @@ def module_name(path: Path) -> str:
 def load_preset_file(path: str | Path) -> Preset:
     """The ``PRESET`` of the Python file at ``path``, its modules registered for pickling by value.
 
-    Raises a one-line ValueError when the file is missing, fails to import, or has no Preset called ``PRESET``.
+    Raises a one-line InputFileError (a ValueError) when the file is missing, fails to import, or has no Preset called
+    ``PRESET``.
     """
     path = Path(path).expanduser().resolve()
+    source = f"preset file {path}"
     if path.is_dir():
-        raise ValueError(f"preset file {path} is a folder: give the Python file that defines PRESET")
+        raise InputFileError(source, "is a folder: give the Python file that defines PRESET")
     if not path.is_file():
-        raise ValueError(f"preset file {path} does not exist")
+        raise InputFileError(source, "does not exist")
     name = module_name(path)
     if name not in sys.modules:
         _import(path, name)
     preset = getattr(sys.modules[name], "PRESET", None)
     if not isinstance(preset, Preset):
         found = "no PRESET" if preset is None else f"PRESET is a {type(preset).__name__}"
-        raise ValueError(f"preset file {path} must define PRESET = search_spaces.Preset(...) ({found})")
+        raise InputFileError(source, f"must define PRESET = search_spaces.Preset(...) ({found})")
     return preset
 
 
@@ -57,7 +56,7 @@ def _import(path: Path, name: str) -> None:
 
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise ValueError(f"preset file {path} is not a Python module")
+        raise InputFileError(f"preset file {path}", "is not a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     saved = list(sys.path)
@@ -66,7 +65,7 @@ def _import(path: Path, name: str) -> None:
         spec.loader.exec_module(module)
     except Exception as exc:  # noqa: BLE001 - the user's code: any failure is one line naming the file
         del sys.modules[name]
-        raise ValueError(f"preset file {path} does not import: {type(exc).__name__}: {first_line(exc)}") from None
+        raise InputFileError(f"preset file {path}", f"does not import: {type(exc).__name__}: {first_line(exc)}") from None
     finally:
         sys.path[:] = saved  # workers must not depend on it: the modules travel by value
     for loaded in [m for m in list(sys.modules.values()) if _lies_in(m, path.parent)]:

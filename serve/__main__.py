@@ -17,6 +17,7 @@ from mlflow.tracking import MlflowClient
 from ray import serve
 
 from core.commands import python_module
+from core.messages import first_line
 from core.quiet import silence, silence_serve
 from core.tracking_uri import check_tracking_uri
 from serve.app import build_app
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # noqa: BLE001 - an unreachable or unusable store (any backend): say so before starting Ray
-        print(f"error: MLflow tracking store {args.tracking_uri} is unusable: {str(exc).splitlines()[0]}", file=sys.stderr)
+        print(f"error: MLflow tracking store {args.tracking_uri} is unusable: {first_line(exc)}", file=sys.stderr)
         return 2
     if not points:
         print(f"no registered operating point yet: {python_module('platform.select', '<sweep>', '--max-attack', '0.6')}"

@@ -27,6 +27,7 @@ from ray import serve
 from ray.serve import Application
 from starlette.exceptions import HTTPException
 
+from core.messages import first_line
 from serve.auth import authorized, configured_key
 from serve.openapi import RELEASE_EXTRA, RELEASE_RESPONSES, UNAUTHORIZED
 from serve.points import PointInfo, check_models, list_points, load_point
@@ -63,7 +64,7 @@ async def _refused(_: Request, exc: RequestError) -> JSONResponse:
 @api.exception_handler(HTTPException)
 async def _http_error(_: Request, exc: HTTPException) -> JSONResponse:
     """FastAPI's own refusals (unknown route, wrong method) in the same one-line shape."""
-    return JSONResponse({"error": str(exc.detail).splitlines()[0]}, status_code=exc.status_code, headers=exc.headers)
+    return JSONResponse({"error": first_line(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
 
 
 @api.exception_handler(RequestValidationError)
@@ -106,7 +107,7 @@ class ReleaseService:
         try:
             return await asyncio.to_thread(load_point, self.client, info, self.device)
         except Exception as exc:  # noqa: BLE001 - a corrupt or missing registered checkpoint: refuse, keep serving the others
-            raise RequestError(409, f"operating point {point_id} cannot be loaded: {str(exc).splitlines()[0]}") from None
+            raise RequestError(409, f"operating point {point_id} cannot be loaded: {first_line(exc)}") from None
 
     @api.get("/health", responses={200: {"description": "the replica is up"}})
     async def health(self) -> dict[str, Any]:

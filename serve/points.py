@@ -7,16 +7,18 @@ exactly as training and evaluation do.
 """
 from __future__ import annotations
 
-import json
 import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
 from mlflow.artifacts import download_artifacts
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
+from pydantic import BaseModel, ConfigDict
 
+from core.files.structured import read_json
 from search_spaces import Preset, presets
 from search_spaces.plugins import load_preset_file
 from trainables.release_map import ReleaseMap
@@ -24,6 +26,22 @@ from trainables.release_map import ReleaseMap
 POINT_DIR = "operating_point"
 POINT_FILE = "putlab_point.json"
 PRESET_TAG = "putlab.preset"
+
+
+class PointFile(BaseModel):
+    """What ``putlab_point.json`` holds (``platform.select`` writes it): the preset (and its file, for a preset from
+    outside putlab), the trial's typed config and metrics, and why it was chosen."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    preset: str
+    mechanism: str
+    config: dict[str, Any]
+    metrics: dict[str, float]
+    trial_id: str | float | None  # NaN where the trial's run had no trial id
+    run_name: str | float | None
+    reason: str
+    preset_file: str | None = None
 
 
 @dataclass(frozen=True)
@@ -97,18 +115,23 @@ def check_models(client: MlflowClient, models: tuple[str, ...], option: str) -> 
     return points
 
 
-def point_preset(point: dict[str, Any]) -> Preset:
+def point_preset(point: PointFile) -> Preset:
     """The preset a point description names (read from its preset file where it came from outside putlab)."""
-    return load_preset_file(point["preset_file"]) if point.get("preset_file") else presets()[point["preset"]]
+    if point.preset_file:
+        return load_preset_file(point.preset_file)
+    known = presets()
+    if point.preset not in known:
+        raise ValueError(f"the point names preset {point.preset!r}, which is not one of {', '.join(sorted(known))}")
+    return known[point.preset]
 
 
-def read_point(client: MlflowClient, name: str, version: str) -> dict[str, Any]:
-    """A registered version's point description (``putlab_point.json`` alone, never its checkpoint)."""
+def read_point(client: MlflowClient, name: str, version: str) -> PointFile:
+    """A registered version's point description (``putlab_point.json`` alone, never its checkpoint); an InputFileError
+    (one line) when it is not what ``platform.select`` writes."""
     source = client.get_model_version(name, version).source
     with tempfile.TemporaryDirectory() as tmp:
         path = download_artifacts(artifact_uri=f"{source}/{POINT_FILE}", dst_path=tmp, tracking_uri=client.tracking_uri)
-        with open(path) as f:
-            return json.load(f)
+        return read_json(Path(path), PointFile, source=f"{name}/{version}'s {POINT_FILE}")
 
 
 def load_point(client: MlflowClient, info: PointInfo, device: torch.device) -> ReleaseMap:
@@ -116,11 +139,10 @@ def load_point(client: MlflowClient, info: PointInfo, device: torch.device) -> R
     version = client.get_model_version(info.name, info.version)
     with tempfile.TemporaryDirectory() as tmp:
         directory = download_artifacts(artifact_uri=version.source, dst_path=tmp, tracking_uri=client.tracking_uri)
-        with open(f"{directory}/{POINT_FILE}") as f:
-            point = json.load(f)
+        point = read_json(Path(directory) / POINT_FILE, PointFile, source=f"{info.point_id}'s {POINT_FILE}")
         preset = point_preset(point)
         load_release = preset.load_release
         if load_release is None:
             raise ValueError(f"preset {preset.name!r} of {info.name}/{info.version} has no release map to serve")
-        release_map = load_release(point["config"], directory)
+        release_map = load_release(point.config, directory)
     return release_map.to(device)

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from core.messages import first_line
+
 BOOLEAN = re.compile(rb"\b(true|false)\b")
 MAX_BODY_LIMIT = 1 << 30  # the largest --max-body-bytes (1 GiB)
 MAX_BATCH_LIMIT = 1 << 20
@@ -98,7 +100,7 @@ def load_json(body: bytes) -> object:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise RequestError(400, f"request body is not valid JSON: {exc}") from None
     except (RecursionError, ValueError) as exc:
-        raise RequestError(400, f"request body is not valid JSON: {str(exc).splitlines()[0]}") from None
+        raise RequestError(400, f"request body is not valid JSON: {first_line(exc)}") from None
 
 
 def parse_binary(body: bytes, seed: str | None, input_shape: tuple[int, ...], value_range: tuple[float, float] | None,

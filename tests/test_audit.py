@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -25,8 +27,9 @@ from platform.errors import UsageError
 from platform.results.audit import Estimate, passes, recorded, strongest
 from platform.select import Choice, register
 from search_spaces import presets
+from serve import client as client_module
 from serve.auth import API_KEY_ENV
-from serve.client import ReleaseClient, ServiceError
+from serve.client import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, ReleaseClient, ServiceError
 
 KEY = "audit-test-key-0123456789"
 RECORD = Estimate(0.65, 0.6, 0.7)
@@ -135,13 +138,124 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> str:
     (["--model", "nope"], "--model 'nope' names no registered model version in {uri} (registered: alpha)"),
     (["--model", "alpha/1"], "cannot reach the release service at {url}: [Errno 111] Connection refused"),
     ([], "cannot reach the release service at {url}: [Errno 111] Connection refused"),
-    (["--records", "1"], "--records must be at least 2 (got 1)"),
+    (["--records", "2"], "--records must be at least 100 (got 2): the attackers choose their configuration on a 20 % "
+                         "validation split of them"),
+    (["--attackers", ""], "--attackers is empty: give a value or leave the option out"),
+    (["--attackers", "deep,,thickness"], "--attackers 'deep,,thickness' has an empty name (give comma-separated attacker "
+                                         "names)"),
+    (["--model", ""], "--model is empty: give a value or leave the option out"),
 ])
 def test_bad_input_is_one_line_and_exit_2(registry: str, capsys: pytest.CaptureFixture[str], args: list[str],
                                           error: str) -> None:
     url = f"http://127.0.0.1:{free_ports(1)[0]}"
     assert audit_cli([url, "--tracking-uri", registry, *args]) == 2
     assert capsys.readouterr().err.splitlines() == ["error: " + error.format(uri=registry, url=url)]
+
+
+@pytest.mark.parametrize("url, error", [
+    ("not-a-url", "release service URL 'not-a-url' must start with http:// or https:// (no scheme)"),
+    ("ftp://files.example.org/putlab", "release service URL 'ftp://files.example.org/putlab' must start with http:// or "
+                                       "https:// (scheme 'ftp')"),
+    ("http://alice:s3cret@127.0.0.1:8000", "release service URL 'http://***@127.0.0.1:8000' holds credentials: give the "
+                                           f"API key in {API_KEY_ENV}, never in the URL"),
+    ("http://127.0.0.1:70000", "release service URL 'http://127.0.0.1:70000' is malformed: Port out of range 0-65535"),
+    ("http://127.0.0.1:0", "release service URL 'http://127.0.0.1:0' has port 0 (ports are 1–65535)"),
+    ("http://:8000", "release service URL 'http://:8000' names no host"),
+    ("http://127.0.0.1:8000/?x=1", "release service URL 'http://127.0.0.1:8000/?x=1' has a query or fragment; give the "
+                                   "service's base URL"),
+    ("http://127.0.0.1:8000/a b", "release service URL 'http://127.0.0.1:8000/a b' holds spaces or control characters"),
+    ("", "release service URL '' must start with http:// or https:// (no scheme)"),
+])
+def test_a_bad_url_is_refused_at_once_in_one_line(registry: str, capsys: pytest.CaptureFixture[str], url: str,
+                                                  error: str) -> None:
+    """Before the store is opened or anything sent: no DNS, no connection, the password never printed."""
+    started = time.monotonic()
+    assert audit_cli([url, "--tracking-uri", registry]) == 2
+    assert capsys.readouterr().err.splitlines() == ["error: " + error] and time.monotonic() - started < 2
+
+
+def test_the_timeouts_are_stated_in_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        audit_cli(["--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert f"connects within {CONNECT_TIMEOUT_S:g} s and waits at most {READ_TIMEOUT_S:g} s" in shown
+    assert (CONNECT_TIMEOUT_S, READ_TIMEOUT_S) == (5.0, 30.0)
+
+
+def test_a_service_that_never_answers_is_given_up_after_the_read_timeout(registry: str, capsys: pytest.CaptureFixture[str],
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A port that accepts connections and never answers (a listening socket nobody reads): the audit gives up after the
+    read timeout, here 1 s (30 s as shipped), in one line; without the timeout it would wait for ever."""
+    monkeypatch.setattr(client_module, "READ_TIMEOUT_S", 1.0)
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        started = time.monotonic()
+        assert audit_cli([url, "--tracking-uri", registry]) == 2
+        waited = time.monotonic() - started
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: cannot reach the release service at {url}: no answer within the read timeout of 1 s"]
+    assert 1.0 <= waited < 10
+
+
+def test_a_connection_that_never_opens_is_given_up_after_the_connect_timeout(registry: str,
+                                                                           capsys: pytest.CaptureFixture[str],
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A listening socket whose backlog is full drops new connections' SYNs (as an overloaded or filtered host does):
+    the audit gives up after the connect timeout, here 1 s (5 s as shipped)."""
+    monkeypatch.setattr(client_module, "CONNECT_TIMEOUT_S", 1.0)
+    with socket.socket() as full:
+        full.bind(("127.0.0.1", 0))
+        full.listen(0)
+        fillers = [socket.socket() for _ in range(4)]
+        for filler in fillers:
+            filler.setblocking(False)
+            filler.connect_ex(full.getsockname())
+        time.sleep(0.2)
+        url = f"http://127.0.0.1:{full.getsockname()[1]}"
+        started = time.monotonic()
+        try:
+            assert audit_cli([url, "--tracking-uri", registry]) == 2
+        finally:
+            waited = time.monotonic() - started
+            for filler in fillers:
+                filler.close()
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: cannot reach the release service at {url}: no connection within the connect timeout of 1 s"]
+    assert 1.0 <= waited < 10
+
+
+class _Serves(BaseHTTPRequestHandler):
+    """A service that serves alpha/1 (its health and points only: the audit is refused before any release)."""
+
+    def do_GET(self) -> None:
+        body = json.dumps({"status": "ok"} if self.path == "/health" else {"points": [{"id": "alpha/1"}]}).encode()
+        self.send_response(200)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        """Quiet."""
+
+
+def test_a_record_of_too_few_records_is_refused_and_never_tagged(registry: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The registry says the strongest attacker trained on 2 records: an audit on 2 records could not fail (its
+    interval spans everything), so it is refused before anything is sent or tagged."""
+    client = MlflowClient(registry)
+    client.set_model_version_tag("alpha", "1", "metric.attack/max/train_records", "2")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Serves)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        code = audit_cli([f"http://127.0.0.1:{server.server_address[1]}", "--tracking-uri", registry])
+    finally:
+        server.shutdown()
+        client.delete_model_version_tag("alpha", "1", "metric.attack/max/train_records")
+    assert code == 2 and capsys.readouterr().err.splitlines() == [
+        "error: the audit would fit its attackers on 2 records, fewer than 100 (their 20 % validation split would decide "
+        "nothing): pass --records 100 or more"]
+    assert not any(key.startswith("audit") for key in client.get_model_version("alpha", "1").tags)
 
 
 def audit(url: str, uri: str, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
@@ -188,3 +302,21 @@ def test_an_honest_point_passes_and_a_weaker_one_served_under_its_name_fails(tmp
         assert failed.returncode == 1 and "audit FAILED: putlab-noise/1" in failed.stdout, failed.stdout + failed.stderr
         tags = store(tmp_path).get_model_version("putlab-noise", "1").tags
         assert tags["audit"] == "failed" and float(tags["audit/attack_accuracy"].split()[0]) > 0.9
+
+
+def test_a_broken_point_description_is_named_in_one_line(registry: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The served point's putlab_point.json, read back from the registry, is not what platform.select wrote."""
+    (point_file,) = Path(registry.removeprefix("sqlite:///")).parent.rglob("putlab_point.json")
+    kept = point_file.read_bytes()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Serves)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        for broken, message in [(b"\x00\x01", "is binary (it holds NUL bytes), not text"),
+                                (json.dumps(json.loads(kept) | {"config": [1]}).encode(),
+                                 "does not match its schema: config: Input should be a valid dictionary")]:
+            point_file.write_bytes(broken)
+            assert audit_cli([f"http://127.0.0.1:{server.server_address[1]}", "--tracking-uri", registry]) == 2
+            assert capsys.readouterr().err.splitlines() == [f"error: alpha/1's putlab_point.json {message}"]
+    finally:
+        server.shutdown()
+        point_file.write_bytes(kept)

@@ -7,7 +7,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -316,6 +318,53 @@ def test_every_out_option_refuses_an_unwritable_path(tmp_path: Path, a_store: Pa
         refused(main([*argv, "--tracking-uri", f"sqlite:///{a_store}", "--out", str(path)]), capsys, message)
         assert sorted(tmp_path.rglob("*")) == listing, path  # nothing written, no folder made
     assert (tmp_path / "ro.html").read_text() == "kept" and digest(a_store) == before
+
+
+def _study_json(change: dict) -> bytes:
+    return json.dumps(json.loads((SNAPSHOT / "study.json").read_text()) | change).encode()
+
+
+def _stripped(keep: int) -> bytes:
+    """trials.csv with only its first ``keep`` columns (its ids and status: every grid axis and metric stripped)."""
+    return "".join(",".join(line.split(",")[:keep]) + "\n" for line in (SNAPSHOT / "trials.csv").read_text().splitlines()
+                   ).encode()
+
+
+SNAPSHOT = REPO / "docs" / "reproduction" / "eco-si"
+SNAPSHOT_REFUSALS = [  # (file, what it holds now, the one line after its path): last round's tracebacks and silent exit 0
+    ("study.json", b"{not json", "is not JSON: Expecting property name enclosed in double quotes (line 1, column 2)"),
+    ("study.json", b"[1, 2]", "does not match its schema: the top level: Input should be a valid dictionary or instance "
+                              "of StudyFile"),
+    ("study.json", _study_json({"note": "x"}), "does not match its schema: note: Extra inputs are not permitted (got 'x')"),
+    ("study.json", _study_json({"planned": "many"}), "does not match its schema: planned: Input should be a valid integer, "
+                                                     "unable to parse string as an integer (got 'many')"),
+    ("study.json", _study_json({"label_keys": 3}), "does not match its schema: label_keys: Input should be a valid tuple "
+                                                   "(got 3)"),
+    ("study.json", _study_json({"parent_metrics": {"front/hypervolume": "high"}}),
+     "does not match its schema: parent_metrics.front/hypervolume: Input should be a valid number, unable to parse string "
+     "as a number (got 'high')"),
+    ("trials.csv", b"", "is empty (no header row)"),
+    ("trials.csv", bytes(range(256)) * 4, "is binary (it holds NUL bytes), not text"),
+    ("trials.csv", b"trial_id,run_id\n\xff\xfe\xfd\n", "is not UTF-8 text (undecodable byte at offset 16): a binary file?"),
+    ("trials.csv", _stripped(4), "lacks 57 of its 61 required columns: alpha, lam, adv_steps, releaser_si, seed, "
+                                 "train/loss_releaser, train/loss_adversary, train/ne_energy, train/privacy_term, "
+                                 "utility/ne_energy and 47 more"),
+]
+
+
+@pytest.mark.parametrize("name, content, message", SNAPSHOT_REFUSALS,
+                         ids=[f"{n}:{c[:12]!r}" for n, c, _ in SNAPSHOT_REFUSALS])
+def test_reproduction_refuses_a_broken_snapshot_in_one_line(tmp_path: Path, a_store: Path, capsys, name: str,
+                                                            content: bytes, message: str) -> None:
+    """The report falls back on the snapshot (the store has no sweep of the study): the broken file is named, nothing
+    is written (no report, no figure, no snapshot), the store is untouched."""
+    folder = tmp_path / "docs" / "reproduction" / "eco-si"
+    shutil.copytree(SNAPSHOT, folder)
+    (folder / name).write_bytes(content)
+    before, listing = digest(a_store), {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    refused(reproduction_cli(["--tracking-uri", f"sqlite:///{a_store}", "--out", str(tmp_path / "docs" / "r.md")]),
+            capsys, f"error: {folder / name} {message}")
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == listing and digest(a_store) == before
 
 
 def test_select_a_trial_of_a_sweep_without_finished_trials(a_store: Path, capsys) -> None:

@@ -8,14 +8,17 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
 from conftest import REPO, sweep_env
+from hostile_files import billion_laughs
 
 from k8s.checker import DEFAULT_CRDS, SchemaSet, check_files, default_manifests
+from k8s.checker import main as checker_cli
 
 RAYJOB = REPO / "k8s" / "rayjob-sweep-amnist.yaml"
 RAYCLUSTER = REPO / "k8s" / "raycluster-gpu.yaml"
@@ -167,10 +170,16 @@ def test_cli_reports_one_line_per_problem_and_exit_codes(tmp_path: Path):
     assert result.stdout.splitlines() == [f"{broken}: RayJob/putlab-sweep-amnist: $.spec.rayClusterSpecs: "
                                           "unknown field (not in the schema; the API server would reject or drop it)"]
     missing = cli("--crds", str(tmp_path / "nowhere"), str(RAYJOB))
-    assert missing.returncode == 2 and missing.stderr.strip().count("\n") == 0 and "nowhere" in missing.stderr
+    assert missing.returncode == 2 and missing.stderr == f"error: --crds {tmp_path / 'nowhere'} does not exist: give the " \
+                                                         "folder of the KubeRay CRD YAMLs\n"
+    a_file = cli("--crds", str(RAYJOB), str(RAYJOB))
+    assert a_file.returncode == 2 and a_file.stderr == f"error: --crds {RAYJOB} is not a folder: give the folder of the " \
+                                                       "KubeRay CRD YAMLs, not a file\n"
     (tmp_path / "bad.yaml").write_text("spec: [unclosed\n")
     unreadable = cli(str(tmp_path / "bad.yaml"))
-    assert unreadable.returncode == 2 and unreadable.stderr.startswith("error: cannot read") and unreadable.stdout == ""
+    assert unreadable.returncode == 2 and unreadable.stdout == ""
+    assert unreadable.stderr == f"error: manifest {tmp_path / 'bad.yaml'} is not YAML: did not find expected ',' or ']' " \
+                                "(line 2, column 1)\n"
 
 
 def test_user_crds_are_used(tmp_path: Path):
@@ -257,3 +266,20 @@ def test_authentication_is_on_by_default_in_the_manifests():
         text = (REPO / "k8s" / name).read_text()
         ray_containers = len(re.findall(r"- name: ray-(?:head|worker)$", text, re.M))
         assert text.count("name: mlflow-auth") == ray_containers == 1 + (name != "rayjob-select.yaml"), name
+
+
+def test_a_billion_laughs_manifest_is_refused_in_one_line_under_a_second(tmp_path: Path, capsys) -> None:
+    """Nine levels of nine aliases (9^9 nodes once expanded; last round: a MemoryError after 55 s under a 3 GB cap)."""
+    laughs = tmp_path / "laughs.yaml"
+    laughs.write_text(billion_laughs())
+    started = time.monotonic()
+    assert checker_cli([str(laughs)]) == 2
+    assert time.monotonic() - started < 1
+    assert capsys.readouterr().err.splitlines() == [
+        f'error: manifest {laughs} expands to more than 1,000,000 YAML nodes through its aliases (a "billion laughs" file?)']
+
+
+def test_an_empty_manifest_is_refused(tmp_path: Path, capsys) -> None:
+    (tmp_path / "empty.yaml").write_text("# nothing but a comment\n---\n")
+    assert checker_cli([str(tmp_path / "empty.yaml")]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"error: manifest {tmp_path / 'empty.yaml'} holds no YAML document"]

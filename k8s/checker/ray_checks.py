@@ -6,9 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import yaml
+from pydantic import TypeAdapter
 
+from core.files.source import InputFileError
+from core.files.structured import parse_yaml_document
 from k8s.checker import Document, Problem, problem
+
+ANY: TypeAdapter[Any] = TypeAdapter(Any)
 
 
 def check(doc: Document) -> Iterator[Problem]:
@@ -25,8 +29,8 @@ def check(doc: Document) -> Iterator[Problem]:
 def _parsed(text: str) -> Any:
     """The YAML of an embedded config, or None when it does not parse (refs reports that)."""
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError:
+        return parse_yaml_document(text, ANY, "embedded YAML")
+    except InputFileError:
         return None
 
 

@@ -13,9 +13,10 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from core.files.source import InputFileError
+from core.files.structured import parse_yaml_document
 from k8s.checker import REPO, Document, Problem, problem
+from k8s.checker.ray_checks import ANY
 
 LAYOUT_PACKAGES = ("platform", "core", "trainables", "attacks", "search_spaces", "serve")  # the top-level packages of the layout
 REPO_DIRS = ("k8s", "serve", "platform", "trainables", "attacks", "search_spaces", "scripts", "benchmarks", "tests")
@@ -229,9 +230,9 @@ def _embedded_yaml(doc: Document, path: list, text: Any):
     if text is None:
         return None
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        yield problem(doc, path, f"not valid YAML: {' '.join(str(exc).split())}")
+        return parse_yaml_document(str(text), ANY, "the field")
+    except InputFileError as exc:
+        yield problem(doc, path, str(exc))
         return None
 
 

@@ -4,14 +4,20 @@ on the sweep's data, and the grid a resumed sweep logged (run by ``platform.run.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import Any
 
+from pydantic import TypeAdapter
+
+from core.files.structured import parse_json
 from platform.plan.spec import SweepSpec, parse_value, validated
 from platform.results.baseline import Baseline
 from platform.results.replicates import SEED
 from search_spaces import grids
+
+# a grid, or a list of sub-grids (search_spaces.grids), as the parent run logged it
+GRIDS: TypeAdapter[dict[str, list[Any]] | list[dict[str, list[Any]]]] = TypeAdapter(
+    dict[str, list[Any]] | list[dict[str, list[Any]]])
 
 
 def baseline_spec(spec: SweepSpec, baseline: Baseline) -> SweepSpec:
@@ -35,7 +41,7 @@ def baseline_spec(spec: SweepSpec, baseline: Baseline) -> SweepSpec:
 
 def logged_value(text: str) -> Any:
     """A config value as the parent run logged it: a list as JSON (``tracking.flatten``), anything else as text."""
-    return json.loads(text) if text.startswith("[") else parse_value(text)
+    return parse_json(text, list[Any], "a recorded config list") if text.startswith("[") else parse_value(text)
 
 
 def logged_spec(spec: SweepSpec, params: dict[str, str]) -> SweepSpec:
@@ -43,6 +49,7 @@ def logged_spec(spec: SweepSpec, params: dict[str, str]) -> SweepSpec:
     with, whatever profile and ``--set`` values the resume command names."""
     config = {k.removeprefix("config."): logged_value(v) for k, v in params.items() if k.startswith("config.")}
     # one grid is logged axis by axis (grid.<axis>), a list of sub-grids as one JSON param (grid)
-    grid = json.loads(params["grid"]) if "grid" in params else {
-        k.removeprefix("grid."): json.loads(v) for k, v in params.items() if k.startswith("grid.")}
+    grid = parse_json(params["grid"], GRIDS, "the sweep's recorded param 'grid'") if "grid" in params else {
+        k.removeprefix("grid."): parse_json(v, list[Any], f"the sweep's recorded param {k!r}")
+        for k, v in params.items() if k.startswith("grid.")}
     return replace(spec, profile=params.get("profile", spec.profile), config=config, grids=grids.sub_grids(grid))

@@ -7,11 +7,11 @@ are not recorded and may change on resume.
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from mlflow.tracking import MlflowClient
 
+from core.files.structured import parse_json
 from platform.errors import UsageError
 from platform.plan.baseline_grid import logged_spec
 from platform.plan.seed_axis import with_seeds
@@ -36,7 +36,7 @@ def recorded_params(client: MlflowClient, experiment: str, sweep: str) -> dict[s
 
 def recorded_attackers(params: dict[str, str]) -> tuple[str, ...]:
     """The attack farm the sweep ran with (its ``attackers`` param, a JSON list)."""
-    return tuple(json.loads(params["attackers"]))
+    return parse_json(params["attackers"], tuple[str, ...], "the sweep's recorded param 'attackers'")
 
 
 def baseline_on(params: dict[str, str], preset: Preset) -> bool:

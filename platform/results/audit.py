@@ -6,6 +6,12 @@ The rule: the audit **fails when its strongest attacker's 95 % interval lies who
 numbers are estimates on a few hundred test records, so an honest point's audit lands within their sampling error of
 the record (with intervals of equal width, an honest audit fails about 0.3 % of the time); a point that leaks more
 than recorded beyond both errors fails.
+
+An audit fits its attackers on at least :data:`MIN_RECORDS` records and scores them on at least as many: the attackers
+choose their configuration on a 20 % validation split of their records (20 records at 100, where one record moves the
+validation accuracy by 5 points), and the 95 % interval of an accuracy over 100 scored records is at most ±9.8 points
+wide (1.96·√(0.25/100)). With fewer, the attacker's choice is noise and its interval so wide that a point leaking
+well beyond its record would pass.
 """
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ from platform.errors import UsageError
 from platform.results.numbers import readable
 
 TAG_PREFIX = "metric."  # how platform.select tags a version with its trial's metrics
+MIN_RECORDS = 100  # records to fit the attackers on, and to score them on (the module docstring says why)
 
 
 @dataclass(frozen=True)
@@ -64,6 +71,16 @@ def strongest(metrics: Mapping[str, float], attackers: Sequence[str], records: i
     value = scores[winner]
     return Estimate(value, metrics.get(f"attack/{winner}/accuracy/ci_low", value),
                     metrics.get(f"attack/{winner}/accuracy/ci_high", value), winner, records)
+
+
+def check_records(fitted: int, scored: int) -> None:
+    """A UsageError unless the audit fits on and scores on at least MIN_RECORDS records each."""
+    if fitted < MIN_RECORDS:
+        raise UsageError(f"the audit would fit its attackers on {fitted} records, fewer than {MIN_RECORDS} (their 20 % "
+                         f"validation split would decide nothing): pass --records {MIN_RECORDS} or more")
+    if scored < MIN_RECORDS:
+        raise UsageError(f"the point's test split holds {scored} records, fewer than the {MIN_RECORDS} an audit scores on "
+                         "(its 95 % interval would be too wide to fail)")
 
 
 def passes(record: Estimate, audited: Estimate) -> bool:

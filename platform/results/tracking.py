@@ -21,6 +21,7 @@ from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
 from core import tracking_uri as uri_rules
+from core.messages import first_line
 from platform.errors import UsageError
 
 TAG_SWEEP = "putlab.sweep"
@@ -61,7 +62,7 @@ def connect(tracking_uri: str, create: bool = True) -> MlflowClient:
     try:
         client.search_experiments(max_results=1)
     except Exception as exc:  # noqa: BLE001 - each store backend (sqlite, PostgreSQL, HTTP, files) raises its own types
-        raise UsageError(f"MLflow tracking store {tracking_uri} is unusable: {str(exc).splitlines()[0]}") from None
+        raise UsageError(f"MLflow tracking store {tracking_uri} is unusable: {first_line(exc)}") from None
     return client
 
 

@@ -2,16 +2,26 @@
 is attacked and logged, after a resume (the sweep) or for new attackers (``python -m platform.attack``)."""
 from __future__ import annotations
 
-import json
+from typing import Any
 
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
+from pydantic import BaseModel, ConfigDict
 from ray import tune
 
 from attacks.registry import primary_metric
+from core.files.structured import parse_json
 from platform.results import tracking
 from platform.run import storage as tune_storage
 from platform.run.farm import FarmPlan, FarmScheduler
+
+
+class TuneResult(BaseModel):
+    """The part of a line of Tune's ``result.json`` the catch-up reads: the iteration and its checkpoint's folder."""
+
+    model_config = ConfigDict(extra="allow")
+    training_iteration: int
+    checkpoint_dir_name: str | None = None
 
 
 def checkpoints_of(run: Run) -> list[tuple[int, str]]:
@@ -24,17 +34,20 @@ def checkpoints_of(run: Run) -> list[tuple[int, str]]:
     if not tune_storage.exists(results):
         return []
     found = []
-    for line in tune_storage.read_text(results).splitlines():
-        result = json.loads(line) if line.strip() else {}
-        name = result.get("checkpoint_dir_name")
+    for number, line in enumerate(tune_storage.read_text(results).splitlines(), 1):
+        if not line.strip():
+            continue
+        result = parse_json(line, TuneResult, f"{results} (line {number})")
+        name = result.checkpoint_dir_name
         if name and tune_storage.exists(tune_storage.join(trial_dir, name), directory=True):
-            found.append((int(result["training_iteration"]), tune_storage.join(trial_dir, name)))
+            found.append((result.training_iteration, tune_storage.join(trial_dir, name)))
     return sorted(found)
 
 
-def trial_config(checkpoint: str) -> dict:
+def trial_config(checkpoint: str) -> dict[str, Any]:
     """The typed config Tune stored for the trial (``params.json`` beside its checkpoints)."""
-    return json.loads(tune_storage.read_text(tune_storage.join(tune_storage.parent(checkpoint), "params.json")))
+    params = tune_storage.join(tune_storage.parent(checkpoint), "params.json")
+    return parse_json(tune_storage.read_text(params), dict[str, Any], params)
 
 
 def tune_checkpoint(location: str) -> tune.Checkpoint:

@@ -23,8 +23,11 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.fs as pafs
+from pydantic import BaseModel, ConfigDict
 from ray import tune
 
+from core.files.source import MIB, InputFileError, decode_text
+from core.files.structured import parse_json
 from platform.errors import UsageError
 from platform.run import storage as tune_storage
 
@@ -32,6 +35,7 @@ KEY_ENV = "PUTLAB_RESUME_KEY"  # path of the key file (default: ~/.config/putlab
 SEAL = "putlab.seal"  # neither .json nor .pkl: Tune never copies or reads it
 KEPT_VERSIONS = 3  # digests kept per file: the storage may lag a save or two behind the driver's staging folder
 MIN_KEY_CHARS = 32
+MAX_SEAL_BYTES = 4 * MIB  # a seal holds a few digests per file of a Tune folder: kilobytes
 
 
 def key_path() -> Path:
@@ -97,17 +101,29 @@ def read_seal(fs: pafs.FileSystem, folder: str, key: bytes) -> dict[str, list[st
     if fs.get_file_info(path).type != pafs.FileType.File:
         return None
     with fs.open_input_stream(path) as stream:
-        text = stream.read()
-    try:
-        sealed = json.loads(text)
-        files, given = sealed["files"], sealed["mac"]
-        valid = isinstance(given, str) and hmac.compare_digest(mac(key, name, files), given)
-    except (ValueError, KeyError, TypeError):
-        valid = False
-    if not valid:
+        sealed = parsed_seal(stream.read(MAX_SEAL_BYTES + 1), path)
+    if sealed is None or not hmac.compare_digest(mac(key, name, sealed.files), sealed.mac):
         raise UsageError(f"refusing to resume {name}: its seal {path} does not match the resume key {key_path()} "
                          f"(the state was changed, or sealed with another key)")
-    return files
+    return sealed.files
+
+
+class Seal(BaseModel):
+    """What the seal file holds: the digests of each sealed file, and their MAC."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    files: dict[str, list[str]]
+    mac: str
+
+
+def parsed_seal(data: bytes, path: str) -> Seal | None:
+    """The seal file's contents, or None when they are no seal (too large, not UTF-8 JSON, off its schema)."""
+    if len(data) > MAX_SEAL_BYTES:
+        return None
+    try:
+        return parse_json(decode_text(data, path), Seal, path)
+    except InputFileError:
+        return None
 
 
 def write_seal(fs: pafs.FileSystem, folder: str, key: bytes, files: dict[str, list[str]]) -> None:

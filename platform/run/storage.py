@@ -12,7 +12,11 @@ from urllib.parse import urlsplit
 
 import pyarrow.fs as pafs
 
+from core.files.source import MIB, InputFileError, decode_text
+from core.messages import first_line
 from platform.errors import UsageError
+
+MAX_TEXT_BYTES = 256 * MIB  # a Tune text file read back (result.json grows by a few kB per iteration)
 
 
 def is_uri(storage: str) -> bool:
@@ -32,7 +36,7 @@ def filesystem(location: str) -> tuple[pafs.FileSystem, str]:
     try:
         return pafs.FileSystem.from_uri(location)
     except Exception as exc:  # noqa: BLE001 - unknown scheme, missing credentials, bad query: pyarrow's own one-line reason
-        raise UsageError(f"storage {location} cannot be opened: {str(exc).splitlines()[0]}") from None
+        raise UsageError(f"storage {location} cannot be opened: {first_line(exc)}") from None
 
 
 def local_path(storage: str) -> Path | None:
@@ -74,11 +78,14 @@ def exists(location_: str, directory: bool = False) -> bool:
     return kind == (pafs.FileType.Directory if directory else pafs.FileType.File)
 
 
-def read_text(location_: str) -> str:
-    """The text of the file at ``location_``."""
+def read_text(location_: str, limit: int = MAX_TEXT_BYTES) -> str:
+    """The UTF-8 text of the file at ``location_``; an InputFileError (one line) over ``limit`` bytes or not text."""
     fs, path = filesystem(location_)
     with fs.open_input_stream(path) as stream:
-        return stream.read().decode()
+        data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise InputFileError(location_, f"is over the limit of {limit:,} bytes")
+    return decode_text(data, location_)
 
 
 def download(location_: str, destination: Path) -> None:

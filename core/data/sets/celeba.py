@@ -13,6 +13,7 @@ from PIL import Image
 from core.data.mnist import DataUnavailableError
 from core.data.registry import Attribute
 from core.data.vision import ImageTable, torchvision_class, vision_dataset
+from core.messages import first_line
 
 SIZE = 64
 PRIVATE, UTILITY = "Male", "Smiling"
@@ -39,7 +40,7 @@ def read_torchvision(root: Path, train: bool, download: bool, checksums: bool) -
         ds = torchvision_class("CelebA", checksums)(str(root), split="train" if train else "test", target_type="attr",
                                                     transform=face, download=download)
     except RuntimeError as exc:  # "Dataset not found or corrupted. ..."
-        raise DataUnavailableError(f"torchvision CelebA under {root}: {str(exc).splitlines()[0]}") from None
+        raise DataUnavailableError(f"torchvision CelebA under {root}: {first_line(exc)}") from None
     return ImageTable(ds.attr.long(), tuple(ds.attr_names), lambda index: _stack([ds[int(i)][0] for i in index]))
 
 
