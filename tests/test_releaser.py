@@ -11,9 +11,10 @@ from attacks.deep import DeepAttacker
 from core.config import AttackBudget
 from core.data import load_amnist
 from core.image_quality import image_quality, squared_error
+from core.nets import game_classifier
 from trainables.mechanism import STATE_FILE, CheckpointError
 from trainables.releaser.config import ReleaserConfig
-from trainables.releaser.mechanism import Releaser
+from trainables.releaser.mechanism import RESTART_SEED_STRIDE, Releaser
 from trainables.tune_loop import epochs as play_epochs
 
 N_TRAIN, N_TEST = 3000, 1000
@@ -142,3 +143,50 @@ def test_the_membership_reference_of_a_normed_player_has_the_same_architecture()
         ref = classifier_reference(2, 1, cfg, x, labels, None, "/tmp/unused-ref-cache", input_norm=flag)
         assert ref is not None and isinstance(ref.recipe.build(), kind)
         assert isinstance(ref.recipe.build(), InputNorm) == flag
+
+
+def restarting(every: int, steps: int = 60, seed: int = 0) -> Releaser:
+    """A set-up releaser (warm start skipped: the release is the untrained net's) whose adversary restarts every ``every``
+    epochs."""
+    cfg = ReleaserConfig(n_train=512, n_test=256, epochs=3, pretrain_epochs=0, width=8, threads=2, seed=seed,
+                         adversary_restart_every=every, adversary_restart_steps=steps)
+    mechanism = Releaser(cfg, torch.device("cpu"))
+    mechanism.setup()
+    return mechanism
+
+
+def test_a_restarted_adversary_is_fresh_trained_and_the_same_on_a_resumed_game() -> None:
+    a, b = restarting(every=1), restarting(every=1)
+    first = a.adversary
+    a.restart_adversary()
+    b.restart_adversary()
+    assert a.adversary is not first  # new weights, not the old network trained on
+    # seeded by the seed and the epoch: the same restart on a resumed game gives the same network
+    for p, q in zip(a.adversary.parameters(), b.adversary.parameters(), strict=True):
+        assert torch.equal(p, q)
+    # trained on the release before the game goes on: exactly adversary_restart_steps Adam steps from its fresh weights
+    steps = {int(state["step"]) for state in a.opt_a.state.values()}
+    assert steps == {a.cfg.adversary_restart_steps}
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(a.cfg.seed + RESTART_SEED_STRIDE)
+        untrained = game_classifier(a.s_classes, a.cfg.width, a.shape, a.cfg.player_input_norm)
+    assert not torch.equal(next(untrained.parameters()), next(a.adversary.parameters()))
+
+
+def test_the_adversary_restarts_on_its_schedule_only() -> None:
+    mechanism = restarting(every=2, steps=1)
+    seen = []
+    for epoch in range(4):
+        mechanism.epoch = epoch
+        before = mechanism.adversary
+        mechanism.train_epoch()
+        seen.append(mechanism.adversary is not before)
+    assert seen == [True, False, True, False]
+    assert restarting(every=0).cfg.adversary_restart_every == 0  # the default: never
+
+
+def test_membership_references_mirror_the_adversary_since_its_last_restart() -> None:
+    mechanism = restarting(every=2, steps=8)  # 512 records in batches of 128: 4 steps a pass, 8 steps = 2 passes
+    assert [mechanism.adversary_epochs(e) for e in (1, 2, 3, 4)] == [2 + 1, 2 + 2, 2 + 1, 2 + 2]
+    never = restarting(every=0)
+    assert never.adversary_epochs(3) == never.cfg.pretrain_epochs + 3 * never.cfg.adv_steps

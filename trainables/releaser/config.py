@@ -46,6 +46,13 @@ class ReleaserConfig(ImageData, Training, AttackBudget, AttackerRecords, Checkpo
     player_input_norm: bool = Field(False, description="Standardise the in-game adversary's and utility net's inputs "
                                                        "per pixel (batch statistics): a release dimmed to a tiny range "
                                                        "then hides nothing from them (the farm's attackers read it).")
+    adversary_restart_every: int = Field(0, ge=0, le=10_000, description="Every this many epochs the in-game adversary "
+                                         "restarts from fresh weights and trains adversary_restart_steps batches on the "
+                                         "current release before the releaser moves again (0: never). A restarted "
+                                         "adversary reads what a fresh attacker reads, so the releaser cannot keep "
+                                         "fooling one that lags behind it.")
+    adversary_restart_steps: int = Field(100, ge=1, le=100_000, description="Batches a restarted adversary trains on "
+                                                                           "the current release before the game goes on.")
     noise_channels: NoiseChannels = 4
     width: Width = Field(16, description="Base channel width of the releaser's conv encoder-decoder.")
     pretrain_epochs: PretrainEpochs = Field(1, description="Releaser as an autoencoder and the estimators on raw "

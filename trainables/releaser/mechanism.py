@@ -24,6 +24,7 @@ from trainables.image_game import ImageGame, classifier_reference
 from trainables.releaser.config import ReleaserConfig
 
 NETWORKS = ("releaser", "adversary", "utility", "opt_r", "opt_a", "opt_u")  # a checkpoint's state, by name
+RESTART_SEED_STRIDE = 100_003  # a restarted adversary's weights: torch seed = seed + stride · (epochs done + 1)
 
 
 class Releaser(ImageGame):
@@ -76,15 +77,11 @@ class Releaser(ImageGame):
         sums = {"loss_releaser": 0.0, "loss_adversary": 0.0, "loss_utility": 0.0, "squared_error": 0.0,
                 "privacy_term": 0.0, "releaser_grad_norm": 0.0}
         steps = 0
+        if cfg.adversary_restart_every and self.epoch % cfg.adversary_restart_every == 0:
+            self.restart_adversary()
         for idx in batches(n, cfg.batch_size, gen, device):
             for _ in range(cfg.adv_steps):
-                adv_idx = torch.randint(n, (cfg.batch_size,), generator=gen, device=gen.device).to(device)
-                with torch.no_grad():
-                    y_adv = self.releaser(train.x[adv_idx], gen)
-                loss_a = F.cross_entropy(self.adversary(y_adv), train.s[adv_idx])
-                self.opt_a.zero_grad(set_to_none=True)
-                loss_a.backward()
-                self.opt_a.step()
+                loss_a = self.adversary_step()
 
             x, u = train.x[idx], train.u[idx]
             y = self.releaser(x, gen)
@@ -108,6 +105,39 @@ class Releaser(ImageGame):
                                ("squared_error", distortion), ("privacy_term", privacy), ("releaser_grad_norm", grad_norm)):
                 sums[key] += value.item()
         return {f"train/{k}": v / steps for k, v in sums.items()}
+
+    def adversary_step(self) -> torch.Tensor:
+        """One adversary update on a fresh batch of the current release; its loss."""
+        train, gen = self.train, self.gen
+        idx = torch.randint(len(train), (self.cfg.batch_size,), generator=gen, device=gen.device).to(train.x.device)
+        with torch.no_grad():
+            released = self.releaser(train.x[idx], gen)
+        loss = F.cross_entropy(self.adversary(released), train.s[idx])
+        self.opt_a.zero_grad(set_to_none=True)
+        loss.backward()
+        self.opt_a.step()
+        return loss
+
+    def restart_adversary(self) -> None:
+        """A fresh adversary (weights seeded by the seed and the epoch, so a resumed game restarts the same one) trained
+        ``adversary_restart_steps`` batches on the current release."""
+        cfg = self.cfg
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(cfg.seed + RESTART_SEED_STRIDE * (self.epoch + 1))
+            self.adversary = game_classifier(self.s_classes, cfg.width, self.shape, cfg.player_input_norm).to(self.device)
+        self.opt_a = torch.optim.Adam(self.adversary.parameters(), lr=cfg.lr)
+        for _ in range(cfg.adversary_restart_steps):
+            self.adversary_step()
+
+    def adversary_epochs(self, epoch: int) -> int:
+        """Passes over the training split the adversary at ``epoch`` has trained since its weights were fresh (what its
+        membership references mirror): from its raw-data fit, or from its last restart."""
+        cfg, every = self.cfg, self.cfg.adversary_restart_every
+        if not every:
+            return cfg.pretrain_epochs + epoch * cfg.adv_steps
+        steps_per_epoch = math.ceil(len(self.train) / cfg.batch_size)
+        since_restart = epoch - (epoch - 1) // every * every
+        return math.ceil(cfg.adversary_restart_steps / steps_per_epoch) + since_restart * cfg.adv_steps
 
     def evaluate(self, attack: bool) -> dict[str, float]:
         """Utility, image quality, in-game adversary, α-MI estimate, and (``attack``) a fresh deep attacker of S and
@@ -138,11 +168,12 @@ class Releaser(ImageGame):
         assert self.checkpoint_dir is not None  # the farm restores its mechanisms from a checkpoint
         cache = reference_cache_dir(self.checkpoint_dir, per_checkpoint=True)
         # Both networks start on raw images (pretrain_epochs) and then train on the release; references train on
-        # the released population for as many epochs in all (the adversary gets adv_steps batches per step).
+        # the released population for as many epochs in all (the adversary gets adv_steps batches per step, and starts
+        # afresh at each restart).
         refs = {name: classifier_reference(classes, epochs, cfg, released_pop, labels, None, cache, cfg.player_input_norm)
                 for name, classes, epochs, labels in (
                     ("utility", self.u_classes, cfg.pretrain_epochs + epoch, population.u),
-                    ("adversary", self.s_classes, cfg.pretrain_epochs + epoch * cfg.adv_steps, population.s))}
+                    ("adversary", self.s_classes, self.adversary_epochs(epoch), population.s))}
         return CheckpointInputs(data, (self.membership_target("utility", self.utility, released, "u", refs["utility"]),
                                        self.membership_target("adversary", self.adversary, released, "s",
                                                               refs["adversary"])))
