@@ -13,7 +13,7 @@ from pathlib import Path
 from mlflow.tracking import MlflowClient
 
 from attacks.registry import check_names
-from platform.cli import guarded
+from platform.cli import exit_now, guarded
 from platform.errors import UsageError
 from platform.figures.html_report import write_sweep_report
 from platform.plan.spec import preset_of
@@ -27,6 +27,8 @@ from platform.run.farm import FarmPlan
 from platform.run.learning_curves import draw_curves
 from platform.run.tuner import init_ray
 from search_spaces import Preset
+
+STOP_HINT = "Ctrl+C cancels them; the command run again attacks what is still missing"
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -51,9 +53,10 @@ def run(argv: list[str] | None = None) -> int:
         raise UsageError(str(exc)) from None
     if preset.checkpoint_inputs is None:
         raise UsageError(f"preset {preset.name!r} has no checkpoints for the attack farm")
+    runs = tracking.child_runs(client, exp_id, parent_id)
     init_ray(args.address)
     plan = FarmPlan(preset.checkpoint_inputs, preset.farm_attackers, preset.privacy_attackers, {"cpu": 1, "gpu": 0})
-    done, failed = attack_missing(client, exp_id, parent_id, plan, attackers)
+    done, failed = attack_missing(client, runs, plan, attackers, hint=STOP_HINT)
     print(f"attacked {done} checkpoint(s) of sweep run {parent_id}" + (f", {failed} failed" if failed else ""), flush=True)
     summary = publish(client, parent_id, preset)
     print(format_summary(summary, [Axis(**a) for a in preset.pareto_axes], preset.label_keys))
@@ -81,4 +84,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

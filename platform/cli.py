@@ -1,8 +1,10 @@
 """What every putlab command does around its work: one-line user errors, exit codes, Ray shut down."""
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Callable
+from typing import NoReturn
 
 import ray
 
@@ -21,3 +23,10 @@ def guarded(work: Callable[[], int]) -> int:
     finally:
         if ray.is_initialized():
             ray.shutdown()
+
+
+def exit_now(code: int) -> NoReturn:
+    """Exit with ``code`` skipping Python's final garbage collections, which over everything a command holds (a sweep's
+    data, Ray, Tune, MLflow: some 600,000 objects) took seconds on a busy machine after all was recorded and shut down."""
+    gc.freeze()
+    sys.exit(code)

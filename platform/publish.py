@@ -86,7 +86,7 @@ def publish_sweep(sweep: Sweep, results: Any, caught_up: CaughtUp, ending: Sweep
     and where to look; the parent run FINISHED when every planned trial finished and every checkpoint was attacked,
     else the sweep says it is incomplete."""
     client, parent_id, preset = sweep.client, sweep.parent_id, sweep.spec.preset
-    log_baselines(sweep, wait_s=None)
+    log_baselines(sweep)
     summary = publish(client, parent_id, preset)
     tell(sweep, summary)
     report = write_sweep_report(client, parent_id, preset, summary, sweep.plan.tracking_uri)

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 from attacks.registry import check_names
 from core.quiet import silence
-from platform.cli import guarded
+from platform.cli import exit_now, guarded
 from platform.errors import UsageError
 from platform.plan import resume_options
 from platform.plan.schema import config_model, text_table
@@ -199,4 +198,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -3,6 +3,7 @@ is attacked and logged, after a resume (the sweep) or for new attackers (``pytho
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
@@ -11,7 +12,7 @@ from ray import tune
 from attacks.registry import primary_metric
 from platform.results import tracking
 from platform.run import storage as tune_storage
-from platform.run.farm import FarmPlan, FarmScheduler
+from platform.run.farm import SWEEP_STOP_HINT, FarmPlan, FarmScheduler
 
 
 def checkpoints_of(run: Run) -> list[tuple[int, str]]:
@@ -43,12 +44,13 @@ def tune_checkpoint(location: str) -> tune.Checkpoint:
     return tune.Checkpoint(path, filesystem=fs)
 
 
-def attack_missing(client: MlflowClient, exp_id: str, parent_id: str, plan: FarmPlan,
-                   attackers: tuple[str, ...] | None = None) -> tuple[int, int]:
-    """Submit every (checkpoint, attacker) pair not yet in MLflow, wait, log; returns (checkpoints attacked, failed)."""
+def attack_missing(client: MlflowClient, runs: Iterable[Run], plan: FarmPlan, attackers: tuple[str, ...] | None = None,
+                   hint: str = SWEEP_STOP_HINT) -> tuple[int, int]:
+    """Submit every (checkpoint, attacker) pair of the trials' ``runs`` not yet in MLflow, wait (``hint``: what Ctrl+C
+    does then), log; returns (checkpoints attacked, failed)."""
     scheduler = FarmScheduler(client, plan)
     names = attackers or plan.attackers
-    for run in tracking.child_runs(client, exp_id, parent_id):
+    for run in runs:
         checkpoints = checkpoints_of(run)
         if not checkpoints:
             continue
@@ -59,5 +61,5 @@ def attack_missing(client: MlflowClient, exp_id: str, parent_id: str, plan: Farm
                 scheduler.submit(run.info.run_id, step, trial_config(location), tune_checkpoint(location),
                                  missing, figures=step == checkpoints[-1][0])
     submitted = len(scheduler.pending)
-    scheduler.drain()
+    scheduler.drain(hint)
     return submitted, scheduler.failures
