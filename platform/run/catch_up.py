@@ -15,8 +15,9 @@ from platform.run import storage as tune_storage
 from platform.run.farm import SWEEP_STOP_HINT, FarmPlan, FarmScheduler
 
 
-def checkpoints_of(run: Run) -> list[tuple[int, str]]:
-    """(step, location) of every checkpoint of a trial, from the results Tune recorded beside them (local or URI)."""
+def recorded_checkpoints(run: Run) -> list[tuple[int, str]]:
+    """(step, location) of every checkpoint Tune recorded for a trial in the results beside them (local or URI),
+    whether or not it is still there; none when those results are gone."""
     last = run.data.tags.get(tracking.TAG_CHECKPOINT)
     if not last:
         return []
@@ -28,9 +29,26 @@ def checkpoints_of(run: Run) -> list[tuple[int, str]]:
     for line in tune_storage.read_text(results).splitlines():
         result = json.loads(line) if line.strip() else {}
         name = result.get("checkpoint_dir_name")
-        if name and tune_storage.exists(tune_storage.join(trial_dir, name), directory=True):
+        if name:
             found.append((int(result["training_iteration"]), tune_storage.join(trial_dir, name)))
     return sorted(found)
+
+
+def checkpoints_of(run: Run) -> list[tuple[int, str]]:
+    """(step, location) of every checkpoint of a trial that is still stored."""
+    return [(step, location) for step, location in recorded_checkpoints(run)
+            if tune_storage.exists(location, directory=True)]
+
+
+def missing_checkpoints(runs: Iterable[Run]) -> list[str]:
+    """The checkpoints the trials' runs recorded that are no longer stored: each checkpoint in a trial's results, or
+    its last checkpoint (the run's tag) when the results are gone too."""
+    missing = []
+    for run in runs:
+        last = run.data.tags.get(tracking.TAG_CHECKPOINT)
+        recorded = [location for _, location in recorded_checkpoints(run)] or ([last] if last else [])
+        missing += [location for location in recorded if not tune_storage.exists(location, directory=True)]
+    return missing
 
 
 def trial_config(checkpoint: str) -> dict:
