@@ -17,7 +17,7 @@ from mlflow.tracking import MlflowClient
 
 from attacks.registry import check_names
 from core.commands import python_module
-from platform.cli import exit_now, guarded
+from platform.cli import exit_with, guarded
 from platform.errors import UsageError
 from platform.figures.html_report import write_sweep_report
 from platform.plan.spec import preset_of
@@ -82,7 +82,7 @@ def check_attackable(sweep: str, preset: str, runs: list[Run]) -> None:
         found = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items())) or "none"
         raise UsageError(f"sweep {sweep} has no finished trial to attack (its trial runs: {found}); "
                          f"finish it first: {python_module('platform.sweep', preset, '--resume', sweep)}")
-    missing = missing_checkpoints(runs)
+    missing = sorted(missing_checkpoints(runs))
     if missing:
         more = f" and {len(missing) - SHOWN_MISSING} more" if len(missing) > SHOWN_MISSING else ""
         raise UsageError(f"sweep {sweep}: {len(missing)} recorded checkpoint(s) are no longer stored, so nothing was "
@@ -105,4 +105,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    exit_now(main())
+    exit_with(main)

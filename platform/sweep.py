@@ -16,7 +16,7 @@ from mlflow.tracking import MlflowClient
 from attacks.registry import check_names
 from core.commands import python_module
 from core.quiet import silence
-from platform.cli import exit_now, guarded
+from platform.cli import exit_with, guarded
 from platform.errors import UsageError
 from platform.plan import resume_options
 from platform.plan.schema import config_model, text_table
@@ -224,4 +224,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    exit_now(main())
+    exit_with(main)

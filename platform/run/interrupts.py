@@ -73,6 +73,7 @@ class SweepEnding:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> Literal[False]:
+        _STOP.clear()  # what waited on Ray work has ended
         for s, handler in self._previous.items():
             signal.signal(s, handler)
         if kind is None:
