@@ -84,8 +84,9 @@ def start_sweep(workdir: Path, *args: str) -> subprocess.Popen:
 
 def interrupt_at(proc: subprocess.Popen, phase: str, signals: tuple[signal.Signals, ...] = (signal.SIGINT,),
                  deadline_s: float = 900) -> tuple[float, str]:
-    """Signal the sweep's process group as soon as a line of its output matches ``phase`` (each of ``signals`` in
-    turn, 0.3 s apart), read it to the end; returns (seconds from the first signal to its exit, its output)."""
+    """As soon as a line of the sweep's output matches ``phase``, send each of ``signals`` in turn, 0.3 s apart, as a
+    user does (SIGINT to its process group, as a terminal's Ctrl+C, which Ray's own processes block; SIGTERM to the
+    driver, as ``kill PID``), and read it to the end; returns (seconds from the first signal to its exit, output)."""
     assert proc.stdout is not None
     log, sent, start = io.StringIO(), None, time.monotonic()
     for line in proc.stdout:
@@ -94,7 +95,7 @@ def interrupt_at(proc: subprocess.Popen, phase: str, signals: tuple[signal.Signa
             sent = time.monotonic()
             for i, sig in enumerate(signals):
                 time.sleep(0.3 * (i > 0))
-                os.killpg(proc.pid, sig)
+                (os.killpg if sig == signal.SIGINT else os.kill)(proc.pid, sig)
             break
         assert time.monotonic() - start < deadline_s, log.getvalue()[-3000:]
     assert sent is not None, f"never reached {phase!r}: {log.getvalue()[-3000:]}"
