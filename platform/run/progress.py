@@ -5,8 +5,8 @@ counts change and otherwise at most once a minute. Tune's legacy reporting path 
 configuration box and TensorBoard hint off the terminal (see ``core.quiet``).
 
 Tune calls it a last time (``done``) after its final save of the experiment state and before it stops the trials.
-After a Ctrl+C that is where the trials' actors are killed: Tune would otherwise wait up to 5 s for each trial's
-current step (its ``stop`` queues behind the running ``train``) before killing them itself, and the state that
+After a Ctrl+C that is where the trials' actors are killed: Tune would otherwise wait up to 5 s for the trials'
+running steps (each actor's ``stop`` queues behind its ``train``) before killing them itself, and the state that
 ``--resume`` reads is already saved.
 """
 from __future__ import annotations
@@ -40,12 +40,11 @@ def progress_line(counts: Counter, planned: int, elapsed: float) -> str:
             f" · {clock(elapsed)} elapsed · ETA {'…' if left is None else clock(left)}")
 
 
-def kill_trial_actors(trials: list[Trial]) -> int:
-    """Kill the Ray actors of the trials that have one (``ray.kill``); returns how many."""
-    actors = [t.temporary_state.ray_actor for t in trials if t.temporary_state.ray_actor is not None]
-    for actor in actors:
-        ray.kill(actor, no_restart=True)
-    return len(actors)
+def kill_trial_actors(trials: list[Trial]) -> None:
+    """Kill the Ray actors of the trials that have one (``ray.kill``)."""
+    for trial in trials:
+        if trial.temporary_state.ray_actor is not None:
+            ray.kill(trial.temporary_state.ray_actor, no_restart=True)
 
 
 class SweepProgress(ProgressReporter):
