@@ -4,7 +4,8 @@ Each is a named logger or setting of the library that emits it, never a blanket 
 Ray's token-auth notice, Tune's slow-callback warnings, Tune's configuration box and TensorBoard hint
 (its new output engine, replaced by ``platform.run.progress``), MLflow's database set-up notices, download bars, the run
 addresses it prints for a tracking server and its registry's waiting notice,
-tensorboardX's NaN/Inf warning for α = ∞ configs, and Serve's "Connecting to existing Serve app".
+tensorboardX's NaN/Inf warning for α = ∞ configs, Serve's "Connecting to existing Serve app", and Tune's own
+notices of a stopped run (putlab's interrupt handling says what happened and prints its own resume command).
 """
 from __future__ import annotations
 
@@ -21,6 +22,12 @@ QUIET_LOGGERS = (
     "mlflow.store.model_registry.abstract_store",  # "Waiting up to 300 seconds for model version to finish creation"
 )
 
+DROPPED_MESSAGES = (  # (logger, message prefix)
+    ("ray.tune.tune", "Stop signal received"),  # "... Press CTRL+C (or send SIGINT/SIGKILL/SIGTERM) to skip."
+    ("ray.tune.tune", "Experiment has been interrupted"),  # "Resume experiment with: Tuner.restore(...)"
+    ("ray.tune.analysis.experiment_analysis", "Failed to fetch metrics"),  # a stopped trial that reported nothing yet
+)
+
 
 class _DropMessage(logging.Filter):
     """Drops records whose message starts with ``prefix``."""
@@ -31,6 +38,12 @@ class _DropMessage(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         return not record.getMessage().startswith(self.prefix)
+
+    def __eq__(self, other: object) -> bool:  # a logger keeps one of each, however often ``silence`` runs
+        return isinstance(other, _DropMessage) and other.prefix == self.prefix
+
+    def __hash__(self) -> int:
+        return hash(self.prefix)
 
 
 def silence(verbose: bool = False) -> None:
@@ -43,6 +56,8 @@ def silence(verbose: bool = False) -> None:
     os.environ["MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"] = "true"  # "🏃 View run ... at: http://..." per ended run
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.ERROR)
+    for name, prefix in DROPPED_MESSAGES:
+        logging.getLogger(name).addFilter(_DropMessage(prefix))
 
 
 def silence_serve() -> None:

@@ -3,17 +3,21 @@
 Adds the metrics of the named attackers to the same MLflow child runs, only where a checkpoint
 lacks them (running it twice adds nothing), refreshes ``attack/max/accuracy``, and recomputes the
 sweep's front (``platform.run.catch_up``, which the sweep also runs to catch up after a resume).
+A sweep with no finished trial, or whose recorded checkpoints are gone, is refused before anything is stored.
 """
 from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from pathlib import Path
 
+from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
 from attacks.registry import check_names
-from platform.cli import guarded
+from core.commands import python_module
+from platform.cli import exit_with, guarded
 from platform.errors import UsageError
 from platform.figures.html_report import write_sweep_report
 from platform.plan.spec import preset_of
@@ -22,11 +26,14 @@ from platform.results import tracking
 from platform.results.pareto import Axis
 from platform.results.summary import SweepSummary, format_summary
 from platform.run import preflight
-from platform.run.catch_up import attack_missing
+from platform.run.catch_up import attack_missing, missing_checkpoints
 from platform.run.farm import FarmPlan
 from platform.run.learning_curves import draw_curves
 from platform.run.tuner import init_ray
 from search_spaces import Preset
+
+SHOWN_MISSING = 3  # missing checkpoints named in a refusal; the rest are counted
+STOP_HINT = "Ctrl+C cancels them; the command run again attacks what is still missing"
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -51,9 +58,11 @@ def run(argv: list[str] | None = None) -> int:
         raise UsageError(str(exc)) from None
     if preset.checkpoint_inputs is None:
         raise UsageError(f"preset {preset.name!r} has no checkpoints for the attack farm")
+    runs = tracking.child_runs(client, exp_id, parent_id)
+    check_attackable(client.get_run(parent_id).info.run_name, preset.name, runs)
     init_ray(args.address)
     plan = FarmPlan(preset.checkpoint_inputs, preset.farm_attackers, preset.privacy_attackers, {"cpu": 1, "gpu": 0})
-    done, failed = attack_missing(client, exp_id, parent_id, plan, attackers)
+    done, failed = attack_missing(client, runs, plan, attackers, hint=STOP_HINT)
     print(f"attacked {done} checkpoint(s) of sweep run {parent_id}" + (f", {failed} failed" if failed else ""), flush=True)
     summary = publish(client, parent_id, preset)
     print(format_summary(summary, [Axis(**a) for a in preset.pareto_axes], preset.label_keys))
@@ -63,6 +72,21 @@ def run(argv: list[str] | None = None) -> int:
     if curve_failed:
         print(f"error: {curve_failed} learning curve(s) failed (the lines above say why)", file=sys.stderr)
     return 1 if failed or curve_failed else 0
+
+
+def check_attackable(sweep: str, preset: str, runs: list[Run]) -> None:
+    """A UsageError, before anything runs or is stored, when the sweep has no finished trial or some of the
+    checkpoints its trials recorded are no longer stored (the first few named, then how many more)."""
+    if not any(run.info.status == "FINISHED" for run in runs):
+        statuses = Counter(run.info.status for run in runs)
+        found = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items())) or "none"
+        raise UsageError(f"sweep {sweep} has no finished trial to attack (its trial runs: {found}); "
+                         f"finish it first: {python_module('platform.sweep', preset, '--resume', sweep)}")
+    missing = sorted(missing_checkpoints(runs))
+    if missing:
+        more = f" and {len(missing) - SHOWN_MISSING} more" if len(missing) > SHOWN_MISSING else ""
+        raise UsageError(f"sweep {sweep}: {len(missing)} recorded checkpoint(s) are no longer stored, so nothing was "
+                         f"attacked: {', '.join(missing[:SHOWN_MISSING])}{more}")
 
 
 def learning_curves(client: MlflowClient, parent_id: str, preset: Preset, summary: SweepSummary, plan: FarmPlan,
@@ -81,4 +105,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main)

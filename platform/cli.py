@@ -1,8 +1,10 @@
 """What every putlab command does around its work: one-line user errors, exit codes, Ray shut down."""
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Callable
+from typing import NoReturn
 
 import ray
 
@@ -23,3 +25,14 @@ def guarded(work: Callable[[], int]) -> int:
     finally:
         if ray.is_initialized():
             ray.shutdown()
+
+
+def exit_with(main: Callable[[], int]) -> NoReturn:
+    """Run a command's ``main`` and exit with its code (or the SystemExit it raises), skipping Python's final garbage
+    collections: over everything a command holds (a sweep's data, Ray, Tune, MLflow: some 600,000 objects) they took
+    seconds on a busy machine, after all was recorded and shut down."""
+    try:
+        code = main()
+    finally:
+        gc.freeze()
+    sys.exit(code)

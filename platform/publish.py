@@ -86,25 +86,34 @@ def figure_name(figure: SweepFigure) -> str:
 def publish_sweep(sweep: Sweep, results: Any, caught_up: CaughtUp, ending: SweepEnding) -> int:
     """The sweep's last step: raw-data baselines and the summary on the parent run, the terminal's table, the report
     and where to look; the parent run FINISHED when every planned trial finished and every checkpoint was attacked,
-    else the sweep says it is incomplete."""
+    else the sweep says it is incomplete (KILLED). The report states that final status: the run ends after it, so
+    a Ctrl+C while publishing leaves the sweep KILLED and ``--resume`` publishes it again."""
     client, parent_id, preset = sweep.client, sweep.parent_id, sweep.spec.preset
-    log_baselines(sweep, wait_s=None)
+    print(f"sweep {sweep.plan.name}: publishing its summary, figures and report", flush=True)
+    log_baselines(sweep)
     summary = publish(client, parent_id, preset)
     tell(sweep, summary)
-    report = write_sweep_report(client, parent_id, preset, summary, sweep.plan.tracking_uri)
+    complete = finished(sweep, results, caught_up)
+    report = write_sweep_report(client, parent_id, preset, summary, sweep.plan.tracking_uri,
+                                status="FINISHED" if complete else "KILLED")
     print(f"report: {report}", flush=True)
     print(where_to_look(sweep), flush=True)
-    incomplete = results.num_errors > 0 or results.num_terminated < sweep.planned or caught_up.farm_failures > 0
     if caught_up.farm_failures:
         print(f"error: {caught_up.farm_failures} checkpoint attack(s) failed (tag putlab.farm_error on their runs; "
               "--resume tries them again)", file=sys.stderr, flush=True)
-    grid, grid_results = sweep.baseline_grid, caught_up.baseline_results
-    if grid is not None and grid_results is not None:
-        incomplete |= grid_results.num_errors > 0 or grid_results.num_terminated < len(grid.grid_points())
-    if incomplete:
+    if not complete:
         return ending.interrupted(f"{sweep.plan.name} incomplete")
     client.set_terminated(parent_id, "FINISHED")
     return 0
+
+
+def finished(sweep: Sweep, results: Any, caught_up: CaughtUp) -> bool:
+    """Whether every planned trial (and baseline-grid trial) finished and every checkpoint was attacked."""
+    complete = results.num_errors == 0 and results.num_terminated >= sweep.planned and caught_up.farm_failures == 0
+    grid, grid_results = sweep.baseline_grid, caught_up.baseline_results
+    if grid is not None and grid_results is not None:
+        complete &= grid_results.num_errors == 0 and grid_results.num_terminated >= len(grid.grid_points())
+    return complete
 
 
 def tell(sweep: Sweep, summary: SweepSummary) -> None:

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
+from mlflow.tracking import MlflowClient
+
 from attacks.registry import check_names
+from core.commands import python_module
 from core.quiet import silence
-from platform.cli import guarded
+from platform.cli import exit_with, guarded
 from platform.errors import UsageError
 from platform.plan import resume_options
 from platform.plan.schema import config_model, text_table
@@ -127,6 +129,9 @@ def plan_sweep(args: argparse.Namespace) -> SweepPlan:
         name = f"{spec.preset.name}-{spec.profile}-{time.strftime('%Y%m%d-%H%M%S')}"
     else:
         name = find_sweep(storage, spec.preset.name, args.resume or None)
+        if not args.resume:
+            check_newest_unfinished(client, args.experiment or f"putlab-{spec.preset.name}", storage, name,
+                                    spec.preset.name, [args.preset] if args.preset else ["--preset-file", str(preset_file)])
         check_resume_source(storage, name, spec)
         args, spec = resume_options.resume(client, args, spec, attackers, name, preset_file)
         attackers = farm_attackers(args, spec)
@@ -137,6 +142,26 @@ def plan_sweep(args: argparse.Namespace) -> SweepPlan:
                      preset_file, args.search, args.samples, spec.preset.baseline is not None and not args.no_baseline,
                      args.resume is not None, args.address, args.gpus_per_trial, args.max_concurrent, args.max_failures,
                      args.verbose, tuple(options.items()))
+
+
+def check_newest_unfinished(client: MlflowClient, experiment: str, storage: str, name: str, preset: str,
+                            start: list[str]) -> None:
+    """A bare ``--resume`` continues the newest sweep of ``preset`` (``name``) only while it is unfinished: once its
+    parent run has FINISHED, a UsageError naming it, how to start a new sweep (``start``: the preset's arguments) and
+    the unfinished sweeps of the preset that ``--resume`` can name."""
+    found = client.get_experiment_by_name(experiment)
+    parent = tracking.find_parent(client, found.experiment_id, name) if found is not None else None
+    if found is None or parent is None or client.get_run(parent).info.status != "FINISHED":
+        return
+    sweeps = client.search_runs([found.experiment_id], filter_string=f"tags.`{tracking.TAG_ROLE}` = 'sweep'",
+                                order_by=["attributes.start_time DESC"], max_results=1000)
+    unfinished = [r.info.run_name for r in sweeps if r.info.status != "FINISHED" and r.data.params.get("preset") == preset
+                  and tune_storage.exists(tune_storage.join(storage, r.info.run_name, TUNER_STATE))]
+    more = f" (and {len(unfinished) - 3} more)" if len(unfinished) > 3 else ""
+    others = (f"or resume an unfinished one by name: --resume {' | '.join(unfinished[:3])}{more}" if unfinished
+              else "no unfinished sweep is left to resume")
+    raise UsageError(f"the newest sweep of this preset, {name}, has finished (--resume continues unfinished sweeps); "
+                     f"start a new one: {python_module('platform.sweep', *start)}; {others}")
 
 
 def check_resume_source(storage: str, name: str, spec: SweepSpec) -> None:
@@ -199,4 +224,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main)

@@ -1,15 +1,34 @@
-"""Ctrl+C (or SIGTERM) on a real sweep is recorded as an interruption (exit 130, KILLED runs, the resume command), and resumes."""
+"""Ctrl+C (or SIGTERM) on a real sweep stops it within seconds at any point, is recorded as an interruption (exit 130,
+KILLED runs, the resume command), and resumes: the farm's cancelled attacks are caught up on."""
 from __future__ import annotations
 
+import hashlib
+import io
+import os
+import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
+import pyarrow.fs as pafs
 import pytest
+import ray
 from conftest import REPO, store, sweep_env
+from mlflow.entities import Run
+from mlflow.tracking import MlflowClient
+
+from platform.errors import UsageError
+from platform.run.farm import DRAIN_POLL_S, FarmPlan, FarmScheduler
+from platform.run.interrupts import SweepEnding, stop_requested
+from platform.run.resume_seal import StateSealer, verify
 
 
 @pytest.mark.slow
@@ -49,3 +68,191 @@ def test_an_interrupt_marks_the_sweep_killed_and_resume_finishes_it(workdir: Pat
     runs = client.search_runs([exp.experiment_id])
     assert {r.info.status for r in runs} == {"FINISHED"}
     assert len([r for r in runs if r.data.tags.get("putlab.role") == "trial"]) == 2  # no duplicate, none lost
+
+
+STOP_BOUND_S = 5.0  # Ctrl+C stops a sweep within this many seconds, at any point (a second one at once)
+
+
+def start_sweep(workdir: Path, *args: str) -> subprocess.Popen:
+    """An amnist smoke sweep on its own store, in a process group of its own as a terminal's foreground job (a
+    Ctrl+C there signals the whole group: the driver and the Ray processes it started)."""
+    cmd = [sys.executable, "-m", "platform.sweep", "amnist", "--profile", "smoke", *args,
+           "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}", "--storage", str(workdir / "runs")]
+    return subprocess.Popen(cmd, cwd=REPO, env=sweep_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+
+
+def interrupt_at(proc: subprocess.Popen, phase: str, signals: tuple[signal.Signals, ...] = (signal.SIGINT,),
+                 deadline_s: float = 900) -> tuple[float, str]:
+    """As soon as a line of the sweep's output matches ``phase``, send each of ``signals`` in turn, 0.3 s apart, as a
+    user does (SIGINT to its process group, as a terminal's Ctrl+C, which Ray's own processes block; SIGTERM to the
+    driver, as ``kill PID``), and read it to the end; returns (seconds from the first signal to its exit, output)."""
+    assert proc.stdout is not None
+    log, sent, start = io.StringIO(), None, time.monotonic()
+    for line in proc.stdout:
+        log.write(line)
+        if re.search(phase, line):
+            sent = time.monotonic()
+            for i, sig in enumerate(signals):
+                time.sleep(0.3 * (i > 0))
+                (os.killpg if sig == signal.SIGINT else os.kill)(proc.pid, sig)
+            break
+        assert time.monotonic() - start < deadline_s, log.getvalue()[-3000:]
+    assert sent is not None, f"never reached {phase!r}: {log.getvalue()[-3000:]}"
+    log.write(proc.stdout.read())
+    proc.wait(timeout=120)
+    return time.monotonic() - sent, log.getvalue()
+
+
+def sweep_runs(workdir: Path) -> tuple[Run, list[Run]]:
+    """The amnist sweep's parent run and its children (trials and baseline trials)."""
+    client = store(workdir)
+    runs = client.search_runs([client.get_experiment_by_name("putlab-amnist").experiment_id])
+    (parent,) = [r for r in runs if r.data.tags.get("putlab.role") == "sweep"]
+    return parent, [r for r in runs if r.data.tags.get("putlab.role") in ("trial", "baseline")]
+
+
+def store_digest(workdir: Path) -> dict[str, str]:
+    """Every file of the store and the Tune storage (the sqlite file, run artifacts, Tune folders), hashed."""
+    return {str(p.relative_to(workdir)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(workdir.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.slow  # a smoke sweep to its second trial: about 2 min on 2 busy cores
+@pytest.mark.parametrize("signals", [(signal.SIGINT,), (signal.SIGTERM,), (signal.SIGINT, signal.SIGINT)],
+                         ids=["SIGINT", "SIGTERM", "SIGINT twice"])
+def test_a_stop_during_the_game_ends_the_sweep_within_seconds_and_cancels_the_farm(
+        workdir: Path, signals: tuple[signal.Signals, ...]) -> None:
+    # the first trial's checkpoint is with the farm (its attackers train for longer than the next trial starts)
+    proc = start_sweep(workdir, "--no-baseline")
+    took, log = interrupt_at(proc, r"^trials 1/3 done, 1 running", signals)
+    assert proc.returncode == 130 and took <= STOP_BOUND_S, (took, log[-3000:])
+    assert "continue with:" in log and "Traceback" not in log, log[-3000:]
+    assert "Tuner.restore" not in log and "Stop signal received" not in log  # Tune's own notices stay quiet
+    parent, children = sweep_runs(workdir)
+    assert parent.info.status == "KILLED"
+    assert {c.info.status for c in children} <= {"FINISHED", "KILLED"} and "KILLED" in {c.info.status for c in children}
+    if len(signals) == 1:  # a single stop cancelled what the farm had in flight (a second one cuts the wait shorter)
+        assert re.search(r"attack farm: cancelled \d+ checkpoint attack", log), log[-3000:]
+        return
+    # a second Ctrl+C left nothing broken: the resumed sweep finishes, every checkpoint attacked, none twice
+    resumed = subprocess.run(shlex.split(log.split("continue with:", 1)[1].splitlines()[0]), cwd=REPO,
+                             env=sweep_env(), capture_output=True, text=True, timeout=900)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    parent, children = sweep_runs(workdir)
+    assert parent.info.status == "FINISHED" and len(children) == 3
+    assert all(c.info.status == "FINISHED" and "attack/max/accuracy" in c.data.metrics for c in children)
+    client = store(workdir)
+    assert all(len(client.get_metric_history(c.info.run_id, "attack/max/accuracy")) == 1 for c in children)
+
+
+@pytest.mark.slow  # a smoke sweep stopped three times and resumed: about 8 min on 2 busy cores
+def test_a_stop_at_each_later_phase_ends_the_sweep_within_seconds_and_resume_finishes_it(workdir: Path) -> None:
+    phases = {  # phase: the output line that says the sweep is in it
+        "farm wait": r"^attack farm: waiting for \d+ checkpoint attack",  # the game is over, its attacks in flight
+        "baseline grid": r"^trials 0/2 done, 1 running",  # the noise preset's two trials after the sweep's own
+        "report": r"publishing its summary, figures and report",
+    }
+    for i, (phase, line) in enumerate(phases.items()):
+        proc = start_sweep(workdir, *(["--resume"] if i else []))
+        took, log = interrupt_at(proc, line)
+        assert proc.returncode == 130 and took <= STOP_BOUND_S, (phase, took, log[-3000:])
+        assert "continue with:" in log and "Traceback" not in log, (phase, log[-3000:])
+        parent, _ = sweep_runs(workdir)
+        assert parent.info.status == "KILLED", phase
+
+    resumed = subprocess.run(shlex.split(log.split("continue with:", 1)[1].splitlines()[0]), cwd=REPO,
+                             env=sweep_env(), capture_output=True, text=True, timeout=900)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    parent, children = sweep_runs(workdir)
+    assert parent.info.status == "FINISHED"
+    assert sorted(c.data.tags["putlab.role"] for c in children) == ["baseline"] * 2 + ["trial"] * 3
+    assert all(c.info.status == "FINISHED" and "attack/max/accuracy" in c.data.metrics for c in children)
+    report = Path(next(x for x in resumed.stdout.splitlines() if x.startswith("report: ")).removeprefix("report: "))
+    assert "status FINISHED" in report.read_text()
+
+    # the newest sweep has finished: a bare --resume refuses, naming it, and stores nothing
+    before = store_digest(workdir)
+    again = subprocess.run([sys.executable, "-m", "platform.sweep", "amnist", "--resume",
+                            "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}", "--storage", str(workdir / "runs")],
+                           cwd=REPO, env=sweep_env(), capture_output=True, text=True, timeout=300)
+    assert again.returncode == 2 and again.stderr.count("\n") == 1, again.stderr
+    assert f"the newest sweep of this preset, {parent.info.run_name}, has finished" in again.stderr
+    assert store_digest(workdir) == before
+
+
+def test_a_restored_run_with_nothing_left_to_run_seals_the_state_it_saves_at_its_end(tmp_path: Path) -> None:
+    folder, staging = tmp_path / "runs" / "amnist-smoke-1", tmp_path / "staging"
+    folder.mkdir(parents=True)
+    staging.mkdir()
+    (folder / "tuner.pkl").write_bytes(b"the tuner")
+    StateSealer().seal_tuner(str(folder))
+    verify(str(folder))
+    storage = SimpleNamespace(storage_filesystem=pafs.LocalFileSystem(), experiment_fs_path=str(folder),
+                              experiment_driver_staging_path=str(staging))
+    restored = StateSealer()  # as Tuner.restore unpickles it
+    # a resumed sweep stopped after all its trials had finished: Tune saves its state and ends before any step
+    (staging / "experiment_state-2.json").write_text('{"trial_data": [["finished"]]}')
+    assert restored.get_state() is None
+    shutil.copy(staging / "experiment_state-2.json", folder)  # Tune's upload
+    with pytest.raises(UsageError, match=r"experiment_state-2\.json is not the state the sweep wrote"):
+        verify(str(folder))  # unsealed so far: the next --resume would refuse it
+    restored.on_experiment_end([SimpleNamespace(storage=storage)])
+    verify(str(folder))
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[None]:
+    """A Ray of this test module's own (one CPU, a short temp dir for its sockets), shut down after."""
+    temp = Path(tempfile.mkdtemp(prefix="intr-ray-"))
+    ray.init(address="local", num_cpus=1, include_dashboard=False, logging_level="ERROR", _temp_dir=str(temp))
+    yield
+    ray.shutdown()
+    shutil.rmtree(temp, ignore_errors=True)
+
+
+@ray.remote(num_cpus=0)
+def a_long_attack() -> None:
+    time.sleep(300)
+
+
+def a_farm_with_one_attack_in_flight(tmp_path: Path) -> tuple[FarmScheduler, ray.ObjectRef]:
+    scheduler = FarmScheduler(MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}"),
+                              FarmPlan(load=print, attackers=("thickness",), privacy_attackers=("thickness",),
+                                       resources={"cpu": 0}))
+    ref = a_long_attack.remote()
+    scheduler.pending[ref] = ("run", 1, ("thickness",))
+    return scheduler, ref
+
+
+def assert_cancelled(ref: ray.ObjectRef) -> None:
+    with pytest.raises((ray.exceptions.TaskCancelledError, ray.exceptions.WorkerCrashedError)):
+        ray.get(ref, timeout=60)
+
+
+@pytest.mark.slow  # a Ray of its own and two task workers: 33 s at a load of 20 on 2 cores (about 10 s idle)
+@pytest.mark.usefixtures("local_ray")
+def test_a_stop_ends_the_farms_wait_at_once_and_cancels_its_attacks(tmp_path: Path) -> None:
+    # while Tune runs, the first Ctrl+C asks Tune to stop (a stand-in for the SIGUSR1 handler tune.run installs)
+    # and the farm's wait (here the one at the end of Tune's run) cancels its attacks and returns
+    scheduler, ref = a_farm_with_one_attack_in_flight(tmp_path)
+    tune_stops: list[int] = []
+    with SweepEnding() as ending, ending.fitting():
+        signal.signal(signal.SIGUSR1, lambda signum, frame: tune_stops.append(signum))
+        threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+        start = time.monotonic()
+        scheduler.drain()
+        took = time.monotonic() - start
+    assert tune_stops == [signal.SIGUSR1] and ending.signal == signal.SIGINT
+    assert took < 1.0 + DRAIN_POLL_S + 1.0 and not scheduler.pending, took
+    assert_cancelled(ref)
+    assert not stop_requested()  # the sweep's context is over: a later wait in this process waits again
+
+    # outside Tune (the catch-up after it), Ctrl+C interrupts the wait where it is, cancelling the attacks on the way
+    scheduler, ref = a_farm_with_one_attack_in_flight(tmp_path)
+    threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        scheduler.drain()
+    assert time.monotonic() - start < 1.0 + DRAIN_POLL_S + 1.0 and not scheduler.pending
+    assert_cancelled(ref)

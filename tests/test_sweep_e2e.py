@@ -43,6 +43,7 @@ def test_smoke_sweep_logs_runs_metrics_and_front(workdir: Path) -> None:
     report = Path(next(line for line in out.stdout.splitlines() if line.startswith("report: ")).removeprefix("report: "))
     assert report == workdir / "reports" / f"{parent.info.run_name}.html" and report.stat().st_size > 10_000
     assert "<h2>Does the game settle?</h2>" in report.read_text(encoding="utf-8")
+    assert "status FINISHED" in report.read_text()  # the status the run ends with, not RUNNING while it publishes
     assert "report/report.html" in [a.path for a in client.list_artifacts(parent.info.run_id, "report")]
 
     assert parent.info.status == "FINISHED"

@@ -199,8 +199,9 @@ def registered_points(client: MlflowClient, names: dict[str, str]) -> list[dict[
 
 
 def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary: SweepSummary,
-                  tmp: Path) -> dict[str, Any]:
-    """Everything the sweep template shows: the summary, and the parent run, its children and their artifacts."""
+                  tmp: Path, status: str | None = None) -> dict[str, Any]:
+    """Everything the sweep template shows: the summary, and the parent run (its ``status``, when the sweep is about to
+    end its run with it, else the stored one), its children and their artifacts."""
     parent = client.get_run(parent_id)
     params = parent.data.params
     axes = [Axis(**a) for a in preset.pareto_axes]
@@ -236,7 +237,7 @@ def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary:
     failed = int((table["status"] == "FAILED").sum()) if not table.empty else 0
     return {
         "title": f"putlab sweep {parent.info.run_name}",
-        "sweep": parent.info.run_name, "run_id": parent_id, "status": parent.info.status,
+        "sweep": parent.info.run_name, "run_id": parent_id, "status": status or parent.info.status,
         "preset": preset.name, "mechanism": preset.mechanism_name, "dataset": params.get("dataset", ""),
         "profile": params.get("profile", ""), "search": params.get("search", ""),
         "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(parent.info.start_time / 1000)),
@@ -258,10 +259,11 @@ def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary:
     }
 
 
-def render_sweep(client: MlflowClient, parent_id: str, preset: Preset, summary: SweepSummary) -> str:
-    """The sweep's report as one HTML string."""
+def render_sweep(client: MlflowClient, parent_id: str, preset: Preset, summary: SweepSummary,
+                 status: str | None = None) -> str:
+    """The sweep's report as one HTML string (``status``: see :func:`sweep_context`)."""
     with tempfile.TemporaryDirectory() as tmp:
-        context = sweep_context(client, parent_id, preset, summary, Path(tmp))
+        context = sweep_context(client, parent_id, preset, summary, Path(tmp), status)
     return _environment().get_template(TEMPLATE).render(kind="sweep", **context)
 
 
@@ -284,8 +286,9 @@ def write_report(client: MlflowClient, run_id: str, html: str, path: Path) -> Pa
 
 
 def write_sweep_report(client: MlflowClient, parent_id: str, preset: Preset, summary: SweepSummary, tracking_uri: str,
-                       path: Path | None = None) -> Path:
-    """Build the sweep's report, write it (default ``<report_dir>/<sweep>.html``) and log it on the parent run."""
+                       path: Path | None = None, status: str | None = None) -> Path:
+    """Build the sweep's report, write it (default ``<report_dir>/<sweep>.html``) and log it on the parent run
+    (``status``: the one the sweep is about to end its run with; default the stored one)."""
     name = client.get_run(parent_id).info.run_name
-    html = render_sweep(client, parent_id, preset, summary)
+    html = render_sweep(client, parent_id, preset, summary, status)
     return write_report(client, parent_id, html, path or report_dir(tracking_uri) / f"{name}.html")

@@ -25,6 +25,15 @@ def tune_name(sweep: str, baseline: str) -> str:
     return f"baseline-{baseline}-{sweep}"
 
 
+def baseline_farm(grid: SweepSpec, farm: FarmPlan | None) -> FarmPlan | None:
+    """The sweep's farm on the baseline's checkpoints (its mechanism's loader), less the membership attackers unless
+    the baseline's own farm runs them (noise trains no network); None when nothing is left to attack."""
+    load = grid.preset.checkpoint_inputs
+    own = grid.preset.farm_attackers
+    attackers = tuple(a for a in farm.attackers if not REGISTRY[a].per_target or a in own) if farm is not None else ()
+    return None if farm is None or load is None or not attackers else replace(farm, load=load, attackers=attackers)
+
+
 def run_baseline(grid: SweepSpec, *, tracking_uri: str, exp_id: str, parent_id: str, storage: str, sweep: str,
                  farm: FarmPlan | None, resources: dict[str, float], max_concurrent: int | None, max_failures: int,
                  verbose: bool) -> Any:
@@ -37,14 +46,10 @@ def run_baseline(grid: SweepSpec, *, tracking_uri: str, exp_id: str, parent_id: 
     if tune_storage.exists(tune_storage.join(storage, name, TUNER_STATE)):
         tuner = restore_tuner(grid, resources, storage, name)
     else:
-        load = grid.preset.checkpoint_inputs
-        # the same farm, less the membership attackers unless the baseline's own farm runs them (noise trains no network)
-        own = grid.preset.farm_attackers
-        attackers = tuple(a for a in farm.attackers if not REGISTRY[a].per_target or a in own) if farm is not None else ()
-        plan = None if farm is None or load is None or not attackers else replace(farm, load=load, attackers=attackers)
         logger = MlflowTrialLogger(tracking_uri, exp_id, parent_id, grid.preset.label_keys,
                                    grid.preset.checkpoint_figures, storage=storage, mechanism=grid.preset.mechanism_name,
-                                   shown=tuple(m for m, _ in grid.preset.optuna_objectives), total_epochs=1, farm=plan,
+                                   shown=tuple(m for m, _ in grid.preset.optuna_objectives), total_epochs=1,
+                                   farm=baseline_farm(grid, farm),
                                    verbose=verbose, tags={tracking.TAG_ROLE: "baseline", tracking.TAG_BASELINE: grid.preset.name})
         points = len(grid.grid_points())
         tuner = build_tuner(grid, search="grid", samples=None, resources=resources, storage=storage,

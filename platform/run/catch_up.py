@@ -2,6 +2,7 @@
 is attacked and logged, after a resume (the sweep) or for new attackers (``python -m platform.attack``)."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from mlflow.entities import Run
@@ -13,7 +14,7 @@ from attacks.registry import primary_metric
 from core.files.structured import parse_json
 from platform.results import tracking
 from platform.run import storage as tune_storage
-from platform.run.farm import FarmPlan, FarmScheduler
+from platform.run.farm import SWEEP_STOP_HINT, FarmPlan, FarmScheduler
 
 
 class TuneResult(BaseModel):
@@ -24,8 +25,9 @@ class TuneResult(BaseModel):
     checkpoint_dir_name: str | None = None
 
 
-def checkpoints_of(run: Run) -> list[tuple[int, str]]:
-    """(step, location) of every checkpoint of a trial, from the results Tune recorded beside them (local or URI)."""
+def recorded_checkpoints(run: Run) -> list[tuple[int, str]]:
+    """(step, location) of every checkpoint Tune recorded for a trial in the results beside them (local or URI),
+    whether or not it is still there; none when those results are gone."""
     last = run.data.tags.get(tracking.TAG_CHECKPOINT)
     if not last:
         return []
@@ -39,9 +41,26 @@ def checkpoints_of(run: Run) -> list[tuple[int, str]]:
             continue
         result = parse_json(line, TuneResult, f"{results} (line {number})")
         name = result.checkpoint_dir_name
-        if name and tune_storage.exists(tune_storage.join(trial_dir, name), directory=True):
+        if name:
             found.append((result.training_iteration, tune_storage.join(trial_dir, name)))
     return sorted(found)
+
+
+def checkpoints_of(run: Run) -> list[tuple[int, str]]:
+    """(step, location) of every checkpoint of a trial that is still stored."""
+    return [(step, location) for step, location in recorded_checkpoints(run)
+            if tune_storage.exists(location, directory=True)]
+
+
+def missing_checkpoints(runs: Iterable[Run]) -> list[str]:
+    """The checkpoints the trials' runs recorded that are no longer stored: each checkpoint in a trial's results, or
+    its last checkpoint (the run's tag) when the results are gone too."""
+    missing = []
+    for run in runs:
+        last = run.data.tags.get(tracking.TAG_CHECKPOINT)
+        recorded = [location for _, location in recorded_checkpoints(run)] or ([last] if last else [])
+        missing += [location for location in recorded if not tune_storage.exists(location, directory=True)]
+    return missing
 
 
 def trial_config(checkpoint: str) -> dict[str, Any]:
@@ -56,12 +75,13 @@ def tune_checkpoint(location: str) -> tune.Checkpoint:
     return tune.Checkpoint(path, filesystem=fs)
 
 
-def attack_missing(client: MlflowClient, exp_id: str, parent_id: str, plan: FarmPlan,
-                   attackers: tuple[str, ...] | None = None) -> tuple[int, int]:
-    """Submit every (checkpoint, attacker) pair not yet in MLflow, wait, log; returns (checkpoints attacked, failed)."""
+def attack_missing(client: MlflowClient, runs: Iterable[Run], plan: FarmPlan, attackers: tuple[str, ...] | None = None,
+                   hint: str = SWEEP_STOP_HINT) -> tuple[int, int]:
+    """Submit every (checkpoint, attacker) pair of the trials' ``runs`` not yet in MLflow, wait (``hint``: what Ctrl+C
+    does then), log; returns (checkpoints attacked, failed)."""
     scheduler = FarmScheduler(client, plan)
     names = attackers or plan.attackers
-    for run in tracking.child_runs(client, exp_id, parent_id):
+    for run in runs:
         checkpoints = checkpoints_of(run)
         if not checkpoints:
             continue
@@ -72,5 +92,5 @@ def attack_missing(client: MlflowClient, exp_id: str, parent_id: str, plan: Farm
                 scheduler.submit(run.info.run_id, step, trial_config(location), tune_checkpoint(location),
                                  missing, figures=step == checkpoints[-1][0])
     submitted = len(scheduler.pending)
-    scheduler.drain()
+    scheduler.drain(hint)
     return submitted, scheduler.failures

@@ -21,6 +21,7 @@ from attacks.exposure import exposed_csv
 from attacks.farm import FarmReport, run_farm
 from platform.results import tracking
 from platform.results.numbers import readable
+from platform.run.interrupts import stop_requested
 
 MAX_METRIC = "attack/max/accuracy"
 RECORDS_METRIC = "attack/max/train_records"
@@ -28,7 +29,8 @@ TAG_STRONGEST = "putlab.strongest_attacker"
 TAG_CAPPED = "putlab.capped_attackers"
 TAG_SKIPPED = "putlab.skipped_attackers"
 CI_BOUNDS = ("ci_low", "ci_high")
-DRAIN_POLL_S = 1.0  # how long drain waits in one call to Ray
+DRAIN_POLL_S = 0.5  # how long drain waits in one call to Ray: a stop is seen within this
+SWEEP_STOP_HINT = "Ctrl+C cancels them and stops the sweep; --resume runs them again"
 
 
 @dataclass(frozen=True)
@@ -155,14 +157,27 @@ class FarmScheduler:
                 print(f"attack farm failed on run {run_id} step {step} ({', '.join(names)}): {message}", flush=True)
         return len(ready)
 
-    def drain(self) -> None:
-        """Wait for every submitted attack and log it, saying how many; Ctrl+C stops the wait (the sweep is then
-        KILLED, and ``--resume`` runs the attacks it lost)."""
+    def drain(self, hint: str = SWEEP_STOP_HINT) -> None:
+        """Wait for every submitted attack and log it, saying how many and what Ctrl+C does (``hint``); a stop
+        (:func:`~platform.run.interrupts.stop_requested`, or KeyboardInterrupt) cancels the attacks still in flight:
+        their metrics stay missing, which is what a resumed sweep's catch-up (``platform.run.catch_up``) attacks."""
         if self.pending:
-            print(f"attack farm: waiting for {len(self.pending)} checkpoint attack(s) to finish (Ctrl+C stops the wait; "
-                  f"a sweep stays resumable)", flush=True)
-        while self.pending:
-            self.poll(timeout=DRAIN_POLL_S)  # bounded, so a Ctrl+C is handled at once
+            print(f"attack farm: waiting for {len(self.pending)} checkpoint attack(s) to finish ({hint})", flush=True)
+        try:
+            while self.pending and not stop_requested():
+                self.poll(timeout=DRAIN_POLL_S)
+        except KeyboardInterrupt:
+            self.cancel()
+            raise
+        self.cancel()
+
+    def cancel(self) -> None:
+        """Cancel every attack still in flight (Ray kills the tasks' workers: nothing of theirs is logged)."""
+        if self.pending:
+            print(f"attack farm: cancelled {len(self.pending)} checkpoint attack(s)", flush=True)
+        for ref in self.pending:
+            ray.cancel(ref, force=True)
+        self.pending.clear()
 
     def _log(self, run_id: str, step: int, report: FarmReport) -> None:
         tracking.log_metrics(self.client, run_id, report.metrics, step=step)

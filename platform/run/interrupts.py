@@ -1,9 +1,13 @@
-"""Truthful endings of a sweep: SIGINT/SIGTERM stop Tune gracefully and leave the sweep KILLED; a crash leaves it FAILED.
+"""Truthful endings of a sweep: SIGINT/SIGTERM stop it within seconds and leave it KILLED; a crash leaves it FAILED.
 
 Tune's own Ctrl+C handler ends ``fit()`` normally and marks interrupted trials TERMINATED, so from the results alone
-an interrupted sweep looks finished. :class:`SweepEnding` takes the signals instead, asks Tune for the same graceful
-stop (its SIGUSR1 handler, which saves the experiment state with the unfinished trials still resumable) and
-remembers that the sweep was interrupted, so the driver can record KILLED, print the resume command and exit 130.
+an interrupted sweep looks finished. :class:`SweepEnding` takes the signals instead. While Tune runs, the first one
+asks Tune to stop (its SIGUSR1 handler: the loop ends after its current step and saves the experiment state with the
+unfinished trials still resumable) and raises :func:`stop_requested`, on which the sweep's waits end at once: the
+trials' actors are killed once the state is saved (``platform.run.progress``), the farm's attacks in flight are
+cancelled (``platform.run.farm``) and so are raw-data baselines under way. Anywhere else, and on a second signal, it
+raises KeyboardInterrupt where the driver is. Either way the driver records KILLED, prints the resume command and
+exits 130; ``--resume`` runs what was cancelled.
 """
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import os
 import shlex
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType, TracebackType
@@ -26,6 +31,12 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM)
 UNFINISHED = ("RUNNING", "SCHEDULED")
 # what signal.signal accepts and returns: a handler function, SIG_DFL or SIG_IGN, or None (set outside Python)
 _Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+_STOP = threading.Event()  # signals are the process's: so is the request to stop
+
+
+def stop_requested() -> bool:
+    """Whether SIGINT or SIGTERM asked this process's sweep to stop: whatever waits on Ray work cancels it and returns."""
+    return _STOP.is_set()
 
 
 def close_sweep(client: MlflowClient, exp_id: str, parent_id: str, status: str) -> None:
@@ -51,14 +62,18 @@ class SweepEnding:
     def attach(self, client: MlflowClient, exp_id: str, parent_id: str, resume: list[str]) -> None:
         """The sweep's parent run now exists: endings are recorded on it; ``resume`` is the command that continues it."""
         self.client, self.exp_id, self.parent_id, self.resume = client, exp_id, parent_id, resume
+        self._take_signals()  # ray.init put its own (fatal) SIGTERM handler in place
 
     def __enter__(self) -> SweepEnding:
         os.environ["TUNE_DISABLE_SIGINT_HANDLER"] = "1"  # ours forwards to Tune's SIGUSR1 stop instead
-        self._previous = {s: signal.signal(s, self._on_signal) for s in SIGNALS}
+        _STOP.clear()
+        self._previous = {s: signal.getsignal(s) for s in SIGNALS}
+        self._take_signals()
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> Literal[False]:
+        _STOP.clear()  # what waited on Ray work has ended
         for s, handler in self._previous.items():
             signal.signal(s, handler)
         if kind is None:
@@ -75,8 +90,7 @@ class SweepEnding:
     def fitting(self) -> Iterator[None]:
         """While Tune runs: a signal asks Tune to stop gracefully (Tune installs its SIGUSR1 handler inside fit)."""
         previous = signal.getsignal(signal.SIGUSR1)
-        for s in SIGNALS:  # ray.init puts its own (fatal) SIGTERM handler in place: ours goes back on top
-            signal.signal(s, self._on_signal)
+        self._take_signals()
         self._fitting = True
         try:
             yield
@@ -84,13 +98,20 @@ class SweepEnding:
             self._fitting = False
             signal.signal(signal.SIGUSR1, previous)
 
+    def _take_signals(self) -> None:
+        for s in SIGNALS:
+            signal.signal(s, self._on_signal)
+
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        """The first signal while Tune runs: Tune stops after its step and saves its state, and every wait on Ray work
+        cancels it; otherwise (outside Tune, or a second signal) a KeyboardInterrupt where the driver is."""
         first = self.signal is None
         self.signal = self.signal or signum
+        _STOP.set()
         tune_stop = signal.getsignal(signal.SIGUSR1)
         if first and self._fitting and callable(tune_stop):
-            print(f"{signal.Signals(signum).name}: stopping the sweep, saving its state (again to stop at once)",
-                  file=sys.stderr, flush=True)
+            print(f"{signal.Signals(signum).name}: stopping the sweep: saving its state, cancelling the work in flight "
+                  "(again to stop at once)", file=sys.stderr, flush=True)
             tune_stop(signal.SIGUSR1, frame)
         else:
             raise KeyboardInterrupt

@@ -15,7 +15,7 @@ from platform.results import tracking
 from platform.results.baseline import Baseline
 from platform.run import preflight
 from platform.run import storage as tune_storage
-from platform.run.baseline_grid import run_baseline
+from platform.run.baseline_grid import baseline_farm, run_baseline
 from platform.run.catch_up import attack_missing
 from platform.run.cost_estimate import CostEstimate, last_finished
 from platform.run.farm import FarmPlan
@@ -23,8 +23,6 @@ from platform.run.interrupts import SweepEnding, resume_command
 from platform.run.progress import SweepProgress
 from platform.run.trial_logger import MlflowTrialLogger
 from platform.run.tuner import build_tuner, cluster_kind, default_gpus_per_trial, init_ray, restore_tuner
-
-BASELINE_GRACE_S = 10  # how long an interrupted sweep waits for raw-data baselines already under way
 
 
 @dataclass(frozen=True)
@@ -125,11 +123,27 @@ def start_baselines(recorded: dict[str, float], spec: SweepSpec, resources: dict
     return task.remote(spec.grid_points()[0])
 
 
-def log_baselines(sweep: Sweep, wait_s: float | None = BASELINE_GRACE_S) -> None:
-    """The raw-data baselines on the parent run once they are done, waiting at most ``wait_s`` (None: until done).
-    An interrupted sweep keeps them when they are ready: a resumed sweep then skips them, a partial one reports them."""
-    if sweep.baselines is not None and ray.wait([sweep.baselines], timeout=wait_s)[0]:
+def log_baselines(sweep: Sweep) -> None:
+    """The raw-data baselines on the parent run, once they are done (a Ctrl+C meanwhile cancels them)."""
+    if sweep.baselines is None:
+        return
+    try:
+        ray.wait([sweep.baselines])
+    except KeyboardInterrupt:
+        ray.cancel(sweep.baselines, force=True)
+        raise
+    tracking.log_metrics(sweep.client, sweep.parent_id, ray.get(sweep.baselines))
+
+
+def keep_baselines(sweep: Sweep) -> None:
+    """What an interrupted sweep keeps of its raw-data baselines: logged when they are ready (a resumed sweep then
+    skips them, a partial one reports them), else cancelled (a resumed sweep runs them again)."""
+    if sweep.baselines is None:
+        return
+    if ray.wait([sweep.baselines], timeout=0)[0]:
         tracking.log_metrics(sweep.client, sweep.parent_id, ray.get(sweep.baselines))
+    else:
+        ray.cancel(sweep.baselines, force=True)
 
 
 def fit(sweep: Sweep, ending: SweepEnding) -> Any | None:
@@ -151,7 +165,7 @@ def fit(sweep: Sweep, ending: SweepEnding) -> Any | None:
     with ending.fitting():
         results = tuner.fit()
     if ending.signal is not None:
-        log_baselines(sweep)
+        keep_baselines(sweep)
         return None
     return results
 
@@ -168,20 +182,27 @@ class CaughtUp:
 
 def catch_up(sweep: Sweep, ending: SweepEnding) -> CaughtUp | None:
     """Attack the checkpoints left without their farm metrics (an interruption, an attack that raised), then run the
-    baseline grid; None when interrupted."""
-    caught_up, failed = attack_missing(sweep.client, sweep.exp_id, sweep.parent_id, sweep.farm) if sweep.farm else (0, 0)
+    baseline grid and catch up on its checkpoints likewise; None when interrupted."""
+    client, exp_id, parent_id = sweep.client, sweep.exp_id, sweep.parent_id
+    caught_up, failed = attack_missing(client, tracking.child_runs(client, exp_id, parent_id), sweep.farm) \
+        if sweep.farm else (0, 0)
     baseline_results = None
     if sweep.baseline_grid is not None:
         plan = sweep.plan
         with ending.fitting():
-            baseline_results = run_baseline(sweep.baseline_grid, tracking_uri=plan.tracking_uri, exp_id=sweep.exp_id,
-                                         parent_id=sweep.parent_id, storage=plan.storage, sweep=plan.name,
-                                         farm=sweep.farm, resources=sweep.resources,
-                                         max_concurrent=plan.max_concurrent, max_failures=plan.max_failures,
-                                         verbose=plan.verbose)
+            baseline_results = run_baseline(sweep.baseline_grid, tracking_uri=plan.tracking_uri, exp_id=exp_id,
+                                            parent_id=parent_id, storage=plan.storage, sweep=plan.name,
+                                            farm=sweep.farm, resources=sweep.resources,
+                                            max_concurrent=plan.max_concurrent, max_failures=plan.max_failures,
+                                            verbose=plan.verbose)
         if ending.signal is not None:
-            log_baselines(sweep)
+            keep_baselines(sweep)
             return None
+        farm = baseline_farm(sweep.baseline_grid, sweep.farm)
+        if farm is not None:
+            runs = tracking.baseline_runs(client, exp_id, parent_id, sweep.baseline_grid.preset.name)
+            done, more_failed = attack_missing(client, runs, farm)
+            caught_up, failed = caught_up + done, failed + more_failed
     if caught_up:
         print(f"attack farm: caught up on {caught_up} checkpoint(s)", flush=True)
     return CaughtUp(caught_up, failed, baseline_results)

@@ -3,6 +3,11 @@
 A Tune ``ProgressReporter`` (Tune calls it after every trial state change and result), printing one line when the
 counts change and otherwise at most once a minute. Tune's legacy reporting path drives it, which also keeps Tune's
 configuration box and TensorBoard hint off the terminal (see ``core.quiet``).
+
+Tune calls it a last time (``done``) after its final save of the experiment state and before it stops the trials.
+After a Ctrl+C that is where the trials' actors are killed: Tune would otherwise wait up to 5 s for the trials'
+running steps (each actor's ``stop`` queues behind its ``train``) before killing them itself, and the state that
+``--resume`` reads is already saved.
 """
 from __future__ import annotations
 
@@ -10,10 +15,12 @@ import time
 from collections import Counter
 from typing import Any
 
+import ray
 from ray.tune import ProgressReporter
 from ray.tune.experiment import Trial
 
 from platform.results.numbers import clock
+from platform.run.interrupts import stop_requested
 
 HEARTBEAT_S = 60.0
 
@@ -33,6 +40,13 @@ def progress_line(counts: Counter, planned: int, elapsed: float) -> str:
             f" · {clock(elapsed)} elapsed · ETA {'…' if left is None else clock(left)}")
 
 
+def kill_trial_actors(trials: list[Trial]) -> None:
+    """Kill the Ray actors of the trials that have one (``ray.kill``)."""
+    for trial in trials:
+        if trial.temporary_state.ray_actor is not None:
+            ray.kill(trial.temporary_state.ray_actor, no_restart=True)
+
+
 class SweepProgress(ProgressReporter):
     """Prints ``progress_line`` whenever the trial counts change, and every ``HEARTBEAT_S`` seconds while running."""
 
@@ -50,11 +64,19 @@ class SweepProgress(ProgressReporter):
     def _counts(self, trials: list[Trial]) -> Counter:
         return Counter(t.status for t in trials)
 
+    def _changed(self, trials: list[Trial]) -> bool:
+        return tuple(sorted(self._counts(trials).items())) != self._last
+
     def should_report(self, trials: list[Trial], done: bool = False) -> bool:
-        key = tuple(sorted(self._counts(trials).items()))
-        return key != self._last or (not done and time.time() - self._printed >= HEARTBEAT_S)
+        return done or self._changed(trials) or time.time() - self._printed >= HEARTBEAT_S
 
     def report(self, trials: list[Trial], done: bool, *sys_info: str) -> None:
+        """Print the progress line (at the end only if the counts changed); at the end of a stopped run, kill the
+        trials' actors."""
+        if done and stop_requested():
+            kill_trial_actors(trials)
+        if done and not self._changed(trials):
+            return
         counts = self._counts(trials)
         self._last = tuple(sorted(counts.items()))
         self._printed = time.time()

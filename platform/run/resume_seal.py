@@ -184,10 +184,7 @@ class StateSealer(tune.Callback):
 
     def on_step_begin(self, iteration: int, trials: list, **info: Any) -> None:
         """Find the Tune folder and staging folder through the first trial; seal any state saved since last step."""
-        if self._staging is None and trials:  # the first save happened in the step that added the trials
-            storage = trials[0].storage
-            self._open(storage.storage_filesystem, storage.experiment_fs_path)
-            self._staging = Path(storage.experiment_driver_staging_path)
+        self._find_staging(trials)  # the first save happened in the step that added the trials
         self._refresh()
 
     def get_state(self) -> dict | None:
@@ -197,8 +194,17 @@ class StateSealer(tune.Callback):
         return None
 
     def on_experiment_end(self, trials: list, **info: Any) -> None:
-        """Seal the final state (saved just before)."""
+        """Seal the final state (saved just before), also of a restored run that had nothing left to run (Tune then
+        ends before its first step)."""
+        self._find_staging(trials)
         self._refresh(rehash=True)
+
+    def _find_staging(self, trials: list) -> None:
+        """Bind to the Tune folder and the driver's staging folder, which the trials' storage names."""
+        if self._staging is None and trials:
+            storage = trials[0].storage
+            self._open(storage.storage_filesystem, storage.experiment_fs_path)
+            self._staging = Path(storage.experiment_driver_staging_path)
 
     def _open(self, fs: pafs.FileSystem, folder: str) -> None:
         """Bind to the Tune folder, taking over the digests of its seal (a resumed sweep's, verified before restore)."""
