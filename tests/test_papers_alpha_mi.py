@@ -9,8 +9,9 @@ import pytest
 from scipy import stats
 
 from platform.papers import alpha_mi
-from platform.papers.claim import KINDS, OWN, REPRODUCTION
-from platform.papers.measures import StudyRuns
+from platform.papers.claim import DIRECTIONS, EXACT, KINDS, OWN, REPRODUCTION
+from platform.papers.measures import BestUnder, ParentMetric, StudyRuns
+from platform.results.numbers import readable
 from search_spaces import amnist, eco, eco_si
 
 # two points per α (α = 1: λ 30 and 300; α = ∞: λ 300), two seeds each
@@ -53,8 +54,11 @@ def test_the_per_alpha_points_stay_on_their_curve():
 
 def test_image_quality_shows_psnr_and_ssim_at_the_point():
     measured = alpha_mi.ImageQuality(alpha_mi.most_private(1.0))(runs())
-    assert measured.value == pytest.approx(13.0) and (measured.low, measured.high) == (12.0, 14.0)
-    assert measured.text == "PSNR 13 [12, 14] dB, SSIM 0.45 [0.4, 0.5]"
+    # α = 1, λ = 300: PSNR 12 and 14 (mean 13, sd √2), SSIM 0.4 and 0.5 (mean 0.45, sd 0.1/√2); t intervals of the mean
+    psnr, ssim = stats.t.ppf(0.975, 1) * math.sqrt(2) / math.sqrt(2), stats.t.ppf(0.975, 1) * 0.1 / 2
+    assert measured.value == pytest.approx(13.0) and (measured.low, measured.high) == pytest.approx((13 - psnr, 13 + psnr))
+    assert measured.text == (f"PSNR 13 [{readable(13 - psnr)}, {readable(13 + psnr)}] dB, "
+                             f"SSIM 0.45 [{readable(0.45 - ssim)}, {readable(0.45 + ssim)}]")
     unreached = alpha_mi.ImageQuality(alpha_mi.BestUnder("utility/fresh_accuracy", "attack/deep/accuracy", 0.4))(runs())
     assert unreached.unreached and math.isnan(unreached.value)
 
@@ -63,7 +67,10 @@ def test_kept_fall_is_the_attackers_fall_where_utility_stays_near_raw():
     fall = alpha_mi.KeptFall("attack/deep/accuracy", "baseline/attack/deep/accuracy", "utility/fresh_accuracy",
                              "baseline/utility/accuracy", 0.05)
     measured = fall(runs(RAW))  # only α = 1, λ = 30 keeps the digit within 0.05 (0.94 against 0.96): 0.90 − 0.59
-    assert measured.value == pytest.approx(0.31) and (measured.low, measured.high) == pytest.approx((0.29, 0.33))
+    half = stats.t.ppf(0.975, 1) * 0.02  # per-seed falls 0.29 and 0.33: sd 0.02·√2, over √2 seeds
+    assert measured.value == pytest.approx(0.31) and (measured.low, measured.high) == pytest.approx((0.31 - half,
+                                                                                                     0.31 + half))
+    assert sorted(measured.groups[0]) == pytest.approx([0.29, 0.33])
     wider = replace(fall, loss=0.2)(runs(RAW))  # now α = 1, λ = 300 too (0.79), where the attacker falls further
     assert wider.value == pytest.approx(0.36)
     assert fall(runs()).text == "not measured"
@@ -73,7 +80,9 @@ def test_every_row_names_a_study_of_the_paper_and_a_known_kind():
     studies = {s.key for s in alpha_mi.STUDIES}
     for claim in alpha_mi.CLAIMS:
         assert claim.paper == alpha_mi.PAPER.key and claim.study in studies and claim.kind in KINDS
-        assert claim.direction in ("equal", "above") and claim.caveat
+        assert claim.direction in DIRECTIONS and claim.caveat
+        count = isinstance(claim.measure, ParentMetric) and claim.measure.metric.startswith("data/")
+        assert (claim.direction == EXACT) == count, claim  # a count is met exactly, and only a count
         assert claim.kind == REPRODUCTION or claim.target is None  # own rows carry no verdict
 
 
@@ -83,7 +92,11 @@ def test_the_per_alpha_rows_follow_the_studies_quick_grids():
         grid = preset.profiles["quick"].grid
         assert isinstance(grid, dict) and set(alphas) == set(grid["alpha"])
     fig3 = [c for c in alpha_mi.CLAIMS if c.item == "Fig. 3" and c.kind == REPRODUCTION and c.study == "amnist"]
-    assert len(fig3) == 3 * len(alpha_mi.AMNIST_ALPHAS)
+    # per α: the middle point with the paper's attacker and with the strongest, the most private point, its accuracy
+    assert len(fig3) == 4 * len(alpha_mi.AMNIST_ALPHAS)
+    for alpha in alpha_mi.AMNIST_ALPHAS:
+        rows = [c.measure for c in fig3 if isinstance(c.measure, BestUnder) and c.measure.where == {"alpha": alpha}]
+        assert len(rows) == 4 and {m.budget_metric for m in rows} == {alpha_mi.PAPERS_ATTACKER, alpha_mi.MAX_ATTACK}
 
 
 def test_rows_on_the_eco_stand_in_say_so_and_the_within_hour_row_is_putlabs_own():

@@ -16,9 +16,10 @@ from platform.plan.spec import resolve
 from trainables.membership.config import MembershipConfig
 from trainables.membership.mechanism import evaluate_point
 
-# Three points of two seeds. n = 10: advantage low end 0.1 under the clipped bound 1. n = 100: low end (0.1 + 0.14) / 2
-# = 0.12 above ½·√0.02 = 0.0707 at ρ's upper end: past. n = 1000: ρ's mean is below 0 (bound 0) but its upper end
-# (0 + 0.01) / 2 gives ½·√0.005 = 0.035 ≥ the low end 0: within.
+# Three points of two seeds. n = 10: ρ's upper end (4 + 6) / 2 = 5 clips the bound at 1, so the point is vacuous (not
+# informative, counted neither way). n = 100: low end (0.1 + 0.14) / 2 = 0.12 above ½·√0.02 = 0.0707 at ρ's upper end:
+# past. n = 1000: ρ's mean is below 0 (bound 0) but its upper end (0 + 0.01) / 2 gives ½·√0.005 = 0.035 < 1
+# (informative) ≥ the low end 0: within. So the bound is informative at 2 of the 3 points.
 TRIALS = pd.DataFrame({
     "n": [10, 10, 100, 100, 1000, 1000],
     "seed": [0, 1, 0, 1, 0, 1],
@@ -36,15 +37,16 @@ def runs(trials: pd.DataFrame) -> StudyRuns:
 def test_within_bound_counts_the_points_whose_advantage_interval_clears_the_bound() -> None:
     measured = WithinBound()(runs(TRIALS))
     assert (measured.value, measured.low, measured.high) == (1.0, 1.0, 1.0)
-    assert measured.text.startswith("past the bound at 1 of 3 points")
-    assert "n = 10: 0.4 vs 1;" in measured.text and "n = 100: 0.2 vs 0.0707 (past)" in measured.text
+    assert measured.text.startswith("informative at 2 of 3 points, past the bound at 1 (")
+    assert "n = 10: 0.4 vs 1 (vacuous);" in measured.text and "n = 100: 0.2 vs 0.0707 (past)" in measured.text
     assert "n = 1000: 0.01 vs 0" in measured.text and measured.text.count("(past)") == 1
 
 
 def test_within_bound_at_every_point_reads_zero() -> None:
     lower = TRIALS.assign(**{f"{ADVANTAGE}/ci_low": [0.1, 0.1, 0.05, 0.05, 0.0, 0.0]})
     measured = WithinBound()(runs(lower))
-    assert measured.value == 0.0 and measured.text.startswith("within the bound at every point")
+    assert measured.value == 0.0
+    assert measured.text.startswith("informative at 2 of 3 points, within the bound at every one (")
 
 
 def test_within_bound_needs_the_intervals() -> None:

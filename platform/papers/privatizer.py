@@ -62,8 +62,8 @@ class BoundMargin:
     the trial's filter meets both), or with ``utility_only`` the first slack alone (at k = 0 the two sum to 0, so both
     bounds hold only where it is 0), over the trials with grid values ``where``. Per α, the mean over its seeds with
     its t interval: the value is the lowest α's mean and the interval runs from the lowest of the α's lower ends to
-    the lowest of their upper ends, so the whole interval clears 0 only where every α's does; each α's seeds are a
-    group, for a level."""
+    the lowest of their upper ends, so the whole interval clears 0 only where every α's does (none where an α has
+    none); each α's seeds are a group, for a level."""
 
     where: dict[str, float] = field(default_factory=dict)
     utility_only: bool = False
@@ -87,7 +87,7 @@ class BoundMargin:
         ends = [t_interval(v) for v in per_alpha.values()]
         lowest = min(means, key=lambda a: means[a])
         shown = ", ".join(f"{readable(a)}: {readable(m)}" for a, m in means.items())
-        low, high = min(e[0] for e in ends), min(e[1] for e in ends)
+        low, high = (float(np.min([e[i] for e in ends])) for i in (0, 1))  # NaN if any α lacks an interval
         return Measured(means[lowest], low, high, text=f"lowest {readable(means[lowest])} [{readable(low)}, "
                         f"{readable(high)}] (per α: {shown})", seeds=seed_count(trials),
                         band=f"each α's mean over its seeds with its 95 % t interval; lowest at α = {readable(lowest)}",
