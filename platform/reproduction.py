@@ -159,7 +159,7 @@ def run(argv: list[str] | None = None) -> int:
     figures: dict[str, list[Path]] = {}
     for study in STUDIES:
         found, kept = stored[study.key], saved.get(study.key)
-        if found is not None:
+        if client is not None and found is not None:
             parent_id, runs[study.key] = found
             figures[study.key] = copy_figures(client, parent_id, study, out)
             snapshot.save(runs[study.key], out / study.key)
