@@ -22,6 +22,7 @@ from torch.nn import functional as F
 from attacks.base import CheckpointInputs, ReferenceData
 from attacks.reference import reference_cache_dir
 from core.data import Split
+from core.image_quality import image_quality
 from core.nets import SmallCNN, StochasticUNet
 from core.training import batches, evaluate, fit_classifier, predict_logits
 from trainables.image_game import ImageGame, classifier_reference
@@ -148,8 +149,9 @@ class Privatizer(ImageGame):
         return {f"train/{k}": v / steps for k, v in sums.items()}
 
     def evaluate(self, attack: bool) -> dict[str, float]:
-        """Utility (P(u|q) and the provider's φ on the release), the in-game η, both loss terms; with ``attack``, a
-        fresh deep attacker, the secret term read by a freshly retrained estimator and the data user's classifiers."""
+        """Utility (P(u|q) and the provider's φ on the release), image quality, the in-game η, both loss terms; with
+        ``attack``, a fresh deep attacker, the secret term read by a freshly retrained estimator and the data user's
+        classifiers."""
         test, released_test = self.test, self.release_test()
         log_u_x = _picked(predict_logits(self.phi, test.x), test.u)
         log_u_q = _picked(predict_logits(self.utility_on_release, released_test), test.u)
@@ -161,7 +163,7 @@ class Privatizer(ImageGame):
             "train/adversary_accuracy": evaluate(self.eta, released_test, test.s, self.s_classes),
             "leakage/utility_term": (log_u_x - log_u_q).mean().item(),
             "leakage/secret_term": (log_s_q - self.log_prior[test.s]).mean().item(),
-        }
+        } | image_quality(released_test, test.x)
         return metrics | (self.deep_attack() | self.retrained_term() | self.data_user() if attack else {})
 
     def retrained_term(self) -> dict[str, float]:
