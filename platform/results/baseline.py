@@ -4,10 +4,11 @@ noise, the stroke redraw and the digit prototype; docs/metrics.md#baselines-on-t
 Each baseline's trials (``platform.run.baseline_grid``) are child runs of the sweep's parent with role ``baseline``
 and tag ``putlab.baseline=<its preset>``: the sweep's trials table, front and hypervolume never see them (they list
 role ``trial`` only). Read back here, each baseline becomes a curve of the front figure, and every front point is
-compared with it twice: with its privacy at equal (interpolated) utility on the front's first two axes, and by
-dominance on every axis (a baseline point at least as good on all of them, utility, privacy and distortion, and
-better on one, dominates the front point; a dominated point never counts as beating that baseline). Stored names
-carry the baseline preset's name (for ``noise``: ``front/beats_noise_share``, ``noise/attack_at_utility``,
+compared with it twice: at equal utility (the baseline's privacy, and its distortion where the front has a distortion
+axis, interpolated along its front on the first two axes: the point beats the baseline when it is more private and no
+more distorted), and by dominance on every axis (a baseline point at least as good on all of them and better on one
+dominates the front point, which is flagged with the name of every such point). Stored names carry the baseline
+preset's name (for ``noise``: ``front/beats_noise_share``, ``noise/attack_at_utility``, ``noise/psnr_at_utility``,
 ``noise/dominated_by``, ``front/noise_baseline.csv``).
 """
 from __future__ import annotations
@@ -66,10 +67,14 @@ class Baseline:
         """front.csv column: the baseline's privacy value at the point's utility."""
         return f"{self.name}/attack_at_utility"
 
+    def at(self, axis: Axis) -> str:
+        """front.csv column: the baseline's value of ``axis`` at the point's utility (``noise/psnr_at_utility``)."""
+        return f"{self.name}/{axis.metric.rsplit('/', 1)[-1]}_at_utility"
+
     @property
     def beats(self) -> str:
-        """front.csv column: 1 where the point is more private than the baseline at equal utility and no baseline
-        point dominates it."""
+        """front.csv column: 1 where the point is more private than the baseline at equal utility and no more
+        distorted, 0 where not, empty where the baseline does not reach its utility."""
         return f"{self.name}/beaten"
 
     @property
@@ -130,13 +135,19 @@ def attack_at_utility(utility: np.ndarray, curve: pd.DataFrame, axes: Sequence[A
     Below its least useful point it is that point's value (a baseline such as noise only gets more private as it
     loses utility, so this is generous to the mechanism); beyond its most useful one it is NaN: the baseline does not
     reach that utility at all."""
-    u_axis, p_axis = axes[:2]
+    return value_at_utility(utility, curve, axes, axes[1])
+
+
+def value_at_utility(utility: np.ndarray, curve: pd.DataFrame, axes: Sequence[Axis], axis: Axis) -> np.ndarray:
+    """The baseline's value of ``axis`` at each utility (``axes[0]``), interpolated along its front on the first two
+    axes as :func:`attack_at_utility` does."""
+    u_axis = axes[0]
     front = curve[pareto_mask(curve, axes[:2])] if not curve.empty else curve
     if front.empty:
         return np.full(len(utility), np.nan)
     goodness = -np.asarray(u_axis.to_min(front[u_axis.metric].to_numpy(dtype=float)))  # higher: more useful
     order = np.argsort(goodness, kind="stable")
-    known, values = goodness[order], front[p_axis.metric].to_numpy(dtype=float)[order]
+    known, values = goodness[order], front[axis.metric].to_numpy(dtype=float)[order]
     query = -np.asarray(u_axis.to_min(np.asarray(utility, dtype=float)))
     return np.where(query > known[-1], np.nan, np.interp(query, known, values))
 
@@ -172,22 +183,31 @@ def compare_all(points: pd.DataFrame, curves: Sequence[BaselineCurve], axes: lis
 
 def beside(front: pd.DataFrame, curve: pd.DataFrame, axes: list[Axis], baseline: Baseline) -> dict[str, Any]:
     """The columns comparing ``front``'s points with a baseline's ``curve``: its privacy value at their utility
-    (``baseline.at_utility``), its points that dominate them on every axis (``baseline.dominated_by``) and whether they
-    beat it (``baseline.beats``: 1 more private at equal utility and dominated by none of its points, 0 not, NaN where
-    the baseline does not reach that utility)."""
+    (``baseline.at_utility``) and, for each further axis (the distortion), its value there too
+    (``baseline.at(axis)``); its points that dominate them on every axis (``baseline.dominated_by``); and whether they
+    beat it (``baseline.beats``: 1 strictly more private at equal utility and at least as good on every further axis
+    there, 0 not, NaN where the baseline does not reach that utility). A point some baseline point dominates never
+    beats it: that point's utility is at least the front point's, so the baseline at the front point's utility is at
+    least as private."""
     u_axis, p_axis = axes[:2]
-    at = attack_at_utility(front[u_axis.metric].to_numpy(dtype=float), curve, axes)
-    mine = np.asarray(p_axis.to_min(front[p_axis.metric].to_numpy(dtype=float)))
-    dominators = dominated_by(front, curve, axes)
-    free = np.array([not names for names in dominators], dtype=bool)
-    beats = np.where(np.isnan(at), np.nan, ((mine < np.asarray(p_axis.to_min(at))) & free).astype(float))
-    return {baseline.at_utility: at, baseline.beats: beats, baseline.dominated_by: dominators}
+    utility = front[u_axis.metric].to_numpy(dtype=float)
+    columns: dict[str, Any] = {}
+    better = np.ones(len(front), dtype=bool)
+    for i, axis in enumerate(axes[1:]):
+        at = value_at_utility(utility, curve, axes, axis)
+        mine, theirs = (np.asarray(axis.to_min(v)) for v in (front[axis.metric].to_numpy(dtype=float), at))
+        better &= (mine < theirs) if i == 0 else (mine <= theirs)  # more private; no more distorted
+        columns[baseline.at_utility if axis is p_axis else baseline.at(axis)] = at
+    reached = ~np.isnan(columns[baseline.at_utility])
+    columns[baseline.beats] = np.where(reached, better.astype(float), np.nan)
+    columns[baseline.dominated_by] = dominated_by(front, curve, axes)
+    return columns
 
 
 def comparison_metrics(compared: pd.DataFrame, curve: BaselineCurve) -> dict[str, float]:
     """``front/<baseline>_trials`` (its points), ``front/dominated_by_<baseline>`` (front points some point of it
     dominates) and, where any front point has a baseline value at its utility, ``front/beats_<baseline>_share`` (the
-    share of those points more private and not dominated) and ``front/<baseline>_compared``."""
+    share of those points that beat it, ``beside``) and ``front/<baseline>_compared``."""
     baseline = curve.baseline
     name = baseline.name
     metrics = {f"front/{name}_trials": float(len(curve.points))}
@@ -222,8 +242,9 @@ def format_comparison(compared: pd.DataFrame, curve: BaselineCurve, axes: list[A
     by_name = points.set_index(points["name"].astype(str)) if "name" in points else points
     for _, row in compared.iterrows():
         at = row[baseline.at_utility]
+        theirs = " / ".join(readable(row[baseline.at(a)]) for a in axes[2:])
         verdict = (f"{name} does not reach this utility" if np.isnan(at) else
-                   f"{name} {readable(at)} at this {u_axis.metric} → "
+                   f"{name} {' / '.join(filter(None, [readable(at), theirs]))} at this {u_axis.metric} → "
                    f"{'beats' if row[baseline.beats] == 1 else 'does NOT beat'} {name}")
         lines.append(f"  {row['name']}: {point_text(row, axes)}; {verdict}")
         for dominator in filter(None, str(row[baseline.dominated_by]).split("; ")):
@@ -231,8 +252,9 @@ def format_comparison(compared: pd.DataFrame, curve: BaselineCurve, axes: list[A
     metrics = comparison_metrics(compared, curve)
     share = metrics.get(f"front/beats_{name}_share")
     if share is not None:
-        lines.append(f"front points more private than {name} at equal {u_axis.metric} ({p_axis.metric}) and not "
-                     f"dominated by it: {readable(100 * share)} %")
+        further = "".join(f" and no worse on {a.metric}" for a in axes[2:])
+        lines.append(f"front points more private than {name} at equal {u_axis.metric} ({p_axis.metric}){further}: "
+                     f"{readable(100 * share)} %")
     if metrics.get(f"front/dominated_by_{name}"):
         lines.append(f"front points dominated by a {name} point on every axis: "
                      f"{int(metrics[f'front/dominated_by_{name}'])} of {len(compared)}")
