@@ -160,3 +160,7 @@ def test_smoke_sweep_runs_every_baseline_beside_its_front(workdir: Path) -> None
     artifacts = {a.path for a in client.list_artifacts(parent.info.run_id, "front")}
     assert {"front/front.png", "front/front_2d.png", "front/noise_baseline.csv", "front/stroke-redraw_baseline.csv",
             "front/digit-prototype_baseline.csv"} <= artifacts
+    (report,) = (workdir / "reports").glob("*.html")
+    html = report.read_text(encoding="utf-8")
+    assert "Baselines beside the front" in html and "stroke redraw (<code>stroke-redraw</code>)" in html
+    assert "digit prototype (<code>digit-prototype</code>)" in html
