@@ -1,5 +1,9 @@
 """The digit prototype baseline on an image set with class labels (docs/mechanisms.md#digit-prototype-baseline): each
-image released as its predicted class's mean image, a share ``mix`` of the raw image mixed back in the grid axis."""
+image released as its predicted class's mean image. Its grid axis ``mix``, the share of the raw image mixed back in,
+stays at 0: measured on the quick profile (fresh digit accuracy / strongest attacker / PSNR), mix 0 reads 0.972 /
+0.623 / 12.9 dB, mix 0.1 already 0.971 / 0.889 / 13.8 dB and mix 0.2 0.971 / 0.904 / 14.8 dB, where the raw images read
+0.914: a tenth of the raw image gives the thickness back, so the knob traces no curve worth its trials
+(``--set mix=0,0.1`` runs it)."""
 from search_spaces import OptunaRange, Preset, Profile
 from search_spaces.amnist import PRESET as RELEASER
 from search_spaces.amnist import QUICK_ATTACKERS
@@ -21,16 +25,16 @@ PRESET = Preset(
         ),
         "quick": Profile(
             description=("minutes on 2 CPUs: the releaser's quick data and attackers (2,000 / 1,000 images, attackers on "
-                         "releases of 5,000 records), the prototype alone and with 20 % of the raw image"),
+                         "releases of 5,000 records), the prototype alone"),
             config={"n_train": 2000, "n_test": 1000, **QUICK_ATTACKERS},
-            grid={"mix": [0.0, 0.2]},
-            optuna_samples=2,
+            grid={"mix": [0.0]},
+            optuna_samples=1,
         ),
         "paper": Profile(
-            description="full AMNIST (28,476 / 4,681 images), six mixes from 0 to 0.5, for a GPU cluster",
+            description="full AMNIST (28,476 / 4,681 images), the prototype alone, for a GPU cluster",
             config={"n_train": None, "n_test": None, "attack_epochs": 100, "attack_search": "full"},
-            grid={"mix": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]},
-            optuna_samples=6,
+            grid={"mix": [0.0]},
+            optuna_samples=1,
         ),
     },
     default_profile="quick",
