@@ -164,8 +164,8 @@ def group_hypervolumes(metrics: dict[str, float], axis: str | None) -> list[tupl
 
 
 def baseline_grids(summary: SweepSummary, axes: list[Axis]) -> list[dict[str, Any]]:
-    """Each baseline grid with points: its points on the front's axes and, per front point, the baseline's privacy at
-    its utility, whether it beats the baseline and the baseline points that dominate it on every axis."""
+    """Each baseline grid with points: its points on the front's axes and, per front point, the baseline's privacy (and
+    distortion) at its utility, whether it beats the baseline and the baseline points that dominate it on every axis."""
     grids = []
     for curve in summary.baselines:
         baseline, points = curve.baseline, curve.points
@@ -177,8 +177,9 @@ def baseline_grids(summary: SweepSummary, axes: list[Axis]) -> list[dict[str, An
             "title": baseline.title, "name": baseline.name,
             "points": [{"name": row.get("name", ""), "axes": [with_interval(row, a.metric) for a in axes]}
                        for _, row in points.sort_values(keys).iterrows()],
-            "front": [{"name": row["name"], "at": row[baseline.at_utility], "beats": row[baseline.beats],
-                       "dominated_by": row[baseline.dominated_by]} for _, row in compared.iterrows()],
+            "front": [{"name": row["name"], "at": [row[baseline.at_utility], *(row[baseline.at(a)] for a in axes[2:])],
+                       "beats": row[baseline.beats], "dominated_by": row[baseline.dominated_by]}
+                      for _, row in compared.iterrows()],
         })
     return grids
 

@@ -59,8 +59,9 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
     planned = int(params["planned_trials"])  # a resumed sweep keeps its own plan
     for grid in grids:
         axes = "; ".join(f"{k} ∈ {{{', '.join(f'{v:g}' for v in grid.grid[k])}}}" for k in grid.preset.label_keys)
-        print(f"{grid.preset.name} baseline: {len(grid.grid_points())} trials after the sweep's own ({axes}), same data "
-              "and farm; off: --no-baseline", flush=True)
+        count = len(grid.grid_points())
+        print(f"{grid.preset.name} baseline: {count} trial{'s' if count > 1 else ''} after the sweep's own ({axes}), same "
+              "data and farm; off: --no-baseline", flush=True)
     print(planned_cost(client, exp_id, spec, planned, grids, plan.attackers).line(), flush=True)
     if not reopened:
         tracking.log_metrics(client, parent_id, {f"data/{k}": float(v) for k, v in counts.items()})
