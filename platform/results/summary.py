@@ -197,7 +197,7 @@ def format_summary(summary: SweepSummary, label_keys: tuple[str, ...]) -> str:
     if summary.imputation is not None:
         shown["added"] = summary.imputation.added(summary.trials)
     lines = [shown.to_string(index=False, float_format=readable)]
-    lines.append(f"Pareto front on {len(axes)} objectives: {int(summary.front.sum())} of {len(shown)} trials (*); "
+    lines.append(f"Pareto front: {int(summary.front.sum())} of {len(shown)} trials (*) on {len(axes)} objectives; "
                  f"hypervolume {readable(summary.hypervolume)} (normalised {readable(summary.hypervolume_normalised)})")
     if len(axes) > 2:
         lines.append(f"  on {axes[0].metric} and {axes[1].metric} alone: hypervolume {readable(summary.plane[0])} "
