@@ -60,6 +60,18 @@ def test_three_objective_hypervolume_matches_a_hand_computed_value_and_not_the_t
     assert metrics["front/hypervolume_2d"] == pytest.approx(0.30)  # the two-axis view's number, beside it
 
 
+def test_three_objective_hypervolume_agrees_with_optunas_independent_one() -> None:
+    from optuna._hypervolume import compute_hypervolume  # the WFG algorithm Optuna's multi-objective samplers use
+
+    rng = np.random.default_rng(0)
+    for n in (1, 5, 40):
+        df = points({f"p{i}": (u, p, d) for i, (u, p, d) in enumerate(zip(rng.uniform(0, 1, n), rng.uniform(0.5, 1, n),
+                                                                          rng.uniform(0, 60, n), strict=True))})
+        costs = np.stack([-df[U], df[P], -df[D]], axis=1)  # Optuna minimises every objective
+        expected = compute_hypervolume(costs, np.array([0.0, 1.0, 0.0]))
+        assert hypervolume(df, AXES) == pytest.approx(expected, rel=1e-9), n
+
+
 def test_a_store_without_the_distortion_keeps_its_two_axis_front() -> None:
     old = points(TRIALS).drop(columns=D).assign(status="FINISHED")
     assert front_axes(AXES, old) == AXES[:2]
