@@ -35,13 +35,15 @@ def class_means(x: torch.Tensor, labels: torch.Tensor, classes: int) -> torch.Te
 
 
 class DigitPrototype(nn.Module):
-    """Y = (1 − t)·prototypes[argmax classifier(X)] + t·X: a fixed classifier, one prototype image per class."""
+    """Y = (1 − t)·prototypes[argmax classifier(X)] + t·X: a fixed classifier (of the tuned family at ``width``), one
+    prototype image per class."""
 
     prototypes: torch.Tensor  # buffer, registered in __init__
 
-    def __init__(self, classifier: nn.Module, prototypes: torch.Tensor, mix: float) -> None:
+    def __init__(self, classifier: nn.Module, width: int, prototypes: torch.Tensor, mix: float) -> None:
         super().__init__()
         self.classifier = classifier
+        self.width = width
         self.register_buffer("prototypes", prototypes)
         self.mix = nn.Parameter(torch.tensor(float(mix)), requires_grad=False)  # saved with the checkpoint
 
@@ -75,9 +77,8 @@ class DigitPrototypeBaseline(FixedRelease):
         fitted it), and each class's mean image over the same records."""
         records = self.attack_train
         fit = DeepAttacker(self.cfg, CLASSIFIER, store=True).fit(records.x, records.u, self.u_classes)
-        self.width = fit.candidate.width
-        self.prototype = DigitPrototype(fit.model.eval(), class_means(records.x, records.u, self.u_classes),
-                                        self.cfg.mix).to(self.device)
+        self.prototype = DigitPrototype(fit.model.eval(), fit.candidate.width,
+                                        class_means(records.x, records.u, self.u_classes), self.cfg.mix).to(self.device)
 
     def classifier(self, width: int) -> nn.Module:
         """An unfitted classifier of the fit's architecture (the tuned family at ``width``), for a checkpoint to fill."""
@@ -85,11 +86,11 @@ class DigitPrototypeBaseline(FixedRelease):
         return Standardized(image_cnn(torch.zeros(shape))(self.u_classes, width), torch.zeros(shape), torch.ones(shape))
 
     def state(self) -> dict:
-        return {"width": self.width, "prototype": self.net.state_dict()}
+        return {"width": self.net.width, "prototype": self.net.state_dict()}
 
     def load_state(self, state: dict) -> None:
-        self.width = int(state["width"])
-        prototype = DigitPrototype(self.classifier(self.width), torch.zeros((self.u_classes, *self.shape)), self.cfg.mix)
+        width = int(state["width"])
+        prototype = DigitPrototype(self.classifier(width), width, torch.zeros((self.u_classes, *self.shape)), self.cfg.mix)
         prototype.load_state_dict(state["prototype"])
         if abs(prototype.mix.item() - self.cfg.mix) > 1e-6:
             raise ValueError(f"the checkpoint holds mix = {prototype.mix.item():g}, the config mix = {self.cfg.mix:g}")
