@@ -23,7 +23,6 @@ from platform.figures.html_report import write_sweep_report
 from platform.plan.spec import preset_of
 from platform.publish import publish
 from platform.results import tracking
-from platform.results.pareto import Axis
 from platform.results.summary import SweepSummary, format_summary
 from platform.run import preflight
 from platform.run.catch_up import attack_missing, missing_checkpoints
@@ -65,7 +64,7 @@ def run(argv: list[str] | None = None) -> int:
     done, failed = attack_missing(client, runs, plan, attackers, hint=STOP_HINT)
     print(f"attacked {done} checkpoint(s) of sweep run {parent_id}" + (f", {failed} failed" if failed else ""), flush=True)
     summary = publish(client, parent_id, preset)
-    print(format_summary(summary, [Axis(**a) for a in preset.pareto_axes], preset.label_keys))
+    print(format_summary(summary, preset.label_keys))
     curve_failed = learning_curves(client, parent_id, preset, summary, plan, tracking_uri) if args.learning_curve else 0
     if failed:
         print(f"error: {failed} checkpoint attack(s) failed (tag putlab.farm_error on their runs)", file=sys.stderr)

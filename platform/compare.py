@@ -27,7 +27,7 @@ from platform.plan.spec import preset_of
 from platform.results import tracking
 from platform.results.numbers import readable
 from platform.results.pareto import Axis
-from platform.results.summary import SweepSummary, read_summary, usable_trials
+from platform.results.summary import SweepSummary, read_summary, summarise, usable_trials
 from platform.run import preflight
 
 EXPERIMENT = "putlab-comparisons"
@@ -47,18 +47,28 @@ def sweep_parents(client: MlflowClient, targets: list[str]) -> list[tuple[str, s
     return parents
 
 
-def sweep_summary(client: MlflowClient, parent_id: str) -> tuple[str, SweepSummary, list[Axis]]:
-    """(label, summary, axes) of one sweep, whose trials carry its name (``sweep``); one without a finished trial
-    reporting both axes is a UsageError."""
+def sweep_summary(client: MlflowClient, parent_id: str) -> tuple[str, SweepSummary, tuple[str, ...]]:
+    """(label, summary, label keys) of one sweep, whose trials carry its name (``sweep``); one without a finished trial
+    reporting every axis is a UsageError."""
     parent = client.get_run(parent_id)
     preset = preset_of(parent.data.params)
-    axes = [Axis(**a) for a in preset.pareto_axes]
     summary = read_summary(client, parent_id, preset)
     if summary.points.empty:
-        needed = " and ".join(a.metric for a in axes)
+        needed = " and ".join(a.metric for a in summary.axes)
         raise UsageError(f"sweep {parent.info.run_name} has no finished trial reporting {needed}")
     trials = summary.trials.assign(sweep=parent.info.run_name)
-    return f"{preset.name} ({preset.mechanism_name}) {parent.info.run_name}", replace(summary, trials=trials), axes
+    return f"{preset.name} ({preset.mechanism_name}) {parent.info.run_name}", replace(summary, trials=trials), preset.label_keys
+
+
+def shared_axes(sweeps: list[tuple[str, SweepSummary, tuple[str, ...]]]) -> list[Axis]:
+    """The axes every sweep's front is on; where some have a distortion axis and others not (a sweep logged before its
+    preset gained one), the first two, which all must share (else a UsageError)."""
+    axes = sweeps[0][1].axes
+    for label, summary, _ in sweeps[1:]:
+        if [a.metric for a in summary.axes[:2]] != [a.metric for a in axes[:2]]:
+            raise UsageError(f"{label} has Pareto axes {[a.metric for a in summary.axes]}, not {[a.metric for a in axes]}")
+    same = all([a.metric for a in s.axes] == [a.metric for a in axes] for _, s, _ in sweeps)
+    return axes if same else axes[:2]
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -72,10 +82,10 @@ def run(argv: list[str] | None = None) -> int:
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
     client = tracking.connect(tracking_uri, create=False)
     sweeps = [sweep_summary(client, parent_id) for _, parent_id in sweep_parents(client, args.sweeps)]
-    axes = sweeps[0][2]
-    for label, _, other in sweeps[1:]:
-        if [a.metric for a in other] != [a.metric for a in axes]:
-            raise UsageError(f"{label} has Pareto axes {[a.metric for a in other]}, not {[a.metric for a in axes]}")
+    axes = shared_axes(sweeps)
+    if any(len(s.axes) != len(axes) for _, s, _ in sweeps):
+        print(f"the sweeps do not all have a distortion axis: compared on {axes[0].metric} and {axes[1].metric} alone")
+        sweeps = [(label, summarise(s.trials, axes, keys), keys) for label, s, keys in sweeps]
     lines = []
     metrics = {}
     summaries = []

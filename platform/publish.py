@@ -18,7 +18,6 @@ from platform.figures.summary_figures import draw_summary
 from platform.results import tracking
 from platform.results.baseline import format_comparison
 from platform.results.numbers import readable
-from platform.results.pareto import Axis
 from platform.results.summary import SweepSummary, format_summary, log_summary, read_summary
 from platform.run.interrupts import SweepEnding
 from platform.run.launch import CaughtUp, Sweep, log_baselines
@@ -110,18 +109,19 @@ def publish_sweep(sweep: Sweep, results: Any, caught_up: CaughtUp, ending: Sweep
 def finished(sweep: Sweep, results: Any, caught_up: CaughtUp) -> bool:
     """Whether every planned trial (and baseline-grid trial) finished and every checkpoint was attacked."""
     complete = results.num_errors == 0 and results.num_terminated >= sweep.planned and caught_up.farm_failures == 0
-    grid, grid_results = sweep.baseline_grid, caught_up.baseline_results
-    if grid is not None and grid_results is not None:
+    for grid, grid_results in zip(sweep.baseline_grids, caught_up.baseline_results, strict=True):
         complete &= grid_results.num_errors == 0 and grid_results.num_terminated >= len(grid.grid_points())
     return complete
 
 
 def tell(sweep: Sweep, summary: SweepSummary) -> None:
-    """The trials table and front, the front beside its baseline grid, and the raw-data baselines."""
-    preset, axes = sweep.spec.preset, [Axis(**a) for a in sweep.spec.preset.pareto_axes]
-    print(format_summary(summary, axes, preset.label_keys))
-    if sweep.baseline_grid is not None and summary.baseline is not None:
-        print(format_comparison(summary.compared, summary.curve, axes, summary.baseline_finished, summary.baseline))
+    """The trials table and front, the front beside each baseline grid it ran, and the raw-data baselines."""
+    preset = sweep.spec.preset
+    print(format_summary(summary, preset.label_keys))
+    ran = {grid.preset.name for grid in sweep.baseline_grids}
+    for curve in summary.baselines:
+        if curve.baseline.name in ran:
+            print(format_comparison(summary.compared, curve, summary.axes))
     if preset.baselines is not None:
         metrics = sweep.client.get_run(sweep.parent_id).data.metrics
         shown = (f"{k} {readable(v)}" for k, v in sorted(metrics.items()) if k.startswith("baseline/"))

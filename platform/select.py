@@ -134,7 +134,7 @@ def run(argv: list[str] | None = None) -> int:
     preset = preset_of(sweep_params)
     if preset.load_release is None:
         raise UsageError(f"preset {preset.name!r} has no release map to serve")
-    axes = [Axis(**a) for a in preset.pareto_axes]
+    axes = [Axis(**a) for a in preset.pareto_axes[:2]]  # utility and privacy choose; a distortion axis does not
     choice = choose(trials_table(client, exp_id, parent_id, preset.label_keys), axes, args.max_attack, args.trial)
     checkpoint = client.get_run(choice.row["run_id"]).data.tags.get(tracking.TAG_CHECKPOINT, "")
     params = tune_storage.join(tune_storage.parent(checkpoint), "params.json") if checkpoint else ""

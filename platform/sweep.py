@@ -71,8 +71,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="print the preset's config fields (type, value, bounds, description; json: the JSON schema) "
                         "and exit")
     p.add_argument("--no-baseline", action="store_true",
-                   help="skip the baseline grid a preset runs beside its own and draws on its front (amnist, "
-                        "amnist-privatizer: Gaussian noise)")
+                   help="skip the baseline grids a preset runs beside its own and draws on its front (amnist, "
+                        "amnist-privatizer: Gaussian noise, the stroke redraw and the digit prototype)")
     p.add_argument("--yes", action="store_true",
                    help=f"run a sweep of more than {preflight.CONFIRM_TRIALS} trials (refused without it)")
     p.add_argument("-v", "--verbose", action="store_true",
@@ -139,7 +139,7 @@ def plan_sweep(args: argparse.Namespace) -> SweepPlan:
                "--address": args.address, "--attackers": args.attackers,
                "--gpus-per-trial": None if args.gpus_per_trial is None else str(args.gpus_per_trial)}
     return SweepPlan(spec, attackers, name, tracking_uri, args.experiment or f"putlab-{spec.preset.name}", storage,
-                     preset_file, args.search, args.samples, spec.preset.baseline is not None and not args.no_baseline,
+                     preset_file, args.search, args.samples, bool(spec.preset.baseline) and not args.no_baseline,
                      args.resume is not None, args.address, args.gpus_per_trial, args.max_concurrent, args.max_failures,
                      args.verbose, tuple(options.items()))
 
@@ -171,8 +171,7 @@ def check_resume_source(storage: str, name: str, spec: SweepSpec) -> None:
     local = tune_storage.local_path(storage)
     if local is not None:
         preflight.check_resume_source(local, local / name, local / name / TUNER_STATE)
-    baseline = Baseline.of(spec.preset)
-    for folder in (name, *([tune_name(name, baseline.name)] if baseline else [])):
+    for folder in (name, *(tune_name(name, baseline.name) for baseline in Baseline.all(spec.preset))):
         location = tune_storage.join(storage, folder)
         if folder == name or tune_storage.exists(tune_storage.join(location, TUNER_STATE)):
             resume_seal.verify(location)

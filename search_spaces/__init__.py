@@ -97,9 +97,17 @@ class Preset:
     sweep_history: tuple[str, ...] = ()  # metrics whose per-step values the sweep figures read (SweepTrials.histories)
     canonical: Callable[[dict], dict] | None = None  # maps a grid point to its representative (equivalent points run once)
     front_by: str | None = None  # a grid axis: the sweep report also draws one front per value of it (and the joint one)
-    baseline: str | None = None  # a preset whose grid runs beside this one's on its data, drawn on the front and
-    # compared at equal utility (amnist: "noise"; platform.results.baseline); a sweep skips it with --no-baseline
+    # presets whose grids run beside this one's on its data, drawn on the front and compared with it (amnist: noise,
+    # the stroke redraw and the digit prototype; platform.results.baseline); a sweep skips them with --no-baseline.
+    # One name alone (a preset written before there could be several) reads as a tuple of one.
+    baseline: tuple[str, ...] = ()
     title: str = ""  # how a figure names this preset's curve when it is another's baseline (default: its name)
+
+    def __post_init__(self) -> None:
+        """A single baseline name (or None) as the tuple of names it means."""
+        named: Any = self.baseline
+        if named is None or isinstance(named, str):
+            object.__setattr__(self, "baseline", (named,) if named else ())
 
     @property
     def mechanism_name(self) -> str:
@@ -162,6 +170,13 @@ def _plain(mechanism: type[Mechanism], method: str) -> Callable[..., Any]:
     return call
 
 
+PSNR_AXIS: dict[str, Any] = {"metric": "utility/psnr", "higher_is_better": True, "bound": 0.0, "ideal": 60.0}
+"""The image fronts' distortion objective: the release's PSNR against the raw images in dB (``core.image_quality``),
+from 0 dB (a per-pixel MSE of 1, the worst of images in [0, 1]) to the 60 dB every image's PSNR is capped at (an exact
+copy). Without it a release that keeps only what the front's two other axes score, such as each image's class mean,
+would pass for a good mechanism."""
+
+
 def lambda_zero_anchor(point: dict[str, Any]) -> dict[str, Any]:
     """Every α trains the same game at λ = 0 (the privacy term has weight 0): represent them all by α = 1, so a sweep
     runs one λ = 0 trial (per seed) however many α (or per-α λ lists) its grid has, and every α's front starts there."""
@@ -171,8 +186,21 @@ def lambda_zero_anchor(point: dict[str, Any]) -> dict[str, Any]:
 def presets() -> dict[str, Preset]:
     """All presets by name, built-in and published by installed packages in the ``putlab.presets`` entry-point group
     (imported lazily: each pulls in its trainable and torch); a published name clashing with another is a ValueError."""
-    from search_spaces import adult_dp, adult_membership, amnist, amnist_privatizer, cloak_mnist, eco, eco_si, gmm, noise
+    from search_spaces import (
+        adult_dp,
+        adult_membership,
+        amnist,
+        amnist_privatizer,
+        cloak_mnist,
+        digit_prototype,
+        eco,
+        eco_si,
+        gmm,
+        noise,
+        stroke_redraw,
+    )
     from search_spaces.plugins import merge_presets, published_presets
 
     return merge_presets((amnist.PRESET, amnist_privatizer.PRESET, adult_membership.PRESET, adult_dp.PRESET, gmm.PRESET,
-                          cloak_mnist.PRESET, eco.PRESET, eco_si.PRESET, noise.PRESET), published_presets())
+                          cloak_mnist.PRESET, eco.PRESET, eco_si.PRESET, noise.PRESET, stroke_redraw.PRESET,
+                          digit_prototype.PRESET), published_presets())

@@ -47,9 +47,9 @@ PRESET = Preset(
     privacy_attackers=RELEASER.privacy_attackers,
     optuna_objectives=RELEASER.optuna_objectives,
     label_keys=("alpha", "algorithm"),
-    trend_metrics=("utility/accuracy", "attack/max/accuracy", "leakage/secret_term", "leakage/retrained_secret_term",
-                   "leakage/utility_term"),
+    trend_metrics=("utility/accuracy", "attack/max/accuracy", "utility/psnr", "leakage/secret_term",
+                   "leakage/retrained_secret_term", "leakage/utility_term"),
     checkpoint_figures=Privatizer.figures,
     front_by="algorithm",  # α traces each algorithm's curve (a per-α group would hold one point per algorithm)
-    baseline="noise",
+    baseline=("noise", "stroke-redraw", "digit-prototype"),
 )

@@ -8,7 +8,7 @@ The ``paper`` profile takes the MNIST settings of Cloak's paper and its code: M 
 initialised at −9, 40 epochs of noise training, 20 noise draws at evaluation, and the paper's noise weights
 c ∈ {3, 0.12, 0.1, 0.08, 0.05, 0.01} as λ = 1/c (its loss is CE − c·log mean σ; here −log mean σ² + λ·CE).
 """
-from search_spaces import OptunaRange, Preset, Profile
+from search_spaces import PSNR_AXIS, OptunaRange, Preset, Profile
 from trainables.cloak.config import CloakConfig
 from trainables.cloak.mechanism import Cloak
 
@@ -47,6 +47,7 @@ PRESET = Preset(
     pareto_axes=(
         {"metric": "utility/accuracy", "higher_is_better": True, "bound": 0.0, "ideal": 1.0},
         {"metric": "attack/max/accuracy", "higher_is_better": False, "bound": 1.0, "ideal": 0.5},
+        PSNR_AXIS,  # Cloak's sifted images against the raw ones
     ),
     farm_attackers=("deep", "deep_raw", "thickness", "yeom", "rmia", "lira"),
     privacy_attackers=("deep", "deep_raw", "thickness"),

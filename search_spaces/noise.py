@@ -2,6 +2,7 @@
 that image fronts are compared against. ``--set dataset=cifar10`` (any registered image set) swaps the data."""
 from search_spaces import OptunaRange, Preset, Profile
 from search_spaces.amnist import PRESET as RELEASER
+from search_spaces.amnist import QUICK_ATTACKERS
 from trainables.noise.config import NoiseConfig
 from trainables.noise.mechanism import NoiseBaseline
 
@@ -19,8 +20,9 @@ PRESET = Preset(
             optuna_samples=2,
         ),
         "quick": Profile(
-            description="minutes on 2 CPUs: the releaser's quick data (2,000 / 1,000 images), σ ∈ {0, 0.1, 0.3, 0.5, 1, 2}",
-            config={"n_train": 2000, "n_test": 1000},
+            description=("minutes on 2 CPUs: the releaser's quick data and attackers (2,000 / 1,000 images, attackers on "
+                         "releases of 5,000 records), σ ∈ {0, 0.1, 0.3, 0.5, 1, 2}"),
+            config={"n_train": 2000, "n_test": 1000, **QUICK_ATTACKERS},
             grid={"sigma": [0.0, 0.1, 0.3, 0.5, 1.0, 2.0]},
             optuna_samples=6,
         ),

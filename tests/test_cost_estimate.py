@@ -38,7 +38,7 @@ def test_the_estimate_is_the_newest_like_sweeps_pace_per_trial(workdir: Path) ->
     assert estimate.seconds == 600.0  # 40 s a trial, 15 trials
     assert CostEstimate(18, 12, FARM, 1, source).seconds == 1200.0  # two seeds: twice the trials
     assert estimate.line().endswith("about 10:00 here (sweep new: 15 trials in 10:00)")
-    assert "9 trials + 6 noise-baseline trials, 1 checkpoint(s) each, 2 farm attackers per checkpoint" in estimate.line()
+    assert "9 trials + 6 baseline trials, 1 checkpoint(s) each, 2 farm attackers per checkpoint" in estimate.line()
 
 
 def test_no_like_sweep_means_no_estimate(workdir: Path) -> None:

@@ -1,5 +1,6 @@
 """The Gaussian-noise baseline: its attacker falls with σ on real AMNIST, its trials stay off the mechanism's front and
-hypervolume but are drawn on its figure and compared at equal utility, and a smoke sweep runs it end to end."""
+hypervolume but are drawn on its figure and compared at equal utility (the smoke sweep that runs it end to end beside
+the other baselines is in test_learnless_baselines.py)."""
 from __future__ import annotations
 
 from dataclasses import asdict, replace
@@ -8,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import run_sweep, store
 from mlflow.tracking import MlflowClient
 
 from attacks.deep import DeepAttacker
@@ -135,24 +135,3 @@ def test_the_deep_attackers_accuracy_falls_with_sigma() -> None:
     assert accuracy[0.0] > accuracy[0.5] > accuracy[2.0] > accuracy[8.0], accuracy
     # clipped noise keeps the ink mass: at σ = 2 the attacker still reads some (measured 0.63), at σ = 8 nearly none
     assert accuracy[2.0] < 0.72 and accuracy[8.0] < 0.6, accuracy
-
-
-@pytest.mark.slow  # end to end, a few minutes on 2 CPUs: the smoke grid and the noise grid with their farms
-def test_smoke_sweep_runs_the_noise_baseline_beside_its_front(workdir: Path) -> None:
-    out = run_sweep(workdir, "amnist", "--profile", "smoke", baseline=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert "noise baseline: 2 trials" in out.stdout and "noise baseline (utility/fresh_accuracy" in out.stdout
-    client = store(workdir)
-    exp_id = client.get_experiment_by_name("putlab-amnist").experiment_id
-    runs = client.search_runs([exp_id])
-    (parent,) = [r for r in runs if r.data.tags.get(tracking.TAG_ROLE) == "sweep"]
-    trials = [r for r in runs if r.data.tags.get(tracking.TAG_ROLE) == "trial"]
-    noise = [r for r in runs if r.data.tags.get(tracking.TAG_ROLE) == "baseline"]
-    assert len(trials) == 3 and len(noise) == 2 and parent.info.status == "FINISHED"  # the smoke grid: anchor + 2
-    for run in noise:
-        assert run.data.tags[tracking.TAG_BASELINE] == "noise" and run.data.params["mechanism"] == "noise"
-        assert run.data.tags["mlflow.parentRunId"] == parent.info.run_id and run.info.status == "FINISHED"
-        assert {"utility/fresh_accuracy", "utility/fixed_accuracy", "attack/max/accuracy", "attack/deep/accuracy",
-                "attack/thickness/accuracy"} <= set(run.data.metrics)
-    assert parent.data.metrics["front/noise_trials"] == 2
-    assert "front/noise_baseline.csv" in {a.path for a in client.list_artifacts(parent.info.run_id, "front")}

@@ -91,7 +91,7 @@ def test_front_of_means_and_hypervolume_spread_over_seeds() -> None:
     assert list(summary.points["pareto_front"]) == [True, True, False, False]
     on_front = set(table.loc[summary.front, "run_id"])
     assert on_front == {"r1-0", "r1-1", "r3-0", "r3-1"}  # each seed's trial of a front point
-    text = format_summary(summary, AXES, KEYS)
+    text = format_summary(summary, KEYS)
     assert "0.850 ± 0.071" in text and "hypervolume over seeds: mean ± std 0.3050 ± 0.0354" in text
 
 

@@ -138,7 +138,7 @@ def test_a_planted_tuner_pkl_is_refused_unread_and_resume_keeps_the_recorded_opt
 
     resumed = run_sweep(workdir, "gmm", "--resume", folder.name, "--set", "alpha=0.9,0.1")  # the same grid, given again
     assert resumed.returncode == 0, resumed.stderr[-3000:]
-    # gmm runs no baseline grid, so the line names none (amnist's says "noise baseline on/off")
+    # gmm runs no baseline grid, so the line names none (amnist's says "noise, stroke-redraw, digit-prototype baselines on")
     assert "resuming with the sweep's recorded options: profile smoke, grid search, attackers none, 1 seed" in resumed.stdout
     assert client.get_run(parent.info.run_id).info.status == "FINISHED"
     assert not marker.exists()
@@ -160,13 +160,14 @@ def test_resume_keeps_attackers_none_and_counts_the_finished_noise_trials(workdi
 
     out = run_sweep(workdir, "amnist", "--resume", timeout=600, baseline=True)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert "attackers none, noise baseline on" in out.stdout
+    assert "attackers none, noise, stroke-redraw, digit-prototype baselines on" in out.stdout
     assert "strongest attacker" not in out.stdout and "attack farm" not in out.stdout  # the farm stayed off
     assert "noise baseline: 2 noise trials finished" in out.stdout, out.stdout[-3000:]
     client = store(workdir)
     runs = client.search_runs([client.get_experiment_by_name("putlab-amnist").experiment_id])
     assert {r.info.status for r in runs} == {"FINISHED"}
-    assert [r.data.tags.get("putlab.role") for r in runs].count("baseline") == 2
+    baseline = [r.data.tags.get("putlab.baseline") for r in runs if r.data.tags.get("putlab.role") == "baseline"]
+    assert sorted(baseline) == ["digit-prototype", "noise", "noise", "stroke-redraw"]
     assert not [r for r in runs if "attack/max/accuracy" in r.data.metrics]
 
 

@@ -32,7 +32,8 @@ def runs_by_role(workdir: Path) -> tuple[object, list]:
 def test_smoke_sweep_logs_runs_metrics_and_front(workdir: Path) -> None:
     out = run_sweep(workdir, "amnist", "--profile", "smoke")
     assert out.returncode == 0, out.stderr[-3000:]
-    assert "Pareto front:" in out.stdout and "mlflow ui --backend-store-uri sqlite:///" in out.stdout
+    assert "Pareto front: " in out.stdout and "trials (*) on 3 objectives; hypervolume" in out.stdout
+    assert "mlflow ui --backend-store-uri sqlite:///" in out.stdout
     assert "trials 3/3 done, 0 running, 0 failed" in out.stdout and "checkpoint 1: strongest attacker" in out.stdout
     for noise in ("Token authentication", "Configuration for experiment", "tensorboard", "operation took", "SystemExit"):
         assert noise not in out.stdout + out.stderr, noise
@@ -47,12 +48,12 @@ def test_smoke_sweep_logs_runs_metrics_and_front(workdir: Path) -> None:
     assert "report/report.html" in [a.path for a in client.list_artifacts(parent.info.run_id, "report")]
 
     assert parent.info.status == "FINISHED"
-    assert {"front/hypervolume", "front/size", "baseline/utility/accuracy", "baseline/attack/deep/accuracy",
-            "data/amnist_test"} <= set(parent.data.metrics)
+    assert {"front/hypervolume", "front/hypervolume_2d", "front/size", "baseline/utility/accuracy",
+            "baseline/attack/deep/accuracy", "data/amnist_test"} <= set(parent.data.metrics)
     assert parent.data.metrics["data/amnist_test"] == 4681 and parent.data.metrics["data/amnist_train"] == 28476
     assert {a.path for a in client.list_artifacts(parent.info.run_id, "front")} == {
-        "front/trials.csv", "front/front.csv", "front/front.png", "front/trends.png",
-        "front/front_by_alpha.csv", "front/front_by_alpha.png"}  # one front per α beside the joint one
+        "front/trials.csv", "front/front.csv", "front/front.png", "front/front_2d.png", "front/trends.png",
+        "front/front_by_alpha.csv", "front/front_by_alpha.png"}  # one front per α beside the joint one; the two-axis view
     assert {"front/hypervolume/alpha_2", "front/hypervolume/alpha_inf"} <= set(parent.data.metrics)
 
     # the smoke grid is a list: α = 2 at λ ∈ {0, 10}, α = ∞ at λ ∈ {0, 3}

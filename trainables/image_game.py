@@ -1,6 +1,7 @@
 """What the image mechanisms with a generative release (the releaser and the privatizer) share: the data set from the
 registry, the game's setup and warm start, figures, the deep attacker, the farm's released splits, serving, baselines
-and data counts.
+and data counts; and the releases that learn nothing (:class:`FixedRelease`: Gaussian noise, the stroke redraw, the
+digit prototype), scored the same way.
 
 The config's ``dataset`` names a registry entry (core/data/registry.py) with images and class labels for S and U: on
 AMNIST (the default) U = digit and S = stroke thickness; on CIFAR-10, CelebA, Fashion-MNIST or MNIST 32×32 the
@@ -29,6 +30,7 @@ from attacks.registry import REGISTRY
 from attacks.thickness import ThicknessAttacker
 from core.config import AttackerRecords, MembershipCanaries
 from core.data import Dataset, Split, Splits, get_dataset
+from core.image_quality import image_quality
 from core.nets import game_classifier
 from core.training import batches
 from trainables.canaries import Planted, check_canaries, joined, plant
@@ -356,3 +358,40 @@ class ImageGame(Mechanism):
     def data_counts(cls, config: dict) -> dict[str, int]:
         """Image counts of the data a trial with this config trains and tests on (fails early if no data)."""
         return counts_for(cls.typed(config))
+
+
+class FixedRelease(ImageGame):
+    """A release with no game to play (a baseline): its one epoch scores the release as the learned image mechanisms'
+    checkpoints are scored. Distortion against the raw test split, the data user's digit classifiers (trained afresh
+    on the release, and trained on raw images) and, with ``attack``, a fresh deep attacker of S; the farm then attacks
+    its released splits with the sweep's attackers. It trains no network the farm's membership attackers could test.
+    Whatever it fits on raw data (the digit prototype's classifier) it fits in :meth:`pretrain`."""
+
+    @property
+    def epochs(self) -> int:
+        """One epoch: the release is scored (and checkpointed for the farm) once."""
+        return 1
+
+    def train_epoch(self) -> dict[str, float]:
+        """Nothing to train."""
+        return {}
+
+    def evaluate(self, attack: bool) -> dict[str, float]:
+        """``utility/mse``, the image quality (``utility/psnr``, ...), the data user's classifiers and (``attack``) a
+        fresh deep attacker, all on one release of the attacker records and the test split."""
+        records, test = self.attack_train, self.test
+        released_test = self.release_test()
+        released_train = release(self.net, records.x, self.gen)
+        metrics = (self.data_user(released_train) | image_quality(released_test, test.x)
+                   | {"utility/mse": F.mse_loss(released_test, test.x).item()})
+        if attack:
+            t0 = time.perf_counter()
+            result = DeepAttacker(self.cfg).run(AttackInput(released_train, records.s, released_test, test.s,
+                                                            num_classes=self.s_classes))
+            metrics |= result.logged() | {"time/attack_s": time.perf_counter() - t0}
+        return metrics
+
+    def farm_inputs(self) -> CheckpointInputs:
+        """The released splits exactly as the learned image mechanisms give them; no trained network to test for
+        membership (the farm's membership attackers skip it, saying so)."""
+        return CheckpointInputs(self.released_splits().data)

@@ -1,5 +1,10 @@
 """PNG of a sweep's privacy-utility front, logged as an artifact on the sweep's parent run.
 
+A front of two axes is drawn on them; a front with a third, distortion axis (the image presets' PSNR) is drawn on its
+first two with every point coloured by its distortion band, so a point that keeps utility and hides the secret only
+by wrecking the image (a class's mean image in place of each image) shows as such; the same plane without the colours,
+the two-axis front's staircase on it, is the two-axis view.
+
 Uses ``matplotlib.figure.Figure`` with ``FigureCanvasAgg`` directly rather than ``pyplot``, so it
 never changes the process-wide backend or keeps figures alive in pyplot's registry.
 """
@@ -7,11 +12,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from adjustText import adjust_text
+from matplotlib import colormaps
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -19,12 +26,19 @@ from matplotlib.figure import Figure
 from platform.results.front_groups import GroupFront, value_text
 from platform.results.imputation import Imputation
 from platform.results.numbers import readable
-from platform.results.pareto import Axis
+from platform.results.pareto import Axis, pareto_mask
 from platform.results.replicates import band_columns
 
 FIGSIZE = (6.4, 4.8)  # inches; at DPI this is 768 x 576 pixels
 DPI = 120
 CHANCE = 0.5  # an axis whose ideal is this value is an attacker's balanced accuracy
+# The distortion bands a three-objective figure colours points by: edges on the third axis (PSNR in dB: below 12 dB a
+# digit is mostly another image, e.g. its class's mean image reads 12.8; a one-width redraw of its strokes 16), and one
+# colour per band from the worst to the best.
+BAND_EDGES = (12.0, 15.0, 20.0)
+BAND_COLOURS = tuple(colormaps["viridis"](v) for v in (0.0, 0.35, 0.65, 0.92))
+NO_BAND = "0.7"  # a point without a value on the third axis
+BASELINE_STYLES = (("s", "-"), ("^", "--"), ("D", ":"), ("v", "-."))  # (marker, line) of each baseline in turn
 
 
 def _label(axis: Axis) -> str:
@@ -32,7 +46,7 @@ def _label(axis: Axis) -> str:
     return f"{axis.metric} ({'higher' if axis.higher_is_better else 'lower'} is better)"
 
 
-SYMBOLS = {"alpha": "α", "lam": "λ", "adv_steps": "k", "sigma": "σ"}
+SYMBOLS = {"alpha": "α", "lam": "λ", "adv_steps": "k", "sigma": "σ", "radius": "r", "mix": "t"}
 
 
 def short_labels(labels: Sequence[str]) -> list[str]:
@@ -104,15 +118,20 @@ def plot_front(
     front_mask: np.ndarray,
     label_col: str | None,
     path: str | Path,
-    baseline: tuple[str, pd.DataFrame, str] | None = None,
+    baselines: Sequence[tuple[str, pd.DataFrame, str]] = (),
     imputation: Imputation | None = None,
+    dominated: np.ndarray | None = None,
 ) -> Path:
-    """Draw the front (``front_figure``) and save it as a PNG; returns the path written. ``baseline``: (name, its
-    point table, the axis its curve follows) drawn on the same axes as a grey curve (``draw_baseline``);
-    ``imputation``: the privacy axis's imputation baseline as a reference line (``draw_imputation``)."""
-    fig = front_figure(df, axes, front_mask, label_col)
-    if baseline is not None:
-        draw_baseline(fig.axes[0], baseline[1], axes, baseline[0], baseline[2])
+    """Draw the front and save it as a PNG; returns the path written. Two axes: ``front_figure``; three:
+    ``distortion_figure`` (``dominated``: the rows some baseline point dominates on every axis, crossed out).
+    ``baselines``: for each, (name, its point table, the axis its curve follows), drawn on the same axes
+    (``draw_baseline``); ``imputation``: the privacy axis's imputation baseline as a reference line (``draw_imputation``)."""
+    if len(axes) > 2:
+        fig = distortion_figure(df, axes, front_mask, label_col, dominated)
+    else:
+        fig = front_figure(df, axes, front_mask, label_col)
+    for style, (name, points, key) in enumerate(baselines):
+        draw_baseline(fig.axes[0], points, axes, name, key, style)
     if imputation is not None:
         draw_imputation(fig.axes[0], imputation, axes)
     return _save(fig, path)
@@ -122,7 +141,7 @@ def draw_imputation(ax: Axes, imputation: Imputation, axes: Sequence[Axis]) -> N
     """The imputation baseline (what S the attacker guesses without the release) as a dotted line across the privacy
     axis, its 95 % interval shaded, and the legend redrawn to name it: the distance of a point from the line is the
     leakage its release adds."""
-    ax_x, ax_y = axes
+    ax_x, ax_y = axes[:2]
     if imputation.axis not in (ax_x.metric, ax_y.metric):
         return
     line, span = (ax.axhline, ax.axhspan) if imputation.axis == ax_y.metric else (ax.axvline, ax.axvspan)
@@ -133,22 +152,95 @@ def draw_imputation(ax: Axes, imputation: Imputation, axes: Sequence[Axis]) -> N
     ax.legend(loc="best", fontsize=8)
 
 
-def draw_baseline(ax: Axes, points: pd.DataFrame, axes: Sequence[Axis], label: str, key: str) -> None:
+def draw_baseline(ax: Axes, points: pd.DataFrame, axes: Sequence[Axis], label: str, key: str, style: int = 0) -> None:
     """A baseline's points (e.g. Gaussian noise at several σ) as a grey curve in ``key`` order, each point marked with
-    its ``key`` value, and the legend redrawn to name it; a mechanism's point below and right of it beats it."""
+    its ``key`` value, and the legend redrawn to name it; ``style`` picks its marker and line (one per baseline of a
+    figure). With a third axis in ``axes`` each marker is filled with its point's distortion band (``bands``). A
+    mechanism's point below and right of the curve is more private at equal utility."""
     if points.empty:
         return
-    ax_x, ax_y = axes
+    ax_x, ax_y = axes[:2]
+    marker, line = BASELINE_STYLES[style % len(BASELINE_STYLES)]
     shown = points.sort_values(key) if key in points else points
     x = shown[ax_x.metric].to_numpy(dtype=float, na_value=np.nan)
     y = shown[ax_y.metric].to_numpy(dtype=float, na_value=np.nan)
-    ax.plot(x, y, color="0.45", linestyle="-", linewidth=1.2, marker="s", markersize=4, label=label, zorder=1.8)
+    ax.plot(x, y, color="0.45", linestyle=line, linewidth=1.2, marker=marker, markersize=5, label=label, zorder=1.8,
+            markerfacecolor="0.45", markeredgecolor="0.2")
+    if len(axes) > 2:
+        ax.scatter(x, y, s=30, marker=marker, c=band_colours(shown, axes[2]), edgecolor="0.2", linewidth=0.8, zorder=1.9)
     if key in shown:
         for px, py, value in zip(x, y, shown[key], strict=True):
             if np.isfinite(px) and np.isfinite(py):
                 ax.annotate(f"{SYMBOLS.get(key, key)}={value:g}", (px, py), xytext=(3, -9), textcoords="offset points",
                             fontsize=6, color="0.35")
-    ax.legend(loc="best", fontsize=8)
+    ax.legend(loc="best", fontsize=7)
+
+
+def bands(values: np.ndarray, axis: Axis) -> np.ndarray:
+    """Each value's distortion band on ``axis``: 0 the worst (a higher-is-better axis: below the first of
+    :data:`BAND_EDGES`) to ``len(BAND_EDGES)`` the best; -1 where there is no value."""
+    found = np.digitize(values, BAND_EDGES)
+    found = found if axis.higher_is_better else len(BAND_EDGES) - found
+    return np.where(np.isnan(values), -1, found)
+
+
+def band_colours(df: pd.DataFrame, axis: Axis) -> list:
+    """The colour of each row's distortion band on ``axis`` (grey without a value)."""
+    values = df[axis.metric].to_numpy(dtype=float, na_value=np.nan) if axis.metric in df else np.full(len(df), np.nan)
+    return [BAND_COLOURS[b] if b >= 0 else NO_BAND for b in bands(values, axis)]
+
+
+def band_labels(axis: Axis) -> list[str]:
+    """The legend's name of each band, worst first, e.g. ``PSNR < 12 dB`` … ``PSNR ≥ 20 dB``."""
+    name, unit = ("PSNR", " dB") if axis.metric == "utility/psnr" else (axis.metric, "")
+    edges = BAND_EDGES if axis.higher_is_better else BAND_EDGES[::-1]
+    low, high = ("<", "≥") if axis.higher_is_better else (">", "≤")
+    inner = [f"{name} {a:g}–{b:g}{unit}" for a, b in pairwise(edges)]
+    return [f"{name} {low} {edges[0]:g}{unit}", *inner, f"{name} {high} {edges[-1]:g}{unit}"]
+
+
+def distortion_figure(df: pd.DataFrame, axes: Sequence[Axis], front_mask: np.ndarray, label_col: str | None,
+                      dominated: np.ndarray | None = None) -> Figure:
+    """A three-objective front on its first two axes: every point coloured by its band on the third (``bands``), the
+    front's members (``front_mask``, on all three axes) large with a black edge and labelled from ``label_col``, the
+    rows ``dominated`` marks (some baseline point is at least as good on all three) crossed out in red. A dashed chance
+    line on an axis whose ideal is 0.5; error bars where ``df`` has band columns."""
+    mask = np.asarray(front_mask, dtype=bool)
+    if mask.shape != (len(df),):
+        raise ValueError(f"front_mask has shape {mask.shape}, expected ({len(df)},)")
+    ax_x, ax_y, ax_d = axes[:3]
+    x = df[ax_x.metric].to_numpy(dtype=float, na_value=np.nan)
+    y = df[ax_y.metric].to_numpy(dtype=float, na_value=np.nan)
+    colours = np.array(band_colours(df, ax_d), dtype=object)
+
+    fig = Figure(figsize=FIGSIZE, dpi=DPI)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    draw_bands(ax, df, axes[:2], ~mask, "0.75")
+    draw_bands(ax, df, axes[:2], mask, "0.3")
+    ax.scatter(x[~mask], y[~mask], s=18, c=list(colours[~mask]), alpha=0.7, zorder=1)
+    ax.scatter(x[mask], y[mask], s=48, c=list(colours[mask]), edgecolor="black", linewidth=1.0, zorder=3)
+    for colour, text in zip(BAND_COLOURS, band_labels(ax_d), strict=True):  # legend entries (nothing drawn)
+        ax.plot([], [], linestyle="", marker="o", markersize=7, markerfacecolor=colour, markeredgecolor="0.3", label=text)
+    ax.plot([], [], linestyle="", marker="o", markersize=7, markerfacecolor="white", markeredgecolor="black",
+            label="Pareto front (all three axes)")
+    hit = mask & (np.zeros(len(df), dtype=bool) if dominated is None else np.asarray(dominated, dtype=bool))
+    if hit.any():
+        ax.scatter(x[hit], y[hit], s=90, marker="x", color="tab:red", linewidth=1.5, zorder=3.5,
+                   label="dominated by a baseline point")
+    for axis, line in ((ax_x, ax.axvline), (ax_y, ax.axhline)):
+        if axis.ideal == CHANCE:
+            line(CHANCE, color="tab:red", linestyle="--", linewidth=1, label="chance (0.5)")
+    note = band_note([df])
+    ax.set_title(f"colour: {ax_d.metric} band" + (f"; {note}" if note else ""), fontsize=8)
+    ax.set_xlabel(_label(ax_x))
+    ax.set_ylabel(_label(ax_y))
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="best", fontsize=7)
+    fig.tight_layout()
+    if label_col is not None:  # last: adjustText places labels in the final layout
+        label_points(ax, x[mask], y[mask], df[label_col].to_numpy()[mask])
+    return fig
 
 
 def front_figure(df: pd.DataFrame, axes: Sequence[Axis], front_mask: np.ndarray, label_col: str | None) -> Figure:
@@ -215,7 +307,12 @@ def plot_fronts(sweeps: Sequence[tuple[str, pd.DataFrame, np.ndarray]], axes: Se
 def fronts_figure(sweeps: Sequence[tuple[str, pd.DataFrame, np.ndarray]], axes: Sequence[Axis],
                   label_col: str | None = None) -> Figure:
     """Several sweeps' trials (faint) and fronts (step lines) on the same two axes, one colour per sweep; front points
-    get error bars where the tables have band columns and labels from ``label_col`` in their sweep's colour."""
+    get error bars where the tables have band columns and labels from ``label_col`` in their sweep's colour. Given more
+    axes, the fronts drawn are those of the first two (a staircase is a two-axis front), and the title says so."""
+    plane = len(axes) > 2
+    if plane:
+        axes = axes[:2]
+        sweeps = [(label, df, pareto_mask(df, axes)) for label, df, _ in sweeps]
     ax_x, ax_y = axes
     fig = Figure(figsize=FIGSIZE, dpi=DPI)
     FigureCanvasAgg(fig)
@@ -229,7 +326,8 @@ def fronts_figure(sweeps: Sequence[tuple[str, pd.DataFrame, np.ndarray]], axes: 
         ax.step(x[mask][order], y[mask][order], where="post", color=colour, linewidth=1.5, zorder=2)
         ax.scatter(x[mask][order], y[mask][order], s=30, color=colour, edgecolor="black", label=label, zorder=3)
         draw_bands(ax, df, axes, np.asarray(mask, dtype=bool), colour)
-    ax.set_title(band_note([df for _, df, _ in sweeps]) or "", fontsize=8)
+    notes = ["fronts on these two axes alone"] if plane else []
+    ax.set_title("; ".join([*notes, *filter(None, [band_note([df for _, df, _ in sweeps])])]), fontsize=8)
     if ax_y.ideal == CHANCE:
         ax.axhline(CHANCE, color="tab:red", linestyle="--", linewidth=1, label="chance (0.5)")
     ax.set_xlabel(_label(ax_x))
@@ -256,7 +354,7 @@ def plot_fronts_by(groups: Sequence[GroupFront], joint: pd.DataFrame, axes: Sequ
 def fronts_by_figure(groups: Sequence[GroupFront], joint: pd.DataFrame, axes: Sequence[Axis]) -> Figure:
     """Each group's points and front in its own colour (``fronts_figure``), labelled by the other axes (a point shared
     by every group, such as the λ = 0 anchor, once), and the joint front of ``joint`` (a point table with
-    ``pareto_front``) dashed in black over them."""
+    ``pareto_front``) dashed in black over them; with more than two axes, every front on the first two."""
     if not groups:
         raise ValueError("fronts_by_figure needs at least one group")
     symbol = SYMBOLS.get(groups[0].axis, groups[0].axis)
@@ -273,8 +371,8 @@ def fronts_by_figure(groups: Sequence[GroupFront], joint: pd.DataFrame, axes: Se
     fig = fronts_figure(sweeps, axes, "label")
     ax = fig.axes[0]
     if not joint.empty:
-        ax_x, ax_y = axes
-        on = joint[joint["pareto_front"].astype(bool)]
+        ax_x, ax_y = axes[:2]
+        on = joint[pareto_mask(joint, axes[:2]) if len(axes) > 2 else joint["pareto_front"].astype(bool)]
         on = on.iloc[np.argsort(ax_x.to_min(on[ax_x.metric].to_numpy(dtype=float)), kind="stable")]
         ax.step(on[ax_x.metric], on[ax_y.metric], where="post", color="black", linestyle="--", linewidth=1,
                 label="joint front", zorder=2.5)

@@ -178,6 +178,27 @@ def game_row(game: GameCurves) -> dict[str, Any] | None:
             "attacker": c.attacker, "gap": gap_text(c.gap), "settles": verdict.settles, "line": verdict.line}
 
 
+def baseline_grids(summary: SweepSummary, axes: list[Axis]) -> list[dict[str, Any]]:
+    """Each baseline grid with points: its points on the front's axes and, per front point, the baseline's privacy (and
+    distortion) at its utility, whether it beats the baseline and the baseline points that dominate it on every axis."""
+    grids = []
+    for curve in summary.baselines:
+        baseline, points = curve.baseline, curve.points
+        if points.empty:
+            continue
+        keys = [k for k in baseline.preset.label_keys if k in points]
+        compared = summary.compared if baseline.beats in summary.compared else pd.DataFrame()
+        grids.append({
+            "title": baseline.title, "name": baseline.name,
+            "points": [{"name": row.get("name", ""), "axes": [with_interval(row, a.metric) for a in axes]}
+                       for _, row in points.sort_values(keys).iterrows()],
+            "front": [{"name": row["name"], "at": [row[baseline.at_utility], *(row[baseline.at(a)] for a in axes[2:])],
+                       "beats": row[baseline.beats], "dominated_by": row[baseline.dominated_by]}
+                      for _, row in compared.iterrows()],
+        })
+    return grids
+
+
 def _duration(start_ms: int | None, end_ms: int | None) -> str:
     if not start_ms:
         return ""
@@ -204,7 +225,7 @@ def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary:
     end its run with it, else the stored one), its children and their artifacts."""
     parent = client.get_run(parent_id)
     params = parent.data.params
-    axes = [Axis(**a) for a in preset.pareto_axes]
+    axes = summary.axes or [Axis(**a) for a in preset.pareto_axes]
     table = summary.trials.assign(pareto_front=summary.front)
     runs = {r.info.run_id: r for r in tracking.child_runs(client, parent.info.experiment_id, parent_id)}
 
@@ -250,6 +271,7 @@ def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary:
         "hypervolume_normalised": summary.hypervolume_normalised,
         "front_by": preset.front_by, "group_hypervolumes": group_hypervolumes(metrics, preset.front_by),
         "imputation": summary.imputation.line(summary.front_points) if summary.imputation is not None else None,
+        "baseline_grids": baseline_grids(summary, axes),
         "baselines": sorted((k.removeprefix("baseline/"), v) for k, v in metrics.items() if k.startswith("baseline/")),
         "data": sorted((k.removeprefix("data/"), v) for k, v in metrics.items() if k.startswith("data/")),
         "config": sorted(params.items()),

@@ -1,30 +1,40 @@
-"""The pictures of a sweep's summary: its front (with its baseline grid's curve and the imputation baseline's line),
-the per-group fronts and the trends of its metrics over the grid's axes."""
+"""The pictures of a sweep's summary: its front (with its baseline grids' curves and the imputation baseline's line;
+with a distortion axis, coloured by distortion band, and the two-axis view beside it), the per-group fronts and the
+trends of its metrics over the grid's axes."""
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from platform.figures.front import plot_front, plot_fronts_by
 from platform.figures.trends import plot_trends
-from platform.results.pareto import Axis
+from platform.results.pareto import pareto_mask
 from platform.results.summary import SweepSummary
 from search_spaces import Preset
 
 
-def baseline_curve(summary: SweepSummary) -> tuple[str, pd.DataFrame, str] | None:
-    """What the front figure draws of the baseline: its title, its points and the axis its curve follows."""
-    if summary.baseline is None or summary.curve.empty:
-        return None
-    return summary.baseline.title, summary.curve, summary.baseline.axis
+def baseline_curves(summary: SweepSummary) -> list[tuple[str, pd.DataFrame, str]]:
+    """What the front figures draw of each baseline with points: its title, its points and the axis its curve follows."""
+    return [(c.baseline.title, c.points, c.baseline.axis) for c in summary.baselines if not c.points.empty]
+
+
+def dominated(summary: SweepSummary) -> np.ndarray:
+    """For each point of the summary, whether some baseline point dominates it on every axis (front points only: the
+    comparison keeps the points' index)."""
+    compared, found = summary.compared, np.zeros(len(summary.points), dtype=bool)
+    for column in (c.baseline.dominated_by for c in summary.baselines):
+        if column in compared:
+            found |= summary.points.index.isin(compared.index[compared[column] != ""])
+    return found
 
 
 def draw_summary(summary: SweepSummary, preset: Preset, folder: Path) -> list[Path]:
-    """``front.png`` (when there is a front), ``front_by_<axis>.png`` (two groups or more) and ``trends.png`` in
-    ``folder``; returns the files drawn."""
-    axes = [Axis(**a) for a in preset.pareto_axes]
-    points = summary.points
+    """``front.png`` (when there is a front; with a distortion axis, coloured by band, and ``front_2d.png``, the
+    two-axis view), ``front_by_<axis>.png`` (two groups or more) and ``trends.png`` in ``folder``; returns the files
+    drawn."""
+    axes, points = summary.axes, summary.points
     drawn = []
     if len(summary.groups) > 1:
         drawn.append(folder / f"front_by_{summary.groups[0].axis}.png")
@@ -32,7 +42,11 @@ def draw_summary(summary: SweepSummary, preset: Preset, folder: Path) -> list[Pa
     if summary.front.any():
         drawn.append(folder / "front.png")
         plot_front(points, axes, points["pareto_front"].to_numpy(), "name", drawn[-1],
-                   baseline=baseline_curve(summary), imputation=summary.imputation)
+                   baselines=baseline_curves(summary), imputation=summary.imputation, dominated=dominated(summary))
+        if len(axes) > 2:
+            drawn.append(folder / "front_2d.png")
+            plot_front(points, axes[:2], pareto_mask(points, axes[:2]), "name", drawn[-1],
+                       baselines=baseline_curves(summary), imputation=summary.imputation)
     drawn.append(folder / "trends.png")
     plot_trends(summary.trials.assign(pareto_front=summary.front), preset.label_keys,
                 preset.trend_metrics or tuple(a.metric for a in axes), drawn[-1])

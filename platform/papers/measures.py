@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from platform.results.baseline import attack_at_utility
+from platform.results.baseline import BASELINE, attack_at_utility
 from platform.results.numbers import readable
 from platform.results.pareto import Axis, pareto_mask
 from platform.results.replicates import SEED, point_index, point_keys
@@ -51,7 +51,9 @@ class StudyRuns:
     started: str = ""  # when the sweep started, UTC (YYYY-MM-DD HH:MM)
     minutes: float = math.nan  # the sweep's wall time
     machine: str = ""  # the cluster it ran on, as the sweep logged it
-    baseline: pd.DataFrame = field(default_factory=pd.DataFrame)  # the baseline grid's trials (e.g. Gaussian noise)
+    # the baseline grids' trials (e.g. Gaussian noise), each row's baseline named in column ``baseline`` (a snapshot
+    # from before there could be several has no such column: its rows are the noise grid's)
+    baseline: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def seeds(self) -> int:
@@ -374,15 +376,19 @@ class AgainstBaseline:
     """The mechanism's attacker minus the baseline's (e.g. Gaussian noise) at equal utility, trial by trial: each
     trial against the baseline curve of its own seed (interpolated along that curve's front, as the front figure
     draws it), read as :func:`paired`; trials more useful than any baseline point are left out. ``expected`` -1: the
-    mechanism's attacker reads less (it is more private)."""
+    mechanism's attacker reads less (it is more private). ``baseline`` names the baseline grid (a preset's name:
+    ``noise``, ``stroke-redraw``, ``digit-prototype``)."""
 
     utility: str
     privacy: str
     expected: int = -1
     where: dict[str, float] = field(default_factory=dict)
+    baseline: str = "noise"
 
     def __call__(self, runs: StudyRuns) -> Measured:
         trials, base = select_where(runs.trials, self.where), runs.baseline
+        if BASELINE in base:
+            base = base[base[BASELINE] == self.baseline]
         needed = [self.utility, self.privacy]
         if base.empty or any(m not in trials or m not in base for m in needed):
             return Measured(math.nan, text="not measured")

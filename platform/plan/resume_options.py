@@ -40,9 +40,8 @@ def recorded_attackers(params: dict[str, str]) -> tuple[str, ...]:
 
 
 def baseline_on(params: dict[str, str], preset: Preset) -> bool:
-    """Whether the sweep runs its preset's baseline grid."""
-    baseline = Baseline.of(preset)
-    return baseline is not None and params.get(baseline.param) == "True"
+    """Whether the sweep runs its preset's baseline grids (those it recorded)."""
+    return any(params.get(baseline.param) == "True" for baseline in Baseline.all(preset))
 
 
 def axis_or_value(spec: SweepSpec, key: str) -> Any:
@@ -98,8 +97,9 @@ def resumed_spec(args: argparse.Namespace, params: dict[str, str], preset_file: 
 def summary(params: dict[str, str], spec: SweepSpec) -> str:
     """One line: the recorded options the resumed sweep runs with."""
     seeds = len(spec.grid.get(SEED, [None]))
-    baseline = Baseline.of(spec.preset)
-    grid = (f"{baseline.name} baseline {'on' if baseline_on(params, spec.preset) else 'off'}, " if baseline else "")
+    names = [b.name for b in Baseline.all(spec.preset) if b.param in params]
+    state = "on" if baseline_on(params, spec.preset) else "off"
+    grid = f"{', '.join(names)} baseline{'s' if len(names) > 1 else ''} {state}, " if names else ""
     return (f"resuming with the sweep's recorded options: profile {params['profile']}, {params['search']} search, "
             f"attackers {','.join(recorded_attackers(params)) or 'none'}, {grid}{seeds} seed{'s' if seeds > 1 else ''}, "
             "its own config and grid")

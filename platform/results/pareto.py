@@ -82,6 +82,18 @@ def _nondominated(costs: np.ndarray) -> np.ndarray:
     return keep
 
 
+def dominating(by: pd.DataFrame, of: pd.DataFrame, axes: Sequence[Axis]) -> np.ndarray:
+    """(rows of ``by``, rows of ``of``) booleans: whether each row of ``by`` dominates each row of ``of`` (at least as
+    good on every axis, strictly better on one). A row with NaN on any axis neither dominates nor is dominated."""
+    if by.empty or of.empty:
+        return np.zeros((len(by), len(of)), dtype=bool)
+    mine, theirs = _costs(by, axes), _costs(of, axes)
+    le = (mine[:, None, :] <= theirs[None, :, :]).all(axis=2)
+    lt = (mine[:, None, :] < theirs[None, :, :]).any(axis=2)
+    valid = ~np.isnan(mine).any(axis=1)[:, None] & ~np.isnan(theirs).any(axis=1)[None, :]
+    return le & lt & valid
+
+
 def pareto_mask(df: pd.DataFrame, axes: Sequence[Axis]) -> np.ndarray:
     """Mark rows not dominated by any other row, so a sweep can tag its front members.
 

@@ -1,5 +1,6 @@
-"""A sweep's results as one :class:`SweepSummary`: its trials, the Pareto front over its points and the hypervolume,
-the per-group fronts, the baseline grid's comparison and the imputation baseline with each point's added leakage.
+"""A sweep's results as one :class:`SweepSummary`: its trials, the Pareto front over its points and the hypervolume (on
+every axis of the preset, and on its first two alone), the per-group fronts, the baseline grids' comparisons and the
+imputation baseline with each point's added leakage.
 Every view (the terminal table, the parent run's metrics and CSVs, the HTML report, ``compare``, ``reproduction``)
 reads this one object.
 
@@ -16,14 +17,7 @@ import pandas as pd
 from mlflow.tracking import MlflowClient
 
 from platform.results import tracking
-from platform.results.baseline import (
-    Baseline,
-    baseline_points,
-    baseline_table,
-    compare_front,
-    comparison_metrics,
-    finished_trials,
-)
+from platform.results.baseline import BASELINE, Baseline, BaselineCurve, compare_all, comparison_metrics, read_curve
 from platform.results.front_groups import GroupFront, fronts_by, group_metrics
 from platform.results.imputation import ADDED, TAG_SOURCE, Imputation, read_imputation
 from platform.results.numbers import readable
@@ -36,7 +30,7 @@ from search_spaces import Preset
 class SweepSummary:
     """All trials, the front's mask over them (a trial is on it when its point is), the front's hypervolume (raw and
     normalised; the mean over seeds), the per-point table (means over seeds, bands, ``pareto_front``) and the
-    seed-to-seed spread (``replicates.spread_metrics``; empty with one seed)."""
+    seed-to-seed spread (``replicates.spread_metrics``; empty with one seed), all on ``axes``."""
 
     trials: pd.DataFrame
     front: pd.Series
@@ -44,17 +38,19 @@ class SweepSummary:
     hypervolume_normalised: float
     points: pd.DataFrame = field(default_factory=pd.DataFrame)
     spread: dict[str, float] = field(default_factory=dict)
+    axes: list[Axis] = field(default_factory=list)  # the objectives of the front and hypervolume (``front_axes``)
+    plane: tuple[float, float] = (float("nan"), float("nan"))  # the hypervolume on the first two axes (raw, normalised)
     groups: list[GroupFront] = field(default_factory=list)  # one front per value of the preset's ``front_by`` axis
-    baseline: Baseline | None = None  # the preset's baseline grid (``Preset.baseline``), None without one
-    curve: pd.DataFrame = field(default_factory=pd.DataFrame)  # the baseline's points (empty when none finished)
-    baseline_trials: pd.DataFrame = field(default_factory=pd.DataFrame)  # the baseline's trials, one row each
-    compared: pd.DataFrame = field(default_factory=pd.DataFrame)  # the front beside the baseline at equal utility
+    baselines: tuple[BaselineCurve, ...] = ()  # the preset's baseline grids (``Preset.baseline``) with their points
+    compared: pd.DataFrame = field(default_factory=pd.DataFrame)  # the front beside every baseline
     imputation: Imputation | None = None  # the privacy axis's imputation baseline (points then hold ADDED)
 
     @property
-    def baseline_finished(self) -> int:
-        """The baseline's finished trials (the terminal says so when none reports both axes)."""
-        return finished_trials(self.baseline_trials)
+    def baseline_trials(self) -> pd.DataFrame:
+        """Every baseline's trials, one row each, its baseline's name in :data:`~platform.results.baseline.BASELINE`
+        (what a reproduction row compares a mechanism with)."""
+        tables = [c.trials.assign(**{BASELINE: c.baseline.name}) for c in self.baselines if not c.trials.empty]
+        return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
 
     @property
     def front_points(self) -> pd.DataFrame:
@@ -69,9 +65,12 @@ class SweepSummary:
                    "front/trials": float(len(self.trials))}
         if self.front.any():
             metrics |= {"front/hypervolume": self.hypervolume, "front/hypervolume_normalised": self.hypervolume_normalised}
+            if len(self.axes) > 2:  # the two-axis view's number beside the front's own
+                metrics |= {"front/hypervolume_2d": self.plane[0], "front/hypervolume_2d_normalised": self.plane[1]}
             metrics |= self.spread | group_metrics(self.groups)
-        if self.baseline is not None and not self.curve.empty:
-            metrics |= comparison_metrics(self.compared, self.curve, self.baseline)
+        for curve in self.baselines:
+            if not curve.points.empty:
+                metrics |= comparison_metrics(self.compared, curve)
         added = self.front_points[ADDED].dropna() if ADDED in self.front_points else pd.Series(dtype=float)
         if len(added):
             metrics |= {"front/added_leakage_min": float(added.min()), "front/added_leakage_max": float(added.max())}
@@ -98,6 +97,12 @@ def trials_table(client: MlflowClient, exp_id: str, parent_id: str, label_keys: 
     return table.sort_values(order).reset_index(drop=True) if not table.empty else table
 
 
+def front_axes(axes: list[Axis], table: pd.DataFrame) -> list[Axis]:
+    """The axes a sweep's front is computed on: the preset's, less any axis past the first two that no trial of the
+    table reports (a sweep logged before its preset gained the distortion axis keeps its two-axis front)."""
+    return [a for i, a in enumerate(axes) if i < 2 or (a.metric in table and table[a.metric].notna().any())]
+
+
 def usable_trials(table: pd.DataFrame, axes: list[Axis]) -> pd.DataFrame:
     """The finished trials that report every axis (what fronts and hypervolumes are computed on)."""
     usable = table[table["status"] == "FINISHED"] if "status" in table else table
@@ -117,32 +122,31 @@ def summarise(table: pd.DataFrame, axes: list[Axis], label_keys: tuple[str, ...]
     every axis; a point is a configuration of ``label_keys`` other than the seed."""
     usable = usable_trials(table, axes)
     if usable.empty or any(a.metric not in usable for a in axes):
-        return SweepSummary(table, pd.Series(False, index=table.index), float("nan"), float("nan"))
+        return SweepSummary(table, pd.Series(False, index=table.index), float("nan"), float("nan"), axes=axes)
     points = point_table(usable, axes, label_keys)
     points["pareto_front"] = pareto_mask(points, axes)
     mask = pd.Series(False, index=table.index)
     mask[usable.index] = points["pareto_front"].to_numpy()[point_index(usable, label_keys)]
+    plane = (float(hypervolume_by_seed(usable, axes[:2]).mean()),
+             float(hypervolume_by_seed(usable, axes[:2], normalised=True).mean()))
     return SweepSummary(table, mask, float(hypervolume_by_seed(usable, axes).mean()),
                         float(hypervolume_by_seed(usable, axes, normalised=True).mean()),
-                        points, spread_metrics(usable, points, axes))
+                        points, spread_metrics(usable, points, axes), axes, plane)
 
 
 def read_summary(client: MlflowClient, parent_id: str, preset: Preset) -> SweepSummary:
     """The sweep's summary, read from its child runs once: trials over the preset's ``label_keys`` (a point is a
-    configuration over seeds), the front and hypervolume, the per-group fronts and the baseline's comparison."""
-    axes = [Axis(**a) for a in preset.pareto_axes]
+    configuration over seeds), the front and hypervolume on :func:`front_axes`, the per-group fronts and the
+    baselines' comparisons."""
     parent = client.get_run(parent_id)
-    table = trials_table(client, parent.info.experiment_id, parent_id, preset.label_keys)
+    exp_id = parent.info.experiment_id
+    table = trials_table(client, exp_id, parent_id, preset.label_keys)
+    axes = front_axes([Axis(**a) for a in preset.pareto_axes], table)
     summary = summarise(table, axes, preset.label_keys)
     summary = with_imputation(summary, read_imputation(parent.data.metrics, axes))
     summary = replace(summary, groups=group_fronts(summary, axes, preset) if summary.front.any() else [])
-    baseline = Baseline.of(preset)
-    if baseline is None:
-        return summary
-    runs = baseline_table(client, parent.info.experiment_id, parent_id, baseline)
-    curve = baseline_points(runs, axes, baseline)
-    return replace(summary, baseline=baseline, curve=curve, baseline_trials=runs,
-                   compared=compare_front(summary.points, curve, axes, baseline))
+    curves = tuple(read_curve(client, exp_id, parent_id, baseline, axes) for baseline in Baseline.all(preset))
+    return replace(summary, baselines=curves, compared=compare_all(summary.points, curves, axes))
 
 
 def with_imputation(summary: SweepSummary, imputation: Imputation | None) -> SweepSummary:
@@ -165,8 +169,9 @@ def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, fig
         summary.front_points.to_csv(folder / "front.csv", index=False)
         if summary.spread:
             summary.points.to_csv(folder / "points.csv", index=False)
-        if summary.baseline is not None and not summary.curve.empty:
-            summary.curve.to_csv(folder / f"{summary.baseline.name}_baseline.csv", index=False)
+        for curve in summary.baselines:
+            if not curve.points.empty:
+                curve.points.to_csv(folder / f"{curve.baseline.name}_baseline.csv", index=False)
         if summary.groups:
             axis = summary.groups[0].axis
             rows = pd.concat([g.points.assign(**{f"front_by/{axis}": g.value}) for g in summary.groups], ignore_index=True)
@@ -181,18 +186,22 @@ def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, fig
         client.set_tag(parent_id, TAG_SOURCE, summary.imputation.source)
 
 
-def format_summary(summary: SweepSummary, axes: list[Axis], label_keys: tuple[str, ...]) -> str:
+def format_summary(summary: SweepSummary, label_keys: tuple[str, ...]) -> str:
     """The trials table (front members starred) and the hypervolume, for the terminal."""
     if summary.trials.empty:
         return "no trials finished"
+    axes = summary.axes
     cols = [c for c in (*label_keys, "status", *[a.metric for a in axes]) if c in summary.trials]
     shown = summary.trials[cols].copy()
     shown.insert(0, "front", summary.front.map({True: "*", False: ""}))
     if summary.imputation is not None:
         shown["added"] = summary.imputation.added(summary.trials)
     lines = [shown.to_string(index=False, float_format=readable)]
-    lines.append(f"Pareto front: {int(summary.front.sum())} of {len(shown)} trials (*); "
+    lines.append(f"Pareto front: {int(summary.front.sum())} of {len(shown)} trials (*) on {len(axes)} objectives; "
                  f"hypervolume {readable(summary.hypervolume)} (normalised {readable(summary.hypervolume_normalised)})")
+    if len(axes) > 2:
+        lines.append(f"  on {axes[0].metric} and {axes[1].metric} alone: hypervolume {readable(summary.plane[0])} "
+                     f"(normalised {readable(summary.plane[1])})")
     if summary.imputation is not None:
         lines.append(summary.imputation.line(summary.front_points) + " (column added)")
     if summary.spread:

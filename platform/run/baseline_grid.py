@@ -1,8 +1,9 @@
-"""A baseline preset's grid run beside a sweep (docs/metrics.md#the-noise-baseline-on-the-front).
+"""A baseline preset's grid run beside a sweep (docs/metrics.md#baselines-on-the-front).
 
-A sweep of a preset with a ``baseline`` (amnist and amnist-privatizer: the ``noise`` preset's σ grid) also runs that
-grid on the same data (data set, subset sizes, seeds, attacker budget) as a second Tune run after its own, attacked by
-the same farm; its trials log into child runs of the same parent run, tagged with the baseline's name
+A sweep of a preset with baselines (amnist and amnist-privatizer: the ``noise`` preset's σ grid, the
+``stroke-redraw`` preset's pen radii and the ``digit-prototype`` preset's mixes) also runs each grid on the same data
+(data set, subset sizes, seeds, attacker budget) as a Tune run of its own after the sweep's, attacked by the same
+farm; its trials log into child runs of the same parent run, tagged with the baseline's name
 (``platform.results.baseline``).
 """
 from __future__ import annotations

@@ -25,7 +25,7 @@ class Measured:
 
 @dataclass(frozen=True)
 class CostEstimate:
-    """The plan (trials, the noise baseline's trials, attackers per checkpoint) and the wall time it should take."""
+    """The plan (trials, the baseline grids' trials, attackers per checkpoint) and the wall time it should take."""
 
     trials: int
     baseline_trials: int
@@ -41,9 +41,9 @@ class CostEstimate:
         return self.source.wall_s / self.source.trials * (self.trials + self.baseline_trials)
 
     def line(self) -> str:
-        """'cost: 9 trials + 6 noise-baseline trials, 1 checkpoint each, 5 farm attackers per checkpoint; about 11:40
-        here (sweep X: 15 trials in 11:40)'."""
-        baseline = f" + {self.baseline_trials} noise-baseline trials" if self.baseline_trials else ""
+        """'cost: 9 trials + 11 baseline trials, 1 checkpoint each, 5 farm attackers per checkpoint; about 11:40 here
+        (sweep X: 15 trials in 11:40)'."""
+        baseline = f" + {self.baseline_trials} baseline trials" if self.baseline_trials else ""
         farm = (f"{len(self.attackers)} farm attackers per checkpoint ({', '.join(self.attackers)})" if self.attackers
                 else "no farm attackers")
         plan = f"cost: {self.trials} trials{baseline}, {self.checkpoints_per_trial} checkpoint(s) each, {farm}"

@@ -1,5 +1,5 @@
 """Launching a planned sweep: Ray and each trial's resources, the parent run, the plan's cost said up front, the
-raw-data baselines under way, then Tune's runs of the grid and of its baseline grid, and the farm's catch-up."""
+raw-data baselines under way, then Tune's runs of the grid and of its baseline grids, and the farm's catch-up."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -28,7 +28,7 @@ from platform.run.tuner import build_tuner, cluster_kind, default_gpus_per_trial
 @dataclass(frozen=True)
 class Sweep:
     """A launched sweep: its plan and spec (with each trial's threads), parent run, resources per trial, farm, baseline
-    grid (None without one) and raw-data baselines under way (None when recorded already or the preset has none)."""
+    grids (none without) and raw-data baselines under way (None when recorded already or the preset has none)."""
 
     plan: SweepPlan
     spec: SweepSpec
@@ -37,7 +37,7 @@ class Sweep:
     parent_id: str
     resources: dict[str, float]
     farm: FarmPlan | None
-    baseline_grid: SweepSpec | None
+    baseline_grids: tuple[SweepSpec, ...]
     baselines: ray.ObjectRef | None
     planned: int  # the parent run's own plan (a resumed sweep keeps it)
 
@@ -53,28 +53,28 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
     ending.attach(client, exp_id, parent_id, resume_command(plan.again, plan.name, dict(plan.options)))
     parent = client.get_run(parent_id).data
     params = parent.params
-    grid = baseline_grid(spec, params)
+    grids = baseline_grids(spec, params)
     planned = int(params["planned_trials"])  # a resumed sweep keeps its own plan
-    if grid is not None:
+    for grid in grids:
         axes = "; ".join(f"{k} ∈ {{{', '.join(f'{v:g}' for v in grid.grid[k])}}}" for k in grid.preset.label_keys)
-        print(f"{grid.preset.name} baseline: {len(grid.grid_points())} trials after the sweep's own ({axes}), same data "
-              "and farm; off: --no-baseline", flush=True)
-    print(planned_cost(client, exp_id, spec, planned, grid, plan.attackers).line(), flush=True)
+        count = len(grid.grid_points())
+        print(f"{grid.preset.name} baseline: {count} trial{'s' if count > 1 else ''} after the sweep's own ({axes}), same "
+              "data and farm; off: --no-baseline", flush=True)
+    print(planned_cost(client, exp_id, spec, planned, grids, plan.attackers).line(), flush=True)
     if not reopened:
         tracking.log_metrics(client, parent_id, {f"data/{k}": float(v) for k, v in counts.items()})
     farm = None
     if plan.attackers and spec.preset.checkpoint_inputs is not None:
         farm = FarmPlan(spec.preset.checkpoint_inputs, plan.attackers, spec.preset.privacy_attackers, resources)
-    return Sweep(plan, spec, client, exp_id, parent_id, resources, farm, grid,
+    return Sweep(plan, spec, client, exp_id, parent_id, resources, farm, grids,
                  start_baselines(parent.metrics, spec, resources), planned)
 
 
-def baseline_grid(spec: SweepSpec, params: dict[str, str]) -> SweepSpec | None:
-    """The baseline grid the parent run says the sweep runs (``<baseline>_baseline`` param), on the grid it logged."""
-    baseline = Baseline.of(spec.preset)
-    if baseline is None or params.get(baseline.param) != "True":
-        return None
-    return baseline_spec(logged_spec(spec, params), baseline)
+def baseline_grids(spec: SweepSpec, params: dict[str, str]) -> tuple[SweepSpec, ...]:
+    """The baseline grids the parent run says the sweep runs (``<baseline>_baseline`` params), on the grid it logged:
+    a sweep recorded before its preset gained a baseline runs only those it recorded."""
+    ran = [b for b in Baseline.all(spec.preset) if params.get(b.param) == "True"]
+    return tuple(baseline_spec(logged_spec(spec, params), baseline) for baseline in ran)
 
 
 def with_resources(plan: SweepPlan) -> tuple[SweepSpec, dict[str, float]]:
@@ -98,19 +98,18 @@ def parent_params(plan: SweepPlan, spec: SweepSpec) -> dict[str, Any]:
     }
     if plan.preset_file:
         params["preset_file"] = plan.preset_file
-    baseline = Baseline.of(spec.preset)
-    if baseline is not None:
+    for baseline in Baseline.all(spec.preset):
         params[baseline.param] = plan.with_baseline
     return params
 
 
-def planned_cost(client: MlflowClient, exp_id: str, spec: SweepSpec, planned: int, grid: SweepSpec | None,
+def planned_cost(client: MlflowClient, exp_id: str, spec: SweepSpec, planned: int, grids: tuple[SweepSpec, ...],
                  attackers: tuple[str, ...]) -> CostEstimate:
     """The sweep's plan and its expected wall time, priced from the newest finished sweep like it in the store."""
     epochs, every = spec.config.get("epochs"), spec.config.get("checkpoint_every") or 0
     checkpoints = 1 if not epochs else len({e for e in range(1, epochs + 1) if e == epochs or (every and e % every == 0)})
     like = {"preset": spec.preset.name, "profile": spec.profile} | tracking.flatten("attackers", attackers)
-    baseline_trials = len(grid.grid_points()) if grid else 0
+    baseline_trials = sum(len(grid.grid_points()) for grid in grids)
     return CostEstimate(planned, baseline_trials, attackers, checkpoints, last_finished(client, exp_id, like))
 
 
@@ -173,36 +172,37 @@ def fit(sweep: Sweep, ending: SweepEnding) -> Any | None:
 @dataclass(frozen=True)
 class CaughtUp:
     """What ran after the grid: checkpoints whose farm work was missing (lost to an interruption, or failed and tried
-    again), how many of those failed once more, and the baseline grid's Tune results (None without)."""
+    again), how many of those failed once more, and each baseline grid's Tune results (in ``Sweep.baseline_grids``'
+    order)."""
 
     checkpoints: int
     farm_failures: int
-    baseline_results: Any | None
+    baseline_results: tuple[Any, ...] = ()
 
 
 def catch_up(sweep: Sweep, ending: SweepEnding) -> CaughtUp | None:
     """Attack the checkpoints left without their farm metrics (an interruption, an attack that raised), then run the
-    baseline grid and catch up on its checkpoints likewise; None when interrupted."""
+    baseline grids one after the other, catching up on each one's checkpoints likewise; None when interrupted."""
     client, exp_id, parent_id = sweep.client, sweep.exp_id, sweep.parent_id
     caught_up, failed = attack_missing(client, tracking.child_runs(client, exp_id, parent_id), sweep.farm) \
         if sweep.farm else (0, 0)
-    baseline_results = None
-    if sweep.baseline_grid is not None:
-        plan = sweep.plan
+    baseline_results = []
+    plan = sweep.plan
+    for grid in sweep.baseline_grids:
         with ending.fitting():
-            baseline_results = run_baseline(sweep.baseline_grid, tracking_uri=plan.tracking_uri, exp_id=exp_id,
-                                            parent_id=parent_id, storage=plan.storage, sweep=plan.name,
-                                            farm=sweep.farm, resources=sweep.resources,
-                                            max_concurrent=plan.max_concurrent, max_failures=plan.max_failures,
-                                            verbose=plan.verbose)
+            baseline_results.append(run_baseline(grid, tracking_uri=plan.tracking_uri, exp_id=exp_id,
+                                                 parent_id=parent_id, storage=plan.storage, sweep=plan.name,
+                                                 farm=sweep.farm, resources=sweep.resources,
+                                                 max_concurrent=plan.max_concurrent, max_failures=plan.max_failures,
+                                                 verbose=plan.verbose))
         if ending.signal is not None:
             keep_baselines(sweep)
             return None
-        farm = baseline_farm(sweep.baseline_grid, sweep.farm)
+        farm = baseline_farm(grid, sweep.farm)
         if farm is not None:
-            runs = tracking.baseline_runs(client, exp_id, parent_id, sweep.baseline_grid.preset.name)
+            runs = tracking.baseline_runs(client, exp_id, parent_id, grid.preset.name)
             done, more_failed = attack_missing(client, runs, farm)
             caught_up, failed = caught_up + done, failed + more_failed
     if caught_up:
         print(f"attack farm: caught up on {caught_up} checkpoint(s)", flush=True)
-    return CaughtUp(caught_up, failed, baseline_results)
+    return CaughtUp(caught_up, failed, tuple(baseline_results))

@@ -28,7 +28,7 @@ from attacks.deep import DeepAttacker
 from attacks.imputation import ImputationAttacker
 from attacks.reference import ClassifierRecipe, reference_cache_dir
 from core.data import Splits, default_data_root, get_dataset, load_mnist_test_population
-from core.image_quality import distortion
+from core.image_quality import image_quality
 from core.metrics import balanced_accuracy, fairness_gaps, wilson_interval
 from core.training import batches, predict_logits
 from trainables.cloak.baseline import gaussian_release, matching_sigma
@@ -194,9 +194,9 @@ def _gaussian_accuracy(target: nn.Module, split: Split, num_classes: int, draws:
 @torch.no_grad()
 def evaluate_cloak(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, test: Split, variance: torch.Tensor,
                    knn: KnnInfoMeter, equal_accuracy: bool = True) -> tuple[dict[str, float], torch.Tensor]:
-    """Utility, information removed (bound and kNN), suppression ratio, the distortion of one sifted draw, the Gaussian
-    baseline at equal bound information, with ``equal_accuracy`` the one at equal accuracy (a bisection) and the paper's
-    comparison (:func:`noisy_against_gaussian`), and fairness on the test split."""
+    """Utility, the image quality of one sifted draw (``utility/psnr``, ...), information removed (bound and kNN),
+    suppression ratio, the Gaussian baseline at equal bound information, with ``equal_accuracy`` the one at equal
+    accuracy (a bisection) and the paper's comparison (:func:`noisy_against_gaussian`), and fairness on the test split."""
     device, n, k = test.x.device, cfg.num_classes, cfg.noise_draws
     gen = torch.Generator(device=device).manual_seed(cfg.seed + 7)
     sifted = release(cloak, test.x, gen)
@@ -228,7 +228,7 @@ def evaluate_cloak(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, test: S
         "leakage/gaussian_sigma": sigma_g,
         "utility/gaussian_accuracy": acc_g,
         "utility/gaussian_gap": acc - acc_g,
-    } | distortion(sifted, test.x)
+    } | image_quality(sifted, test.x)
     if equal_accuracy:
         gaussian_at = _gaussian_accuracy(target, test, n, k, cfg.seed + 8)
         sigma_acc = matching_sigma(gaussian_at, acc)

@@ -1,0 +1,166 @@
+"""The baselines that learn nothing beside noise: the stroke redraw on hand-made strokes (the width it draws, the PSNR
+of a known case), the digit prototype against the class means, both restored from their checkpoints by the farm and
+by serving, and the amnist presets running every baseline beside their grids."""
+from __future__ import annotations
+
+import math
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from conftest import run_sweep, store
+
+from core.image_quality import psnr
+from platform.plan.baseline_grid import baseline_spec
+from platform.plan.spec import resolve
+from platform.results import tracking
+from platform.results.baseline import Baseline
+from platform.run.launch import baseline_grids
+from search_spaces import presets
+from trainables.prototype.mechanism import DigitPrototypeBaseline, class_means
+from trainables.stroke_redraw.mechanism import StrokeRedrawBaseline, disk, redraw
+from trainables.tune_loop import write_checkpoint
+
+SMOKE = {"n_train": 512, "n_test": 256, "attack_epochs": 1}
+
+
+def line(thickness: int) -> np.ndarray:
+    """One 28×28 image: a horizontal stroke 21 pixels long and ``thickness`` pixels thick, centred on row 13."""
+    image = np.zeros((1, 28, 28), dtype=np.float32)
+    top = 13 - thickness // 2
+    image[0, top:top + thickness, 4:25] = 1.0
+    return image
+
+
+def test_the_pen_is_a_disk_of_the_requested_radius() -> None:
+    assert disk(0).sum() == 1 and disk(1).sum() == 5 and disk(1.5).sum() == 9 and disk(2).sum() == 13
+    np.testing.assert_array_equal(disk(1), [[0, 1, 0], [1, 1, 1], [0, 1, 0]])
+
+
+@pytest.mark.parametrize("radius", [0, 1, 2])
+def test_a_thick_and_a_thin_stroke_come_out_at_the_same_requested_width(radius: int) -> None:
+    widths = {}
+    for thickness in (3, 7):
+        drawn = redraw(line(thickness), threshold=0.5, radius=radius, blur=0.0)[0]
+        columns = drawn[:, 8:19].sum(axis=0)  # away from the stroke's ends
+        assert np.median(columns) == 2 * radius + 1, (thickness, columns)
+        widths[thickness] = float(np.median(columns))
+    assert widths[3] == widths[7]  # the thickness is gone
+
+
+def test_the_psnr_of_a_redrawn_stroke_is_its_share_of_changed_pixels() -> None:
+    raw = line(7)  # 7 × 21 = 147 ink pixels
+    drawn = redraw(raw, threshold=0.5, radius=1, blur=0.0)
+    assert not (drawn > 0)[raw == 0].any()  # the redrawn stroke lies inside the original
+    changed = 147 - int(drawn.sum())  # every other ink pixel went from 1 to 0
+    expected = 10 * math.log10(28 * 28 / changed)  # PSNR = 10·log10(1 / MSE), MSE = changed / 784
+    assert psnr(torch.from_numpy(drawn).unsqueeze(1), torch.from_numpy(raw).unsqueeze(1)) == pytest.approx(expected, abs=1e-4)
+    blurred = redraw(raw, threshold=0.5, radius=1, blur=0.5)
+    assert blurred.min() >= 0.0 and blurred.max() <= 1.0 and blurred.sum() == pytest.approx(drawn.sum(), rel=1e-3)
+
+
+def test_the_stroke_redraw_refuses_colour_images() -> None:
+    with pytest.raises(ValueError, match="the stroke redraw needs grayscale images; dataset 'cifar10' has 3 channels"):
+        StrokeRedrawBaseline.data_counts({"dataset": "cifar10", **SMOKE})
+
+
+def test_class_means_are_each_classs_mean_image_and_need_every_class() -> None:
+    x = torch.arange(4 * 2, dtype=torch.float32).view(4, 1, 1, 2)  # [[0, 1]], [[2, 3]], [[4, 5]], [[6, 7]]
+    means = class_means(x, torch.tensor([1, 0, 1, 0]), 2)
+    np.testing.assert_allclose(means.view(2, 2).numpy(), [[4.0, 5.0], [2.0, 3.0]])
+    with pytest.raises(ValueError, match=r"needs an image of every class; none of class \[2\]"):
+        class_means(x, torch.tensor([1, 0, 1, 0]), 3)
+
+
+def test_the_prototype_release_of_a_correctly_classified_image_is_its_class_mean() -> None:
+    config = SMOKE | {"attack_epochs": 4}
+    prototype = DigitPrototypeBaseline.create({"mix": 0.0, **config})
+    prototype.setup()
+    prototype.pretrain()
+    records, test = prototype.attack_train, prototype.test
+    predicted = prototype.net.classifier(test.x).argmax(1)
+    right = predicted == test.u
+    assert right.float().mean() > 0.7  # a classifier of the digit (chance: 0.1)
+    released = prototype.net(test.x, prototype.gen).detach()
+    for digit in range(10):
+        mean = records.x[records.u == digit].mean(0)
+        mine = released[right & (test.u == digit)]
+        torch.testing.assert_close(mine, mean.expand_as(mine))
+    wrong = ~right
+    if wrong.any():  # a misread digit gets the mean of the class it was read as
+        torch.testing.assert_close(released[wrong], prototype.net.prototypes[predicted[wrong]])
+
+    mixed = DigitPrototypeBaseline.create({"mix": 0.3, **config})
+    mixed.setup()
+    mixed.pretrain()  # the same classifier, read from the store by its data's content
+    torch.testing.assert_close(mixed.net(test.x, mixed.gen), 0.7 * released + 0.3 * test.x)
+
+
+@pytest.mark.parametrize(("mechanism", "config"), [(StrokeRedrawBaseline, {"radius": 1.5}),
+                                                   (DigitPrototypeBaseline, {"mix": 0.2})])
+def test_the_farm_and_serving_restore_the_release_the_trial_scored(mechanism, config) -> None:
+    trial = mechanism.create({**config, **SMOKE})
+    trial.setup()
+    trial.pretrain()  # the prototype's classifier and class means; nothing for the redraw
+    trial.release_test()
+    with tempfile.TemporaryDirectory() as folder:
+        write_checkpoint(trial, Path(folder))
+        farm = mechanism.checkpoint_inputs({**config, **SMOKE}, folder)
+        torch.testing.assert_close(farm.data.test_x, trial.released_test)
+        assert farm.targets == ()  # no trained network for the membership attackers
+        served = mechanism.load_release({**config, **SMOKE}, folder).release(trial.test.x[:8], seed=0)
+        torch.testing.assert_close(served, trial.released_test[:8])
+
+
+def test_the_amnist_presets_run_all_three_baselines_on_their_data() -> None:
+    for name in ("amnist", "amnist-privatizer"):
+        assert presets()[name].baseline == ("noise", "stroke-redraw", "digit-prototype")
+    spec = resolve("amnist", "quick", [])
+    grids = {b.name: baseline_spec(spec, b) for b in Baseline.all(spec.preset)}
+    assert {k: len(g.grid_points()) for k, g in grids.items()} == {"noise": 6, "stroke-redraw": 2, "digit-prototype": 1}
+    for grid in grids.values():  # the releaser's quick data and attacker budget
+        assert {k: grid.config[k] for k in ("n_train", "n_test", "attack_records", "attack_epochs")} == {
+            "n_train": 2000, "n_test": 1000, "attack_records": 5000, "attack_epochs": 24}
+
+
+def test_a_sweep_recorded_with_the_noise_grid_alone_resumes_with_it_alone() -> None:
+    spec = resolve("amnist", "smoke", [])
+    logged = {"profile": "smoke", "grid": spec.grid_param, "config": spec.config}
+    params = {k: str(v) for k, v in tracking.flatten("", logged).items()}
+    assert [g.preset.name for g in baseline_grids(spec, params | {"noise_baseline": "True"})] == ["noise"]
+    every = {f"{n}_baseline": "True" for n in ("noise", "stroke-redraw", "digit-prototype")}
+    assert [g.preset.name for g in baseline_grids(spec, params | every)] == ["noise", "stroke-redraw", "digit-prototype"]
+    assert baseline_grids(spec, params | dict.fromkeys(every, "False")) == ()
+
+
+@pytest.mark.slow  # end to end, minutes on 2 CPUs: the smoke grid, then the three baseline grids with their farms
+def test_smoke_sweep_runs_every_baseline_beside_its_front(workdir: Path) -> None:
+    out = run_sweep(workdir, "amnist", "--profile", "smoke", baseline=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    for name in ("noise", "stroke-redraw", "digit-prototype"):
+        assert f"{name} baseline: " in out.stdout and f"{name} baseline (utility/fresh_accuracy" in out.stdout, name
+    client = store(workdir)
+    exp_id = client.get_experiment_by_name("putlab-amnist").experiment_id
+    runs = client.search_runs([exp_id])
+    (parent,) = [r for r in runs if r.data.tags.get(tracking.TAG_ROLE) == "sweep"]
+    baseline = [r for r in runs if r.data.tags.get(tracking.TAG_ROLE) == "baseline"]
+    by_name = {n: [r for r in baseline if r.data.tags[tracking.TAG_BASELINE] == n]
+               for n in ("noise", "stroke-redraw", "digit-prototype")}
+    assert {n: len(r) for n, r in by_name.items()} == {"noise": 2, "stroke-redraw": 1, "digit-prototype": 1}
+    assert parent.info.status == "FINISHED"
+    for name, found in by_name.items():
+        for run in found:
+            assert run.data.params["mechanism"] == name and run.info.status == "FINISHED"
+            assert {"utility/fresh_accuracy", "attack/max/accuracy", "utility/psnr", "attack/deep/accuracy",
+                    "attack/thickness/accuracy"} <= set(run.data.metrics), name
+        assert parent.data.metrics[f"front/{name}_trials"] == len(found)
+    assert "front/hypervolume_2d" in parent.data.metrics
+    artifacts = {a.path for a in client.list_artifacts(parent.info.run_id, "front")}
+    assert {"front/front.png", "front/front_2d.png", "front/noise_baseline.csv", "front/stroke-redraw_baseline.csv",
+            "front/digit-prototype_baseline.csv"} <= artifacts
+    (report,) = (workdir / "reports").glob("*.html")
+    html = report.read_text(encoding="utf-8")
+    assert "Baselines beside the front" in html and "stroke redraw (<code>stroke-redraw</code>)" in html
+    assert "digit prototype (<code>digit-prototype</code>)" in html
