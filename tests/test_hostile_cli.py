@@ -1,0 +1,98 @@
+"""Property-based tests (hypothesis) of the commands that read a store: ``platform.sweep``, ``platform.attack``,
+``platform.select``, ``platform.report`` and ``platform.compare`` on random command lines that name nothing that
+exists (a preset or a sweep no one made) beside random values of their options.
+
+Each runs in-process (its ``main``): never an exception, never exit 0, one ``error:`` line or argparse's usage, and
+the store's bytes unchanged."""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mlflow.tracking import MlflowClient
+
+from platform.attack import main as attack_cli
+from platform.compare import main as compare_cli
+from platform.report import main as report_cli
+from platform.select import main as select_cli
+from platform.sweep import main as sweep_cli
+from search_spaces import presets
+
+OPTIONS: dict[str, tuple[str, ...]] = {
+    "sweep": ("--profile", "--set", "--search", "--samples", "--seeds", "--attackers", "--experiment",
+              "--gpus-per-trial", "--max-concurrent", "--max-failures"),
+    "attack": ("--attackers",),
+    "select": ("--max-attack", "--trial", "--name"),
+    "report": (),
+    "compare": (),
+}
+COMMANDS: dict[str, Callable[[list[str]], int]] = {"sweep": sweep_cli, "attack": attack_cli, "select": select_cli,
+                                                  "report": report_cli, "compare": compare_cli}
+TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=24)
+
+
+def unknown_name(known: set[str]) -> st.SearchStrategy[str]:
+    """A name no preset or sweep has: not known, not an option, not a path that exists."""
+    return TEXT.filter(lambda s: s.strip() != "" and s not in known and not s.startswith("-") and not Path(s).exists())
+
+
+@st.composite
+def command_line(draw: st.DrawFn, command: str) -> list[str]:
+    """The command's positional argument naming nothing, then a few of its options with random values."""
+    argv = [draw(unknown_name(set(presets())))]
+    for option in draw(st.lists(st.sampled_from(OPTIONS[command]), max_size=4)) if OPTIONS[command] else []:
+        argv += [option, draw(TEXT)]
+    return draw(st.permutations(argv)) if command != "sweep" else argv
+
+
+def digest(folder: Path) -> str:
+    """Every file under ``folder`` (names and bytes) hashed."""
+    h = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        h.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def run(main: Callable[[list[str]], int], argv: list[str]) -> tuple[int, list[str]]:
+    """``main(argv)`` in-process: its exit code (argparse's SystemExit included) and its non-blank stderr lines."""
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exit_:
+            code = exit_.code if isinstance(exit_.code, int) else 1
+    return code, [line for line in err.getvalue().splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An MLflow sqlite store with its tables and nothing in them."""
+    folder = tmp_path_factory.mktemp("store")
+    MlflowClient(f"sqlite:///{folder / 'mlflow.db'}").search_experiments()
+    return folder
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_command_line_naming_nothing_is_refused_and_stores_nothing(command: str, store: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(store)  # default paths (reports/, putlab_runs/) land in the store's folder, which is hashed
+    before = digest(store)
+    uri = ["--tracking-uri", f"sqlite:///{store / 'mlflow.db'}"]
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(command_line(command))
+    def refused(argv: list[str]) -> None:
+        code, lines = run(COMMANDS[command], [*argv, *uri])
+        assert code != 0, argv
+        # one line: ours ("error: ...") or argparse's usage then its error
+        assert lines and (lines[-1].startswith("error: ") or ": error: " in lines[-1]), (argv, lines)
+        assert not any(line.startswith("Traceback") for line in lines), (argv, lines)
+        assert digest(store) == before, argv
+
+    refused()
