@@ -46,6 +46,8 @@ def run(argv: list[str] | None = None) -> int:
                    help="also refit each front trial's strongest attacker on 25/50/100%% of its training records")
     args = p.parse_args(argv)
     preflight.check_not_empty(args, "attackers", "tracking_uri", "address")
+    if args.address:  # a bad address is refused before the store is read (init_ray connects to it later)
+        preflight.check_ray_address(args.address)
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
     client = tracking.connect(tracking_uri, create=False)
     exp_id, parent_id = tracking.find_sweep_parent(client, args.target)

@@ -31,7 +31,8 @@ OUTRUN = {
 }
 # checkpoints at epochs 2 and 4: (strongest, its interval, the mechanism's own deep attacker)
 OUTRUN_FRESH = {2: (0.86, (0.84, 0.88), 0.83), 4: (0.85, (0.83, 0.87), 0.80)}
-SETTLED = {"train/adversary_accuracy": (0.80, 0.74, 0.71, 0.70), "utility/accuracy": (0.9, 0.85, 0.82, 0.8)}
+SETTLED = {"train/adversary_accuracy": (0.80, 0.74, 0.71, 0.70), "utility/accuracy": (0.9, 0.85, 0.82, 0.8),
+           "utility/psnr": (20.0, 19.0, 18.0, 17.0)}  # the front's third axis: every front point has one
 SETTLED_FRESH = {2: (0.76, None, 0.74), 4: (0.72, None, 0.71)}
 
 
@@ -85,7 +86,7 @@ def test_histories_read_back_with_their_epochs_and_values(sweep) -> None:
                                 Checkpoint(4, 0.85, 0.55, "strongest fresh attacker", 0.83, 0.87))
     settled = read_game_curves(client, runs["settled"], "lam=30")
     assert settled.checkpoints[-1].fresh == 0.73  # the re-attack's value, not the first one
-    assert [c.key for c in settled.curves] == ["adversary", "utility"]  # only what the run logged
+    assert [c.key for c in settled.curves] == ["adversary", "utility", "psnr"]  # only what the run logged
     assert not read_game_curves(client, runs["no game"], "lam=0").has_game
 
 
