@@ -85,7 +85,7 @@ def test_a_command_line_naming_nothing_is_refused_and_stores_nothing(command: st
     before = digest(store)
     uri = ["--tracking-uri", f"sqlite:///{store / 'mlflow.db'}"]
 
-    @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(command_line(command))
     def refused(argv: list[str]) -> None:
         code, lines = run(COMMANDS[command], [*argv, *uri])
