@@ -24,11 +24,13 @@ import ray
 from conftest import REPO, store, sweep_env
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
+from sklearn.model_selection import ParameterGrid
 
 from platform.errors import UsageError
 from platform.run.farm import DRAIN_POLL_S, FarmPlan, FarmScheduler
 from platform.run.interrupts import SweepEnding, stop_requested
 from platform.run.resume_seal import StateSealer, verify
+from search_spaces import presets
 
 
 @pytest.mark.slow
@@ -166,7 +168,9 @@ def test_a_stop_at_each_later_phase_ends_the_sweep_within_seconds_and_resume_fin
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     parent, children = sweep_runs(workdir)
     assert parent.info.status == "FINISHED"
-    assert sorted(c.data.tags["putlab.role"] for c in children) == ["baseline"] * 2 + ["trial"] * 3
+    baselines = sum(len(ParameterGrid(presets()[name].profiles["smoke"].grid)) for name in presets()["amnist"].baseline)
+    assert baselines == 4  # noise's two, the stroke redraw's one and the digit prototype's one
+    assert sorted(c.data.tags["putlab.role"] for c in children) == ["baseline"] * baselines + ["trial"] * 3
     assert all(c.info.status == "FINISHED" and "attack/max/accuracy" in c.data.metrics for c in children)
     report = Path(next(x for x in resumed.stdout.splitlines() if x.startswith("report: ")).removeprefix("report: "))
     assert "status FINISHED" in report.read_text()
