@@ -44,7 +44,7 @@ class Releaser(ImageGame):
         cfg, device = self.cfg, self.device
         torch.manual_seed(cfg.seed)
         self.releaser = ConvReleaser(cfg.width, cfg.noise_channels, in_shape=self.shape).to(device)
-        self.adversary = game_classifier(self.s_classes, cfg.width, self.shape, cfg.player_input_norm).to(device)
+        self.adversary = self.fresh_adversary()
         self.utility = game_classifier(self.u_classes, cfg.width, self.shape, cfg.player_input_norm).to(device)
         self.opt_r = torch.optim.Adam(self.releaser.parameters(), lr=cfg.releaser_lr or cfg.lr)
         self.opt_a = torch.optim.Adam(self.adversary.parameters(), lr=cfg.lr)
@@ -118,13 +118,18 @@ class Releaser(ImageGame):
         self.opt_a.step()
         return loss
 
+    def fresh_adversary(self) -> torch.nn.Module:
+        """An untrained in-game adversary on the device (its weights from torch's current seed)."""
+        cfg = self.cfg
+        return game_classifier(self.s_classes, cfg.width, self.shape, cfg.player_input_norm).to(self.device)
+
     def restart_adversary(self) -> None:
         """A fresh adversary (weights seeded by the seed and the epoch, so a resumed game restarts the same one) trained
         ``adversary_restart_steps`` batches on the current release."""
         cfg = self.cfg
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(cfg.seed + RESTART_SEED_STRIDE * (self.epoch + 1))
-            self.adversary = game_classifier(self.s_classes, cfg.width, self.shape, cfg.player_input_norm).to(self.device)
+            self.adversary = self.fresh_adversary()
         self.opt_a = torch.optim.Adam(self.adversary.parameters(), lr=cfg.lr)
         for _ in range(cfg.adversary_restart_steps):
             self.adversary_step()
