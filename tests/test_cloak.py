@@ -2,6 +2,7 @@
 zero-filling, the information estimator and Gaussian baseline, fairness gaps, the cached target and the served map."""
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterator
@@ -372,7 +373,8 @@ def test_target_is_trained_once_cached_and_accurate(tmp_path: Path) -> None:
 def test_checkpoint_serves_the_same_transform_and_feeds_the_farm(tmp_path: Path) -> None:
     last, _ = trained()
     write_checkpoint(last.trial, tmp_path)
-    assert {p.name for p in tmp_path.iterdir()} == {"state.pt", "noise_map.png", "sifted.png"}
+    assert {p.name for p in tmp_path.iterdir()} == {"state.pt", "epoch.json", "noise_map.png", "sifted.png"}
+    assert json.loads((tmp_path / "epoch.json").read_text()) == {"epoch": last.trial.epoch}
     release_map = Cloak.load_release(CONFIG.as_dict(), str(tmp_path))
     assert release_map.input_shape == (1, 32, 32) and release_map.value_range == (0.0, 1.0)
     x = last.trial.test.x[:16]

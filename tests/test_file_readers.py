@@ -258,3 +258,27 @@ def test_tune_files_read_back_are_checked_line_by_line(tmp_path: Path) -> None:
     results.write_bytes(b"\x89PNG\r\n\x1a\n\x00")
     with pytest.raises(InputFileError, match=rf"^{results} is binary"):
         checkpoints_of(run)
+
+
+def test_a_checkpoint_whose_result_line_was_lost_is_found_by_its_epoch_file(tmp_path: Path) -> None:
+    """A trial restored on another worker can lose the result lines its first worker reported (Tune restores the
+    results file from storage, where the newest lines may not be yet): its checkpoints are still found, each at the
+    epoch its own epoch file states; a folder without one, or one the results already name, is not counted twice."""
+    from mlflow.entities import Run, RunData, RunInfo, RunTag
+
+    from platform.results.tracking import TAG_CHECKPOINT
+    from platform.run.catch_up import checkpoints_of
+    from trainables.mechanism import EPOCH_FILE
+
+    trial = tmp_path / "trial"
+    for index, epoch in enumerate((2, 4, 6)):
+        folder = trial / f"checkpoint_{index:06d}"
+        folder.mkdir(parents=True)
+        (folder / EPOCH_FILE).write_text(json.dumps({"epoch": epoch}))
+    (trial / "checkpoint_000003").mkdir()  # no epoch file (an older store): only the results can name it
+    lines = [{"training_iteration": i, "checkpoint_dir_name": f"checkpoint_{n:06d}"} for i, n in ((4, 1), (6, 2))]
+    (trial / "result.json").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    run = Run(RunInfo("r", "0", "u", "FINISHED", 0, 0, "active"),
+              RunData(tags=[RunTag(TAG_CHECKPOINT, str(trial / "checkpoint_000002"))]))
+    assert checkpoints_of(run) == [(2, str(trial / "checkpoint_000000")), (4, str(trial / "checkpoint_000001")),
+                                   (6, str(trial / "checkpoint_000002"))]

@@ -55,6 +55,9 @@ C = TypeVar("C", bound=TrialConfig)  # the mechanism's typed trial config
 M = TypeVar("M", bound="Mechanism")
 
 STATE_FILE = "state.pt"  # every checkpoint: {"models": Mechanism.state(), "epoch": epochs done, "config": the config}
+# ... and beside it {"epoch": epochs done} as JSON: the step a checkpoint belongs to, read without loading its state
+# (Tune's result.json can lose the lines of a trial's first worker when the trial is restored elsewhere)
+EPOCH_FILE = "epoch.json"
 
 
 class CheckpointError(RuntimeError):

@@ -7,6 +7,7 @@ environment variable ``PUTLAB_KILL_WORKER_AFTER_EPOCH`` makes a trial kill its o
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import torch
 
-from trainables.mechanism import STATE_FILE, Mechanism, read_checkpoint
+from trainables.mechanism import EPOCH_FILE, STATE_FILE, Mechanism, read_checkpoint
 
 KILL_ENV = "PUTLAB_KILL_WORKER_AFTER_EPOCH"  # test hook: the epoch after which a fresh trial's worker dies once
 
@@ -69,9 +70,11 @@ def _play(mechanism: Mechanism, restored: tuple[tuple[dict, int], str | Path] | 
 
 
 def write_checkpoint(mechanism: Mechanism, directory: Path) -> None:
-    """The mechanism's state (with its epoch and config) and its figures, into ``directory``."""
+    """The mechanism's state (with its epoch and config), its epoch alone as JSON, and its figures, into
+    ``directory``."""
     torch.save({"models": mechanism.state(), "epoch": mechanism.epoch, "config": mechanism.cfg.as_dict()},
                directory / STATE_FILE)
+    (directory / EPOCH_FILE).write_text(json.dumps({"epoch": mechanism.epoch}))
     mechanism.write_figures(directory, mechanism.epoch)
 
 

@@ -15,6 +15,15 @@ from core.files.structured import parse_json
 from platform.results import tracking
 from platform.run import storage as tune_storage
 from platform.run.farm import SWEEP_STOP_HINT, FarmPlan, FarmScheduler
+from trainables.mechanism import EPOCH_FILE
+
+CHECKPOINT_PREFIX = "checkpoint_"  # Tune's name for a trial's checkpoint folders
+
+
+class CheckpointEpoch(BaseModel):
+    """The epoch file every putlab checkpoint holds beside its state."""
+
+    epoch: int
 
 
 class TuneResult(BaseModel):
@@ -26,12 +35,22 @@ class TuneResult(BaseModel):
 
 
 def recorded_checkpoints(run: Run) -> list[tuple[int, str]]:
-    """(step, location) of every checkpoint Tune recorded for a trial in the results beside them (local or URI),
-    whether or not it is still there; none when those results are gone."""
+    """(step, location) of every checkpoint of a trial, whether or not it is still there: those Tune's results beside
+    them name (local or URI), then any other checkpoint folder by its own epoch file (a trial restored on another
+    worker can lose the results its first worker reported); none when the trial's folder is gone."""
     last = run.data.tags.get(tracking.TAG_CHECKPOINT)
     if not last:
         return []
     trial_dir = tune_storage.parent(last)
+    named = named_in_results(trial_dir)
+    steps = {step for step, _ in named}
+    unnamed = [(step, location) for step, location in folder_epochs(trial_dir)
+               if location not in {loc for _, loc in named} and step not in steps]
+    return sorted(named + unnamed)
+
+
+def named_in_results(trial_dir: str) -> list[tuple[int, str]]:
+    """(iteration, location) of each checkpoint a line of the trial's ``result.json`` names."""
     results = tune_storage.join(trial_dir, "result.json")
     if not tune_storage.exists(results):
         return []
@@ -43,7 +62,18 @@ def recorded_checkpoints(run: Run) -> list[tuple[int, str]]:
         name = result.checkpoint_dir_name
         if name:
             found.append((result.training_iteration, tune_storage.join(trial_dir, name)))
-    return sorted(found)
+    return found
+
+
+def folder_epochs(trial_dir: str) -> list[tuple[int, str]]:
+    """(epoch, location) of each checkpoint folder in the trial's folder that holds an epoch file."""
+    found = []
+    for name in tune_storage.folders(trial_dir, CHECKPOINT_PREFIX):
+        location = tune_storage.join(trial_dir, name)
+        epoch_file = tune_storage.join(location, EPOCH_FILE)
+        if tune_storage.exists(epoch_file):
+            found.append((parse_json(tune_storage.read_text(epoch_file), CheckpointEpoch, epoch_file).epoch, location))
+    return found
 
 
 def checkpoints_of(run: Run) -> list[tuple[int, str]]:

@@ -95,6 +95,15 @@ def download(location_: str, destination: Path) -> None:
     pafs.copy_files(path, str(destination), source_filesystem=fs, destination_filesystem=pafs.LocalFileSystem())
 
 
+def folders(location_: str, prefix: str) -> list[str]:
+    """The names of the folders in ``location_`` named ``prefix*``, sorted; none when ``location_`` is not a folder."""
+    fs, path = filesystem(location_)
+    if fs.get_file_info(path).type != pafs.FileType.Directory:
+        return []
+    return sorted(entry.base_name for entry in fs.get_file_info(pafs.FileSelector(path))
+                  if entry.type == pafs.FileType.Directory and entry.base_name.startswith(prefix))
+
+
 def newest(location_: str, prefix: str, marker: str) -> str | None:
     """The name of the most recently modified folder in ``location_`` named ``prefix*`` that holds a file ``marker``."""
     fs, path = filesystem(location_)
