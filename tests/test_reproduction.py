@@ -152,6 +152,9 @@ def test_own_rows_carry_no_verdict_and_sanity_rows_say_so():
     assert verdict(identity, Measured(0.1, 0.08, 0.12), runs(TRIALS)) == "sanity check: FAILS"
     assert verdict(identity, Measured(-1.1e-16), runs(TRIALS)) == "sanity check: holds"  # an identity up to rounding
     assert verdict(identity, Measured(0.1), runs(TRIALS)) == "sanity check: FAILS"
+    bound = Claim("privatizer", "", "", "≥ 0", "gmm", ParentMetric("x"), target=0.0, direction="above", kind=SANITY)
+    assert verdict(bound, Measured(-1.5e-5, -2.8e-4, 5.9e-5), runs(TRIALS)) == "sanity check: holds"  # 0 within noise
+    assert verdict(bound, Measured(-0.01, -0.02, -0.005), runs(TRIALS)) == "sanity check: FAILS"  # wholly below
 
 
 def test_a_value_agrees_only_inside_the_band_or_interval():

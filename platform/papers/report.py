@@ -147,10 +147,11 @@ def level_test(claim: Claim, measured: Measured) -> str:
 
 def holds(claim: Claim, measured: Measured) -> bool:
     """Whether a sanity check (a row with a target) holds: the value equals the target up to rounding (1e-9, or the
-    paper's printed precision), or the paper's number lies inside the interval."""
+    paper's printed precision), or the paper's number lies inside the interval; a bound (``above``) holds unless its
+    interval lies wholly on the wrong side (an estimate of a quantity that is 0 by construction straddles 0)."""
     assert claim.target is not None
     close = max(1e-9 * max(1.0, abs(claim.target)), claim.tolerance)
-    return abs(measured.value - claim.target) <= close or compared(claim, measured) == AGREES
+    return abs(measured.value - claim.target) <= close or compared(claim, measured) in (AGREES, INCONCLUSIVE)
 
 
 def evaluate(claims: Sequence[Claim], runs: dict[str, StudyRuns], studies: Sequence[Study] = STUDIES) -> list[Row]:
@@ -254,7 +255,8 @@ HEADER = [
     f"paper's numbers. **{UNKNOWN_DATA}**: the sweep did not say whether it read the real files or a stand-in (its "
     "data set has a stand-in and the sweep logged no `data/synthetic`, or the data set is not registered). "
     f"**{OWN_ROW}**: a measurement the paper does not contain, no verdict. **sanity check**: the row holds by "
-    f"construction and checks putlab's code, not the paper. **{SAME_AS.format('N')}**: the paper's quantity is "
+    f"construction and checks putlab's code, not the paper; it fails when its interval excludes the value (for a "
+    f"bound: lies wholly on the wrong side of it). **{SAME_AS.format('N')}**: the paper's quantity is "
     f"tested by row N already and counted there. **{NOTHING}**: nothing to compare or nothing measured. "
     "**not run**: the study has no sweep yet.", "",
 ]
