@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from attacks.imputation import simplest_best
+from attacks.audits.imputation import simplest_best
 from core.numbers import readable
 from platform.plan.spec import resolve
 

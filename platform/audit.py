@@ -27,9 +27,9 @@ from mlflow.entities.model_registry import ModelVersion
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
+from attacks.attackers.registry import REGISTRY
 from attacks.base import AttackInput, CheckpointInputs
-from attacks.farm import attack_inputs
-from attacks.registry import REGISTRY
+from attacks.farm.checkpoint import attack_inputs
 from core.messages import first_line
 from core.quiet import silence
 from platform.cli import guarded
@@ -43,7 +43,7 @@ from serve.auth import API_KEY_ENV
 from serve.client import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, ReleaseClient, ServiceError, service_url
 from serve.points import point_preset, read_point
 from serve.validation import MAX_BATCH_LIMIT, Limits
-from trainables.mechanism import pick_device
+from trainables.shared.mechanism import pick_device
 
 EXIT_FAILED = 1
 PROGRESS_STEPS = 10  # progress lines while records are released

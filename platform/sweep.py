@@ -13,7 +13,7 @@ from pathlib import Path
 
 from mlflow.tracking import MlflowClient
 
-from attacks.registry import check_names
+from attacks.attackers.registry import check_names
 from core.commands import python_module
 from core.quiet import silence
 from platform.cli import exit_with, guarded

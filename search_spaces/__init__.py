@@ -2,7 +2,7 @@
 
 A preset is plain configuration (one module per preset); the driver in ``platform/`` reads it, and everything it
 runs (the trainable, config checks, data counts, baselines, farm inputs, the served release) comes from the preset's
-:class:`~trainables.mechanism.Mechanism`. Figures of a whole sweep that only one study needs come from its preset too
+:class:`~trainables.shared.mechanism.Mechanism`. Figures of a whole sweep that only one study needs come from its preset too
 (:data:`SweepFigure`): the driver draws them with the summary and knows none of them by name.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from search_spaces.grids import Grid, GridSpec, axes, sub_grids
 if TYPE_CHECKING:
     import pandas as pd
 
-    from trainables.mechanism import Mechanism
+    from trainables.shared.mechanism import Mechanism
 
 
 @dataclass(frozen=True)
@@ -117,7 +117,7 @@ class Preset:
     @property
     def trainable(self) -> Callable[[dict], None]:
         """The Ray Tune function trainable of the mechanism."""
-        from trainables.tune_loop import run_trial
+        from trainables.shared.tune_loop import run_trial
 
         return run_trial(self.mechanism)
 
@@ -143,7 +143,7 @@ class Preset:
 
     @property
     def load_release(self) -> Callable[[dict, str], Any] | None:
-        """(config, checkpoint dir) -> trainables.release_map.ReleaseMap (None: nothing to serve)."""
+        """(config, checkpoint dir) -> trainables.shared.release_map.ReleaseMap (None: nothing to serve)."""
         return _plain(self.mechanism, "load_release") if _overrides(self.mechanism, "release_map") else None
 
     @property
@@ -154,7 +154,7 @@ class Preset:
 
 def _overrides(mechanism: type[Mechanism], method: str) -> bool:
     """Whether ``mechanism`` implements ``method`` itself rather than inheriting the interface's default."""
-    from trainables.mechanism import Mechanism
+    from trainables.shared.mechanism import Mechanism
 
     below = mechanism.__mro__[:mechanism.__mro__.index(Mechanism)]
     return any(method in vars(cls) for cls in below)

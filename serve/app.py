@@ -32,7 +32,7 @@ from serve.auth import authorized, configured_key
 from serve.openapi import RELEASE_EXTRA, RELEASE_RESPONSES, UNAUTHORIZED
 from serve.points import PointInfo, check_models, list_points, load_point
 from serve.validation import Limits, RequestError, parse_binary, parse_release, read_body
-from trainables.release_map import ReleaseMap
+from trainables.shared.release_map import ReleaseMap
 
 BINARY = "application/octet-stream"  # raw little-endian float32 samples in, the released ones out
 SEED_HEADER = "x-putlab-seed"

@@ -9,12 +9,12 @@ import pytest
 import torch
 from torch import nn
 
+from attacks.attackers.membership import YeomAttacker
+from attacks.attackers.reference_attack import ReferenceSettings
+from attacks.attackers.registry import REGISTRY, Registry, check_names, primary_metric
+from attacks.attackers.rmia import RmiaAttacker
 from attacks.base import AttackInput, AttackResult, CheckpointInputs, MembershipTarget
-from attacks.farm import attack_inputs
-from attacks.membership import YeomAttacker
-from attacks.reference_attack import ReferenceSettings
-from attacks.registry import REGISTRY, Registry, check_names, primary_metric
-from attacks.rmia import RmiaAttacker
+from attacks.farm.checkpoint import attack_inputs
 from attacks.spec import AttackerSpec, Need
 from core.config import AttackBudget, MembershipAttacks, TrialConfig
 

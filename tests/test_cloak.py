@@ -38,8 +38,8 @@ from trainables.cloak.mechanism import (
     sift,
 )
 from trainables.cloak.target import TargetSettings, load_target
-from trainables.mechanism import CheckpointError
-from trainables.tune_loop import epochs, write_checkpoint
+from trainables.shared.mechanism import CheckpointError
+from trainables.shared.tune_loop import epochs, write_checkpoint
 
 # Strong noise (λ = 1), a mid threshold: a large share is suppressed, so μ_s has something to repair.
 CONFIG = CloakConfig(lam=1.0, T=0.75, M=1.5, n_train=2000, n_test=600, epochs=10, suppression_epochs=2,

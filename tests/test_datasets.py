@@ -14,9 +14,9 @@ import pytest
 import torch
 from PIL import Image
 
+from attacks.attackers.deep import DeepAttacker
+from attacks.attackers.thickness import ThicknessAttacker
 from attacks.base import AttackInput
-from attacks.deep import DeepAttacker
-from attacks.thickness import ThicknessAttacker
 from core.config import AttackBudget
 from core.data import load_amnist
 from core.data.adult import load_adult

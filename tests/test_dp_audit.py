@@ -1,4 +1,4 @@
-"""The one-run ε audit (attacks.dp_audit, trainables.membership.audit; docs/membership.md#the-empirical-ε-of-dp-sgd).
+"""The one-run ε audit (attacks.audits.dp_audit, trainables.membership.audit; docs/membership.md#the-empirical-ε-of-dp-sgd).
 
 The bound is checked against a brute-force computation of the same theorem (the binomial's pmf summed directly, ε on a
 fine grid) and one case by hand; the audit is checked on real DP-SGD on Adult: a DP-SGD with its noise off and no
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import special
 
-from attacks.dp_audit import BETA, OneRunAudit, epsilon_lower, guess, p_value
+from attacks.audits.dp_audit import BETA, OneRunAudit, epsilon_lower, guess, p_value
 from trainables.membership import audit, dp_sgd
 from trainables.membership.config import MembershipConfig
 from trainables.membership.mechanism import evaluate_point

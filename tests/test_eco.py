@@ -13,9 +13,9 @@ import pytest
 import torch
 from conftest import run_sweep, store
 
+from attacks.attackers.side_info import SiOnlyAttacker
+from attacks.attackers.tuning import accuracy_metrics
 from attacks.base import AttackInput
-from attacks.side_info import SiOnlyAttacker
-from attacks.tuning import accuracy_metrics
 from core.data import DataUnavailableError
 from core.data.eco import HOURS, EcoDays, from_arrays, load_eco, split_days, window_days
 from core.data.eco_synthetic import describe, synthetic_eco
@@ -32,8 +32,8 @@ from trainables.eco.mechanism import (
     position_floors,
     within_hour_accuracy,
 )
-from trainables.release_map import release
-from trainables.tune_loop import epochs, write_checkpoint
+from trainables.shared.release_map import release
+from trainables.shared.tune_loop import epochs, write_checkpoint
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""The imputation baseline (attacks/imputation.py): the best attacker that never sees the release, exact on hand-built
+"""The imputation baseline (attacks/audits/imputation.py): the best attacker that never sees the release, exact on hand-built
 data, logged by the mechanisms' raw-data baselines, and shown beside the front (summary, front.csv, terminal, report)."""
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 import torch
 from mlflow.tracking import MlflowClient
 
+from attacks.attackers.side_info import SiOnlyAttacker
+from attacks.audits.imputation import ImputationAttacker, simplest_best
 from attacks.base import AttackInput
-from attacks.imputation import ImputationAttacker, simplest_best
-from attacks.side_info import SiOnlyAttacker
 from core.metrics import balanced_accuracy
 from platform.figures.front import draw_imputation, front_figure
 from platform.figures.html_report import render_sweep

@@ -20,8 +20,8 @@ from platform.results.baseline import Baseline
 from platform.run.launch import baseline_grids
 from search_spaces import presets
 from trainables.prototype.mechanism import DigitPrototypeBaseline, class_means
+from trainables.shared.tune_loop import write_checkpoint
 from trainables.stroke_redraw.mechanism import StrokeRedrawBaseline, disk, redraw
-from trainables.tune_loop import write_checkpoint
 
 SMOKE = {"n_train": 512, "n_test": 256, "attack_epochs": 1}
 

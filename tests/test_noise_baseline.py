@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
-from attacks.deep import DeepAttacker
+from attacks.attackers.deep import DeepAttacker
 from platform.figures.front import draw_baseline, front_figure
 from platform.plan.baseline_grid import baseline_spec, logged_spec
 from platform.plan.seed_axis import with_seeds

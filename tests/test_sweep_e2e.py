@@ -12,7 +12,7 @@ import pytest
 from conftest import REPO, assert_runs_as_printed, run_sweep, store, sweep_env
 
 from search_spaces import presets
-from trainables.tune_loop import KILL_ENV
+from trainables.shared.tune_loop import KILL_ENV
 
 SHARED_METRICS = ("utility/accuracy", "attack/deep/accuracy", "train/loss_releaser", "train/loss_adversary",
                   "train/squared_error", "train/privacy_term", "leakage/normalised_alpha_mi", "utility/psnr",

@@ -1,7 +1,7 @@
 """The imputation baseline beside a sweep's front (docs/metrics.md#added-leakage-over-the-imputation-baseline).
 
 A mechanism's raw-data baselines log on the parent run the best attacker that never sees the release
-(``baseline/attack/imputation/<metric>``, :mod:`attacks.imputation`) and each member of its family
+(``baseline/attack/imputation/<metric>``, :mod:`attacks.audits.imputation`) and each member of its family
 (``baseline/attack/imputation/<member>/<metric>``). Read back here against the front's privacy axis
 (``attack/<attacker>/<metric>``, lower is better) they give the baseline of that metric, the member that set it, and
 each point's *added* leakage: its value on the axis minus the baseline (negative where the release's attackers read
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from attacks.imputation import NAME, member_order, simplest_best
+from attacks.audits.imputation import NAME, member_order, simplest_best
 from platform.results.numbers import readable
 from platform.results.pareto import Axis
 

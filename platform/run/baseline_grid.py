@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from attacks.registry import REGISTRY
+from attacks.attackers.registry import REGISTRY
 from platform.plan.spec import SweepSpec
 from platform.results import tracking
 from platform.run import storage as tune_storage

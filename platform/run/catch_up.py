@@ -10,7 +10,7 @@ from mlflow.tracking import MlflowClient
 from pydantic import BaseModel, ConfigDict
 from ray import tune
 
-from attacks.registry import primary_metric
+from attacks.attackers.registry import primary_metric
 from core.files.structured import parse_json
 from platform.results import tracking
 from platform.run import storage as tune_storage

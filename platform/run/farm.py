@@ -16,9 +16,9 @@ import ray
 from mlflow.tracking import MlflowClient
 from ray import tune
 
-from attacks.exposure import CSV_FILE as EXPOSED_FILE
-from attacks.exposure import exposed_csv
-from attacks.farm import FarmReport, run_farm
+from attacks.audits.exposure import CSV_FILE as EXPOSED_FILE
+from attacks.audits.exposure import exposed_csv
+from attacks.farm.checkpoint import FarmReport, run_farm
 from platform.results import tracking
 from platform.results.numbers import readable
 from platform.run.interrupts import stop_requested

@@ -23,10 +23,10 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from attacks.attackers.deep import DeepAttacker
+from attacks.audits.imputation import ImputationAttacker
 from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, ReferenceData
-from attacks.deep import DeepAttacker
-from attacks.imputation import ImputationAttacker
-from attacks.reference import ClassifierRecipe, reference_cache_dir
+from attacks.farm.reference import ClassifierRecipe, reference_cache_dir
 from core.data import Splits, default_data_root, get_dataset, load_mnist_test_population
 from core.image_quality import image_quality
 from core.metrics import balanced_accuracy, fairness_gaps, wilson_interval
@@ -49,9 +49,9 @@ from trainables.cloak.target import (
     pad32,
     task_labels,
 )
-from trainables.figures import digit_thickness, save_release_grid
-from trainables.mechanism import Mechanism, pick_device
-from trainables.release_map import ReleaseMap
+from trainables.shared.figures import digit_thickness, save_release_grid
+from trainables.shared.mechanism import Mechanism, pick_device
+from trainables.shared.release_map import ReleaseMap
 
 NOISE_FIGURE = "noise_map.png"
 SIFTED_FIGURE = "sifted.png"
@@ -409,7 +409,7 @@ class Cloak(Mechanism[CloakConfig]):
     def raw_baselines(cls, config: dict) -> dict[str, float]:
         """The target's accuracy on raw images (full MNIST test, plain, with its 95 % Wilson interval; the AMNIST test
         subset, balanced), a deep thickness attacker on raw images: the PUT's two ends; and the imputation baseline
-        (:mod:`attacks.imputation`): thickness guessed from the digit the farm's attackers are given (``train_u``), or
+        (:mod:`attacks.audits.imputation`): thickness guessed from the digit the farm's attackers are given (``train_u``), or
         the prior."""
         cfg = cls.typed(config)
         torch.set_num_threads(cfg.threads)

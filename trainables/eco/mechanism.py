@@ -25,21 +25,21 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from torch.nn import functional as F
 
+from attacks.attackers.deep import DeepAttacker
+from attacks.attackers.side_info import SideInfoAttacker, SiOnlyAttacker, plug_in_bayes
+from attacks.attackers.tuning import accuracy_metrics, tuned_result
+from attacks.audits.imputation import ImputationAttacker
 from attacks.base import AttackInput, AttackResult, CheckpointInputs
-from attacks.deep import DeepAttacker
-from attacks.imputation import ImputationAttacker
-from attacks.side_info import SideInfoAttacker, SiOnlyAttacker, plug_in_bayes
-from attacks.tuning import accuracy_metrics, tuned_result
 from core.data import get_dataset
 from core.data.eco import EPOCH, HOURS, SI_FEATURES, EcoWindows, window_days
 from core.data.sets.eco import EcoRecords, eco_records
 from core.metrics import balanced_accuracy
 from core.training import batches, fit_classifier, predict_logits
-from trainables.alpha_mi import alpha_mutual_information, renyi_entropy
 from trainables.eco.config import EcoConfig
 from trainables.eco.nets import LstmClassifier, LstmReleaser
-from trainables.mechanism import Mechanism, pick_device
-from trainables.release_map import ReleaseMap, release
+from trainables.shared.alpha_mi import alpha_mutual_information, renyi_entropy
+from trainables.shared.mechanism import Mechanism, pick_device
+from trainables.shared.release_map import ReleaseMap, release
 
 FIGURE_FILE = "trace_7days.png"
 
@@ -170,7 +170,7 @@ def position_floors(train: EcoSplit, test: EcoSplit) -> dict[str, float]:
 
 
 def imputation_baseline(cfg: EcoConfig, raw: AttackInput, train: EcoSplit, test: EcoSplit) -> AttackResult:
-    """The best attacker that sees no consumption (:mod:`attacks.imputation`): occupancy from the prior, the side
+    """The best attacker that sees no consumption (:mod:`attacks.audits.imputation`): occupancy from the prior, the side
     information (which the farm's SI attackers are given), the hour of day (a reading's public timestamp) and the step's
     position in its window, alone, joined with SI and fitted within each hour; pooled (``accuracy``) and within hours
     (``accuracy_within_hour``, the front's axis)."""

@@ -1,6 +1,6 @@
 """The one-run ε audit of a DP-SGD point (docs/membership.md#the-empirical-ε-of-dp-sgd).
 
-Steinke, Nasr and Jagielski's audit (attacks.dp_audit) of the point's DP-SGD: m canaries, each in with probability ½,
+Steinke, Nasr and Jagielski's audit (attacks.audits.dp_audit) of the point's DP-SGD: m canaries, each in with probability ½,
 trained on beside the point's members, then guessed from the trained model; the guesses give an ε lower bound at the
 point's δ, to read against the accountant's ε.
 
@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from attacks.dp_audit import OneRunAudit, guess
+from attacks.audits.dp_audit import OneRunAudit, guess
 from trainables.membership import dp_sgd
 
 CANARY_NORM = 10.0

@@ -16,18 +16,18 @@ from functools import lru_cache
 import numpy as np
 import torch
 
+from attacks.attackers.membership import YeomAttacker
+from attacks.audits.kl_leakage import KlLeakage, unbiased_symmetric_kl
 from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, ReferenceData
-from attacks.kl_leakage import KlLeakage, unbiased_symmetric_kl
-from attacks.membership import YeomAttacker
-from attacks.reference import reference_cache_dir
+from attacks.farm.reference import reference_cache_dir
 from core.data import get_dataset
 from core.data.adult import AdultData, pca, project
 from core.data.sets.adult import adult_records
 from core.metrics import balanced_accuracy
-from trainables.mechanism import Mechanism
 from trainables.membership import audit, models
 from trainables.membership.config import MembershipConfig
 from trainables.membership.models import ModelSpec, PointRecipe
+from trainables.shared.mechanism import Mechanism
 
 
 def load_records(dataset: str, data_root: str) -> AdultData:

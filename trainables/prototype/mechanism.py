@@ -16,10 +16,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from attacks.deep import DeepAttacker, image_cnn
+from attacks.attackers.deep import DeepAttacker, image_cnn
 from core.nets import Standardized
-from trainables.image_game import FixedRelease
 from trainables.prototype.config import DigitPrototypeConfig
+from trainables.shared.image_game import FixedRelease
 
 CLASSIFIER = "fixed_utility"  # the data user's raw-trained classifier: the same fit, stored by content
 

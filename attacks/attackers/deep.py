@@ -15,9 +15,9 @@ from pathlib import Path
 
 import torch
 
+from attacks.attackers.tuning import Candidate, ModelBuilder, TunedFit, tune_classifier, tuned_result
 from attacks.base import AttackInput, AttackResult
 from attacks.spec import AttackerSpec, Need
-from attacks.tuning import Candidate, ModelBuilder, TunedFit, tune_classifier, tuned_result
 from core.config import AttackBudget
 from core.nets import SmallCNN, Standardized
 from core.training import FitLog, predict_logits

@@ -13,8 +13,15 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import torch
 
+from attacks.attackers.reference_attack import (
+    DEFAULTS,
+    ReferenceSettings,
+    reference_settings,
+    scores_result,
+    true_class_probability,
+    view,
+)
 from attacks.base import AttackResult, MembershipTarget
-from attacks.reference_attack import DEFAULTS, ReferenceSettings, reference_settings, scores_result, true_class_probability, view
 from attacks.spec import AttackerSpec, Need
 from core.config import MembershipAttacks, TrialConfig
 

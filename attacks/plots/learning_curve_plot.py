@@ -1,15 +1,17 @@
-"""The picture of a learning curve (attacks/learning_curve.py), kept apart from its computation.
+"""The picture of a learning curve (attacks/audits/learning_curve.py), kept apart from its computation.
 
 Uses matplotlib's object API (``Figure`` + ``FigureCanvasAgg``), never pyplot, so it is safe in Ray workers and threads.
 """
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from attacks.learning_curve import LearningCurve
+if TYPE_CHECKING:  # the drawing needs the result's type only, never the computation
+    from attacks.audits.learning_curve import LearningCurve
 
 FILE_PREFIX = "learning_curve_"  # a run's picture of its curve: epoch<NNN>_learning_curve_<attacker>.png under attacks/
 

@@ -2,7 +2,7 @@
 
 Each attacker logs ``attack/<name>/<target>/<metric>`` per network and ``attack/<name>/<metric>`` as the
 worst case (the largest value over networks, with that network's interval). Per network it also keeps the most
-exposed training records (attacks/exposure.py) and, where pictures are drawn, their gallery. A network with planted
+exposed training records (attacks/audits/exposure.py) and, where pictures are drawn, their gallery. A network with planted
 canaries is also attacked on them alone: ``attack/<name>/<target>/canary/<metric>``, worst case
 ``attack/<name>/canary/<metric>``.
 """
@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
+from attacks.attackers.membership_stats import LOW_FPRS
+from attacks.attackers.registry import REGISTRY, Registry
+from attacks.audits.exposure import GALLERY_PREFIX, ExposedRecords, gallery_png, most_exposed
 from attacks.base import CheckpointInputs, MembershipAttacker, MembershipTarget
-from attacks.exposure import GALLERY_PREFIX, ExposedRecords, gallery_png, most_exposed
-from attacks.membership_stats import LOW_FPRS
-from attacks.registry import REGISTRY, Registry
 from attacks.spec import AttackerSpec
 
 WORST_CASE = ("advantage", "advantage_max", "auc", *LOW_FPRS)

@@ -22,22 +22,22 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from attacks.attackers.deep import DeepAttacker, RawTrainedDeepAttacker
+from attacks.attackers.registry import REGISTRY
+from attacks.attackers.thickness import ThicknessAttacker
+from attacks.audits.imputation import ImputationAttacker
 from attacks.base import AttackInput, Canaries, CheckpointInputs, MembershipTarget, ReferenceData
-from attacks.deep import DeepAttacker, RawTrainedDeepAttacker
-from attacks.imputation import ImputationAttacker
-from attacks.reference import ClassifierRecipe
-from attacks.registry import REGISTRY
-from attacks.thickness import ThicknessAttacker
+from attacks.farm.reference import ClassifierRecipe
 from core.config import AttackerRecords, MembershipCanaries
 from core.data import Dataset, Split, Splits, get_dataset
 from core.image_quality import image_quality
 from core.nets import game_classifier
 from core.training import batches
-from trainables.canaries import Planted, check_canaries, joined, plant
-from trainables.data_user import data_user_utility
-from trainables.figures import digit_thickness, save_release_grid
-from trainables.mechanism import Mechanism, pick_device
-from trainables.release_map import ReleaseMap, release
+from trainables.shared.canaries import Planted, check_canaries, joined, plant
+from trainables.shared.data_user import data_user_utility
+from trainables.shared.figures import digit_thickness, save_release_grid
+from trainables.shared.mechanism import Mechanism, pick_device
+from trainables.shared.release_map import ReleaseMap, release
 
 FIGURE_FILE = "released.png"
 
@@ -138,7 +138,7 @@ def baselines_for(cfg: Any) -> dict[str, float]:
     The tuned utility classifier is the utility a data user gets from raw images (the data user's fixed classifier is
     the same fit); the deep attacker's raw accuracy is the calibration of the farm's learned attackers (``deep_raw``
     applied to raw test images is the same fit, so it logs the same number); the thickness rule is exact on raw images
-    by construction. The imputation baseline (:mod:`attacks.imputation`) is the best guess of S from the public utility
+    by construction. The imputation baseline (:mod:`attacks.audits.imputation`) is the best guess of S from the public utility
     label alone (or the prior), on the same attacker records and test split: what the release's attackers must beat.
     """
     torch.set_num_threads(cfg.threads)
@@ -273,7 +273,7 @@ class ImageGame(Mechanism):
 
     def data_user(self, released_train: torch.Tensor | None = None) -> dict[str, float]:
         """Digit accuracy of a classifier trained afresh on the release and of one trained on raw images
-        (:func:`~trainables.data_user.data_user_utility`): the utility a data user gets, which the in-game net overstates
+        (:func:`~trainables.shared.data_user.data_user_utility`): the utility a data user gets, which the in-game net overstates
         or understates once it co-adapts with the mechanism. ``released_train``: a release of the training split already
         drawn of :attr:`attack_train` (e.g. the one the attacker sees), else a fresh one."""
         t0 = time.perf_counter()

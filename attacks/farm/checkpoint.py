@@ -4,7 +4,7 @@
 with the training of later ones. The mechanism supplies ``load(config, checkpoint_dir)``, which
 validates the trial's config once and turns a checkpoint into released splits, the networks to test
 for membership and that validated config, from which the attackers are built. Attackers come from
-the registry (attacks/registry.py): the farm reads their declarations, never their names.
+the registry (attacks/attackers/registry.py): the farm reads their declarations, never their names.
 """
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, cast
 
+from attacks.attackers.registry import REGISTRY, Registry, check_names
+from attacks.audits.exposure import ExposedRecords
 from attacks.base import Attacker, CheckpointInputs
-from attacks.exposure import ExposedRecords
-from attacks.membership_farm import run_membership, skipped_targets
-from attacks.registry import REGISTRY, Registry, check_names
+from attacks.farm.membership_farm import run_membership, skipped_targets
 from attacks.spec import SKIPPED_WHEN_ABSENT, AttackerSpec
 
 if TYPE_CHECKING:  # a checkpoint is only read here, so the attackers run without Ray installed

@@ -13,9 +13,9 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from attacks.attackers.membership_stats import balanced_draw, membership_metrics, require_finite
 from attacks.base import AttackResult, MembershipScores, MembershipTarget
-from attacks.membership_stats import balanced_draw, membership_metrics, require_finite
-from attacks.roc_plot import roc_png
+from attacks.plots.roc_plot import roc_png
 from attacks.spec import AttackerSpec, Need
 from core.training import predict_logits
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
+from attacks.attackers.tuning import accuracy_metrics, tune_classifier, tuned_result
 from attacks.base import AttackInput, AttackResult
 from attacks.spec import AttackerSpec, Need
-from attacks.tuning import accuracy_metrics, tune_classifier, tuned_result
 from core.config import AttackBudget
 from core.metrics import balanced_accuracy
 from core.training import predict_logits

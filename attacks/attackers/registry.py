@@ -10,14 +10,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from attacks.spec import AttackerSpec
 
 PLUGINS: tuple[str, ...] = (
-    "attacks.deep",
-    "attacks.thickness",
-    "attacks.side_info",
-    "attacks.membership",
-    "attacks.rmia",
-    "attacks.lira",
-    "attacks.knn",
-    "attacks.fresh_adversary",
+    "attacks.attackers.deep",
+    "attacks.attackers.thickness",
+    "attacks.attackers.side_info",
+    "attacks.attackers.membership",
+    "attacks.attackers.rmia",
+    "attacks.attackers.lira",
+    "attacks.attackers.knn",
+    "attacks.attackers.fresh_adversary",
 )
 
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from attacks.attackers.membership import logit_confidence
+from attacks.attackers.reference_attack import ReferenceSettings, reference_settings, scores_result, view
 from attacks.base import AttackResult, MembershipTarget
-from attacks.membership import logit_confidence
-from attacks.reference_attack import ReferenceSettings, reference_settings, scores_result, view
 from attacks.spec import AttackerSpec, Need
 from core.config import MembershipAttacks
 

@@ -15,8 +15,8 @@ import numpy as np
 import torch
 from sklearn.model_selection import StratifiedKFold
 
+from attacks.attackers.registry import REGISTRY
 from attacks.base import Attacker, AttackInput, CheckpointInputs
-from attacks.registry import REGISTRY
 
 if TYPE_CHECKING:  # a checkpoint is only read here, so the curve runs without Ray installed
     from ray import tune

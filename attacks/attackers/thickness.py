@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import torch
 
+from attacks.attackers.tuning import accuracy_metrics
 from attacks.base import AttackInput, AttackResult
 from attacks.spec import AttackerSpec, Need
-from attacks.tuning import accuracy_metrics
 from core.data.amnist import DEFAULT_NONZERO_THRESHOLD, NORMAL, THICK, THIN, thickness_labels
 from core.metrics import balanced_accuracy
 

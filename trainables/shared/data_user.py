@@ -2,14 +2,14 @@
 
 The image games' in-game utility nets co-adapt with the mechanism and can read an encoding no one else can; these two
 cannot, so the image fronts' utility axis is the fresh one.
-Both are the farm's tuned, early-stopped CNN family (attacks/deep.py) with U as the label.
+Both are the farm's tuned, early-stopped CNN family (attacks/attackers/deep.py) with U as the label.
 """
 from __future__ import annotations
 
 import torch
 
+from attacks.attackers.deep import DeepAttacker, RawTrainedDeepAttacker
 from attacks.base import AttackInput
-from attacks.deep import DeepAttacker, RawTrainedDeepAttacker
 from core.config import AttackBudget
 from core.data import Split
 

@@ -1,6 +1,6 @@
 """The one Ray Tune loop every mechanism runs in: restore, pretrain, epochs, reports, checkpoints and figures.
 
-:func:`epochs` drives a :class:`~trainables.mechanism.Mechanism` epoch by epoch without Ray (benchmarks and tests use
+:func:`epochs` drives a :class:`~trainables.shared.mechanism.Mechanism` epoch by epoch without Ray (benchmarks and tests use
 it); :func:`run_trial` wraps it as a Tune function trainable that reports every epoch with the Ray node it ran on,
 checkpoints on checkpoint epochs and resumes from Tune's checkpoint after a restart. For resilience tests only, the
 environment variable ``PUTLAB_KILL_WORKER_AFTER_EPOCH`` makes a trial kill its own worker once after that epoch.
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from trainables.mechanism import STATE_FILE, Mechanism, read_checkpoint
+from trainables.shared.mechanism import STATE_FILE, Mechanism, read_checkpoint
 
 KILL_ENV = "PUTLAB_KILL_WORKER_AFTER_EPOCH"  # test hook: the epoch after which a fresh trial's worker dies once
 

@@ -5,7 +5,7 @@ the release. The family here guesses S from exactly that, each member from one s
 
 - ``prior``: none (the majority class of the attacker's training records; balanced accuracy 1/|S|, chance);
 - ``utility``: the utility label U (``AttackInput.train_u``, public by design of the release, e.g. the digit);
-- ``side_info``: the side information alone (the :class:`~attacks.side_info.SiOnlyAttacker`);
+- ``side_info``: the side information alone (the :class:`~attacks.attackers.side_info.SiOnlyAttacker`);
 - any public per-label feature a mechanism names (ECO: the hour of day, the step's position in its window);
 - ``side_info_and_<f>``: side information joined with each other feature;
 - ``<member>_by_<stratum>``: with strata (ECO: the hour of day), each member fitted within each stratum, the Bayes
@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 
 import torch
 
+from attacks.attackers.side_info import SiOnlyAttacker, per_step
+from attacks.attackers.tuning import accuracy_metrics
 from attacks.base import AttackInput, AttackResult
-from attacks.side_info import SiOnlyAttacker, per_step
-from attacks.tuning import accuracy_metrics
 from core.config import AttackBudget
 
 NAME = "imputation"

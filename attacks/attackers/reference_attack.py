@@ -7,11 +7,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from attacks.attackers.membership import roc_curve
+from attacks.attackers.membership_stats import balanced_draw, membership_metrics, require_finite
 from attacks.base import AttackResult, MembershipScores, MembershipTarget
-from attacks.membership import roc_curve
-from attacks.membership_stats import balanced_draw, membership_metrics, require_finite
-from attacks.reference import PopulationPlan, population_plan, reference_models
-from attacks.roc_plot import roc_png
+from attacks.farm.reference import PopulationPlan, population_plan, reference_models
+from attacks.plots.roc_plot import roc_png
 from core.config import MembershipAttacks
 from core.training import predict_logits
 

@@ -4,7 +4,7 @@ A mechanism is a game played epoch by epoch: :meth:`Mechanism.setup` loads its d
 :meth:`~Mechanism.pretrain` warm-starts a fresh run, each :meth:`~Mechanism.train_epoch` plays one epoch and
 :meth:`~Mechanism.evaluate` measures the result (running its own fresh attackers when ``attack`` is true, on checkpoint
 epochs only). :meth:`~Mechanism.state` / :meth:`~Mechanism.load_state` are all a checkpoint holds beside its epoch and
-config, so one loop (:func:`trainables.tune_loop.run_trial`) reports, checkpoints and resumes every mechanism.
+config, so one loop (:func:`trainables.shared.tune_loop.run_trial`) reports, checkpoints and resumes every mechanism.
 
 Mechanisms that are not epoch games fit the same shape: the Gaussian-mixture privatizer's "epochs" are its blocks of
 ``report_every`` filter steps (one report each, as its information-plane trajectory), and a membership point is one
@@ -49,7 +49,7 @@ from core.config import TrialConfig, without_retired
 
 if TYPE_CHECKING:
     from attacks.base import AttackInput, CheckpointInputs
-    from trainables.release_map import ReleaseMap
+    from trainables.shared.release_map import ReleaseMap
 
 C = TypeVar("C", bound=TrialConfig)  # the mechanism's typed trial config
 M = TypeVar("M", bound="Mechanism")

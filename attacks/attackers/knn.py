@@ -12,9 +12,9 @@ from dataclasses import dataclass
 import torch
 from torch.nn import functional as F
 
+from attacks.attackers.tuning import accuracy_metrics
 from attacks.base import AttackInput, AttackResult
 from attacks.spec import AttackerSpec, Need
-from attacks.tuning import accuracy_metrics
 from core.metrics import balanced_accuracy
 from core.nets import Standardized
 from core.training import validation_split
