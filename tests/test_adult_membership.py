@@ -17,9 +17,9 @@ import pandas as pd
 import pytest
 import torch
 
-import core.data.adult as adult
+import core.data.adult_files as adult
 import core.data.packaged as packaged
-from core.data.adult import AdultData, load_adult, pca, project
+from core.data.adult_files import AdultData, load_adult, pca, project
 from core.data.mnist import DataUnavailableError
 from trainables.membership.config import MembershipConfig
 from trainables.membership.mechanism import Membership, abs_advantage, evaluate_point, member_split

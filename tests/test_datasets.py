@@ -19,7 +19,7 @@ from attacks.attackers.thickness import ThicknessAttacker
 from attacks.base import AttackInput
 from core.config import AttackBudget
 from core.data import load_amnist
-from core.data.adult import load_adult
+from core.data.adult_files import load_adult
 from core.data.mnist import DataUnavailableError
 from core.data.registry import dataset_names, get_dataset
 from core.data.sets.celeba import face

@@ -13,7 +13,14 @@ import pytest
 
 from platform.figures.front import BAND_COLOURS, bands, distortion_figure, draw_baseline
 from platform.figures.summary_figures import draw_summary
-from platform.results.baseline import Baseline, BaselineCurve, compare_all, compare_front, comparison_metrics, format_comparison
+from platform.results.comparison_grid import (
+    Baseline,
+    BaselineCurve,
+    compare_all,
+    compare_front,
+    comparison_metrics,
+    format_comparison,
+)
 from platform.results.pareto import Axis, hypervolume, pareto_mask
 from platform.results.summary import front_axes, summarise
 from search_spaces import PSNR_AXIS, Preset, presets

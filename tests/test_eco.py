@@ -17,7 +17,7 @@ from attacks.attackers.side_info import SiOnlyAttacker
 from attacks.attackers.tuning import accuracy_metrics
 from attacks.base import AttackInput
 from core.data import DataUnavailableError
-from core.data.eco import HOURS, EcoDays, from_arrays, load_eco, split_days, window_days
+from core.data.eco_files import HOURS, EcoDays, from_arrays, load_eco, split_days, window_days
 from core.data.eco_synthetic import describe, synthetic_eco
 from trainables.eco.config import EcoConfig
 from trainables.eco.mechanism import (
@@ -367,8 +367,8 @@ def test_smoke_sweep_logs_nmse_attacks_floor_and_trace(workdir: Path) -> None:
             "baseline/attack/hour_only/accuracy", "baseline/attack/position_only/accuracy",
             "baseline/attack/si_only/accuracy", "baseline/attack/imputation/accuracy_within_hour",
             "front/hypervolume", "front/added_leakage_max"} <= set(parent.data.metrics)
-    assert parent.data.tags["putlab.imputation_source"]  # the member that set the front axis's imputation baseline
-    assert "imputation baseline" in out.stdout
+    assert parent.data.tags["putlab.imputation_source"]  # the member that set the front axis's imputation attacker
+    assert "imputation attacker" in out.stdout
     assert len(children) == 2
     for child in children:
         metrics = child.data.metrics

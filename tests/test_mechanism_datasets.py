@@ -15,8 +15,8 @@ import torch
 from attacks.attackers.registry import REGISTRY
 from attacks.farm.checkpoint import check_needs
 from core.data import get_dataset, load_amnist, registry
-from core.data.adult import load_adult
-from core.data.eco import split_days, window_days
+from core.data.adult_files import load_adult
+from core.data.eco_files import split_days, window_days
 from core.data.eco_synthetic import synthetic_eco
 from core.data.registry import LoadRequest, Splits
 from core.data.sets.adult import adult_records

@@ -96,7 +96,7 @@ def test_interrupted_sweep_resumes_without_duplicates(workdir: Path) -> None:
     assert parent.info.status == "KILLED"
     assert sum(c.info.status == "FINISHED" for c in children) < 4
     kept = {k: v for k, v in parent.data.metrics.items() if k.startswith("baseline/")}
-    assert "baseline/utility/accuracy" in kept  # the raw-data baselines, done before the first trial, survive Ctrl+C
+    assert "baseline/utility/accuracy" in kept  # the raw-data reference points, done before the first trial, survive Ctrl+C
 
     # three trials and their farm, then the noise baseline the sweep recorded (so no --no-baseline)
     out = run_sweep(workdir, "amnist", "--profile", "smoke", "--resume", timeout=600, baseline=True)

@@ -1,4 +1,4 @@
-"""The imputation baseline (docs/attacks.md#the-imputation-baseline): the best attacker that never sees the release.
+"""The imputation attacker (docs/attacks.md#the-imputation-baseline): the best attacker that never sees the release.
 
 An attribute attacker's accuracy means little alone: part of S can be guessed from what the attacker knows without
 the release. The family here guesses S from exactly that, each member from one set of public features:

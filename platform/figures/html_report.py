@@ -23,11 +23,12 @@ from attacks.audits.exposure import CSV_FILE as EXPOSED_CSV
 from attacks.audits.exposure import GALLERY_PREFIX, fpr_text
 from attacks.audits.learning_curve import FRACTIONS, percent
 from attacks.plots.learning_curve_plot import FILE_PREFIX as CURVE_PREFIX
+from core.numbers import readable
 from platform.figures.game_curves import ARTIFACT_PATH as GAME_PATH
 from platform.results import tracking
+from platform.results.clock import clock
 from platform.results.front_groups import value_text
 from platform.results.game import SETTLE_MARGIN, GameCurves, gap_text, read_game_curves
-from platform.results.numbers import clock, readable
 from platform.results.pareto import Axis
 from platform.results.summary import SweepSummary
 from search_spaces import Preset
@@ -179,7 +180,7 @@ def game_row(game: GameCurves) -> dict[str, Any] | None:
 
 
 def baseline_grids(summary: SweepSummary, axes: list[Axis]) -> list[dict[str, Any]]:
-    """Each baseline grid with points: its points on the front's axes and, per front point, the baseline's privacy (and
+    """Each comparison grid with points: its points on the front's axes and, per front point, the baseline's privacy (and
     distortion) at its utility, whether it beats the baseline and the baseline points that dominate it on every axis."""
     grids = []
     for curve in summary.baselines:

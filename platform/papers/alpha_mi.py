@@ -123,8 +123,8 @@ class ImageQuality:
 
 @dataclass(frozen=True)
 class KeptFall:
-    """How far ``attack`` falls below its raw-data baseline at the point where it falls most while ``utility`` stays
-    within ``loss`` of its raw-data baseline (both baselines parent metrics)."""
+    """How far ``attack`` falls below its raw-data reference at the point where it falls most while ``utility`` stays
+    within ``loss`` of its raw-data reference (both baselines parent metrics)."""
 
     attack: str
     attack_raw: str

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from core.numbers import readable
 from platform.papers.claim import ABOVE, LEVEL, OWN, REPRODUCTION, SANITY, Claim, Paper, Study
 from platform.papers.measures import (
     BestUnder,
@@ -20,7 +21,6 @@ from platform.papers.measures import (
     select_where,
     t_interval,
 )
-from platform.results.numbers import readable
 from platform.results.replicates import SEED
 
 PAPER = Paper("privatizer", "Privatizer (learning data-derived privacy-preserving representations): GMM, and AMNIST as "

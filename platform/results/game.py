@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from mlflow.tracking import MlflowClient
 
-from platform.results.numbers import readable
+from core.numbers import readable
 
 SETTLE_MARGIN = 0.05  # the game settles when a fresh attacker reads at most this much more than the in-game adversary
 ADVERSARY = "train/adversary_accuracy"

@@ -19,8 +19,8 @@ from ray import tune
 from attacks.audits.exposure import CSV_FILE as EXPOSED_FILE
 from attacks.audits.exposure import exposed_csv
 from attacks.farm.checkpoint import FarmReport, run_farm
+from core.numbers import readable
 from platform.results import tracking
-from platform.results.numbers import readable
 from platform.run.interrupts import stop_requested
 
 MAX_METRIC = "attack/max/accuracy"

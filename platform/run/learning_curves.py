@@ -17,8 +17,8 @@ from mlflow.tracking import MlflowClient
 
 from attacks.audits.learning_curve import LearningCurve, run_curve
 from attacks.plots.learning_curve_plot import FILE_PREFIX, curve_png
+from core.numbers import readable
 from platform.results import tracking
-from platform.results.numbers import readable
 from platform.run.catch_up import checkpoints_of, trial_config, tune_checkpoint
 from platform.run.farm import FarmPlan, failure_line, metric_at, privacy_scores
 

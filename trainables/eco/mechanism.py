@@ -31,7 +31,7 @@ from attacks.attackers.tuning import accuracy_metrics, tuned_result
 from attacks.audits.imputation import ImputationAttacker
 from attacks.base import AttackInput, AttackResult, CheckpointInputs
 from core.data import get_dataset
-from core.data.eco import EPOCH, HOURS, SI_FEATURES, EcoWindows, window_days
+from core.data.eco_files import EPOCH, HOURS, SI_FEATURES, EcoWindows, window_days
 from core.data.sets.eco import EcoRecords, eco_records
 from core.metrics import balanced_accuracy
 from core.training import batches, fit_classifier, predict_logits
@@ -395,7 +395,7 @@ class EcoReleaser(Mechanism[EcoConfig]):
     @classmethod
     def raw_baselines(cls, config: dict) -> dict[str, float]:
         """Attackers on unreleased windows (the PUT's no-privacy end), the SI-only floor, the position and hour floors,
-        and the imputation baseline (:func:`imputation_baseline`)."""
+        and the imputation attacker (:func:`imputation_baseline`)."""
         cfg = cls.typed(config)
         torch.set_num_threads(cfg.threads)
         train, test, _ = load_data(cfg, pick_device())

@@ -138,7 +138,7 @@ def baselines_for(cfg: Any) -> dict[str, float]:
     The tuned utility classifier is the utility a data user gets from raw images (the data user's fixed classifier is
     the same fit); the deep attacker's raw accuracy is the calibration of the farm's learned attackers (``deep_raw``
     applied to raw test images is the same fit, so it logs the same number); the thickness rule is exact on raw images
-    by construction. The imputation baseline (:mod:`attacks.audits.imputation`) is the best guess of S from the public utility
+    by construction. The imputation attacker (:mod:`attacks.audits.imputation`) is the best guess of S from the public utility
     label alone (or the prior), on the same attacker records and test split: what the release's attackers must beat.
     """
     torch.set_num_threads(cfg.threads)

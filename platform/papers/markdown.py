@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from core.numbers import readable
 from platform.papers.catalogue import PAPERS, STUDIES
 from platform.papers.claim import ABOVE, EXACT, LEVEL, OWN, SANITY, Claim, Study
 from platform.papers.measures import (
@@ -33,7 +34,6 @@ from platform.papers.measures import (
     equivalence_p,
     t_interval,
 )
-from platform.results.numbers import readable
 from platform.results.replicates import SEED, point_keys
 
 MIN_SEEDS = 3  # a verdict read from trials needs at least this many seeds in the slice it tests
@@ -230,7 +230,7 @@ HEADER = [
     "How a verdict is reached:", "",
     "- **Intervals**: a value read from trials is the mean over the seeds of the slice the row tests (one grid point, "
     "or the trials of a difference) with its Student t 95 % interval, mean ± t(0.975, n − 1) · s / √n; a sweep-level "
-    "number (measured once, such as a raw-data baseline) carries the 95 % interval it logged. Never the min–max of "
+    "number (measured once, such as a raw-data reference) carries the 95 % interval it logged. Never the min–max of "
     "the seeds.",
     f"- **{AGREES}** / **{DIFFERS}**: a row read from trials needs at least {MIN_SEEDS} seeds in the slice it tests. "
     f"A trend or a difference: its test at α = {ALPHA} (Spearman's rank correlation of every trial with the axis; the "

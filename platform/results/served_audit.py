@@ -19,8 +19,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from core.numbers import readable
 from platform.errors import UsageError
-from platform.results.numbers import readable
 
 TAG_PREFIX = "metric."  # how platform.select tags a version with its trial's metrics
 MIN_RECORDS = 100  # records to fit the attackers on, and to score them on (the module docstring says why)

@@ -1,7 +1,7 @@
 """The baseline presets' grids beside a sweep's front, as a preset asks with ``Preset.baseline`` (amnist: Gaussian
 noise, the stroke redraw and the digit prototype; docs/metrics.md#baselines-on-the-front).
 
-Each baseline's trials (``platform.run.baseline_grid``) are child runs of the sweep's parent with role ``baseline``
+Each baseline's trials (``platform.run.comparison_grid``) are child runs of the sweep's parent with role ``baseline``
 and tag ``putlab.baseline=<its preset>``: the sweep's trials table, front and hypervolume never see them (they list
 role ``trial`` only). Read back here, each baseline becomes a curve of the front figure, and every front point is
 compared with it twice: at equal utility (the baseline's privacy, and its distortion where the front has a distortion
@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 from mlflow.tracking import MlflowClient
 
+from core.numbers import readable
 from platform.results import tracking
-from platform.results.numbers import readable
 from platform.results.pareto import Axis, dominating, pareto_mask
 from platform.results.replicates import SEED, point_table
 from search_spaces import Preset, presets

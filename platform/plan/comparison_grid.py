@@ -1,6 +1,6 @@
 """A baseline preset's grid planned beside a sweep's own (``Preset.baseline``; amnist: the ``noise`` preset's σ grid, ...)
-on the sweep's data, and the grid a resumed sweep logged (run by ``platform.run.baseline_grid``, compared by
-``platform.results.baseline``).
+on the sweep's data, and the grid a resumed sweep logged (run by ``platform.run.comparison_grid``, compared by
+``platform.results.comparison_grid``).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pydantic import TypeAdapter
 
 from core.files.structured import parse_json
 from platform.plan.spec import SweepSpec, parse_value, validated
-from platform.results.baseline import Baseline
+from platform.results.comparison_grid import Baseline
 from platform.results.replicates import SEED
 from search_spaces import grids
 

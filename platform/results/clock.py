@@ -1,10 +1,5 @@
-"""Numbers and durations as people read them: ``readable`` (significant digits, integers as integers; it lives in
-``core.numbers``, where the presets' own figures use it too) and ``m:ss`` clocks."""
+"""Durations as people read them: ``h:mm:ss`` clocks (numbers as people read them: ``core.numbers.readable``)."""
 from __future__ import annotations
-
-from core.numbers import readable
-
-__all__ = ["clock", "readable"]
 
 
 def clock(seconds: float) -> str:

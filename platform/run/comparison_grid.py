@@ -4,7 +4,7 @@ A sweep of a preset with baselines (amnist and amnist-privatizer: the ``noise`` 
 ``stroke-redraw`` preset's pen radii and the ``digit-prototype`` preset's mixes) also runs each grid on the same data
 (data set, subset sizes, seeds, attacker budget) as a Tune run of its own after the sweep's, attacked by the same
 farm; its trials log into child runs of the same parent run, tagged with the baseline's name
-(``platform.results.baseline``).
+(``platform.results.comparison_grid``).
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from platform.run.tuner import TUNER_STATE, build_tuner, restore_tuner
 
 
 def tune_name(sweep: str, baseline: str) -> str:
-    """The baseline grid's Tune run beside the sweep's (a name no preset's ``--resume`` takes for its own)."""
+    """The comparison grid's Tune run beside the sweep's (a name no preset's ``--resume`` takes for its own)."""
     return f"baseline-{baseline}-{sweep}"
 
 
@@ -38,7 +38,7 @@ def baseline_farm(grid: SweepSpec, farm: FarmPlan | None) -> FarmPlan | None:
 def run_baseline(grid: SweepSpec, *, tracking_uri: str, exp_id: str, parent_id: str, storage: str, sweep: str,
                  farm: FarmPlan | None, resources: dict[str, float], max_concurrent: int | None, max_failures: int,
                  verbose: bool) -> Any:
-    """Fit the baseline grid's Tune run (restored when a resumed sweep already started it); returns Tune's results.
+    """Fit the comparison grid's Tune run (restored when a resumed sweep already started it); returns Tune's results.
 
     Its trials log into child runs of ``parent_id`` tagged as the baseline; ``farm`` (the sweep's attackers and
     privacy attackers, less the membership attackers its own farm leaves out) attacks their checkpoints with its
