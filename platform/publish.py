@@ -12,6 +12,7 @@ import pandas as pd
 from mlflow.tracking import MlflowClient
 
 from core.commands import command
+from core.messages import first_line
 from core.numbers import readable
 from platform.figures.game_curves import log_game_curves
 from platform.figures.html_report import write_sweep_report
@@ -42,8 +43,7 @@ def publish(client: MlflowClient, parent_id: str, preset: Preset) -> SweepSummar
             try:
                 draw_and_log(client, parent_id, figure, trials)
             except Exception as exc:  # noqa: BLE001 - a preset's figure must not cost the sweep its summary
-                lines = str(exc).splitlines()
-                detail = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+                detail = first_line(f"{type(exc).__name__}: {exc}")
                 print(f"error: sweep figure {figure_name(figure)} failed: {detail}", file=sys.stderr, flush=True)
     return summary
 

@@ -15,6 +15,7 @@ from mlflow.tracking import MlflowClient
 
 from attacks.attackers.registry import check_names
 from core.commands import python_module
+from core.messages import first_line
 from core.quiet import silence
 from platform.cli import exit_with, guarded
 from platform.errors import UsageError
@@ -102,7 +103,7 @@ def check_data(spec: SweepSpec) -> dict[str, int]:
     try:
         return spec.preset.data_counts(point)
     except Exception as exc:  # noqa: BLE001 - DataUnavailableError, a bad path, a corrupt file: one line for the user
-        raise UsageError(f"data for preset {spec.preset.name!r} unavailable: {str(exc).splitlines()[0]}") from None
+        raise UsageError(f"data for preset {spec.preset.name!r} unavailable: {first_line(exc)}") from None
 
 
 def requested_spec(args: argparse.Namespace) -> tuple[SweepSpec, str | None]:

@@ -8,9 +8,10 @@ import matplotlib.image
 import numpy as np
 import pytest
 import torch
+from roc_reference import tpr_at_fpr
 from torch import nn
 
-from attacks.attackers.membership import YeomAttacker, auc, per_sample_loss, roc_curve, tpr_at_fpr
+from attacks.attackers.membership import YeomAttacker, auc, per_sample_loss, roc_curve
 from attacks.audits.exposure import TOP_K, ExposedRecords, exposed_csv, exposure, most_exposed
 from attacks.audits.kl_leakage import KlLeakage, box_stats, gaussian_fit, gaussian_kl, symmetric_kl, unbiased_symmetric_kl
 from attacks.base import AttackInput, CheckpointInputs, MembershipScores, MembershipTarget

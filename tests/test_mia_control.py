@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 import torch
 from ray import tune
+from roc_reference import tpr_at_fpr
 from torch import nn
 
 import attacks.farm.reference as reference
 from attacks.attackers.lira import LiraAttacker, global_sigma, lira_scores
-from attacks.attackers.membership import YeomAttacker, auc, logit_confidence, roc_curve, tpr_at_fpr
+from attacks.attackers.membership import YeomAttacker, auc, logit_confidence, roc_curve
 from attacks.attackers.membership_stats import _batch_stats, membership_metrics
 from attacks.attackers.reference_attack import true_class_probability
 from attacks.attackers.rmia import RmiaAttacker, rmia_scores

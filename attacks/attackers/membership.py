@@ -69,12 +69,6 @@ def auc(fpr: np.ndarray, tpr: np.ndarray) -> float:
     return float(np.sum(np.diff(fpr) * (tpr[1:] + tpr[:-1]) / 2))
 
 
-def tpr_at_fpr(fpr: np.ndarray, tpr: np.ndarray, target: float) -> float:
-    """Largest TPR among ROC points with FPR <= target: the low-FPR figure of merit (Carlini et al.)."""
-    ok = np.asarray(fpr) <= target
-    return float(np.asarray(tpr)[ok].max()) if ok.any() else 0.0
-
-
 @dataclass(frozen=True)
 class YeomAttacker:
     """Yeom et al.'s threshold adversary: "member" when the per-sample loss is below τ (score = −loss).

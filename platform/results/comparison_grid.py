@@ -160,15 +160,6 @@ def dominated_by(points: pd.DataFrame, curve: pd.DataFrame, axes: Sequence[Axis]
     return ["; ".join(names[row]) for row in matrix.T]
 
 
-def compare_front(points: pd.DataFrame, curve: pd.DataFrame, axes: list[Axis], baseline: Baseline) -> pd.DataFrame:
-    """The mechanism's front points (``pareto_front``) beside one baseline's points (:func:`beside`); empty when either
-    is."""
-    if points.empty or curve.empty:
-        return pd.DataFrame()
-    front = points[points["pareto_front"]] if "pareto_front" in points else points
-    return front.assign(**beside(front, curve, axes, baseline))
-
-
 def compare_all(points: pd.DataFrame, curves: Sequence[BaselineCurve], axes: list[Axis]) -> pd.DataFrame:
     """The mechanism's front points beside every baseline that has points (:func:`beside`'s columns for each); empty
     when there are no front points or no such baseline."""

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 import torch
 
 from core.config import TrialConfig, without_retired
+from core.messages import first_line
 
 if TYPE_CHECKING:
     from attacks.base import AttackInput, CheckpointInputs
@@ -73,7 +74,7 @@ def read_checkpoint(directory: str | Path) -> tuple[dict, int]:
         blob = torch.load(path, map_location="cpu", weights_only=True)
         return blob["models"], int(blob["epoch"])
     except Exception as exc:  # any failure to read back is the same problem for the user
-        raise CheckpointError(f"cannot restore checkpoint {path}: {type(exc).__name__}: {exc}".splitlines()[0]) from exc
+        raise CheckpointError(first_line(f"cannot restore checkpoint {path}: {type(exc).__name__}: {exc}")) from exc
 
 
 class Mechanism(ABC, Generic[C]):
@@ -142,8 +143,8 @@ class Mechanism(ABC, Generic[C]):
         try:
             self.load_state(state)
         except Exception as exc:  # a state of another config or mechanism: the same problem for the user
-            raise CheckpointError(f"cannot restore checkpoint {Path(source) / STATE_FILE}: {type(exc).__name__}: {exc}"
-                                  .splitlines()[0]) from exc
+            raise CheckpointError(first_line(f"cannot restore checkpoint {Path(source) / STATE_FILE}: "
+                                             f"{type(exc).__name__}: {exc}")) from exc
         self.epoch, self.checkpoint_dir = epoch, str(source)
 
     def write_figures(self, directory: Path, epoch: int) -> None:
