@@ -26,7 +26,7 @@ from trainables.cloak.mechanism import load_data as load_cloak_data
 from trainables.cloak.target import pad32
 from trainables.eco.config import EcoConfig
 from trainables.eco.mechanism import EcoReleaser
-from trainables.eco.mechanism import load_data as load_eco_data
+from trainables.eco.windows import load_data as load_eco_data
 from trainables.membership.mechanism import Membership
 from trainables.privatizer.config import PrivatizerConfig
 from trainables.privatizer.mechanism import Privatizer
