@@ -184,23 +184,9 @@ def lambda_zero_anchor(point: dict[str, Any]) -> dict[str, Any]:
 
 
 def presets() -> dict[str, Preset]:
-    """All presets by name, built-in and published by installed packages in the ``putlab.presets`` entry-point group
-    (imported lazily: each pulls in its trainable and torch); a published name clashing with another is a ValueError."""
-    from search_spaces import (
-        adult_dp,
-        adult_membership,
-        amnist,
-        amnist_privatizer,
-        cloak_mnist,
-        digit_prototype,
-        eco,
-        eco_si,
-        gmm,
-        noise,
-        stroke_redraw,
-    )
-    from search_spaces.plugins import merge_presets, published_presets
+    """All presets by name: every module of ``search_spaces`` that defines ``PRESET``, then those installed packages
+    publish in the ``putlab.presets`` entry-point group (core.plugins; imported lazily: each pulls in its trainable and
+    torch); a name taken twice is a PluginClash."""
+    from search_spaces.plugins import PRESETS
 
-    return merge_presets((amnist.PRESET, amnist_privatizer.PRESET, adult_membership.PRESET, adult_dp.PRESET, gmm.PRESET,
-                          cloak_mnist.PRESET, eco.PRESET, eco_si.PRESET, noise.PRESET, stroke_redraw.PRESET,
-                          digit_prototype.PRESET), published_presets())
+    return PRESETS.discover()

@@ -1,24 +1,17 @@
-"""The one name -> attacker registry: every attacker module listed here exposes ``SPECS``, its attackers' declarations.
+"""The one name -> attacker registry: every module of ``attacks/attackers/`` that declares ``SPECS`` (its attackers'
+declarations), then the ``putlab.attackers`` entry points of installed packages (core.plugins: one way to register).
 
-Adding an attacker is one module with a ``SPECS`` tuple and one line in :data:`PLUGINS` (docs/attacks.md#adding-an-attacker).
+Adding an attacker is one module with a ``SPECS`` tuple in this folder (docs/attacks.md#adding-an-attacker).
 """
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable, Iterator, Sequence
 
 from attacks.spec import AttackerSpec
+from core.plugins import PluginClash, PluginKind
 
-PLUGINS: tuple[str, ...] = (
-    "attacks.attackers.deep",
-    "attacks.attackers.thickness",
-    "attacks.attackers.side_info",
-    "attacks.attackers.membership",
-    "attacks.attackers.rmia",
-    "attacks.attackers.lira",
-    "attacks.attackers.knn",
-    "attacks.attackers.fresh_adversary",
-)
+ATTACKERS: PluginKind[AttackerSpec] = PluginKind("attacker", "attacks.attackers", "SPECS", "putlab.attackers",
+                                                 AttackerSpec, lambda spec: spec.name)
 
 
 class Registry:
@@ -28,13 +21,13 @@ class Registry:
         self._specs: dict[str, AttackerSpec] = {}
         for spec in specs:
             if spec.name in self._specs:
-                raise ValueError(f"attacker {spec.name!r} is registered twice")
+                raise PluginClash(f"attacker name {spec.name!r} is registered twice")
             self._specs[spec.name] = spec
 
     @classmethod
-    def from_modules(cls, modules: Iterable[str]) -> Registry:
-        """The attackers of every named module's ``SPECS``."""
-        return cls(spec for module in modules for spec in importlib.import_module(module).SPECS)
+    def discover(cls) -> Registry:
+        """The built-in attackers and those installed packages publish (:data:`ATTACKERS`)."""
+        return cls(ATTACKERS.discover().values())
 
     def __getitem__(self, name: str) -> AttackerSpec:
         self.check_names([name])
@@ -56,7 +49,7 @@ class Registry:
             raise ValueError(f"unknown attacker(s) {', '.join(unknown)}; known: {', '.join(self._specs)}")
 
 
-REGISTRY = Registry.from_modules(PLUGINS)
+REGISTRY = Registry.discover()
 
 
 def check_names(names: Sequence[str]) -> None:
