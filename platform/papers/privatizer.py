@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from core.metric_names import STRONGEST_ATTACK
 from core.numbers import readable
 from platform.papers.claim import ABOVE, LEVEL, OWN, REPRODUCTION, SANITY, Claim, Paper, Study
 from platform.papers.measures import (
@@ -35,7 +36,7 @@ STUDIES: tuple[Study, ...] = (
     Study("gmm-algorithms", "gmm", extra=("--set", "algorithm=1,2,3", "--set", "k=0.4")),
 )
 
-MAX_ATTACK = "attack/max/accuracy"
+MAX_ATTACK = STRONGEST_ATTACK
 GAP = "leakage/gap"
 
 
