@@ -2,7 +2,7 @@
 
 For every trial (and noise-baseline trial) the two sweeps share by name, prints the in-trial deep attacker's chosen
 member's validation and test accuracy, the records it trained on, the strongest attacker (``attack/max/accuracy``)
-and the data user's fresh utility, before and after, with the difference; then the raw-data baselines of both. A
+and the data user's fresh utility, before and after, with the difference; then the raw-data reference points of both. A
 speed-up that costs attacker strength shows as negative differences here.
 
     PYTHONPATH=. .venv/bin/python benchmarks/attacker_strength.py sqlite:///before.db sqlite:///after.db [SWEEP]
@@ -20,7 +20,7 @@ COLUMNS = (("attack/deep/val_accuracy", "deep val"), ("attack/deep/accuracy", "d
 
 
 def trials(uri: str, sweep: str) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
-    """Each trial's (and baseline trial's) last metrics by run name, and the parent run's raw-data baselines."""
+    """Each trial's (and baseline trial's) last metrics by run name, and the parent run's raw-data reference points."""
     client = MlflowClient(uri)
     exp_id, parent_id = tracking.find_sweep_parent(client, sweep)
     runs = [*tracking.child_runs(client, exp_id, parent_id), *tracking.baseline_runs(client, exp_id, parent_id)]

@@ -31,8 +31,8 @@ sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 
-from attacks.farm import attack_inputs  # noqa: E402
-from trainables import tune_loop  # noqa: E402
+from attacks.farm.checkpoint import attack_inputs  # noqa: E402
+from trainables.shared import tune_loop  # noqa: E402
 
 
 @dataclass(frozen=True)

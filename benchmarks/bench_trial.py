@@ -22,7 +22,7 @@ from mlflow.tracking import MlflowClient  # noqa: E402
 from platform import sweep  # noqa: E402
 from platform.plan.spec import resolve  # noqa: E402
 from trainables.releaser.mechanism import Releaser  # noqa: E402
-from trainables.tune_loop import epochs  # noqa: E402
+from trainables.shared.tune_loop import epochs  # noqa: E402
 
 
 def bare(config: dict) -> tuple[float, dict[str, float]]:

@@ -1,7 +1,7 @@
 """Is training an attacker family as one batched model faster here than training its members one by one?
 
 Times one Adam step of K SmallCNNs (the farm's attacker network) on batches of B images three ways: one after another
-(as ``attacks/tuning.py`` trains them), as one ``torch.func`` model (``stack_module_state`` + ``functional_call`` under
+(as ``attacks/attackers/tuning.py`` trains them), as one ``torch.func`` model (``stack_module_state`` + ``functional_call`` under
 ``vmap``, one backward through the stacked forward), and with ``vmap(grad)``. Prints milliseconds per step and the
 speed-up over one-by-one. Run it on the device you sweep on (``--device cuda`` on a GPU): on CPU, where a convolution
 already keeps a core busy, batching adds work (grouped convolutions) instead of removing launch overhead.

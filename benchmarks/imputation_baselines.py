@@ -1,7 +1,7 @@
-"""The imputation baseline of presets at a profile: what S the attacker guesses without the release, beside the raw-data
+"""The imputation attacker of presets at a profile: what S the attacker guesses without the release, beside the raw-data
 attackers (docs/attacks.md#the-imputation-baseline).
 
-Runs the preset mechanism's raw-data baselines (what a sweep logs on its parent run as ``baseline/*``) on the
+Runs the preset mechanism's raw-data reference points (what a sweep logs on its parent run as ``baseline/*``) on the
 profile's first grid point and prints the imputation family, the baseline, the member that set it and the attackers
 on raw data:
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from attacks.imputation import simplest_best
+from attacks.audits.imputation import simplest_best
 from core.numbers import readable
 from platform.plan.spec import resolve
 
@@ -28,7 +28,7 @@ def main() -> None:
         spec = resolve(name, args.profile, [])
         started = time.perf_counter()
         baselines = spec.preset.mechanism.raw_baselines(spec.grid_points()[0])
-        print(f"{name} ({args.profile}): raw-data baselines in {time.perf_counter() - started:.0f} s")
+        print(f"{name} ({args.profile}): raw-data reference points in {time.perf_counter() - started:.0f} s")
         for metric in ("accuracy", "accuracy_within_hour"):
             members = {k.removeprefix(PREFIX).removesuffix(f"/{metric}"): v for k, v in baselines.items()
                        if k.startswith(PREFIX) and k.endswith(f"/{metric}") and k.count("/") == 4}

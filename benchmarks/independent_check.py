@@ -141,8 +141,8 @@ def main() -> None:
     if args.no_raw:
         return
     # The same independent attacker on raw images: a generous ceiling for the farm's raw-data calibration.
-    from trainables.image_game import load_data
     from trainables.releaser.config import ReleaserConfig
+    from trainables.shared.image_game import load_data
 
     config = trial_config(directory)
     train, test = load_data(ReleaserConfig.from_dict({k: v for k, v in config.items() if k in ReleaserConfig.model_fields}),

@@ -16,8 +16,8 @@ import time
 
 import torch
 
+from attacks.attackers.deep import DeepAttacker
 from attacks.base import AttackInput
-from attacks.deep import DeepAttacker
 from core.config import AttackBudget
 from platform.plan.spec import resolve
 
@@ -32,8 +32,8 @@ def main() -> None:
     p.add_argument("--tasks", default="thickness,digit", help="which labels: thickness (the secret), digit (utility)")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
-    from trainables.image_game import attacker_records, load_data, load_population
     from trainables.releaser.config import ReleaserConfig
+    from trainables.shared.image_game import attacker_records, load_data, load_population
 
     config = resolve(args.preset, args.profile, []).grid_points()[0]
     cfg = ReleaserConfig.from_dict({k: v for k, v in config.items() if k in ReleaserConfig.model_fields})

@@ -1,4 +1,4 @@
-"""How long Ctrl+C takes to stop a sweep at four points: the game, the farm wait, the baseline grid and publishing.
+"""How long Ctrl+C takes to stop a sweep at four points: the game, the farm wait, the comparison grid and publishing.
 
 Runs ``python -m platform.sweep amnist`` at a profile (default smoke) on a store of its own, sends SIGINT to the
 sweep's process group (as a terminal's Ctrl+C does) as soon as its output says it reached the point, and times the
@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 POINTS = {  # point: the output line that says the sweep is there
     "game": r"^trials 1/\d+ done, 1 running",  # a trial trains, the first one's checkpoint is with the farm
     "farm wait": r"^attack farm: waiting for \d+ checkpoint attack",  # Tune is done, attacks in flight
-    "baseline grid": r"^trials 0/\d+ done, 1 running",  # the noise preset's trials after the sweep's own
+    "comparison grid": r"^trials 0/\d+ done, 1 running",  # the noise preset's trials after the sweep's own
     "report": r"publishing its summary, figures and report",
 }
 

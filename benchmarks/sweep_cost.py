@@ -28,7 +28,7 @@ from mlflow.tracking import MlflowClient
 
 from platform.results import tracking
 
-CACHE = Path(tempfile.gettempdir()) / "putlab-deep-raw"  # the raw-data attackers' cache (attacks/deep.py)
+CACHE = Path(tempfile.gettempdir()) / "putlab-deep-raw"  # the raw-data attackers' cache (attacks/attackers/deep.py)
 
 
 def seconds_by_kind(client: MlflowClient, exp_id: str, parent_id: str) -> dict[str, float]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
-from attacks.registry import check_names
+from attacks.attackers.registry import check_names
 from core.commands import python_module
 from platform.cli import exit_with, guarded
 from platform.errors import UsageError

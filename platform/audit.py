@@ -4,7 +4,7 @@ It sends records an outside attacker would hold (``--records`` training records 
 split) through the service's public release API, retrains the preset's privacy attackers (``--attackers``) on the
 releases it gets back with the farm's own training code (never reading a weight), and compares the strongest with the
 ``attack/max/accuracy`` the registry version records: it fails when the audit's 95 % interval lies wholly above the
-recorded one's (``platform.results.audit``). The version is tagged ``audit=passed`` or ``audit=failed`` with the date
+recorded one's (``platform.results.served_audit``). The version is tagged ``audit=passed`` or ``audit=failed`` with the date
 and both numbers; a failed audit exits 1. With ``PUTLAB_SERVE_API_KEY`` set it sends ``Authorization: Bearer <key>``.
 
 The URL must be http or https with a host (``serve.client.service_url``; credentials in it are refused); each request
@@ -27,15 +27,15 @@ from mlflow.entities.model_registry import ModelVersion
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
+from attacks.attackers.registry import REGISTRY
 from attacks.base import AttackInput, CheckpointInputs
-from attacks.farm import attack_inputs
-from attacks.registry import REGISTRY
+from attacks.farm.checkpoint import attack_inputs
 from core.messages import first_line
+from core.numbers import readable
 from core.quiet import silence
 from platform.cli import guarded
 from platform.errors import UsageError
-from platform.results import audit, tracking
-from platform.results.numbers import readable
+from platform.results import served_audit, tracking
 from platform.run import preflight
 from platform.run.farm import MAX_METRIC
 from search_spaces import Preset
@@ -43,7 +43,7 @@ from serve.auth import API_KEY_ENV
 from serve.client import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, ReleaseClient, ServiceError, service_url
 from serve.points import point_preset, read_point
 from serve.validation import MAX_BATCH_LIMIT, Limits
-from trainables.mechanism import pick_device
+from trainables.shared.mechanism import pick_device
 
 EXIT_FAILED = 1
 PROGRESS_STEPS = 10  # progress lines while records are released
@@ -128,7 +128,7 @@ def audit_records(preset: Preset, config: dict[str, Any], records: int | None) -
     records = records or preset.data_counts(config).get("attacker_records")
     if records is None:
         raise UsageError("the point records nowhere how many records its attackers trained on: pass --records N")
-    audit.check_records(records, audit.MIN_RECORDS)  # before any data is read (the test split is checked once read)
+    served_audit.check_records(records, served_audit.MIN_RECORDS)  # before any data is read (the test split is checked once read)
     try:
         return preset.audit_input(config, records)
     except ValueError as exc:
@@ -173,7 +173,7 @@ def train_attackers(inputs: CheckpointInputs, attackers: list[str]) -> dict[str,
     return metrics
 
 
-def tag(client: MlflowClient, version: ModelVersion, passed: bool, record: audit.Estimate, found: audit.Estimate,
+def tag(client: MlflowClient, version: ModelVersion, passed: bool, record: served_audit.Estimate, found: served_audit.Estimate,
         url: str, scored: int) -> None:
     """The audit's verdict, date and numbers as tags of the registry version."""
     tags = {"audit": "passed" if passed else "failed", "audit/date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -191,7 +191,7 @@ def run(argv: list[str] | None = None) -> int:
                                "for each part of the answer)")
     p.add_argument("--model", help="the registered point: NAME/VERSION, or NAME (the version the service serves); "
                                    "default: the one point the service serves")
-    p.add_argument("--records", type=int, help=f"records to fit the attackers on, at least {audit.MIN_RECORDS} "
+    p.add_argument("--records", type=int, help=f"records to fit the attackers on, at least {served_audit.MIN_RECORDS} "
                                                 "(default: as many as the recorded strongest attacker trained on)")
     p.add_argument("--attackers", help="comma-separated attackers (default: the preset's privacy attackers)")
     p.add_argument("--batch", type=int, default=Limits.max_batch, help="most samples per request (halved on a 413)")
@@ -204,8 +204,8 @@ def run(argv: list[str] | None = None) -> int:
         url = service_url(args.url)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if args.records is not None and args.records < audit.MIN_RECORDS:
-        raise UsageError(f"--records must be at least {audit.MIN_RECORDS} (got {args.records}): the attackers choose "
+    if args.records is not None and args.records < served_audit.MIN_RECORDS:
+        raise UsageError(f"--records must be at least {served_audit.MIN_RECORDS} (got {args.records}): the attackers choose "
                          "their configuration on a 20 % validation split of them")
     if not 1 <= args.batch <= MAX_BATCH_LIMIT:
         raise UsageError(f"--batch must be in [1, {MAX_BATCH_LIMIT}] (got {args.batch})")
@@ -220,18 +220,18 @@ def run(argv: list[str] | None = None) -> int:
         preset = point_preset(point)
     except ValueError as exc:
         raise UsageError(f"{point_id}: {first_line(exc)}") from None
-    record = audit.recorded(version.tags or {}, MAX_METRIC)
+    record = served_audit.recorded(version.tags or {}, MAX_METRIC)
     attackers = chosen or list(preset.privacy_attackers)
     held = audit_records(preset, point.config, args.records or record.records)
     records, sent = len(held.train_x), len(held.train_x) + len(held.test_x)
-    audit.check_records(records, len(held.test_x))
+    served_audit.check_records(records, len(held.test_x))
     print(f"auditing {point_id} ({preset.name}, {preset.mechanism_name}) at {url}: recorded {MAX_METRIC} "
           f"{record.text()}", flush=True)
     print(cost_line(client, version.run_id or "", attackers, sent, args.batch), flush=True)
     data = released(service, point_id, held, args.seed)
     metrics = train_attackers(CheckpointInputs(data, config=preset.mechanism.typed(point.config)), attackers)
-    found = audit.strongest(metrics, attackers, records)
-    passed = audit.passes(record, found)
+    found = served_audit.strongest(metrics, attackers, records)
+    passed = served_audit.passes(record, found)
     tag(client, version, passed, record, found, url, len(held.test_x))
     verdict, relation = ("passed", "<=") if passed else ("FAILED", ">")
     print(f"audit {verdict}: {point_id}'s strongest attacker {found.text()} against the recorded {MAX_METRIC} "

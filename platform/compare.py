@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 from mlflow.tracking import MlflowClient
 
+from core.numbers import readable
 from core.quiet import silence
 from platform.cli import guarded
 from platform.errors import UsageError
@@ -25,7 +26,6 @@ from platform.figures.front import plot_fronts
 from platform.figures.html_report import render_comparison, report_dir, with_interval, write_report
 from platform.plan.spec import preset_of
 from platform.results import tracking
-from platform.results.numbers import readable
 from platform.results.pareto import Axis
 from platform.results.summary import SweepSummary, read_summary, summarise, usable_trials
 from platform.run import preflight

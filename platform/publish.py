@@ -12,12 +12,13 @@ import pandas as pd
 from mlflow.tracking import MlflowClient
 
 from core.commands import command
+from core.messages import first_line
+from core.numbers import readable
 from platform.figures.game_curves import log_game_curves
 from platform.figures.html_report import write_sweep_report
 from platform.figures.summary_figures import draw_summary
 from platform.results import tracking
-from platform.results.baseline import format_comparison
-from platform.results.numbers import readable
+from platform.results.comparison_grid import format_comparison
 from platform.results.summary import SweepSummary, format_summary, log_summary, read_summary
 from platform.run.interrupts import SweepEnding
 from platform.run.launch import CaughtUp, Sweep, log_baselines
@@ -42,8 +43,7 @@ def publish(client: MlflowClient, parent_id: str, preset: Preset) -> SweepSummar
             try:
                 draw_and_log(client, parent_id, figure, trials)
             except Exception as exc:  # noqa: BLE001 - a preset's figure must not cost the sweep its summary
-                lines = str(exc).splitlines()
-                detail = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+                detail = first_line(f"{type(exc).__name__}: {exc}")
                 print(f"error: sweep figure {figure_name(figure)} failed: {detail}", file=sys.stderr, flush=True)
     return summary
 
@@ -83,7 +83,7 @@ def figure_name(figure: SweepFigure) -> str:
 
 
 def publish_sweep(sweep: Sweep, results: Any, caught_up: CaughtUp, ending: SweepEnding) -> int:
-    """The sweep's last step: raw-data baselines and the summary on the parent run, the terminal's table, the report
+    """The sweep's last step: raw-data reference points and the summary on the parent run, the terminal's table, the report
     and where to look; the parent run FINISHED when every planned trial finished and every checkpoint was attacked,
     else the sweep says it is incomplete (KILLED). The report states that final status: the run ends after it, so
     a Ctrl+C while publishing leaves the sweep KILLED and ``--resume`` publishes it again."""
@@ -115,7 +115,7 @@ def finished(sweep: Sweep, results: Any, caught_up: CaughtUp) -> bool:
 
 
 def tell(sweep: Sweep, summary: SweepSummary) -> None:
-    """The trials table and front, the front beside each baseline grid it ran, and the raw-data baselines."""
+    """The trials table and front, the front beside each comparison grid it ran, and the raw-data reference points."""
     preset = sweep.spec.preset
     print(format_summary(summary, preset.label_keys))
     ran = {grid.preset.name for grid in sweep.baseline_grids}
@@ -125,7 +125,7 @@ def tell(sweep: Sweep, summary: SweepSummary) -> None:
     if preset.baselines is not None:
         metrics = sweep.client.get_run(sweep.parent_id).data.metrics
         shown = (f"{k} {readable(v)}" for k, v in sorted(metrics.items()) if k.startswith("baseline/"))
-        print("raw-data baselines: " + ", ".join(shown))
+        print("raw-data reference points: " + ", ".join(shown))
 
 
 def where_to_look(sweep: Sweep) -> str:

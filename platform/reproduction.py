@@ -31,8 +31,8 @@ from platform.errors import UsageError
 from platform.papers import snapshot
 from platform.papers.catalogue import CLAIMS, STUDIES
 from platform.papers.claim import Study
+from platform.papers.markdown import evaluate, render, tally
 from platform.papers.measures import StudyRuns
-from platform.papers.report import evaluate, render, tally
 from platform.plan.spec import preset_of
 from platform.results import tracking
 from platform.results.replicates import SEED

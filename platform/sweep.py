@@ -1,7 +1,7 @@
 """``python -m platform.sweep <preset>``: run a privacy-utility sweep on Ray Tune, tracked in MLflow.
 
 Validates everything (preset, grid values, overrides, tracking store, data) before any trial is
-scheduled; then one Tune trial per configuration, a child MLflow run per trial, raw-data baselines,
+scheduled; then one Tune trial per configuration, a child MLflow run per trial, raw-data reference points,
 and the sweep's Pareto front with its hypervolume on the parent run.
 """
 from __future__ import annotations
@@ -13,8 +13,9 @@ from pathlib import Path
 
 from mlflow.tracking import MlflowClient
 
-from attacks.registry import check_names
+from attacks.attackers.registry import check_names
 from core.commands import python_module
+from core.messages import first_line
 from core.quiet import silence
 from platform.cli import exit_with, guarded
 from platform.errors import UsageError
@@ -25,10 +26,10 @@ from platform.plan.spec import SweepSpec, get_preset, resolve
 from platform.plan.sweep_plan import SweepPlan
 from platform.publish import publish_sweep
 from platform.results import tracking
-from platform.results.baseline import Baseline
+from platform.results.comparison_grid import Baseline
 from platform.run import preflight, resume_seal
 from platform.run import storage as tune_storage
-from platform.run.baseline_grid import tune_name
+from platform.run.comparison_grid import tune_name
 from platform.run.interrupts import SweepEnding
 from platform.run.launch import catch_up, fit, launch
 from platform.run.tuner import TUNER_STATE, find_sweep
@@ -71,7 +72,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="print the preset's config fields (type, value, bounds, description; json: the JSON schema) "
                         "and exit")
     p.add_argument("--no-baseline", action="store_true",
-                   help="skip the baseline grids a preset runs beside its own and draws on its front (amnist, "
+                   help="skip the comparison grids a preset runs beside its own and draws on its front (amnist, "
                         "amnist-privatizer: Gaussian noise, the stroke redraw and the digit prototype)")
     p.add_argument("--yes", action="store_true",
                    help=f"run a sweep of more than {preflight.CONFIRM_TRIALS} trials (refused without it)")
@@ -102,7 +103,7 @@ def check_data(spec: SweepSpec) -> dict[str, int]:
     try:
         return spec.preset.data_counts(point)
     except Exception as exc:  # noqa: BLE001 - DataUnavailableError, a bad path, a corrupt file: one line for the user
-        raise UsageError(f"data for preset {spec.preset.name!r} unavailable: {str(exc).splitlines()[0]}") from None
+        raise UsageError(f"data for preset {spec.preset.name!r} unavailable: {first_line(exc)}") from None
 
 
 def requested_spec(args: argparse.Namespace) -> tuple[SweepSpec, str | None]:
@@ -166,7 +167,7 @@ def check_newest_unfinished(client: MlflowClient, experiment: str, storage: str,
 
 def check_resume_source(storage: str, name: str, spec: SweepSpec) -> None:
     """The sweep's Tune state can be read (a local folder's permissions: a bucket's are the store's business) and is
-    sealed by this user's resume key, and so is its baseline grid's where it has one (``platform.run.resume_seal``):
+    sealed by this user's resume key, and so is its comparison grid's where it has one (``platform.run.resume_seal``):
     checked before anything is unpickled or recorded."""
     local = tune_storage.local_path(storage)
     if local is not None:

@@ -2,7 +2,7 @@
 
 A preset is plain configuration (one module per preset); the driver in ``platform/`` reads it, and everything it
 runs (the trainable, config checks, data counts, baselines, farm inputs, the served release) comes from the preset's
-:class:`~trainables.mechanism.Mechanism`. Figures of a whole sweep that only one study needs come from its preset too
+:class:`~trainables.shared.mechanism.Mechanism`. Figures of a whole sweep that only one study needs come from its preset too
 (:data:`SweepFigure`): the driver draws them with the summary and knows none of them by name.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from search_spaces.grids import Grid, GridSpec, axes, sub_grids
 if TYPE_CHECKING:
     import pandas as pd
 
-    from trainables.mechanism import Mechanism
+    from trainables.shared.mechanism import Mechanism
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ class Preset:
     canonical: Callable[[dict], dict] | None = None  # maps a grid point to its representative (equivalent points run once)
     front_by: str | None = None  # a grid axis: the sweep report also draws one front per value of it (and the joint one)
     # presets whose grids run beside this one's on its data, drawn on the front and compared with it (amnist: noise,
-    # the stroke redraw and the digit prototype; platform.results.baseline); a sweep skips them with --no-baseline.
+    # the stroke redraw and the digit prototype; platform.results.comparison_grid); a sweep skips them with --no-baseline.
     # One name alone (a preset written before there could be several) reads as a tuple of one.
     baseline: tuple[str, ...] = ()
     title: str = ""  # how a figure names this preset's curve when it is another's baseline (default: its name)
@@ -117,7 +117,7 @@ class Preset:
     @property
     def trainable(self) -> Callable[[dict], None]:
         """The Ray Tune function trainable of the mechanism."""
-        from trainables.tune_loop import run_trial
+        from trainables.shared.tune_loop import run_trial
 
         return run_trial(self.mechanism)
 
@@ -143,7 +143,7 @@ class Preset:
 
     @property
     def load_release(self) -> Callable[[dict, str], Any] | None:
-        """(config, checkpoint dir) -> trainables.release_map.ReleaseMap (None: nothing to serve)."""
+        """(config, checkpoint dir) -> trainables.shared.release_map.ReleaseMap (None: nothing to serve)."""
         return _plain(self.mechanism, "load_release") if _overrides(self.mechanism, "release_map") else None
 
     @property
@@ -154,7 +154,7 @@ class Preset:
 
 def _overrides(mechanism: type[Mechanism], method: str) -> bool:
     """Whether ``mechanism`` implements ``method`` itself rather than inheriting the interface's default."""
-    from trainables.mechanism import Mechanism
+    from trainables.shared.mechanism import Mechanism
 
     below = mechanism.__mro__[:mechanism.__mro__.index(Mechanism)]
     return any(method in vars(cls) for cls in below)
@@ -184,23 +184,9 @@ def lambda_zero_anchor(point: dict[str, Any]) -> dict[str, Any]:
 
 
 def presets() -> dict[str, Preset]:
-    """All presets by name, built-in and published by installed packages in the ``putlab.presets`` entry-point group
-    (imported lazily: each pulls in its trainable and torch); a published name clashing with another is a ValueError."""
-    from search_spaces import (
-        adult_dp,
-        adult_membership,
-        amnist,
-        amnist_privatizer,
-        cloak_mnist,
-        digit_prototype,
-        eco,
-        eco_si,
-        gmm,
-        noise,
-        stroke_redraw,
-    )
-    from search_spaces.plugins import merge_presets, published_presets
+    """All presets by name: every module of ``search_spaces`` that defines ``PRESET``, then those installed packages
+    publish in the ``putlab.presets`` entry-point group (core.plugins; imported lazily: each pulls in its trainable and
+    torch); a name taken twice is a PluginClash."""
+    from search_spaces.plugins import PRESETS
 
-    return merge_presets((amnist.PRESET, amnist_privatizer.PRESET, adult_membership.PRESET, adult_dp.PRESET, gmm.PRESET,
-                          cloak_mnist.PRESET, eco.PRESET, eco_si.PRESET, noise.PRESET, stroke_redraw.PRESET,
-                          digit_prototype.PRESET), published_presets())
+    return PRESETS.discover()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from core.metric_names import STRONGEST_ATTACK
 from search_spaces import OptunaRange, Preset, Profile, lambda_zero_anchor
 from trainables.eco.config import EcoConfig
 from trainables.eco.mechanism import EcoReleaser
@@ -75,7 +76,7 @@ def build(name: str, side_info: bool, extra_grid: dict[str, list[Any]]) -> Prese
         optuna_objectives=(("utility/ne_energy", "min"), ("attack/deep/accuracy_within_hour", "min")),
         label_keys=("alpha", "lam", "adv_steps", *extra_grid),
         trend_metrics=("utility/ne_energy", "utility/ne_variance", "attack/deep/accuracy_within_hour",
-                       "attack/max/accuracy", "attack/si_only/accuracy", "leakage/normalised_alpha_mi"),
+                       STRONGEST_ATTACK, "attack/si_only/accuracy", "leakage/normalised_alpha_mi"),
         checkpoint_figures=EcoReleaser.figures,
         canonical=lambda_zero_anchor,
     )

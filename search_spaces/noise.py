@@ -1,5 +1,6 @@
 """The plain Gaussian-noise baseline on an image data set (docs/mechanisms.md#gaussian-noise-baseline): the σ grid
 that image fronts are compared against. ``--set dataset=cifar10`` (any registered image set) swaps the data."""
+from core.metric_names import STRONGEST_ATTACK
 from search_spaces import OptunaRange, Preset, Profile
 from search_spaces.amnist import PRESET as RELEASER
 from search_spaces.amnist import QUICK_ATTACKERS
@@ -40,6 +41,6 @@ PRESET = Preset(
     privacy_attackers=RELEASER.privacy_attackers,
     optuna_objectives=RELEASER.optuna_objectives,
     label_keys=("sigma",),
-    trend_metrics=("utility/fresh_accuracy", "utility/fixed_accuracy", "attack/max/accuracy", "utility/psnr"),
+    trend_metrics=("utility/fresh_accuracy", "utility/fixed_accuracy", STRONGEST_ATTACK, "utility/psnr"),
     checkpoint_figures=NoiseBaseline.figures,
 )

@@ -11,15 +11,15 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import sys
-from collections.abc import Iterable
-from importlib.metadata import entry_points
 from pathlib import Path
 
 from core.files.source import InputFileError
 from core.messages import first_line
+from core.plugins import PluginKind
 from search_spaces import Preset
 
-ENTRY_POINT_GROUP = "putlab.presets"
+PRESETS: PluginKind[Preset] = PluginKind("preset", "search_spaces", "PRESET", "putlab.presets", Preset,
+                                         lambda preset: preset.name)
 
 
 def module_name(path: Path) -> str:
@@ -78,30 +78,3 @@ def _lies_in(module: object, folder: Path) -> bool:
     if not file:
         return False
     return Path(file).resolve().parent == folder
-
-
-def published_presets() -> list[tuple[str, Preset]]:
-    """The presets installed packages publish in the ``putlab.presets`` entry-point group, each with its source."""
-    found = []
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        source = f"entry point {point.name} = {point.value}"
-        try:
-            preset = point.load()
-        except Exception as exc:  # noqa: BLE001 - an installed package's import error: one line naming the entry point
-            raise ValueError(f"{source} does not load: {type(exc).__name__}: {first_line(exc)}") from None
-        if not isinstance(preset, Preset):
-            raise ValueError(f"{source} is a {type(preset).__name__}, not a search_spaces.Preset")
-        found.append((source, preset))
-    return found
-
-
-def merge_presets(builtin: Iterable[Preset], published: Iterable[tuple[str, Preset]]) -> dict[str, Preset]:
-    """Built-in and published presets by name; a published name that is taken is a one-line ValueError naming both."""
-    merged = {p.name: p for p in builtin}
-    sources = dict.fromkeys(merged, "the built-in preset")
-    for source, preset in published:
-        if preset.name in merged:
-            taken = f"{sources[preset.name]} {preset.name!r}"
-            raise ValueError(f"preset name {preset.name!r} of {source} clashes with {taken}")
-        merged[preset.name], sources[preset.name] = preset, source
-    return merged

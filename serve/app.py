@@ -5,8 +5,8 @@
   POST /points/{name}/{version}/release ``{"inputs": [...], "seed": 7}`` -> the point's released outputs; or, with
        ``Content-Type: application/octet-stream``, raw float32 samples (seed in ``x-putlab-seed``) -> raw float32
 
-Each replica keeps up to ``max_points_per_replica`` points loaded (Serve's model multiplexing, least recently used
-evicted); send the header ``serve_multiplexed_model_id: name/version`` to be routed to a replica that has it.
+Each replica keeps up to four points loaded (``MAX_POINTS_PER_REPLICA``, fixed: Serve's model multiplexing, least
+recently used evicted); send the header ``serve_multiplexed_model_id: name/version`` to be routed to a replica that has it.
 Every malformed request gets a 4xx with one line; the replica keeps serving. CUDA when the replica has a GPU.
 With an API key in ``PUTLAB_SERVE_API_KEY`` every route but ``/health`` needs ``Authorization: Bearer <key>`` (401
 otherwise, see ``serve.auth``); ``require_api_key=true`` refuses to serve without one (the Kubernetes manifests set it).
@@ -18,7 +18,6 @@ import asyncio
 import secrets
 from typing import Any
 
-import torch
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
@@ -32,10 +31,13 @@ from serve.auth import authorized, configured_key
 from serve.openapi import RELEASE_EXTRA, RELEASE_RESPONSES, UNAUTHORIZED
 from serve.points import PointInfo, check_models, list_points, load_point
 from serve.validation import Limits, RequestError, parse_binary, parse_release, read_body
-from trainables.release_map import ReleaseMap
+from trainables.shared.mechanism import pick_device
+from trainables.shared.release_map import ReleaseMap
 
 BINARY = "application/octet-stream"  # raw little-endian float32 samples in, the released ones out
 SEED_HEADER = "x-putlab-seed"
+MAX_POINTS_PER_REPLICA = 4  # operating points a replica keeps loaded (least recently used evicted)
+
 api = FastAPI(title="putlab release service")
 
 
@@ -89,7 +91,7 @@ class ReleaseService:
         self.client = MlflowClient(tracking_uri)
         self.models = models
         self.limits = limits
-        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.device = pick_device()
         self.points = list_points(self.client, models)
 
     def _info(self, point_id: str) -> PointInfo:
@@ -100,7 +102,7 @@ class ReleaseService:
             raise RequestError(404, f"unknown operating point {point_id!r}; GET /points lists the served ones")
         return self.points[point_id]
 
-    @serve.multiplexed(max_num_models_per_replica=4)
+    @serve.multiplexed(max_num_models_per_replica=MAX_POINTS_PER_REPLICA)
     async def point(self, point_id: str) -> ReleaseMap:
         """Load a point's release map (kept per replica, least recently used evicted)."""
         info = self.points[point_id]  # release() checked the id

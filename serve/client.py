@@ -231,7 +231,7 @@ def _message(err: urllib.error.HTTPError) -> str:
     except (OSError, http.client.HTTPException):  # the answer's body never came
         return str(err.reason)
     try:
-        return str(json.loads(text)["error"]).splitlines()[0]
+        return first_line(str(json.loads(text)["error"]))
     except (ValueError, KeyError, TypeError, IndexError):
         return (text.strip().splitlines() or [str(err.reason)])[0][:200]
 

@@ -2,7 +2,7 @@
 
 A point is a version of an MLflow registered model whose source is ``runs:/<trial run>/operating_point/<id>``: the trial's
 checkpoint files plus ``putlab_point.json`` (preset, mechanism, config, metrics, why it was chosen). Loading one
-rebuilds the mechanism's own :class:`~trainables.release_map.ReleaseMap` through its preset, so serving releases
+rebuilds the mechanism's own :class:`~trainables.shared.release_map.ReleaseMap` through its preset, so serving releases
 exactly as training and evaluation do.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from core.files.structured import read_json
 from search_spaces import Preset, presets
 from search_spaces.plugins import load_preset_file
-from trainables.release_map import ReleaseMap
+from trainables.shared.release_map import ReleaseMap
 
 POINT_DIR = "operating_point"
 POINT_FILE = "putlab_point.json"

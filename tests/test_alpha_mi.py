@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from trainables.alpha_mi import (
+from trainables.shared.alpha_mi import (
     alpha_mutual_information,
     arimoto_conditional_entropy,
     normalised_alpha_mi,

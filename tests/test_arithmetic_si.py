@@ -8,9 +8,9 @@ import pytest
 import torch
 from torch.nn import functional as F
 
+from attacks.attackers.side_info import SideInfoAttacker, SiOnlyAttacker
+from attacks.attackers.thickness import ThicknessAttacker
 from attacks.base import AttackInput
-from attacks.side_info import SideInfoAttacker, SiOnlyAttacker
-from attacks.thickness import ThicknessAttacker
 from core.config import AttackBudget
 from core.data import LINE, THICK, THIN, load_amnist, thickness_labels
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from attacks.deep import DeepAttacker
-from attacks.thickness import ThicknessAttacker
+from attacks.attackers.deep import DeepAttacker
+from attacks.attackers.thickness import ThicknessAttacker
 from core.config import ConfigError
 from trainables.noise.mechanism import NoiseBaseline
 from trainables.releaser.config import ReleaserConfig

@@ -24,7 +24,7 @@ from serve_client import start_service, stop_service
 
 from platform.audit import main as audit_cli
 from platform.errors import UsageError
-from platform.results.audit import Estimate, passes, recorded, strongest
+from platform.results.served_audit import Estimate, passes, recorded, strongest
 from platform.select import Choice, register
 from search_spaces import presets
 from serve import client as client_module

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from trainables.release_map import ReleaseMap
+from trainables.shared.release_map import ReleaseMap
 
 REPO = Path(__file__).resolve().parents[1]
 WORKER_MODULES = ("trainables.releaser.mechanism", "trainables.privatizer.mechanism", "trainables.cloak.mechanism",
                   "trainables.eco.mechanism", "trainables.membership.mechanism", "trainables.privatizer.gmm",
-                  "trainables.tune_loop", "attacks.farm", "search_spaces.amnist",
+                  "trainables.shared.tune_loop", "attacks.farm.checkpoint", "search_spaces.amnist",
                   "search_spaces.amnist_privatizer", "search_spaces.cloak_mnist", "search_spaces.eco",
                   "search_spaces.eco_si", "search_spaces.adult_membership", "search_spaces.gmm")
 

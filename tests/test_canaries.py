@@ -11,12 +11,12 @@ from torch import nn
 from torch.nn import functional as F
 
 from attacks.base import AttackInput, Canaries, CheckpointInputs, MembershipTarget
-from attacks.membership_farm import run_membership
+from attacks.farm.membership_farm import run_membership
 from core.config import ConfigError
 from core.data import Split
-from trainables.canaries import plant
 from trainables.releaser.config import ReleaserConfig
 from trainables.releaser.mechanism import Releaser
+from trainables.shared.canaries import plant
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # two threads on two busy cores made these tests 50 times slower
 

@@ -1,5 +1,5 @@
 """Cloak (docs/mechanisms.md#cloak): σ's range and start, polarisation by training, the mask rule, suppression values against
-zero-filling, the information estimator and Gaussian baseline, fairness gaps, the cached target and the served map."""
+zero-filling, the information estimator and matched Gaussian noise, fairness gaps, the cached target and the served map."""
 from __future__ import annotations
 
 import json
@@ -18,7 +18,6 @@ from torch import nn
 
 from core.data import default_data_root, load_mnist
 from core.metrics import fairness_gaps
-from trainables.cloak.baseline import matching_sigma
 from trainables.cloak.config import CloakConfig
 from trainables.cloak.info import (
     QUANTISATION_SIGMA,
@@ -27,6 +26,7 @@ from trainables.cloak.info import (
     matching_gaussian_sigma,
 )
 from trainables.cloak.knn_info import KnnInfoMeter, PrincipalAxes, ksg_mutual_information
+from trainables.cloak.matched_noise import matching_sigma
 from trainables.cloak.mechanism import (
     EQUAL_ACC,
     EQUAL_INFO,
@@ -39,8 +39,8 @@ from trainables.cloak.mechanism import (
     sift,
 )
 from trainables.cloak.target import TargetSettings, load_target
-from trainables.mechanism import CheckpointError
-from trainables.tune_loop import epochs, write_checkpoint
+from trainables.shared.mechanism import CheckpointError
+from trainables.shared.tune_loop import epochs, write_checkpoint
 
 # Strong noise (λ = 1), a mid threshold: a large share is suppressed, so μ_s has something to repair.
 CONFIG = CloakConfig(lam=1.0, T=0.75, M=1.5, n_train=2000, n_test=600, epochs=10, suppression_epochs=2,
@@ -164,7 +164,7 @@ def test_trained_suppression_values_beat_zero_filling_on_the_same_mask() -> None
     assert float(last.trial.cloak.mu_s.detach().abs().max()) > 0.05  # μ_s moved away from zero
 
 
-# ---------------------------------------------------------------- information and the Gaussian baseline
+# ---------------------------------------------------------------- information and the matched Gaussian noise
 
 
 def test_feature_information_hand_computed() -> None:
@@ -289,7 +289,7 @@ def test_noisy_representation_ignores_the_mask_and_matches_gaussian_noise_of_its
 
     uniform = CloakMap(4.0, rho_init=-10.0)
     with torch.no_grad():
-        uniform.rho.fill_(10.0)  # σ = M = 4 on every pixel: Cloak's noise is the Gaussian baseline at σ = 4
+        uniform.rho.fill_(10.0)  # σ = M = 4 on every pixel: Cloak's noise is the matched Gaussian noise at σ = 4
     loud = noisy_against_gaussian(CONFIG, uniform, target, test, knn)
     assert loud[f"{EQUAL_INFO}/sigma"] == pytest.approx(4.0, rel=0.1), loud
     assert 0.1 < loud["leakage/noisy_info_removed_knn"] < 0.9, loud

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from conftest import run_sweep, store, sweep_env
 
-from trainables.tune_loop import KILL_ENV
+from trainables.shared.tune_loop import KILL_ENV
 
 TRIAL_METRICS = ("utility/accuracy", "utility/accuracy_zero_fill", "utility/raw_accuracy", "utility/accuracy_loss",
                  "leakage/info_removed", "leakage/suppression_ratio", "leakage/gaussian_sigma", "utility/gaussian_accuracy",

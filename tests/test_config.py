@@ -11,7 +11,7 @@ import pytest
 from conftest import REPO
 from pydantic import ValidationError
 
-from attacks.kl_leakage import unbiased_symmetric_kl
+from attacks.audits.kl_leakage import unbiased_symmetric_kl
 from core.config import ConfigError, TrialConfig
 from trainables.cloak.config import CloakConfig
 from trainables.eco.config import EcoConfig

@@ -14,12 +14,12 @@ import pytest
 import torch
 from PIL import Image
 
+from attacks.attackers.deep import DeepAttacker
+from attacks.attackers.thickness import ThicknessAttacker
 from attacks.base import AttackInput
-from attacks.deep import DeepAttacker
-from attacks.thickness import ThicknessAttacker
 from core.config import AttackBudget
 from core.data import load_amnist
-from core.data.adult import load_adult
+from core.data.adult_files import load_adult
 from core.data.mnist import DataUnavailableError
 from core.data.registry import dataset_names, get_dataset
 from core.data.sets.celeba import face

@@ -13,7 +13,13 @@ import pytest
 
 from platform.figures.front import BAND_COLOURS, bands, distortion_figure, draw_baseline
 from platform.figures.summary_figures import draw_summary
-from platform.results.baseline import Baseline, BaselineCurve, compare_all, compare_front, comparison_metrics, format_comparison
+from platform.results.comparison_grid import (
+    Baseline,
+    BaselineCurve,
+    compare_all,
+    comparison_metrics,
+    format_comparison,
+)
 from platform.results.pareto import Axis, hypervolume, pareto_mask
 from platform.results.summary import front_axes, summarise
 from search_spaces import PSNR_AXIS, Preset, presets
@@ -83,6 +89,11 @@ def test_a_store_without_the_distortion_keeps_its_two_axis_front() -> None:
 
 # the stroke redraw's points: radius=1 and radius=1.5 each dominate A (as useful or more, more private, sharper);
 # radius=2 is more useful and more private than B but blurrier, so it does not dominate B; C's PSNR beats them all
+def compare_front(front: pd.DataFrame, curve: pd.DataFrame, axes: list[Axis], baseline: Baseline) -> pd.DataFrame:
+    """The front beside one comparison grid, read the way the summary reads every grid (``compare_all``)."""
+    return compare_all(front, [BaselineCurve(baseline, curve, curve)], axes)
+
+
 CURVE = points({"radius=1": (0.92, 0.75, 21.0), "radius=1.5": (0.91, 0.76, 20.5), "radius=2": (0.7, 0.55, 9.0)})
 CURVE["radius"] = [1.0, 1.5, 2.0]
 

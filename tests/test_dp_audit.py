@@ -1,4 +1,5 @@
-"""The one-run ε audit (attacks.dp_audit, trainables.membership.audit; docs/membership.md#the-empirical-ε-of-dp-sgd).
+"""The one-run ε audit (attacks.audits.dp_audit, trainables.membership.canary_audit;
+docs/membership.md#the-empirical-ε-of-dp-sgd).
 
 The bound is checked against a brute-force computation of the same theorem (the binomial's pmf summed directly, ε on a
 fine grid) and one case by hand; the audit is checked on real DP-SGD on Adult: a DP-SGD with its noise off and no
@@ -13,8 +14,8 @@ import numpy as np
 import pytest
 from scipy import special
 
-from attacks.dp_audit import BETA, OneRunAudit, epsilon_lower, guess, p_value
-from trainables.membership import audit, dp_sgd
+from attacks.audits.dp_audit import BETA, OneRunAudit, epsilon_lower, guess, p_value
+from trainables.membership import canary_audit, dp_sgd
 from trainables.membership.config import MembershipConfig
 from trainables.membership.mechanism import evaluate_point
 
@@ -90,9 +91,9 @@ def test_guesses_take_the_highest_in_and_the_lowest_out() -> None:
 
 
 def test_canaries_sit_on_distinct_axes_of_each_run() -> None:
-    x, run = audit.canary_inputs(90, 40, np.random.default_rng(0))
+    x, run = canary_audit.canary_inputs(90, 40, np.random.default_rng(0))
     assert x.shape == (90, 40) and run.tolist() == [0] * 40 + [1] * 40 + [2] * 10
-    assert (np.count_nonzero(x, axis=1) == 1).all() and set(np.abs(x).max(axis=1)) == {audit.CANARY_NORM}
+    assert (np.count_nonzero(x, axis=1) == 1).all() and set(np.abs(x).max(axis=1)) == {canary_audit.CANARY_NORM}
     for k in range(3):
         axes = np.abs(x[run == k]).argmax(axis=1)
         assert len(set(axes)) == len(axes)  # one canary per axis within a run

@@ -13,27 +13,19 @@ import pytest
 import torch
 from conftest import run_sweep, store
 
+from attacks.attackers.side_info import SiOnlyAttacker
+from attacks.attackers.tuning import accuracy_metrics
 from attacks.base import AttackInput
-from attacks.side_info import SiOnlyAttacker
-from attacks.tuning import accuracy_metrics
 from core.data import DataUnavailableError
-from core.data.eco import HOURS, EcoDays, from_arrays, load_eco, split_days, window_days
+from core.data.eco_files import HOURS, EcoDays, from_arrays, load_eco, split_days, window_days
 from core.data.eco_synthetic import describe, synthetic_eco
+from trainables.eco.attack_runs import deep_attack
 from trainables.eco.config import EcoConfig
-from trainables.eco.mechanism import (
-    EcoReleaser,
-    EcoSplit,
-    deep_attack,
-    hourly_alpha_mi,
-    load_data,
-    load_records,
-    ne_energy,
-    ne_variance,
-    position_floors,
-    within_hour_accuracy,
-)
-from trainables.release_map import release
-from trainables.tune_loop import epochs, write_checkpoint
+from trainables.eco.mechanism import EcoReleaser
+from trainables.eco.scores import hourly_alpha_mi, ne_energy, ne_variance, position_floors, within_hour_accuracy
+from trainables.eco.windows import EcoSplit, load_data, load_records
+from trainables.shared.release_map import release
+from trainables.shared.tune_loop import epochs, write_checkpoint
 
 
 @pytest.fixture(autouse=True)
@@ -367,8 +359,8 @@ def test_smoke_sweep_logs_nmse_attacks_floor_and_trace(workdir: Path) -> None:
             "baseline/attack/hour_only/accuracy", "baseline/attack/position_only/accuracy",
             "baseline/attack/si_only/accuracy", "baseline/attack/imputation/accuracy_within_hour",
             "front/hypervolume", "front/added_leakage_max"} <= set(parent.data.metrics)
-    assert parent.data.tags["putlab.imputation_source"]  # the member that set the front axis's imputation baseline
-    assert "imputation baseline" in out.stdout
+    assert parent.data.tags["putlab.imputation_source"]  # the member that set the front axis's imputation attacker
+    assert "imputation attacker" in out.stdout
     assert len(children) == 2
     for child in children:
         metrics = child.data.metrics

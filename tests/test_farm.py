@@ -105,8 +105,8 @@ def test_skipped_attackers_are_tagged_and_said_once(workdir: Path, capsys: pytes
 
 
 def test_a_reports_exposed_records_are_logged_as_csv_and_gallery(workdir: Path, tmp_path: Path) -> None:
-    from attacks.exposure import ExposedRecords
-    from attacks.farm import FarmReport
+    from attacks.audits.exposure import ExposedRecords
+    from attacks.farm.checkpoint import FarmReport
     from platform.run.farm import FarmPlan, FarmScheduler
 
     client = store(workdir)

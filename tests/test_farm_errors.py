@@ -20,7 +20,7 @@ from platform.plan.spec import resolve
 from platform.results import tracking
 from platform.run.farm import failure_line
 from trainables.releaser.mechanism import Releaser
-from trainables.tune_loop import epochs, write_checkpoint
+from trainables.shared.tune_loop import epochs, write_checkpoint
 
 SWEEP = "amnist-farm-errors"
 FARM_ERROR = "putlab.farm_error"

@@ -268,7 +268,7 @@ def test_a_checkpoint_whose_result_line_was_lost_is_found_by_its_epoch_file(tmp_
 
     from platform.results.tracking import TAG_CHECKPOINT
     from platform.run.catch_up import checkpoints_of
-    from trainables.mechanism import EPOCH_FILE
+    from trainables.shared.mechanism import EPOCH_FILE
 
     trial = tmp_path / "trial"
     for index, epoch in enumerate((2, 4, 6)):

@@ -7,10 +7,10 @@ import pytest
 import torch
 from conftest import run_sweep, store
 
+from attacks.attackers.fresh_adversary import FreshAdversary
+from attacks.attackers.registry import REGISTRY, primary_metric
 from attacks.base import AttackInput, CheckpointInputs
-from attacks.farm import check_needs
-from attacks.fresh_adversary import FreshAdversary
-from attacks.registry import REGISTRY, primary_metric
+from attacks.farm.checkpoint import check_needs
 from core.nets import InputNorm, game_classifier
 from trainables.releaser.config import ReleaserConfig
 

@@ -1,5 +1,5 @@
-"""The imputation baseline (attacks/imputation.py): the best attacker that never sees the release, exact on hand-built
-data, logged by the mechanisms' raw-data baselines, and shown beside the front (summary, front.csv, terminal, report)."""
+"""The imputation attacker (attacks/audits/imputation.py): the best attacker that never sees the release, exact on hand-built
+data, logged by the mechanisms' raw-data reference points, and shown beside the front (summary, front.csv, terminal, report)."""
 from __future__ import annotations
 
 import itertools
@@ -10,9 +10,9 @@ import pytest
 import torch
 from mlflow.tracking import MlflowClient
 
+from attacks.attackers.side_info import SiOnlyAttacker
+from attacks.audits.imputation import ImputationAttacker, simplest_best
 from attacks.base import AttackInput
-from attacks.imputation import ImputationAttacker, simplest_best
-from attacks.side_info import SiOnlyAttacker
 from core.metrics import balanced_accuracy
 from platform.figures.front import draw_imputation, front_figure
 from platform.figures.html_report import render_sweep
@@ -25,7 +25,10 @@ from search_spaces import presets
 from search_spaces.eco import PRESET as ECO
 from search_spaces.eco import SMOKE as ECO_SMOKE
 from trainables.cloak.mechanism import Cloak
-from trainables.eco.mechanism import EcoReleaser, imputation_baseline, load_data, position_floors
+from trainables.eco.attack_runs import imputation_baseline
+from trainables.eco.mechanism import EcoReleaser
+from trainables.eco.scores import position_floors
+from trainables.eco.windows import load_data
 from trainables.releaser.mechanism import Releaser
 
 
@@ -77,7 +80,7 @@ def test_eco_family_reuses_the_floors_and_fits_within_hours() -> None:
 
 
 def test_amnist_baselines_log_the_imputation_baseline_and_raw_attackers_reach_it() -> None:
-    """The releaser's raw-data baselines on a small AMNIST config log the imputation baseline (the digit's Bayes rule),
+    """The releaser's raw-data reference points on a small AMNIST config log the imputation attacker (the digit's Bayes rule),
     and the control: a deep attacker that sees the raw image (digit included) is at least as strong."""
     config = {**presets()["amnist"].base, **presets()["amnist"].profiles["smoke"].config, "attack_epochs": 4}
     baselines = Releaser.raw_baselines(config)
@@ -90,7 +93,7 @@ def test_amnist_baselines_log_the_imputation_baseline_and_raw_attackers_reach_it
 
 
 def test_cloak_baselines_guess_thickness_from_the_digit_the_farm_gives() -> None:
-    """Cloak's raw-data baselines log the imputation baseline from the digit (the farm's ``train_u``), below the deep
+    """Cloak's raw-data reference points log the imputation attacker from the digit (the farm's ``train_u``), below the deep
     attacker on raw images."""
     preset = presets()["cloak-mnist"]
     baselines = Cloak.raw_baselines({**preset.base, **preset.profiles["smoke"].config})
@@ -122,7 +125,7 @@ def test_summary_report_and_front_show_the_added_leakage(tmp_path: Path) -> None
     assert parent.data.tags[TAG_SOURCE] == "utility"
     assert parent.data.metrics["front/added_leakage_min"] == pytest.approx(0.08)
     assert parent.data.metrics["front/added_leakage_max"] == pytest.approx(0.28)
-    line = "imputation baseline 0.62 [0.59, 0.65] on attack/max/accuracy"
+    line = "imputation attacker 0.62 [0.59, 0.65] on attack/max/accuracy"
     axes = summary.axes  # the amnist axes less the distortion these trials never logged
     assert [a.metric for a in axes] == ["utility/fresh_accuracy", "attack/max/accuracy"]
     text = format_summary(summary, preset.label_keys)
@@ -131,7 +134,7 @@ def test_summary_report_and_front_show_the_added_leakage(tmp_path: Path) -> None
     assert line in html and "+0.08 … +0.28" in html
     figure = front_figure(summary.points, axes, summary.points["pareto_front"].to_numpy(), "name")
     draw_imputation(figure.axes[0], imputation, axes)
-    assert any(label.startswith("imputation baseline 0.62 (utility") for label in figure.axes[0].get_legend_handles_labels()[1])
+    assert any(label.startswith("imputation attacker 0.62 (utility") for label in figure.axes[0].get_legend_handles_labels()[1])
 
 
 def test_ecos_front_reads_the_baseline_of_its_within_hour_axis() -> None:

@@ -152,7 +152,7 @@ def test_a_stop_during_the_game_ends_the_sweep_within_seconds_and_cancels_the_fa
 def test_a_stop_at_each_later_phase_ends_the_sweep_within_seconds_and_resume_finishes_it(workdir: Path) -> None:
     phases = {  # phase: the output line that says the sweep is in it
         "farm wait": r"^attack farm: waiting for \d+ checkpoint attack",  # the game is over, its attacks in flight
-        "baseline grid": r"^trials 0/2 done, 1 running",  # the noise preset's two trials after the sweep's own
+        "comparison grid": r"^trials 0/2 done, 1 running",  # the noise preset's two trials after the sweep's own
         "report": r"publishing its summary, figures and report",
     }
     for i, (phase, line) in enumerate(phases.items()):

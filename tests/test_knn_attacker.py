@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from attacks.attackers.knn import KnnAttacker
 from attacks.base import AttackInput, CheckpointInputs
-from attacks.farm import attack_inputs
-from attacks.knn import KnnAttacker
+from attacks.farm.checkpoint import attack_inputs
 from core.config import TrialConfig
 
 

@@ -15,10 +15,10 @@ import pytest
 import torch
 from conftest import REPO, run_sweep, store, sweep_env
 
+from attacks.attackers.knn import KnnAttacker
+from attacks.audits.learning_curve import CurvePoint, LearningCurve, learning_curve, nested_parts, still_learning, training_part
 from attacks.base import AttackInput
-from attacks.knn import KnnAttacker
-from attacks.learning_curve import CurvePoint, LearningCurve, learning_curve, nested_parts, still_learning, training_part
-from attacks.learning_curve_plot import curve_png
+from attacks.plots.learning_curve_plot import curve_png
 from platform.figures.html_report import learning_curves
 
 

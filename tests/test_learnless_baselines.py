@@ -13,15 +13,15 @@ import torch
 from conftest import run_sweep, store
 
 from core.image_quality import psnr
-from platform.plan.baseline_grid import baseline_spec
+from platform.plan.comparison_grid import baseline_spec
 from platform.plan.spec import resolve
 from platform.results import tracking
-from platform.results.baseline import Baseline
+from platform.results.comparison_grid import Baseline
 from platform.run.launch import baseline_grids
 from search_spaces import presets
 from trainables.prototype.mechanism import DigitPrototypeBaseline, class_means
+from trainables.shared.tune_loop import write_checkpoint
 from trainables.stroke_redraw.mechanism import StrokeRedrawBaseline, disk, redraw
-from trainables.tune_loop import write_checkpoint
 
 SMOKE = {"n_train": 512, "n_test": 256, "attack_epochs": 1}
 
@@ -135,7 +135,7 @@ def test_a_sweep_recorded_with_the_noise_grid_alone_resumes_with_it_alone() -> N
     assert baseline_grids(spec, params | dict.fromkeys(every, "False")) == ()
 
 
-@pytest.mark.slow  # end to end, minutes on 2 CPUs: the smoke grid, then the three baseline grids with their farms
+@pytest.mark.slow  # end to end, minutes on 2 CPUs: the smoke grid, then the three comparison grids with their farms
 def test_smoke_sweep_runs_every_baseline_beside_its_front(workdir: Path) -> None:
     out = run_sweep(workdir, "amnist", "--profile", "smoke", baseline=True, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]

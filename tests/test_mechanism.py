@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from search_spaces import presets
-from trainables.mechanism import Mechanism
-from trainables.tune_loop import KILL_ENV, kill_after_epoch
+from trainables.shared.mechanism import Mechanism
+from trainables.shared.tune_loop import KILL_ENV, kill_after_epoch
 
 # preset -> (mechanism label, Tune trainable name, raw baselines, attack farm, served release)
 EXPECTED = {

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 import torch
 
-from attacks.farm import check_needs
-from attacks.registry import REGISTRY
+from attacks.attackers.registry import REGISTRY
+from attacks.farm.checkpoint import check_needs
 from core.data import get_dataset, load_amnist, registry
-from core.data.adult import load_adult
-from core.data.eco import split_days, window_days
+from core.data.adult_files import load_adult
+from core.data.eco_files import split_days, window_days
 from core.data.eco_synthetic import synthetic_eco
 from core.data.registry import LoadRequest, Splits
 from core.data.sets.adult import adult_records
@@ -26,13 +26,13 @@ from trainables.cloak.mechanism import load_data as load_cloak_data
 from trainables.cloak.target import pad32
 from trainables.eco.config import EcoConfig
 from trainables.eco.mechanism import EcoReleaser
-from trainables.eco.mechanism import load_data as load_eco_data
+from trainables.eco.windows import load_data as load_eco_data
 from trainables.membership.mechanism import Membership
 from trainables.privatizer.config import PrivatizerConfig
 from trainables.privatizer.mechanism import Privatizer
 from trainables.releaser.config import ReleaserConfig
 from trainables.releaser.mechanism import Releaser
-from trainables.tune_loop import epochs, write_checkpoint
+from trainables.shared.tune_loop import epochs, write_checkpoint
 
 NAMES = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
 TINY = {"epochs": 1, "pretrain_epochs": 1, "attack_epochs": 1, "width": 4, "batch_size": 16, "samples_in_figure": 4}

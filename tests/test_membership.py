@@ -8,14 +8,15 @@ import matplotlib.image
 import numpy as np
 import pytest
 import torch
+from roc_reference import tpr_at_fpr
 from torch import nn
 
+from attacks.attackers.membership import YeomAttacker, auc, per_sample_loss, roc_curve
+from attacks.audits.exposure import TOP_K, ExposedRecords, exposed_csv, exposure, most_exposed
+from attacks.audits.kl_leakage import KlLeakage, box_stats, gaussian_fit, gaussian_kl, symmetric_kl, unbiased_symmetric_kl
 from attacks.base import AttackInput, CheckpointInputs, MembershipScores, MembershipTarget
-from attacks.exposure import TOP_K, ExposedRecords, exposed_csv, exposure, most_exposed
-from attacks.farm import attack_inputs
-from attacks.kl_leakage import KlLeakage, box_stats, gaussian_fit, gaussian_kl, symmetric_kl, unbiased_symmetric_kl
-from attacks.membership import YeomAttacker, auc, per_sample_loss, roc_curve, tpr_at_fpr
-from attacks.roc_plot import roc_png
+from attacks.farm.checkpoint import attack_inputs
+from attacks.plots.roc_plot import roc_png
 from core.training import fit_classifier
 
 DIM = 20

@@ -13,18 +13,19 @@ import numpy as np
 import pytest
 import torch
 from ray import tune
+from roc_reference import tpr_at_fpr
 from torch import nn
 
-import attacks.reference as reference
+import attacks.farm.reference as reference
+from attacks.attackers.lira import LiraAttacker, global_sigma, lira_scores
+from attacks.attackers.membership import YeomAttacker, auc, logit_confidence, roc_curve
+from attacks.attackers.membership_stats import _batch_stats, membership_metrics
+from attacks.attackers.reference_attack import true_class_probability
+from attacks.attackers.rmia import RmiaAttacker, rmia_scores
 from attacks.base import CheckpointInputs, MembershipTarget, ReferenceData
-from attacks.farm import run_farm
-from attacks.lira import LiraAttacker, global_sigma, lira_scores
-from attacks.membership import YeomAttacker, auc, logit_confidence, roc_curve, tpr_at_fpr
-from attacks.membership_farm import run_membership, worst_case
-from attacks.membership_stats import _batch_stats, membership_metrics
-from attacks.reference import ClassifierRecipe, population_plan
-from attacks.reference_attack import true_class_probability
-from attacks.rmia import RmiaAttacker, rmia_scores
+from attacks.farm.checkpoint import run_farm
+from attacks.farm.membership_farm import run_membership, worst_case
+from attacks.farm.reference import ClassifierRecipe, population_plan
 from core.data import load_mnist
 
 
@@ -247,7 +248,7 @@ def test_farm_runs_rmia_and_lira_on_an_amnist_smoke_checkpoint(tmp_path: Path) -
     from search_spaces import amnist
     from trainables.releaser.config import ReleaserConfig
     from trainables.releaser.mechanism import Releaser
-    from trainables.tune_loop import epochs, write_checkpoint
+    from trainables.shared.tune_loop import epochs, write_checkpoint
 
     config = {**amnist.PRESET.base, **amnist.PRESET.profiles["smoke"].config, "lam": 10.0}
     cfg = ReleaserConfig.from_dict(config)
@@ -275,7 +276,7 @@ def test_farm_runs_rmia_and_lira_on_an_amnist_smoke_checkpoint(tmp_path: Path) -
 def test_farm_runs_rmia_and_lira_on_an_adult_point(tmp_path: Path) -> None:
     from trainables.membership.config import MembershipConfig
     from trainables.membership.mechanism import Membership
-    from trainables.tune_loop import epochs, write_checkpoint
+    from trainables.shared.tune_loop import epochs, write_checkpoint
 
     config = MembershipConfig(model="logistic", n=300, p_x=20, lam=1e-4, mc_runs=24, kl_records=1, gd_steps=300).as_dict()
     point = Membership(MembershipConfig.from_dict(config), torch.device("cpu"))

@@ -11,14 +11,14 @@ import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
-from attacks.deep import DeepAttacker
+from attacks.attackers.deep import DeepAttacker
 from platform.figures.front import draw_baseline, front_figure
-from platform.plan.baseline_grid import baseline_spec, logged_spec
+from platform.plan.comparison_grid import baseline_spec, logged_spec
 from platform.plan.seed_axis import with_seeds
 from platform.plan.spec import resolve
 from platform.publish import publish
 from platform.results import tracking
-from platform.results.baseline import Baseline, attack_at_utility, baseline_points, baseline_table
+from platform.results.comparison_grid import Baseline, attack_at_utility, baseline_points, baseline_table
 from platform.results.pareto import Axis
 from platform.results.summary import trials_table
 from search_spaces import presets

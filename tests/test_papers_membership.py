@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from attacks.kl_leakage import KlLeakage
+from attacks.audits.kl_leakage import KlLeakage
 from platform.papers import membership
 from platform.papers.claim import KINDS, OWN, REPRODUCTION
 from platform.papers.measures import StudyRuns, Trend

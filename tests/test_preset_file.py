@@ -13,12 +13,13 @@ import pytest
 import torch
 from conftest import REPO, run_sweep, store, sweep_env
 
+from core.plugins import PluginClash, collect, installed
 from platform.errors import UsageError
 from platform.plan.spec import get_preset, preset_of, resolve
 from platform.sweep import main
 from search_spaces import SweepTrials
 from search_spaces.amnist import PRESET as amnist
-from search_spaces.plugins import load_preset_file, merge_presets, published_presets
+from search_spaces.plugins import PRESETS, load_preset_file
 from serve.points import list_points, load_point
 
 EXAMPLE = REPO / "examples" / "gaussian_noise" / "preset.py"
@@ -108,11 +109,12 @@ def test_example_contributes_its_own_sweep_figure(tmp_path: Path) -> None:
 
 
 def test_published_name_clash_names_both() -> None:
-    merged = merge_presets([amnist], [("entry point mine = pkg:PRESET", replace(amnist, name="mine"))])
+    merged = collect(PRESETS, [("module search_spaces.amnist", amnist),
+                               ("entry point mine = pkg:PRESET", replace(amnist, name="mine"))])
     assert set(merged) == {"amnist", "mine"}
-    with pytest.raises(ValueError, match=r"^preset name 'amnist' of entry point dup = pkg:PRESET clashes with the "
-                                         r"built-in preset 'amnist'$"):
-        merge_presets([amnist], [("entry point dup = pkg:PRESET", amnist)])
+    with pytest.raises(PluginClash, match=r"^preset name 'amnist' of entry point dup = pkg:PRESET clashes with the "
+                                          r"one of module search_spaces.amnist$"):
+        collect(PRESETS, [("module search_spaces.amnist", amnist), ("entry point dup = pkg:PRESET", replace(amnist))])
 
 
 def test_installed_package_publishes_a_preset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -131,7 +133,7 @@ def test_installed_package_publishes_a_preset(tmp_path: Path, monkeypatch: pytes
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps", "--no-index",
                     "--target", str(target), str(src)], check=True, capture_output=True, timeout=120)
     monkeypatch.syspath_prepend(str(target))
-    (source, published), = [p for p in published_presets() if p[1].name == "amnist-published"]
+    (source, published), = [p for p in installed("putlab.presets") if getattr(p[1], "name", "") == "amnist-published"]
     assert source == "entry point demo = putlab_demo_preset:PRESET" and published.mechanism is amnist.mechanism
     assert get_preset("amnist-published") is published
 

@@ -12,13 +12,13 @@ import torch
 from conftest import REPO, run_sweep, store, sweep_env
 
 from core.config import AttackBudget
-from trainables.image_game import load_splits
-from trainables.mechanism import STATE_FILE, CheckpointError
 from trainables.privatizer.config import PrivatizerConfig
 from trainables.privatizer.mechanism import Privatizer
 from trainables.privatizer.retrained import fit_temperature, retrained_secret_term
-from trainables.release_map import release
-from trainables.tune_loop import epochs, write_checkpoint
+from trainables.shared.image_game import load_splits
+from trainables.shared.mechanism import STATE_FILE, CheckpointError
+from trainables.shared.release_map import release
+from trainables.shared.tune_loop import epochs, write_checkpoint
 
 SMALL = {"n_train": 512, "n_test": 256, "epochs": 1, "pretrain_epochs": 1, "attack_epochs": 1, "width": 8, "threads": 2}
 

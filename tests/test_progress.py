@@ -5,8 +5,9 @@ from collections import Counter
 
 from ray.tune.experiment import Trial
 
+from core.numbers import readable
 from platform.figures.front import short_labels
-from platform.results.numbers import clock, readable
+from platform.results.clock import clock
 from platform.run.farm import strongest_line
 from platform.run.progress import eta, progress_line
 

@@ -6,16 +6,16 @@ from pathlib import Path
 import pytest
 import torch
 
+from attacks.attackers.deep import DeepAttacker
 from attacks.base import AttackInput
-from attacks.deep import DeepAttacker
 from core.config import AttackBudget
 from core.data import load_amnist
 from core.image_quality import image_quality, squared_error
 from core.nets import game_classifier
-from trainables.mechanism import STATE_FILE, CheckpointError
 from trainables.releaser.config import ReleaserConfig
 from trainables.releaser.mechanism import RESTART_SEED_STRIDE, Releaser
-from trainables.tune_loop import epochs as play_epochs
+from trainables.shared.mechanism import STATE_FILE, CheckpointError
+from trainables.shared.tune_loop import epochs as play_epochs
 
 N_TRAIN, N_TEST = 3000, 1000
 
@@ -135,7 +135,7 @@ def test_a_player_behind_the_input_norm_reads_a_dimmed_release_as_a_bright_one()
 
 def test_the_membership_reference_of_a_normed_player_has_the_same_architecture() -> None:
     from core.nets import InputNorm
-    from trainables.image_game import classifier_reference
+    from trainables.shared.image_game import classifier_reference
 
     x, labels = torch.rand(8, 1, 28, 28), torch.tensor([0, 1] * 4)
     for flag, kind in ((True, InputNorm), (False, torch.nn.Module)):

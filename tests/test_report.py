@@ -15,8 +15,8 @@ import torch
 from conftest import REPO
 from mlflow.tracking import MlflowClient
 
-from attacks.exposure import ExposedRecords, exposed_csv, gallery_png
-from attacks.roc_plot import roc_png
+from attacks.audits.exposure import ExposedRecords, exposed_csv, gallery_png
+from attacks.plots.roc_plot import roc_png
 from platform.compare import run as compare
 from platform.figures.html_report import render_sweep, report_dir, write_sweep_report
 from platform.plan.spec import preset_of
@@ -24,7 +24,7 @@ from platform.publish import publish
 from platform.results import tracking
 from platform.results.summary import SweepSummary, read_summary
 from search_spaces import Preset, presets
-from trainables.figures import digit_thickness, save_release_grid
+from trainables.shared.figures import digit_thickness, save_release_grid
 
 CHROMIUM = Path("/usr/bin/chromium")
 # (alpha, lam, utility, strongest attacker, its 95% interval): the first two are the front

@@ -18,6 +18,7 @@ from scipy import stats
 from platform.papers import snapshot
 from platform.papers.catalogue import CLAIMS, PAPERS, STUDIES
 from platform.papers.claim import EXACT, LEVEL, OWN, SANITY, Claim, Study
+from platform.papers.markdown import Row, evaluate, render, studies_table, tally, verdict
 from platform.papers.measures import (
     AgainstBaseline,
     BestUnder,
@@ -34,7 +35,6 @@ from platform.papers.measures import (
 )
 from platform.papers.membership import WithinBound
 from platform.papers.privatizer import BoundMargin, OverTrials
-from platform.papers.report import Row, evaluate, render, studies_table, tally, verdict
 from platform.reproduction import copy_figures
 from platform.results import tracking
 

@@ -138,7 +138,7 @@ def test_a_planted_tuner_pkl_is_refused_unread_and_resume_keeps_the_recorded_opt
 
     resumed = run_sweep(workdir, "gmm", "--resume", folder.name, "--set", "alpha=0.9,0.1")  # the same grid, given again
     assert resumed.returncode == 0, resumed.stderr[-3000:]
-    # gmm runs no baseline grid, so the line names none (amnist's says "noise, stroke-redraw, digit-prototype baselines on")
+    # gmm runs no comparison grid, so the line names none (amnist's says "noise, stroke-redraw, digit-prototype baselines on")
     assert "resuming with the sweep's recorded options: profile smoke, grid search, attackers none, 1 seed" in resumed.stdout
     assert client.get_run(parent.info.run_id).info.status == "FINISHED"
     assert not marker.exists()

@@ -12,7 +12,7 @@ import pytest
 from conftest import REPO, assert_runs_as_printed, run_sweep, store, sweep_env
 
 from search_spaces import presets
-from trainables.tune_loop import KILL_ENV
+from trainables.shared.tune_loop import KILL_ENV
 
 SHARED_METRICS = ("utility/accuracy", "attack/deep/accuracy", "train/loss_releaser", "train/loss_adversary",
                   "train/squared_error", "train/privacy_term", "leakage/normalised_alpha_mi", "utility/psnr",
@@ -96,7 +96,7 @@ def test_interrupted_sweep_resumes_without_duplicates(workdir: Path) -> None:
     assert parent.info.status == "KILLED"
     assert sum(c.info.status == "FINISHED" for c in children) < 4
     kept = {k: v for k, v in parent.data.metrics.items() if k.startswith("baseline/")}
-    assert "baseline/utility/accuracy" in kept  # the raw-data baselines, done before the first trial, survive Ctrl+C
+    assert "baseline/utility/accuracy" in kept  # the raw-data reference points, done before the first trial, survive Ctrl+C
 
     # three trials and their farm, then the noise baseline the sweep recorded (so no --no-baseline)
     out = run_sweep(workdir, "amnist", "--profile", "smoke", "--resume", timeout=600, baseline=True)

@@ -8,15 +8,15 @@ import pytest
 import torch
 from torch import nn
 
+from attacks.attackers.deep import DeepAttacker
+from attacks.attackers.tuning import family, tune_classifier
 from attacks.base import AttackInput
-from attacks.deep import DeepAttacker
-from attacks.tuning import family, tune_classifier
 from core.config import AttackBudget
 from core.data import load_amnist
 from core.metrics import balanced_accuracy_interval, wilson_interval
 from core.training import EarlyStoppedFit, EarlyStopping, evaluate, shift_images
 from platform.plan.spec import resolve
-from trainables.alpha_mi import leakage_alpha_mi
+from trainables.shared.alpha_mi import leakage_alpha_mi
 
 SMALL = AttackBudget(attack_epochs=6, attack_patience=2, attack_width_factors=(1.0, 2.0), attack_lrs=(1e-3, 3e-3),
                      attack_augment=(False, True), attack_rung_epochs=1)
@@ -164,7 +164,7 @@ def test_a_stored_fit_is_the_fit_training_gives_and_an_identity_release_reads_it
     assert len(list(tmp_path.glob("*.pt"))) == 1
     trained = DeepAttacker(SMALL, cache_dir=None).run(test)  # no cache: trained afresh
     assert stored.metrics == trained.metrics
-    from attacks.deep import _FITS, cached_fit, fit_key
+    from attacks.attackers.deep import _FITS, cached_fit, fit_key
     _FITS.clear()  # the in-process copy goes: the read comes from disk
     assert cached_fit(fit_key(x.clone(), s, 2, SMALL, 16), x, 2, str(tmp_path)) is not None
     _FITS.clear()
@@ -176,7 +176,7 @@ def test_a_stored_fit_is_the_fit_training_gives_and_an_identity_release_reads_it
 
 def test_an_attacker_reads_the_fit_stored_under_its_datas_key_instead_of_training(tmp_path) -> None:
     # a control that must fail if the lookup were skipped: a fit planted under other data's key is what comes back
-    from attacks.deep import _FITS, fit_key
+    from attacks.attackers.deep import _FITS, fit_key
     x, s = torch.rand(120, 1, 28, 28, generator=torch.Generator().manual_seed(2)), torch.arange(120) % 2
     planted = DeepAttacker(SMALL, cache_dir=str(tmp_path), store=True).fit(x, s, 2)
     other = x.flip(0)
@@ -200,7 +200,7 @@ def test_the_raw_trained_attacker_reads_a_noisy_release_instead_of_predicting_on
     train, test = x[:300], x[300:]
     noisy = test + 0.1 * torch.randn(test.shape, generator=gen)
     release = AttackInput(train, s[:300], noisy, s[300:], num_classes=2, raw_train_x=train)
-    from attacks.deep import RawTrainedDeepAttacker
+    from attacks.attackers.deep import RawTrainedDeepAttacker
     one = AttackBudget(attack_epochs=4, attack_patience=2, attack_width_factors=(1.0,), attack_lrs=(3e-3,),
                        attack_augment=(False,))
     raw = RawTrainedDeepAttacker(one, cache_dir=str(tmp_path)).run(release)

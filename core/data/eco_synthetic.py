@@ -16,7 +16,7 @@ import datetime as dt
 import numpy as np
 import torch
 
-from .eco import HOURS, EcoDays, from_arrays
+from .eco_files import HOURS, EcoDays, from_arrays
 
 START = dt.date(2012, 6, 1)
 ECO_DAYS = 245  # 2012-06-01 .. 2013-01-31

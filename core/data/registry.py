@@ -1,19 +1,20 @@
 """The data set registry: one typed description per data set (shape, private S, utility U, side information, loader).
 
-Every entry lives in its own module under ``core/data/sets/`` and is found there by name, so adding a data set
-is adding one file (docs/data.md#adding-a-data-set). Mechanisms and attacks read the shapes and class counts
+Every entry lives in its own module under ``core/data/sets/`` (its ``DATASET``) and is found there, as installed
+packages' ``putlab.datasets`` entry points are (core.plugins), so adding a data set is adding one file
+(docs/data.md#adding-a-data-set). Mechanisms and attacks read the shapes and class counts
 from the entry instead of assuming 1×28×28 AMNIST.
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
+
+from core.plugins import PluginKind
 
 
 @dataclass(frozen=True)
@@ -112,40 +113,27 @@ class Dataset:
         return self.loader(request)
 
 
-_REGISTRY: dict[str, Dataset] = {}
+DATASETS: PluginKind[Dataset] = PluginKind("data set", "core.data.sets", "DATASET", "putlab.datasets", Dataset,
+                                           lambda dataset: dataset.name)
 
 
-def register(dataset: Dataset) -> Dataset:
-    """Add an entry under its name; a second entry of the same name is a ValueError."""
-    if dataset.name in _REGISTRY and _REGISTRY[dataset.name] is not dataset:
-        raise ValueError(f"data set {dataset.name!r} is registered twice")
-    _REGISTRY[dataset.name] = dataset
-    return dataset
-
-
-def _discover() -> None:
-    """Import every module of ``core.data.sets``: each registers its entry (module attribute ``DATASET``)."""
-    from core.data import sets
-
-    for module in pkgutil.iter_modules(sets.__path__):
-        if not module.name.startswith("_"):
-            entry = getattr(importlib.import_module(f"{sets.__name__}.{module.name}"), "DATASET", None)
-            if isinstance(entry, Dataset):
-                register(entry)
+def datasets() -> dict[str, Dataset]:
+    """Every data set by name: the modules of ``core.data.sets`` and the ``putlab.datasets`` entry points of installed
+    packages (core.plugins); a name taken twice is a PluginClash."""
+    return DATASETS.discover()
 
 
 def dataset_names() -> list[str]:
     """The registered names, sorted."""
-    _discover()
-    return sorted(_REGISTRY)
+    return sorted(datasets())
 
 
 def get_dataset(name: str) -> Dataset:
     """The entry registered as ``name``; an unknown name is a one-line ValueError listing the known ones."""
-    names = dataset_names()
-    if name not in _REGISTRY:
-        raise ValueError(f"unknown data set {name!r}; known: {', '.join(names)}")
-    return _REGISTRY[name]
+    known = datasets()
+    if name not in known:
+        raise ValueError(f"unknown data set {name!r}; known: {', '.join(sorted(known))}")
+    return known[name]
 
 
 def draw(n: int, limit: int | None, seed: int, stream: int) -> tuple[torch.Tensor, torch.Tensor]:

@@ -9,7 +9,7 @@ of U on the release, then moves log σ to minimise
 
 so U stays readable and distortion stays small while the adversary is pushed towards a coin toss about S (on AMNIST:
 U = digit, S = stroke thickness). λ is the privacy knob: at λ = 0 the noise shrinks, larger λ buys more noise where
-S shows. The methods below are the whole :class:`trainables.mechanism.Mechanism` interface.
+S shows. The methods below are the whole :class:`trainables.shared.mechanism.Mechanism` interface.
 """
 from __future__ import annotations
 
@@ -22,16 +22,16 @@ from pydantic import Field
 from torch import nn
 from torch.nn import functional as F
 
+from attacks.attackers.deep import DeepAttacker
 from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, ReferenceData
-from attacks.deep import DeepAttacker
-from attacks.reference import ClassifierRecipe, reference_cache_dir
+from attacks.farm.reference import ClassifierRecipe, reference_cache_dir
 from core.config import AttackBudget, Checkpointing, Dataset, ImageData, MembershipAttacks, Training
 from core.data import Split
 from core.nets import SmallCNN
 from core.training import batches, evaluate, fit_classifier
-from trainables.image_game import baselines_for, image_layout, load_splits
-from trainables.mechanism import Mechanism
-from trainables.release_map import ReleaseMap, release
+from trainables.shared.image_game import baselines_for, image_layout, load_splits
+from trainables.shared.mechanism import Mechanism
+from trainables.shared.release_map import ReleaseMap, release
 
 SIGMA_FIGURE = "sigma.png"
 NETWORKS = ("noise", "adversary", "utility", "opt_noise", "opt_a", "opt_u")  # a checkpoint's state, by name

@@ -23,9 +23,9 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from core.numbers import readable
 from platform.results.front_groups import GroupFront, value_text
 from platform.results.imputation import Imputation
-from platform.results.numbers import readable
 from platform.results.pareto import Axis, pareto_mask
 from platform.results.replicates import band_columns
 
@@ -125,7 +125,7 @@ def plot_front(
     """Draw the front and save it as a PNG; returns the path written. Two axes: ``front_figure``; three:
     ``distortion_figure`` (``dominated``: the rows some baseline point dominates on every axis, crossed out).
     ``baselines``: for each, (name, its point table, the axis its curve follows), drawn on the same axes
-    (``draw_baseline``); ``imputation``: the privacy axis's imputation baseline as a reference line (``draw_imputation``)."""
+    (``draw_baseline``); ``imputation``: the privacy axis's imputation attacker as a reference line (``draw_imputation``)."""
     if len(axes) > 2:
         fig = distortion_figure(df, axes, front_mask, label_col, dominated)
     else:
@@ -138,7 +138,7 @@ def plot_front(
 
 
 def draw_imputation(ax: Axes, imputation: Imputation, axes: Sequence[Axis]) -> None:
-    """The imputation baseline (what S the attacker guesses without the release) as a dotted line across the privacy
+    """The imputation attacker (what S the attacker guesses without the release) as a dotted line across the privacy
     axis, its 95 % interval shaded, and the legend redrawn to name it: the distance of a point from the line is the
     leakage its release adds."""
     ax_x, ax_y = axes[:2]
@@ -146,7 +146,7 @@ def draw_imputation(ax: Axes, imputation: Imputation, axes: Sequence[Axis]) -> N
         return
     line, span = (ax.axhline, ax.axhspan) if imputation.axis == ax_y.metric else (ax.axvline, ax.axvspan)
     line(imputation.value, color="tab:purple", linestyle=":", linewidth=1.3, zorder=1.6,
-         label=f"imputation baseline {readable(imputation.value)} ({imputation.source}, no release)")
+         label=f"imputation attacker {readable(imputation.value)} ({imputation.source}, no release)")
     if imputation.low is not None and imputation.high is not None:
         span(imputation.low, imputation.high, color="tab:purple", alpha=0.08, linewidth=0, zorder=0.5)
     ax.legend(loc="best", fontsize=8)

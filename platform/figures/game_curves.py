@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 from mlflow.tracking import MlflowClient
 
+from core.messages import first_line
 from platform.results.game import SETTLE_MARGIN, GameCurves, gap_text, read_game_curves
 
 FILE = "game_curves.png"
@@ -97,6 +98,6 @@ def log_game_curves(client: MlflowClient, trials: pd.DataFrame) -> int:
                 client.log_artifact(run_id, str(path), artifact_path=ARTIFACT_PATH)
                 drawn += 1
             except Exception as exc:  # noqa: BLE001 - one trial's picture must not cost the sweep its report
-                print(f"error: game curves of [{trial}] failed: {type(exc).__name__}: {exc}".splitlines()[0],
+                print(first_line(f"error: game curves of [{trial}] failed: {type(exc).__name__}: {exc}"),
                       file=sys.stderr, flush=True)
     return drawn

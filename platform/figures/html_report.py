@@ -18,16 +18,17 @@ import pandas as pd
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from mlflow.tracking import MlflowClient
 
-from attacks.exposure import CSV_FILE as EXPOSED_CSV
-from attacks.exposure import GALLERY_PREFIX, fpr_text
-from attacks.learning_curve import FRACTIONS, percent
-from attacks.learning_curve_plot import FILE_PREFIX as CURVE_PREFIX
-from attacks.membership_stats import LOW_FPRS
+from attacks.attackers.membership_stats import LOW_FPRS
+from attacks.audits.exposure import CSV_FILE as EXPOSED_CSV
+from attacks.audits.exposure import GALLERY_PREFIX, fpr_text
+from attacks.audits.learning_curve import FRACTIONS, percent
+from attacks.plots.learning_curve_plot import FILE_PREFIX as CURVE_PREFIX
+from core.numbers import readable
 from platform.figures.game_curves import ARTIFACT_PATH as GAME_PATH
 from platform.results import tracking
+from platform.results.clock import clock
 from platform.results.front_groups import value_text
 from platform.results.game import SETTLE_MARGIN, GameCurves, gap_text, read_game_curves
-from platform.results.numbers import clock, readable
 from platform.results.pareto import Axis
 from platform.results.summary import SweepSummary
 from search_spaces import Preset
@@ -38,7 +39,7 @@ EPOCH_FILE = re.compile(r"epoch(\d+)_(.+\.png)$")
 EXPOSED_FILE = re.compile(r"epoch\d+_" + re.escape(GALLERY_PREFIX))  # a membership attacker's exposed-records gallery
 CURVE_FILE = re.compile(r"epoch\d+_" + re.escape(CURVE_PREFIX))  # a learning curve's picture
 MEMBERSHIP_METRICS = ("advantage", "auc", *LOW_FPRS)  # the report's membership columns, per attacker in this order
-CURVE_FLAG = re.compile(r"attack/([^/]+)/still_learning")  # a logged learning curve (attacks/learning_curve.py)
+CURVE_FLAG = re.compile(r"attack/([^/]+)/still_learning")  # a logged learning curve (attacks/audits/learning_curve.py)
 EXPOSED_SHOWN = 8  # records per attacker and network in the report's exposed-records table
 
 
@@ -118,7 +119,7 @@ def learning_curves(metrics: dict[str, float]) -> list[dict[str, Any]]:
 
 def membership_columns(table: pd.DataFrame) -> list[str]:
     """The worst-case membership metrics present in the table, per attacker in the order of :data:`MEMBERSHIP_METRICS`
-    (``attack/<name>/advantage``, ``auc`` and the TPR at each low FPR of attacks/membership_stats.py); a TPR logged
+    (``attack/<name>/advantage``, ``auc`` and the TPR at each low FPR of attacks/attackers/membership_stats.py); a TPR logged
     only as not measurable (``<metric>_measurable``) has its column too."""
     found = {(m.group(1), MEMBERSHIP_METRICS.index(m.group(2))) for c in table.columns
              if (m := re.fullmatch(r"attack/([^/]+)/(.+?)(?:_measurable)?", str(c))) and m.group(2) in MEMBERSHIP_METRICS}
@@ -179,7 +180,7 @@ def game_row(game: GameCurves) -> dict[str, Any] | None:
 
 
 def baseline_grids(summary: SweepSummary, axes: list[Axis]) -> list[dict[str, Any]]:
-    """Each baseline grid with points: its points on the front's axes and, per front point, the baseline's privacy (and
+    """Each comparison grid with points: its points on the front's axes and, per front point, the baseline's privacy (and
     distortion) at its utility, whether it beats the baseline and the baseline points that dominate it on every axis."""
     grids = []
     for curve in summary.baselines:

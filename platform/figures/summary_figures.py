@@ -1,4 +1,4 @@
-"""The pictures of a sweep's summary: its front (with its baseline grids' curves and the imputation baseline's line;
+"""The pictures of a sweep's summary: its front (with its comparison grids' curves and the imputation attacker's line;
 with a distortion axis, coloured by distortion band, and the two-axis view beside it), the per-group fronts and the
 trends of its metrics over the grid's axes."""
 from __future__ import annotations

@@ -13,7 +13,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from platform.results.numbers import readable
+from core.numbers import readable
 
 
 def trend_table(table: pd.DataFrame, key: str, metric: str) -> pd.DataFrame:

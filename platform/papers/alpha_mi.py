@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from core.metric_names import STRONGEST_ATTACK
 from platform.papers.claim import ABOVE, EXACT, LEVEL, OWN, Claim, Paper, Study
 from platform.papers.measures import AgainstBaseline, BestUnder, Drop, Measured, ParentMetric, Release, StudyRuns
 
@@ -17,7 +18,7 @@ DEEP = "attack/deep/accuracy"  # the paper's "attacker": a network like the adve
 # the points of Fig. 3 and 4 are read with the strongest of putlab's attackers (the deep one, the raw-trained one and the
 # thickness rule): a privacy number is a claim that no competent attacker does better
 TCA = "attack/thickness/accuracy"  # the paper's thickness-computing attacker (the labeler rerun on the release)
-MAX_ATTACK = "attack/max/accuracy"
+MAX_ATTACK = STRONGEST_ATTACK
 PAPERS_ATTACKER = "attack/fresh_adversary/accuracy"  # the paper's own: the adversary's architecture, trained once
 FRESH = "utility/fresh_accuracy"
 
@@ -123,8 +124,8 @@ class ImageQuality:
 
 @dataclass(frozen=True)
 class KeptFall:
-    """How far ``attack`` falls below its raw-data baseline at the point where it falls most while ``utility`` stays
-    within ``loss`` of its raw-data baseline (both baselines parent metrics)."""
+    """How far ``attack`` falls below its raw-data reference at the point where it falls most while ``utility`` stays
+    within ``loss`` of its raw-data reference (both baselines parent metrics)."""
 
     attack: str
     attack_raw: str

@@ -77,7 +77,7 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("cloak", "— (putlab's)", "retrained thickness attacker on Cloak's release − on Gaussian noise at equal target "
           "accuracy", "(not in the paper)", "cloak",
           Difference("attack/deep/accuracy", f"{EQUAL_ACC}/attack/deep/accuracy", -1), kind=OWN,
-          caveat="the paper has no attacker on its Gaussian baseline; putlab's deep attacker is retrained on each "
+          caveat="the paper has no attacker on its matched Gaussian noise; putlab's deep attacker is retrained on each "
                  "release's training split"),
     Claim("cloak", "Fig. 2e", "adversary not retrained (trained on raw images) reading an attribute the target does "
           "not need, against suppression ratio", "falls to chance (50 %) at SR 95.6 %, the target losing 5.16 %",

@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from platform.results.baseline import BASELINE, attack_at_utility
-from platform.results.numbers import readable
+from core.numbers import readable
+from platform.results.comparison_grid import BASELINE, attack_at_utility
 from platform.results.pareto import Axis, pareto_mask
 from platform.results.replicates import SEED, point_index, point_keys
 
@@ -51,7 +51,7 @@ class StudyRuns:
     started: str = ""  # when the sweep started, UTC (YYYY-MM-DD HH:MM)
     minutes: float = math.nan  # the sweep's wall time
     machine: str = ""  # the cluster it ran on, as the sweep logged it
-    # the baseline grids' trials (e.g. Gaussian noise), each row's baseline named in column ``baseline`` (a snapshot
+    # the comparison grids' trials (e.g. Gaussian noise), each row's baseline named in column ``baseline`` (a snapshot
     # from before there could be several has no such column: its rows are the noise grid's)
     baseline: pd.DataFrame = field(default_factory=pd.DataFrame)
 
@@ -213,7 +213,7 @@ def over_trials(values: pd.Series, trials: pd.DataFrame, what: str = "trials") -
 
 @dataclass(frozen=True)
 class ParentMetric:
-    """A metric the sweep logged on its parent run (raw-data baselines, hypervolume, ...)."""
+    """A metric the sweep logged on its parent run (raw-data reference points, hypervolume, ...)."""
 
     metric: str
 
@@ -376,7 +376,7 @@ class AgainstBaseline:
     """The mechanism's attacker minus the baseline's (e.g. Gaussian noise) at equal utility, trial by trial: each
     trial against the baseline curve of its own seed (interpolated along that curve's front, as the front figure
     draws it), read as :func:`paired`; trials more useful than any baseline point are left out. ``expected`` -1: the
-    mechanism's attacker reads less (it is more private). ``baseline`` names the baseline grid (a preset's name:
+    mechanism's attacker reads less (it is more private). ``baseline`` names the comparison grid (a preset's name:
     ``noise``, ``stroke-redraw``, ``digit-prototype``)."""
 
     utility: str

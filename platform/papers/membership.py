@@ -10,9 +10,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from core.numbers import readable
 from platform.papers.claim import EXACT, OWN, Claim, Paper, Study
 from platform.papers.measures import Measured, StudyRuns, Trend, seed_count
-from platform.results.numbers import readable
 from platform.results.replicates import point_index, point_keys
 
 PAPER = Paper("membership", "Membership information leakage (Farokhi & Kaafar): Adult")

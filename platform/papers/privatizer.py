@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from core.metric_names import STRONGEST_ATTACK
+from core.numbers import readable
 from platform.papers.claim import ABOVE, LEVEL, OWN, REPRODUCTION, SANITY, Claim, Paper, Study
 from platform.papers.measures import (
     BestUnder,
@@ -20,7 +22,6 @@ from platform.papers.measures import (
     select_where,
     t_interval,
 )
-from platform.results.numbers import readable
 from platform.results.replicates import SEED
 
 PAPER = Paper("privatizer", "Privatizer (learning data-derived privacy-preserving representations): GMM, and AMNIST as "
@@ -35,7 +36,7 @@ STUDIES: tuple[Study, ...] = (
     Study("gmm-algorithms", "gmm", extra=("--set", "algorithm=1,2,3", "--set", "k=0.4")),
 )
 
-MAX_ATTACK = "attack/max/accuracy"
+MAX_ATTACK = STRONGEST_ATTACK
 GAP = "leakage/gap"
 
 

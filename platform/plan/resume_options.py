@@ -13,11 +13,11 @@ from mlflow.tracking import MlflowClient
 
 from core.files.structured import parse_json
 from platform.errors import UsageError
-from platform.plan.baseline_grid import logged_spec
+from platform.plan.comparison_grid import logged_spec
 from platform.plan.seed_axis import with_seeds
 from platform.plan.spec import SweepSpec, parse_overrides, resolve
 from platform.results import tracking
-from platform.results.baseline import Baseline
+from platform.results.comparison_grid import Baseline
 from platform.results.replicates import SEED
 from search_spaces import Preset
 
@@ -40,7 +40,7 @@ def recorded_attackers(params: dict[str, str]) -> tuple[str, ...]:
 
 
 def baseline_on(params: dict[str, str], preset: Preset) -> bool:
-    """Whether the sweep runs its preset's baseline grids (those it recorded)."""
+    """Whether the sweep runs its preset's comparison grids (those it recorded)."""
     return any(params.get(baseline.param) == "True" for baseline in Baseline.all(preset))
 
 
@@ -63,7 +63,7 @@ def check_given(args: argparse.Namespace, params: dict[str, str], cli: SweepSpec
          f"{params['planned_trials']} samples"),
         ("attackers", f"--attackers {args.attackers}", attackers != recorded_attackers(params),
          f"attackers {','.join(recorded_attackers(params)) or 'none'}"),
-        ("no_baseline", "--no-baseline", baseline_on(params, cli.preset), "baseline grid on"),
+        ("no_baseline", "--no-baseline", baseline_on(params, cli.preset), "comparison grid on"),
     ]
     for option, text, contradicts, recorded in differ:
         if option in args.given and contradicts:

@@ -1,5 +1,5 @@
 """What a sweep produced, read from MLflow into typed objects: trials, points over seeds, the Pareto front and its
-hypervolume, intervals, per-group fronts, a baseline grid's comparison, number formatting, and a served point's
+hypervolume, intervals, per-group fronts, a comparison grid's comparison, number formatting, and a served point's
 audit verdict against the privacy its registry version records.
 
 The bottom room of the driver: may import ``platform.errors`` and the layers below ``platform`` only.

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from mlflow.tracking import MlflowClient
 
-from platform.results.numbers import readable
+from core.metric_names import STRONGEST_ATTACK
+from core.numbers import readable
 
 SETTLE_MARGIN = 0.05  # the game settles when a fresh attacker reads at most this much more than the in-game adversary
 ADVERSARY = "train/adversary_accuracy"
@@ -29,7 +30,7 @@ QUANTITIES: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
                    ("train/privatizer_grad_norm", "privatizer's gradient norm"))),
 )
 # the fresh attacker at a checkpoint: the strongest, else the mechanism's own deep attacker
-FRESH = (("attack/max/accuracy", "strongest fresh attacker"), ("attack/deep/accuracy", "fresh deep attacker"))
+FRESH = ((STRONGEST_ATTACK, "strongest fresh attacker"), ("attack/deep/accuracy", "fresh deep attacker"))
 FRESH_UTILITY = "utility/fresh_accuracy"  # the data user's digit classifier trained afresh on the release
 
 

@@ -1,7 +1,7 @@
-"""The imputation baseline beside a sweep's front (docs/metrics.md#added-leakage-over-the-imputation-baseline).
+"""The imputation attacker beside a sweep's front (docs/metrics.md#added-leakage-over-the-imputation-baseline).
 
-A mechanism's raw-data baselines log on the parent run the best attacker that never sees the release
-(``baseline/attack/imputation/<metric>``, :mod:`attacks.imputation`) and each member of its family
+A mechanism's raw-data reference points log on the parent run the best attacker that never sees the release
+(``baseline/attack/imputation/<metric>``, :mod:`attacks.audits.imputation`) and each member of its family
 (``baseline/attack/imputation/<member>/<metric>``). Read back here against the front's privacy axis
 (``attack/<attacker>/<metric>``, lower is better) they give the baseline of that metric, the member that set it, and
 each point's *added* leakage: its value on the axis minus the baseline (negative where the release's attackers read
@@ -16,19 +16,19 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from attacks.imputation import NAME, member_order, simplest_best
-from platform.results.numbers import readable
+from attacks.audits.imputation import NAME, member_order, simplest_best
+from core.numbers import readable
 from platform.results.pareto import Axis
 
 PREFIX = f"baseline/attack/{NAME}"
-ADDED = "imputation/added"  # points and front.csv: the point's privacy-axis value minus the imputation baseline
+ADDED = "imputation/added"  # points and front.csv: the point's privacy-axis value minus the imputation attacker
 TAG_SOURCE = "putlab.imputation_source"  # parent run: the family member that set the baseline
 PRIVACY_METRIC = re.compile(r"attack/[^/]+/(?P<metric>[^/]+)")
 
 
 @dataclass(frozen=True)
 class Imputation:
-    """The imputation baseline of the front's privacy axis ``axis``: its value, 95 % interval (when logged), the member
+    """The imputation attacker of the front's privacy axis ``axis``: its value, 95 % interval (when logged), the member
     that set it and every member's value."""
 
     axis: str
@@ -48,7 +48,7 @@ class Imputation:
         ``front``'s points (a point table with :data:`ADDED`) from least to most."""
         interval = f" [{readable(self.low)}, {readable(self.high)}]" if self.low is not None and self.high is not None else ""
         members = ", ".join(f"{name} {readable(v)}" for name, v in self.members)
-        text = (f"imputation baseline {readable(self.value)}{interval} on {self.axis} (the best attacker without the "
+        text = (f"imputation attacker {readable(self.value)}{interval} on {self.axis} (the best attacker without the "
                 f"release: {self.source}; family: {members})")
         added = front[ADDED].dropna() if front is not None and ADDED in front else pd.Series(dtype=float)
         if len(added):
@@ -72,7 +72,7 @@ def privacy_axis(axes: Sequence[Axis]) -> tuple[str, str] | None:
 
 
 def read_imputation(metrics: Mapping[str, float], axes: Sequence[Axis]) -> Imputation | None:
-    """The imputation baseline of the privacy axis from the parent run's metrics; None when the front has no attacker
+    """The imputation attacker of the privacy axis from the parent run's metrics; None when the front has no attacker
     axis or the sweep logged no baseline of its metric."""
     found = privacy_axis(axes)
     if found is None or f"{PREFIX}/{found[1]}" not in metrics:

@@ -1,6 +1,6 @@
 """A sweep's results as one :class:`SweepSummary`: its trials, the Pareto front over its points and the hypervolume (on
-every axis of the preset, and on its first two alone), the per-group fronts, the baseline grids' comparisons and the
-imputation baseline with each point's added leakage.
+every axis of the preset, and on its first two alone), the per-group fronts, the comparison grids' comparisons and the
+imputation attacker with each point's added leakage.
 Every view (the terminal table, the parent run's metrics and CSVs, the HTML report, ``compare``, ``reproduction``)
 reads this one object.
 
@@ -16,11 +16,11 @@ from pathlib import Path
 import pandas as pd
 from mlflow.tracking import MlflowClient
 
+from core.numbers import readable
 from platform.results import tracking
-from platform.results.baseline import BASELINE, Baseline, BaselineCurve, compare_all, comparison_metrics, read_curve
+from platform.results.comparison_grid import BASELINE, Baseline, BaselineCurve, compare_all, comparison_metrics, read_curve
 from platform.results.front_groups import GroupFront, fronts_by, group_metrics
 from platform.results.imputation import ADDED, TAG_SOURCE, Imputation, read_imputation
-from platform.results.numbers import readable
 from platform.results.pareto import Axis, pareto_mask
 from platform.results.replicates import SEED, format_points, hypervolume_by_seed, point_index, point_table, spread_metrics
 from search_spaces import Preset
@@ -41,13 +41,13 @@ class SweepSummary:
     axes: list[Axis] = field(default_factory=list)  # the objectives of the front and hypervolume (``front_axes``)
     plane: tuple[float, float] = (float("nan"), float("nan"))  # the hypervolume on the first two axes (raw, normalised)
     groups: list[GroupFront] = field(default_factory=list)  # one front per value of the preset's ``front_by`` axis
-    baselines: tuple[BaselineCurve, ...] = ()  # the preset's baseline grids (``Preset.baseline``) with their points
+    baselines: tuple[BaselineCurve, ...] = ()  # the preset's comparison grids (``Preset.baseline``) with their points
     compared: pd.DataFrame = field(default_factory=pd.DataFrame)  # the front beside every baseline
-    imputation: Imputation | None = None  # the privacy axis's imputation baseline (points then hold ADDED)
+    imputation: Imputation | None = None  # the privacy axis's imputation attacker (points then hold ADDED)
 
     @property
     def baseline_trials(self) -> pd.DataFrame:
-        """Every baseline's trials, one row each, its baseline's name in :data:`~platform.results.baseline.BASELINE`
+        """Every baseline's trials, one row each, its baseline's name in :data:`~platform.results.comparison_grid.BASELINE`
         (what a reproduction row compares a mechanism with)."""
         tables = [c.trials.assign(**{BASELINE: c.baseline.name}) for c in self.baselines if not c.trials.empty]
         return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
@@ -150,7 +150,7 @@ def read_summary(client: MlflowClient, parent_id: str, preset: Preset) -> SweepS
 
 
 def with_imputation(summary: SweepSummary, imputation: Imputation | None) -> SweepSummary:
-    """The summary with the privacy axis's imputation baseline, and each point's added leakage over it (:data:`ADDED`)."""
+    """The summary with the privacy axis's imputation attacker, and each point's added leakage over it (:data:`ADDED`)."""
     if imputation is None:
         return summary
     points = summary.points

@@ -10,12 +10,12 @@ from mlflow.tracking import MlflowClient
 from pydantic import BaseModel, ConfigDict
 from ray import tune
 
-from attacks.registry import primary_metric
+from attacks.attackers.registry import primary_metric
 from core.files.structured import parse_json
 from platform.results import tracking
 from platform.run import storage as tune_storage
 from platform.run.farm import SWEEP_STOP_HINT, FarmPlan, FarmScheduler
-from trainables.mechanism import EPOCH_FILE
+from trainables.shared.mechanism import EPOCH_FILE
 
 CHECKPOINT_PREFIX = "checkpoint_"  # Tune's name for a trial's checkpoint folders
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from mlflow.tracking import MlflowClient
 
 from platform.results import tracking
-from platform.results.numbers import clock
+from platform.results.clock import clock
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class Measured:
 
 @dataclass(frozen=True)
 class CostEstimate:
-    """The plan (trials, the baseline grids' trials, attackers per checkpoint) and the wall time it should take."""
+    """The plan (trials, the comparison grids' trials, attackers per checkpoint) and the wall time it should take."""
 
     trials: int
     baseline_trials: int

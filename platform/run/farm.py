@@ -16,14 +16,16 @@ import ray
 from mlflow.tracking import MlflowClient
 from ray import tune
 
-from attacks.exposure import CSV_FILE as EXPOSED_FILE
-from attacks.exposure import exposed_csv
-from attacks.farm import FarmReport, run_farm
+from attacks.audits.exposure import CSV_FILE as EXPOSED_FILE
+from attacks.audits.exposure import exposed_csv
+from attacks.farm.checkpoint import FarmReport, run_farm
+from core.messages import first_line
+from core.metric_names import STRONGEST_ATTACK
+from core.numbers import readable
 from platform.results import tracking
-from platform.results.numbers import readable
 from platform.run.interrupts import stop_requested
 
-MAX_METRIC = "attack/max/accuracy"
+MAX_METRIC = STRONGEST_ATTACK
 RECORDS_METRIC = "attack/max/train_records"
 TAG_STRONGEST = "putlab.strongest_attacker"
 TAG_CAPPED = "putlab.capped_attackers"
@@ -118,7 +120,7 @@ def failure_line(exc: BaseException) -> str:
     """What failed, in one line: a task's own exception (Ray wraps it in a RayTaskError whose text names only the task,
     its process and node, e.g. ``RayTaskError(CheckpointError): ray::run_farm() (pid=1, ip=…)``), else ``exc``."""
     cause = exc.cause if isinstance(exc, ray.exceptions.RayTaskError) and exc.cause is not None else exc
-    return f"{type(cause).__name__}: {cause}".splitlines()[0][:500]
+    return first_line(f"{type(cause).__name__}: {cause}")[:500]
 
 
 class FarmScheduler:

@@ -5,7 +5,7 @@ an interrupted sweep looks finished. :class:`SweepEnding` takes the signals inst
 asks Tune to stop (its SIGUSR1 handler: the loop ends after its current step and saves the experiment state with the
 unfinished trials still resumable) and raises :func:`stop_requested`, on which the sweep's waits end at once: the
 trials' actors are killed once the state is saved (``platform.run.progress``), the farm's attacks in flight are
-cancelled (``platform.run.farm``) and so are raw-data baselines under way. Anywhere else, and on a second signal, it
+cancelled (``platform.run.farm``) and so are raw-data reference points under way. Anywhere else, and on a second signal, it
 raises KeyboardInterrupt where the driver is. Either way the driver records KILLED, prints the resume command and
 exits 130; ``--resume`` runs what was cancelled.
 """

@@ -1,5 +1,5 @@
 """Launching a planned sweep: Ray and each trial's resources, the parent run, the plan's cost said up front, the
-raw-data baselines under way, then Tune's runs of the grid and of its baseline grids, and the farm's catch-up."""
+raw-data reference points under way, then Tune's runs of the grid and of its comparison grids, and the farm's catch-up."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -8,15 +8,15 @@ from typing import Any
 import ray
 from mlflow.tracking import MlflowClient
 
-from platform.plan.baseline_grid import baseline_spec, logged_spec
+from platform.plan.comparison_grid import baseline_spec, logged_spec
 from platform.plan.spec import SweepSpec
 from platform.plan.sweep_plan import SweepPlan
 from platform.results import tracking
-from platform.results.baseline import Baseline
+from platform.results.comparison_grid import Baseline
 from platform.run import preflight
 from platform.run import storage as tune_storage
-from platform.run.baseline_grid import baseline_farm, run_baseline
 from platform.run.catch_up import attack_missing
+from platform.run.comparison_grid import baseline_farm, run_baseline
 from platform.run.cost_estimate import CostEstimate, last_finished
 from platform.run.farm import FarmPlan
 from platform.run.interrupts import SweepEnding, resume_command
@@ -28,7 +28,7 @@ from platform.run.tuner import build_tuner, cluster_kind, default_gpus_per_trial
 @dataclass(frozen=True)
 class Sweep:
     """A launched sweep: its plan and spec (with each trial's threads), parent run, resources per trial, farm, baseline
-    grids (none without) and raw-data baselines under way (None when recorded already or the preset has none)."""
+    grids (none without) and raw-data reference points under way (None when recorded already or the preset has none)."""
 
     plan: SweepPlan
     spec: SweepSpec
@@ -44,7 +44,7 @@ class Sweep:
 
 def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Sweep:
     """Start Ray, open the parent run (``ending`` can then record an interruption), say what it will cost, and start
-    the raw-data baselines."""
+    the raw-data reference points."""
     init_ray(plan.address, plan.verbose)
     spec, resources = with_resources(plan)
     client = MlflowClient(plan.tracking_uri)
@@ -71,7 +71,7 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
 
 
 def baseline_grids(spec: SweepSpec, params: dict[str, str]) -> tuple[SweepSpec, ...]:
-    """The baseline grids the parent run says the sweep runs (``<baseline>_baseline`` params), on the grid it logged:
+    """The comparison grids the parent run says the sweep runs (``<baseline>_baseline`` params), on the grid it logged:
     a sweep recorded before its preset gained a baseline runs only those it recorded."""
     ran = [b for b in Baseline.all(spec.preset) if params.get(b.param) == "True"]
     return tuple(baseline_spec(logged_spec(spec, params), baseline) for baseline in ran)
@@ -114,7 +114,7 @@ def planned_cost(client: MlflowClient, exp_id: str, spec: SweepSpec, planned: in
 
 
 def start_baselines(recorded: dict[str, float], spec: SweepSpec, resources: dict[str, float]) -> ray.ObjectRef | None:
-    """The preset's raw-data baselines as a Ray task beside the trials, unless the parent run's ``recorded`` metrics
+    """The preset's raw-data reference points as a Ray task beside the trials, unless the parent run's ``recorded`` metrics
     have them already."""
     if spec.preset.baselines is None or any(k.startswith("baseline/") for k in recorded):
         return None
@@ -123,7 +123,7 @@ def start_baselines(recorded: dict[str, float], spec: SweepSpec, resources: dict
 
 
 def log_baselines(sweep: Sweep) -> None:
-    """The raw-data baselines on the parent run, once they are done (a Ctrl+C meanwhile cancels them)."""
+    """The raw-data reference points on the parent run, once they are done (a Ctrl+C meanwhile cancels them)."""
     if sweep.baselines is None:
         return
     try:
@@ -135,7 +135,7 @@ def log_baselines(sweep: Sweep) -> None:
 
 
 def keep_baselines(sweep: Sweep) -> None:
-    """What an interrupted sweep keeps of its raw-data baselines: logged when they are ready (a resumed sweep then
+    """What an interrupted sweep keeps of its raw-data reference points: logged when they are ready (a resumed sweep then
     skips them, a partial one reports them), else cancelled (a resumed sweep runs them again)."""
     if sweep.baselines is None:
         return
@@ -172,7 +172,7 @@ def fit(sweep: Sweep, ending: SweepEnding) -> Any | None:
 @dataclass(frozen=True)
 class CaughtUp:
     """What ran after the grid: checkpoints whose farm work was missing (lost to an interruption, or failed and tried
-    again), how many of those failed once more, and each baseline grid's Tune results (in ``Sweep.baseline_grids``'
+    again), how many of those failed once more, and each comparison grid's Tune results (in ``Sweep.baseline_grids``'
     order)."""
 
     checkpoints: int
@@ -182,7 +182,7 @@ class CaughtUp:
 
 def catch_up(sweep: Sweep, ending: SweepEnding) -> CaughtUp | None:
     """Attack the checkpoints left without their farm metrics (an interruption, an attack that raised), then run the
-    baseline grids one after the other, catching up on each one's checkpoints likewise; None when interrupted."""
+    comparison grids one after the other, catching up on each one's checkpoints likewise; None when interrupted."""
     client, exp_id, parent_id = sweep.client, sweep.exp_id, sweep.parent_id
     caught_up, failed = attack_missing(client, tracking.child_runs(client, exp_id, parent_id), sweep.farm) \
         if sweep.farm else (0, 0)

@@ -1,7 +1,7 @@
 """Learning curves of the front's strongest attackers (``python -m platform.attack SWEEP --learning-curve``).
 
 Per front trial, the strongest privacy attacker at its last checkpoint is refitted on 25, 50 and 100 % of its training
-records in a Ray task (attacks/learning_curve.py); the curve is logged at that checkpoint's step, its picture under
+records in a Ray task (attacks/audits/learning_curve.py); the curve is logged at that checkpoint's step, its picture under
 the run's ``attacks/``. A trial whose curve is already logged there is not run again.
 """
 from __future__ import annotations
@@ -15,10 +15,10 @@ import ray
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
-from attacks.learning_curve import LearningCurve, run_curve
-from attacks.learning_curve_plot import FILE_PREFIX, curve_png
+from attacks.audits.learning_curve import LearningCurve, run_curve
+from attacks.plots.learning_curve_plot import FILE_PREFIX, curve_png
+from core.numbers import readable
 from platform.results import tracking
-from platform.results.numbers import readable
 from platform.run.catch_up import checkpoints_of, trial_config, tune_checkpoint
 from platform.run.farm import FarmPlan, failure_line, metric_at, privacy_scores
 

@@ -19,7 +19,7 @@ import ray
 from ray.tune import ProgressReporter
 from ray.tune.experiment import Trial
 
-from platform.results.numbers import clock
+from platform.results.clock import clock
 from platform.run.interrupts import stop_requested
 
 HEARTBEAT_S = 60.0

@@ -13,8 +13,9 @@ from typing import Any
 from mlflow.tracking import MlflowClient
 from ray import tune
 
+from core.numbers import readable
 from platform.results import tracking
-from platform.results.numbers import clock, readable
+from platform.results.clock import clock
 from platform.run import storage as tune_storage
 from platform.run.farm import FarmPlan, FarmScheduler
 

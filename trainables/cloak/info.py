@@ -1,4 +1,4 @@
-"""Information a per-feature Gaussian mechanism removes from an image, and the uniform-Gaussian baseline
+"""Information a per-feature Gaussian mechanism removes from an image, and the uniform-matched Gaussian noise
 (docs/estimators.md#cloaks-information-removed).
 
 Estimator (a per-feature Gaussian-channel bound): feature i passes through x_i -> x_i + n_i, n_i ~ N(0, σ_i² + σ_q²),
@@ -12,7 +12,7 @@ keeps the raw input's information finite: the normaliser is Σ_i I_i(0), so
 
 The floor is a parameter (``info_floor`` in the trial config, default σ_q): the larger it is, the less the first, finest
 grey levels count, and the less a small uniform noise is credited with removing. Shifts (μ, the suppression values μ_s)
-carry no information about x and do not enter. The Gaussian baseline adds one σ
+carry no information about x and do not enter. The matched Gaussian noise adds one σ
 to every pixel, chosen by bisection so that it removes the same share of information as the Cloak it is compared with.
 """
 from __future__ import annotations

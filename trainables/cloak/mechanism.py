@@ -6,8 +6,8 @@ epochs train μ and ρ on L = −log mean_i σ_i² + λ·CE(f(x + r), y) with th
 values μ_s on CE only, with μ, ρ and b fixed. :func:`sift` — x_s = (x + r)∘b + μ_s∘(1 − b) — is the one transform
 training, evaluation, the attack farm and serving all use. Every epoch reports the target's accuracy on sifted test
 images (mean over noise draws), the information removed (the per-feature bound, :mod:`trainables.cloak.info`, and the
-paper's kNN estimate, :mod:`trainables.cloak.knn_info`), the Gaussian baselines at equal bound information and at equal
-accuracy (:mod:`trainables.cloak.baseline`), the fairness gaps and the distortion of the sifted test images
+paper's kNN estimate, :mod:`trainables.cloak.knn_info`), the matched Gaussian noise at equal bound information and at equal
+accuracy (:mod:`trainables.cloak.matched_noise`), the fairness gaps and the distortion of the sifted test images
 (``utility/squared_error``, ``utility/psnr``). Checkpoint epochs add the paper's own comparison:
 Cloak's noisy representation x + r (no suppression) against Gaussian noise at equal kNN information removed.
 """
@@ -23,15 +23,14 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from attacks.attackers.deep import DeepAttacker
+from attacks.audits.imputation import ImputationAttacker
 from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, ReferenceData
-from attacks.deep import DeepAttacker
-from attacks.imputation import ImputationAttacker
-from attacks.reference import ClassifierRecipe, reference_cache_dir
+from attacks.farm.reference import ClassifierRecipe, reference_cache_dir
 from core.data import Splits, default_data_root, get_dataset, load_mnist_test_population
 from core.image_quality import image_quality
 from core.metrics import balanced_accuracy, fairness_gaps, wilson_interval
 from core.training import batches, predict_logits
-from trainables.cloak.baseline import gaussian_release, matching_sigma
 from trainables.cloak.config import CloakConfig
 from trainables.cloak.info import (
     feature_variance,
@@ -39,6 +38,7 @@ from trainables.cloak.info import (
     matching_gaussian_sigma,
 )
 from trainables.cloak.knn_info import KnnInfoMeter, PrincipalAxes
+from trainables.cloak.matched_noise import gaussian_release, matching_sigma
 from trainables.cloak.target import (
     MNIST_TEST,
     LeNet5,
@@ -49,16 +49,16 @@ from trainables.cloak.target import (
     pad32,
     task_labels,
 )
-from trainables.figures import digit_thickness, save_release_grid
-from trainables.mechanism import Mechanism, pick_device
-from trainables.release_map import ReleaseMap
+from trainables.shared.figures import digit_thickness, save_release_grid
+from trainables.shared.mechanism import Mechanism, pick_device
+from trainables.shared.release_map import ReleaseMap
 
 NOISE_FIGURE = "noise_map.png"
 SIFTED_FIGURE = "sifted.png"
 INPUT_SHAPE = (1, 32, 32)
 MNIST_TRAIN = 60_000  # the target's training-set size (all of MNIST's training images)
 POLARISED = 0.1  # σ within 10% of M from 0 or from M counts as pushed to an end
-EQUAL_ACC = "baseline/gaussian_equal_acc"  # metric prefix of the Gaussian baseline at Cloak's accuracy
+EQUAL_ACC = "baseline/gaussian_equal_acc"  # metric prefix of the matched Gaussian noise at Cloak's accuracy
 EQUAL_INFO = "baseline/gaussian_equal_info"  # ... at the kNN information Cloak's noisy representation removes
 
 
@@ -195,7 +195,7 @@ def _gaussian_accuracy(target: nn.Module, split: Split, num_classes: int, draws:
 def evaluate_cloak(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, test: Split, variance: torch.Tensor,
                    knn: KnnInfoMeter, equal_accuracy: bool = True) -> tuple[dict[str, float], torch.Tensor]:
     """Utility, the image quality of one sifted draw (``utility/psnr``, ...), information removed (bound and kNN),
-    suppression ratio, the Gaussian baseline at equal bound information, with ``equal_accuracy`` the one at equal
+    suppression ratio, the matched Gaussian noise at equal bound information, with ``equal_accuracy`` the one at equal
     accuracy (a bisection) and the paper's comparison (:func:`noisy_against_gaussian`), and fairness on the test split."""
     device, n, k = test.x.device, cfg.num_classes, cfg.noise_draws
     gen = torch.Generator(device=device).manual_seed(cfg.seed + 7)
@@ -271,7 +271,7 @@ def noisy_against_gaussian(cfg: CloakConfig, cloak: CloakMap, target: nn.Module,
 
 
 def attack_equal_accuracy_baseline(cfg: CloakConfig, sigma: float, train: Split, test: Split) -> dict[str, float]:
-    """The farm's deep attacker, retrained on the Gaussian baseline's release at σ (thickness from 28×28 images)."""
+    """The farm's deep attacker, retrained on the matched Gaussian noise's release at σ (thickness from 28×28 images)."""
     gen = torch.Generator(device=train.x.device).manual_seed(cfg.seed + 3000)
     data = AttackInput(crop28(gaussian_release(train.x, sigma, gen)), train.thick,
                        crop28(gaussian_release(test.x, sigma, gen)), test.thick, num_classes=2)
@@ -304,7 +304,7 @@ class Cloak(Mechanism[CloakConfig]):
     """A trial's learned map, its two optimisers (noise μ, ρ; suppression values μ_s), the frozen target and the data.
 
     Epochs 1 .. ``perturbation_epochs`` train μ and ρ; the rest train μ_s with the mask fixed. Every epoch is
-    evaluated (the attack farm attacks the checkpoints); ``attack`` (checkpoint epochs) adds the Gaussian baseline at
+    evaluated (the attack farm attacks the checkpoints); ``attack`` (checkpoint epochs) adds the matched Gaussian noise at
     Cloak's accuracy and the deep attacker on its release.
     """
 
@@ -359,7 +359,7 @@ class Cloak(Mechanism[CloakConfig]):
         return metrics | {"train/phase": 1.0 if perturbing else 2.0}
 
     def evaluate(self, attack: bool) -> dict[str, float]:
-        """Every epoch in full; on checkpoint epochs (``attack``) also the Gaussian baselines at equal accuracy (with
+        """Every epoch in full; on checkpoint epochs (``attack``) also the matched Gaussian noise at equal accuracy (with
         the deep attacker on its release) and at the information Cloak's noisy representation removes."""
         cfg = self.cfg
         metrics, self.sifted_test = evaluate_cloak(cfg, self.cloak, self.target.model, self.test, self.variance, self.knn,
@@ -408,8 +408,8 @@ class Cloak(Mechanism[CloakConfig]):
     @classmethod
     def raw_baselines(cls, config: dict) -> dict[str, float]:
         """The target's accuracy on raw images (full MNIST test, plain, with its 95 % Wilson interval; the AMNIST test
-        subset, balanced), a deep thickness attacker on raw images: the PUT's two ends; and the imputation baseline
-        (:mod:`attacks.imputation`): thickness guessed from the digit the farm's attackers are given (``train_u``), or
+        subset, balanced), a deep thickness attacker on raw images: the PUT's two ends; and the imputation attacker
+        (:mod:`attacks.audits.imputation`): thickness guessed from the digit the farm's attackers are given (``train_u``), or
         the prior."""
         cfg = cls.typed(config)
         torch.set_num_threads(cfg.threads)

@@ -1,10 +1,16 @@
 """Networks of the ECO releaser (docs/mechanisms.md#on-eco-smart-meter-days-eco-eco-si): the 4 × 64 LSTM releaser and
-the LSTM classifiers of occupancy, over windows of L hours."""
+the LSTM classifiers of occupancy, over windows of L hours, and the adversary's factory."""
 from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
 
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+from core.data.eco_files import SI_FEATURES
+from trainables.eco.config import EcoConfig
 
 
 class LstmReleaser(nn.Module):
@@ -53,3 +59,13 @@ class LstmClassifier(nn.Module):
             flat = self.norm(flat)
         x = flat.view(x.shape)
         return self.head(self.lstm(x)[0]).transpose(1, 2)
+
+
+def adversary_net(cfg: EcoConfig) -> Callable[[int, int], LstmClassifier]:
+    """The adversary's architecture as a (number of classes, hidden width) factory (the deep attacker tunes the width)."""
+    return partial(lstm_classifier, 1 + SI_FEATURES * cfg.side_info, cfg.adversary_layers, cfg.window_hours)
+
+
+def lstm_classifier(features: int, layers: int, steps: int, num_classes: int, hidden: int) -> LstmClassifier:
+    """A fresh per-step LSTM classifier (module-level, so factories built from it pickle to Ray workers)."""
+    return LstmClassifier(features, num_classes, hidden=hidden, layers=layers, steps=steps)

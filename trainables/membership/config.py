@@ -73,7 +73,7 @@ class MembershipConfig(LocalData, MembershipAttacks):
         if self.lam == 0 and self.n <= self.p_x and self.model in lm.MODELS:
             yield problem("n", f"must be > p_x = {self.p_x} when lam = 0 (the fit is not unique)", self.n)
         # The bias correction of the Gaussian fit of p compared values, (n − p − 2)/(n − 1), needs n > p + 2 runs
-        # (attacks.kl_leakage.unbiased_symmetric_kl refuses fewer).
+        # (attacks.audits.kl_leakage.unbiased_symmetric_kl refuses fewer).
         if self.kl_view == "probes" and self.model != "tanh_net" and self.probes > self.p_x + 1:
             yield problem("probes", f"must be <= p_x + 1 = {self.p_x + 1} for a linear model (its outputs span p_x + 1 "
                                     "dimensions, so more probes have a singular covariance)", self.probes)

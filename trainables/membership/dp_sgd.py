@@ -7,7 +7,7 @@ multiplier is the one ``make_private_with_epsilon`` would pick for the target (�
 Carlo of ρ_KL trains hundreds of models with the same setting. ε = ∞ trains the same SGD (same lots, steps and
 step size) without clipping or noise: the matching non-private model.
 
-The one-run audit (trainables.membership.audit) trains on the members plus a random half of its canaries, so its
+The one-run audit (trainables.membership.canary_audit) trains on the members plus a random half of its canaries, so its
 training set's size is random; :class:`Sampling` fixes its sample rate, noise and gradient divisor in advance, those of
 the trial it audits, so that adding or removing one canary changes nothing but that canary's record.
 """

@@ -16,18 +16,18 @@ from functools import lru_cache
 import numpy as np
 import torch
 
+from attacks.attackers.membership import YeomAttacker
+from attacks.audits.kl_leakage import KlLeakage, unbiased_symmetric_kl
 from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, ReferenceData
-from attacks.kl_leakage import KlLeakage, unbiased_symmetric_kl
-from attacks.membership import YeomAttacker
-from attacks.reference import reference_cache_dir
+from attacks.farm.reference import reference_cache_dir
 from core.data import get_dataset
-from core.data.adult import AdultData, pca, project
+from core.data.adult_files import AdultData, pca, project
 from core.data.sets.adult import adult_records
 from core.metrics import balanced_accuracy
-from trainables.mechanism import Mechanism
-from trainables.membership import audit, models
+from trainables.membership import canary_audit, models
 from trainables.membership.config import MembershipConfig
 from trainables.membership.models import ModelSpec, PointRecipe
+from trainables.shared.mechanism import Mechanism
 
 
 def load_records(dataset: str, data_root: str) -> AdultData:
@@ -148,7 +148,7 @@ class Membership(Mechanism[MembershipConfig]):
     def train_epoch(self) -> dict[str, float]:
         """Fit the model on the members, its output noise (and DP-SGD's lots and noise) drawn from the seed; DP-SGD's
         accountant's ε at δ, its noise multiplier and, with ``audit_canaries``, the one-run audit's ε lower bound
-        (trainables.membership.audit) become ``leakage/dp/*`` metrics."""
+        (trainables.membership.canary_audit) become ``leakage/dp/*`` metrics."""
         d, spec, rng = self.data, ModelSpec.of(self.cfg), np.random.default_rng(self.cfg.seed)
         x, y = d.train_x[d.members], d.train_y[d.members]
         if spec.model != "dp_logistic":
@@ -161,7 +161,7 @@ class Membership(Mechanism[MembershipConfig]):
             self.privacy |= {"leakage/dp/epsilon": trained.epsilon, "leakage/dp/delta": self.cfg.delta}
         if self.cfg.audit_canaries:
             t0 = time.perf_counter()
-            found = audit.audit(x, y, spec.dp, self.theta, self.cfg.audit_canaries, self.cfg.audit_guess_share,
+            found = canary_audit.audit(x, y, spec.dp, self.theta, self.cfg.audit_canaries, self.cfg.audit_guess_share,
                                 self.cfg.seed)
             self.privacy |= found.logged() | {"time/dp_audit_s": time.perf_counter() - t0}
         return {}

@@ -26,9 +26,9 @@ import torch
 from torch import Tensor, nn
 
 from core.metrics import balanced_accuracy
-from trainables.mechanism import Mechanism
 from trainables.privatizer.gmm_config import PrivatizerGmmConfig, joint_us
-from trainables.tune_loop import epochs
+from trainables.shared.mechanism import Mechanism
+from trainables.shared.tune_loop import epochs
 
 PAIRS = torch.tensor([[0, 0], [0, 1], [1, 0], [1, 1]])  # component index c = 2u + s -> (u, s)
 

@@ -1,4 +1,4 @@
-"""The AMNIST privatizer (docs/mechanisms.md#privatizer) as a :class:`~trainables.mechanism.Mechanism`: a stochastic
+"""The AMNIST privatizer (docs/mechanisms.md#privatizer) as a :class:`~trainables.shared.mechanism.Mechanism`: a stochastic
 U-Net Q = U(X, Z) trained with the seed's squared privatizer loss against learned (or frozen) estimators.
 U = digit, S = thickness.
 
@@ -8,7 +8,7 @@ classifier on raw images). ``algorithm`` picks the seed's variant:
   2: φ is pre-trained on raw images and frozen, and the provider also reads the release with it: P(u|q) := P_φ(u|q);
   3: φ and the raw-data thickness classifier η are both frozen and applied to q; only the U-Net trains.
 Each privatizer step minimises (1−α)·[mean log P_φ(u|x)/P(u|q)]² + α·[mean log P_η(s|q)/P(s)]². Setup, checkpoints,
-the deep attacker and the farm's released splits are the releaser's (:mod:`trainables.image_game`), so the two
+the deep attacker and the farm's released splits are the releaser's (:mod:`trainables.shared.image_game`), so the two
 mechanisms' fronts compare.
 """
 from __future__ import annotations
@@ -21,16 +21,16 @@ from torch import nn
 from torch.nn import functional as F
 
 from attacks.base import CheckpointInputs, ReferenceData
-from attacks.reference import reference_cache_dir
+from attacks.farm.reference import reference_cache_dir
 from core.data import Split
 from core.image_quality import image_quality
 from core.nets import SmallCNN, StochasticUNet
 from core.training import batches, evaluate, fit_classifier, predict_logits
-from trainables.image_game import ImageGame, classifier_reference
 from trainables.privatizer.config import PrivatizerConfig
 from trainables.privatizer.gmm import privatizer_loss
 from trainables.privatizer.retrained import retrained_secret_term
-from trainables.release_map import release
+from trainables.shared.image_game import ImageGame, classifier_reference
+from trainables.shared.release_map import release
 
 
 def _picked(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:

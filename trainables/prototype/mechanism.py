@@ -4,11 +4,11 @@ release (docs/mechanisms.md#digit-prototype-baseline).
 
 It keeps the digit as well as a raw-data classifier reads it and hides everything else, including the stroke
 thickness, at the price of the distortion: its attacker reads what the digit alone says of the thickness (the farm's
-imputation baseline). On a front with only utility and privacy axes it is a corner no mechanism could beat; the
+imputation attacker). On a front with only utility and privacy axes it is a corner no mechanism could beat; the
 distortion axis is what tells it apart.
 
 The classifier is the data user's fixed classifier: the tuned CNN family fitted on the raw images of the attacker
-records, stored by their content, so a sweep fits it once for the raw-data baselines, this release and the data user.
+records, stored by their content, so a sweep fits it once for the raw-data reference points, this release and the data user.
 The class means are taken over the same records.
 """
 from __future__ import annotations
@@ -16,10 +16,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from attacks.deep import DeepAttacker, image_cnn
+from attacks.attackers.deep import DeepAttacker, image_cnn
 from core.nets import Standardized
-from trainables.image_game import FixedRelease
 from trainables.prototype.config import DigitPrototypeConfig
+from trainables.shared.image_game import FixedRelease
 
 CLASSIFIER = "fixed_utility"  # the data user's raw-trained classifier: the same fit, stored by content
 

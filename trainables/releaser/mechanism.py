@@ -1,4 +1,4 @@
-"""The α-MI releaser (docs/mechanisms.md#α-mi-releaser, Algorithm 1) as a :class:`~trainables.mechanism.Mechanism`.
+"""The α-MI releaser (docs/mechanisms.md#α-mi-releaser, Algorithm 1) as a :class:`~trainables.shared.mechanism.Mechanism`.
 
 Each iteration trains the adversary k times on fresh batches of the current release, the utility
 net once, then the releaser once on  L_R = E‖X − Y‖² + CE(utility(Y), U) + λ·Î_α(S;Y)/H_α(S)  (the paper's distortion:
@@ -15,13 +15,13 @@ import torch
 from torch.nn import functional as F
 
 from attacks.base import CheckpointInputs
-from attacks.reference import reference_cache_dir
+from attacks.farm.reference import reference_cache_dir
 from core.image_quality import image_quality, squared_error
 from core.nets import ConvReleaser, game_classifier
 from core.training import batches, evaluate, fit_classifier
-from trainables.alpha_mi import leakage_alpha_mi, normalised_alpha_mi
-from trainables.image_game import ImageGame, classifier_reference
 from trainables.releaser.config import ReleaserConfig
+from trainables.shared.alpha_mi import leakage_alpha_mi, normalised_alpha_mi
+from trainables.shared.image_game import ImageGame, classifier_reference
 
 NETWORKS = ("releaser", "adversary", "utility", "opt_r", "opt_a", "opt_u")  # a checkpoint's state, by name
 RESTART_SEED_STRIDE = 100_003  # a restarted adversary's weights: torch seed = seed + stride · (epochs done + 1)

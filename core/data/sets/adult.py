@@ -1,17 +1,17 @@
 """UCI Adult (census income), encoded features without the sex columns: S = sex (1 male), U = income > 50K.
 
-Features are core.data.adult's standardised numerics and one-hot categoricals; the two ``sex=`` columns are
+Features are core.data.adult_files's standardised numerics and one-hot categoricals; the two ``sex=`` columns are
 removed from x because they are S. The population is the training rows outside the n_train draw. The encoded files
 with every column are the load's source (:func:`adult_records`): the membership models read them there.
 """
 import numpy as np
 import torch
 
-from core.data.adult import AdultData, load_adult
+from core.data.adult_files import AdultData, load_adult
 from core.data.registry import Attribute, Dataset, LoadRequest, Split, Splits, draw
 
 SEX_COLUMNS = ("sex=Female", "sex=Male")
-FEATURES = 104 - len(SEX_COLUMNS)  # the encoding of core.data.adult has 104 columns
+FEATURES = 104 - len(SEX_COLUMNS)  # the encoding of core.data.adult_files has 104 columns
 
 
 def load(request: LoadRequest) -> Splits:

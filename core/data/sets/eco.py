@@ -1,7 +1,7 @@
 """ECO smart-meter windows (by default one per day: 24 hourly values): S = hourly occupancy (a binary label per hour),
 U = the consumption itself, SI = weekday and month.
 
-With a data folder the real ECO files are read (core.data.eco), without one the seeded synthetic stand-in
+With a data folder the real ECO files are read (core.data.eco_files), without one the seeded synthetic stand-in
 (core.data.eco_synthetic). x and u are the hourly mean power in W (a mechanism normalises x with the train
 split's statistics); si is the weekday one-hot then the month one-hot of a window's first hour. Train and test
 are whole (household, week) blocks, windowed inside each side (``window_hours`` every ``window_stride_hours``;
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from core.data.eco import HOURS, SI_FEATURES, EcoDays, EcoWindows, load_eco, split_days, window_days
+from core.data.eco_files import HOURS, SI_FEATURES, EcoDays, EcoWindows, load_eco, split_days, window_days
 from core.data.eco_synthetic import ECO_DAYS, synthetic_eco
 from core.data.registry import Attribute, Dataset, LoadRequest, Split, Splits, draw
 

@@ -1,0 +1,119 @@
+"""Is the attacker still learning? Its accuracy refitted on 25, 50 and 100 % of its training records
+(docs/attacks.md#is-the-attacker-still-learning).
+
+An attacker whose accuracy still rises with more records bounds leakage from below a second way: more data would
+likely make it stronger. ``learning_curve`` refits one attacker on nested, stratified parts of the released training
+split (the test split untouched) and scores each once; ``run_curve`` is its Ray task on a stored checkpoint.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, cast
+
+import numpy as np
+import torch
+from sklearn.model_selection import StratifiedKFold
+
+from attacks.attackers.registry import REGISTRY
+from attacks.base import Attacker, AttackInput, CheckpointInputs
+
+if TYPE_CHECKING:  # a checkpoint is only read here, so the curve runs without Ray installed
+    from ray import tune
+
+FRACTIONS = (0.25, 0.5, 1.0)  # quarters: the parts are one stratified fold, two, and the whole split
+FOLDS = 4
+
+
+def percent(fraction: float) -> int:
+    """A fraction as the whole percentage of metric names (``curve/25``)."""
+    return round(100 * fraction)
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """The attacker's balanced test accuracy with its 95 % interval after fitting on ``records`` training records."""
+
+    fraction: float
+    records: int
+    accuracy: float
+    ci_low: float
+    ci_high: float
+
+    @property
+    def percent(self) -> int:
+        """The fraction as a whole percentage, as in metric names."""
+        return percent(self.fraction)
+
+
+def still_learning(half: CurvePoint, full: CurvePoint) -> bool:
+    """The rule: an attacker is still learning when doubling its records from 50 to 100 % gains more accuracy than
+    the half-width of the 100 % accuracy's 95 % interval, (ci_high − ci_low) / 2."""
+    return full.accuracy - half.accuracy > (full.ci_high - full.ci_low) / 2
+
+
+@dataclass(frozen=True)
+class LearningCurve:
+    """One attacker's accuracy at each of :data:`FRACTIONS` of its training records, smallest first."""
+
+    attacker: str
+    points: tuple[CurvePoint, ...]
+
+    @property
+    def still_learning(self) -> bool:
+        """:func:`still_learning` of the last step (50 to 100 %)."""
+        return still_learning(self.points[-2], self.points[-1])
+
+    def logged(self) -> dict[str, float]:
+        """``attack/<name>/curve/<pct>`` with ``/ci_low``, ``/ci_high`` and ``/records``, and ``attack/<name>/still_learning``."""
+        prefix = f"attack/{self.attacker}"
+        metrics = {f"{prefix}/still_learning": float(self.still_learning)}
+        for p in self.points:
+            key = f"{prefix}/curve/{p.percent}"
+            metrics |= {key: p.accuracy, f"{key}/ci_low": p.ci_low, f"{key}/ci_high": p.ci_high,
+                        f"{key}/records": float(p.records)}
+        return metrics
+
+
+def nested_parts(s: torch.Tensor, seed: int) -> list[np.ndarray]:
+    """Indices of the training records in each of :data:`FRACTIONS`, sorted: the first k of four stratified folds
+    (shuffled with ``seed``), so each part holds every class in its share and contains the smaller parts.
+
+    Records with per-step labels [N, T] are stratified by their most frequent label.
+    """
+    key = (s if s.dim() == 1 else s.flatten(1).mode(dim=1).values).cpu().numpy()
+    folds = [test for _, test in StratifiedKFold(FOLDS, shuffle=True, random_state=seed).split(key, key)]
+    return [np.sort(np.concatenate(folds[: round(f * FOLDS)])) for f in FRACTIONS]
+
+
+def training_part(data: AttackInput, idx: np.ndarray) -> AttackInput:
+    """``data`` with only the training records ``idx`` (their release, S, U, raw inputs and side information)."""
+    rows = torch.as_tensor(idx)  # a CPU index selects on any device
+
+    def pick(t: torch.Tensor | None) -> torch.Tensor | None:
+        return None if t is None else t[rows]
+
+    return replace(data, train_x=data.train_x[rows], train_s=data.train_s[rows], train_u=pick(data.train_u),
+                   raw_train_x=pick(data.raw_train_x), train_si=pick(data.train_si))
+
+
+def learning_curve(attacker: Attacker, data: AttackInput, seed: int = 0) -> LearningCurve:
+    """Fit ``attacker`` afresh on each nested part of the training split (the whole split as given at 100 %) and score
+    each fit once on the unchanged test split."""
+    points = []
+    for fraction, idx in zip(FRACTIONS, nested_parts(data.train_s, seed), strict=True):
+        part = data if fraction == 1.0 else training_part(data, idx)
+        metrics = attacker.run(part).metrics
+        points.append(CurvePoint(fraction, len(idx), metrics["accuracy"], metrics["accuracy/ci_low"],
+                                 metrics["accuracy/ci_high"]))
+    return LearningCurve(attacker.name, tuple(points))
+
+
+def run_curve(load: Callable[[dict, str], CheckpointInputs], config: dict, checkpoint: tune.Checkpoint,
+              attacker: str) -> LearningCurve:
+    """Ray task: load the checkpoint's release (as the farm does), build the named attacker from the trial's config and
+    draw its learning curve, with the trial's seed choosing the parts."""
+    with checkpoint.as_directory() as directory:
+        inputs = load(config, directory)
+    built = cast(Attacker, REGISTRY[attacker].build(inputs.config, False))
+    return learning_curve(built, inputs.data, inputs.config.seed)
