@@ -212,14 +212,16 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--shifts", action="store_true", help="train with random shifts of up to 2 pixels")
     p.add_argument("--min-epochs", type=int, default=DEFAULT.min_epochs,
                    help=f"epochs before early stopping may end it (default {DEFAULT.min_epochs})")
+    p.add_argument("--max-epochs", type=int, default=DEFAULT.max_epochs,
+                   help=f"the epoch cap (default {DEFAULT.max_epochs})")
     p.add_argument("--records-factor", type=float, default=2.5,
                    help="the independent attacker trains on this many times the farm attacker's records (default 2.5)")
     p.add_argument("--records", type=records_list,
                    help="comma-separated record counts to release instead (e.g. 5000,12500,all), one row each")
     p.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
     args = p.parse_args()
-    if args.seeds < 1 or args.width < 1 or args.min_epochs < 0 or args.threads < 1 or args.records_factor <= 0:
-        p.error("--seeds, --width and --threads must be >= 1, --min-epochs >= 0, --records-factor > 0")
+    if min(args.seeds, args.width, args.threads, args.max_epochs) < 1 or args.min_epochs < 0 or args.records_factor <= 0:
+        p.error("--seeds, --width, --threads and --max-epochs must be >= 1, --min-epochs >= 0, --records-factor > 0")
     return args
 
 
@@ -236,7 +238,7 @@ def seeded_reading(fits: list[Reading], name: str) -> Reading:
 def main() -> None:
     args = parse_args()
     torch.set_num_threads(args.threads)
-    recipe = Recipe(args.net, args.width, args.shifts, args.min_epochs)
+    recipe = Recipe(args.net, args.width, args.shifts, args.min_epochs, max_epochs=args.max_epochs)
     client = MlflowClient(args.tracking_uri)
     exp_id, parent_id = tracking.find_sweep_parent(client, args.sweep)
     preset = presets()[client.get_run(parent_id).data.params["preset"]]
