@@ -168,23 +168,18 @@ def previous_farm(data, run_metrics: dict[str, float], seed: int) -> float:
     return max(scores + [w for w in ways if w is not None])
 
 
-def training_records(config: dict) -> int:
+def training_records(preset, config: dict) -> int:
     """Every training record of the trial's data set: the game's training split and the population outside it."""
-    from trainables.image_game import load_splits
-    from trainables.releaser.config import ReleaserConfig
-
-    cfg = ReleaserConfig.from_dict({k: v for k, v in config.items() if k in ReleaserConfig.model_fields})
-    splits = load_splits(cfg, population=True)
-    assert splits.population is not None  # asked for
-    return len(splits.train.x) + len(splits.population.x)
+    counts = preset.mechanism.data_counts(config)
+    return counts["train"] + counts["population"]
 
 
-def record_budgets(args: argparse.Namespace, farm_records: int, config: dict) -> list[int]:
+def record_budgets(args: argparse.Namespace, farm_records: int, preset, config: dict) -> list[int]:
     """The record counts to release for the independent attacker: ``--records`` (``all``: every training record), else
     ``--records-factor`` times the farm's."""
     if args.records is None:
         return [round(args.records_factor * farm_records)]
-    return [training_records(config) if r == "all" else int(r) for r in args.records]
+    return [training_records(preset, config) if r == "all" else int(r) for r in args.records]
 
 
 def records_list(text: str) -> list[str]:
@@ -255,7 +250,7 @@ def main() -> None:
         reported = m.get("attack/max/accuracy", float("nan"))
         low, high = m.get("attack/max/accuracy/ci_low", float("nan")), m.get("attack/max/accuracy/ci_high", float("nan"))
         before = previous_farm(preset.checkpoint_inputs(config, str(directory)).data, m, 0)
-        for records in record_budgets(args, farm_records, config):
+        for records in record_budgets(args, farm_records, preset, config):
             d = preset.checkpoint_inputs(config | {"attack_records": records}, str(directory)).data
             t0 = time.perf_counter()
             fits = [independent_accuracy(d.train_x.cpu(), d.train_s.cpu(), d.test_x.cpu(), d.test_s.cpu(), seed, recipe)
