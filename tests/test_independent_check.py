@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from attacks.deep import DeepAttacker
+from attacks.attackers.deep import DeepAttacker
 from trainables.noise.mechanism import NoiseBaseline
 
 REPO = Path(__file__).resolve().parents[1]
