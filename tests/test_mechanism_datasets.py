@@ -14,7 +14,7 @@ import torch
 
 from attacks.attackers.registry import REGISTRY
 from attacks.farm.checkpoint import check_needs
-from core.data import get_dataset, load_amnist, registry
+from core.data import get_dataset, load_amnist
 from core.data.adult_files import load_adult
 from core.data.eco_files import split_days, window_days
 from core.data.eco_synthetic import synthetic_eco
@@ -120,7 +120,6 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], list[LoadRequest]]
 
         wrapped = replace(entry, loader=loader)
         monkeypatch.setattr(importlib.import_module(f"core.data.sets.{name}"), "DATASET", wrapped)
-        monkeypatch.setitem(registry._REGISTRY, name, wrapped)
         return seen
 
     return spy

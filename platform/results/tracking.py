@@ -144,6 +144,8 @@ def tag_node(client: MlflowClient, run_id: str, tag: str, node_id: str | None) -
 
 def find_parent(client: MlflowClient, exp_id: str, sweep: str) -> str | None:
     """The parent run of sweep ``sweep`` in the experiment, if one exists."""
+    if "'" in sweep:  # MLflow's filter cannot quote it, and no sweep's name (preset-profile-time) holds one
+        return None
     runs = client.search_runs(
         [exp_id], filter_string=f"tags.`{TAG_SWEEP}` = '{sweep}' and tags.`{TAG_ROLE}` = 'sweep'", max_results=1
     )
