@@ -83,7 +83,8 @@ def fit_power_law(n: np.ndarray, y: np.ndarray, sigma: np.ndarray | None = None)
     return polish(n, y, sigma, grid_fit(n, y[None, :], weights)[0])
 
 
-def saturation(records: Sequence[float], accuracy: Sequence[float], half_widths: Sequence[float],
+def saturation(records: Sequence[float] | np.ndarray, accuracy: Sequence[float] | np.ndarray,
+               half_widths: Sequence[float] | np.ndarray,
                seed: int = 0) -> Saturation:
     """The power law's asymptote for accuracies measured at ``records`` (ascending), each with the half-width of its
     95 % interval; noise-free points (half-widths 0) give the exact fit with a zero-width interval."""
