@@ -50,8 +50,8 @@ class CurvePoint:
 
 
 def still_learning(half: CurvePoint, full: CurvePoint) -> bool:
-    """The rule: an attacker is still learning when doubling its records from 50 to 100 % gains more accuracy than
-    the half-width of the 100 % accuracy's 95 % interval, (ci_high − ci_low) / 2."""
+    """The rule: an attacker is still learning when doubling its records (the curve's last step: 50 to 100 %, or 100
+    to 200 %) gains more accuracy than the half-width of the larger part's 95 % interval, (ci_high − ci_low) / 2."""
     return full.accuracy - half.accuracy > (full.ci_high - full.ci_low) / 2
 
 
@@ -64,7 +64,7 @@ class LearningCurve:
 
     @property
     def still_learning(self) -> bool:
-        """:func:`still_learning` of the last step (50 to 100 %)."""
+        """:func:`still_learning` of the last step (50 to 100 %, or 100 to 200 % where drawn)."""
         return still_learning(self.points[-2], self.points[-1])
 
     @property

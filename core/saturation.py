@@ -1,5 +1,5 @@
 """Where a learning curve is heading: a power law a − b·n^(−c) fitted to accuracy against training records, with a
-95 % interval for its asymptote a (docs/attacks.md#how-far-from-saturation).
+95 % interval for its asymptote a (docs/attacks.md#is-the-attacker-still-learning).
 
 The fit weights each point by its own standard error; the interval is a parametric bootstrap (the fitted curve plus
 each point's noise, refitted). b ≥ 0 (more records never hurt on average) and c ∈ [C_MIN, C_MAX]: a smaller c would
