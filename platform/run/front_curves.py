@@ -33,7 +33,7 @@ def start_front_curves(client: MlflowClient, exp_id: str, parent_id: str, preset
     pending = start_curves(client, runs, farm, available_records(preset, config))
     if pending:
         print(f"learning curves: refitting the strongest attacker of {len(pending)} front point(s) on parts of its "
-              "records, beside the baseline grids (off: --no-learning-curve)", flush=True)
+              "records, as Ray tasks beside whatever runs next (off: --no-learning-curve)", flush=True)
     return pending
 
 
