@@ -27,6 +27,7 @@ from platform.results.summary import SweepSummary, format_summary
 from platform.run import preflight
 from platform.run.catch_up import attack_missing, missing_checkpoints
 from platform.run.farm import FarmPlan
+from platform.run.front_curves import stored_available
 from platform.run.learning_curves import draw_curves
 from platform.run.tuner import init_ray
 from search_spaces import Preset
@@ -43,7 +44,8 @@ def run(argv: list[str] | None = None) -> int:
     p.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite:///<cwd>/mlflow.db)")
     p.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
     p.add_argument("--learning-curve", action="store_true",
-                   help="also refit each front trial's strongest attacker on 25/50/100%% of its training records")
+                   help="also refit each front trial's strongest attacker on 25/50/100%% of its training records "
+                        "(200%% where the data set holds them) and fit where it saturates")
     args = p.parse_args(argv)
     preflight.check_not_empty(args, "attackers", "tracking_uri", "address")
     if args.address:  # a bad address is refused before the store is read (init_ray connects to it later)
@@ -94,7 +96,8 @@ def learning_curves(client: MlflowClient, parent_id: str, preset: Preset, summar
                     tracking_uri: str) -> int:
     """Draw the learning curves of the front's trials and rewrite the sweep's report; returns how many failed."""
     front = summary.trials.loc[summary.front, "run_id"] if summary.front.any() else []
-    drawn, failed = draw_curves(client, [client.get_run(run_id) for run_id in front], plan)
+    runs = [client.get_run(run_id) for run_id in front]
+    drawn, failed = draw_curves(client, runs, plan, stored_available(preset, runs))
     print(f"drew {drawn} learning curve(s) of the front's strongest attackers", flush=True)
     print(f"report: {write_sweep_report(client, parent_id, preset, summary, tracking_uri)}", flush=True)
     return failed

@@ -120,12 +120,20 @@ def privacy_attackers(names: list[str]) -> list[str]:
     return names
 
 
-def audit_records(preset: Preset, config: dict[str, Any], records: int | None) -> AttackInput:
+def audit_records(preset: Preset, config: dict[str, Any], records: int | None, asked: bool = True) -> AttackInput:
     """The unreleased records of the audit: ``records`` to fit on (default: as many as the point's attackers trained
-    on) and the test split; a UsageError where the preset names none or the data set holds too few."""
+    on) and the test split; a UsageError where the preset names none or the data set holds too few. Unless ``asked``
+    (``--records``), a count past the records the game never saw is lowered to all of them, and said so: a point
+    registered at the full budget counts the game's own training records, which an outside auditor does not hold."""
     if preset.audit_input is None:
         raise UsageError(f"preset {preset.name!r} ({preset.mechanism_name}) names no records to audit its release with")
-    records = records or preset.data_counts(config).get("attacker_records")
+    counts = preset.data_counts(config)
+    records = records or counts.get("attacker_records")
+    outside = counts.get("attacker_records_outside")
+    if not asked and records is not None and outside and records > outside:
+        print(f"the point's attackers trained on {records:,} records, {records - outside:,} of them the game's own: the "
+              f"audit fits on all {outside:,} records the game never saw", flush=True)
+        records = outside
     if records is None:
         raise UsageError("the point records nowhere how many records its attackers trained on: pass --records N")
     served_audit.check_records(records, served_audit.MIN_RECORDS)  # before any data is read (the test split is checked once read)
@@ -192,7 +200,9 @@ def run(argv: list[str] | None = None) -> int:
     p.add_argument("--model", help="the registered point: NAME/VERSION, or NAME (the version the service serves); "
                                    "default: the one point the service serves")
     p.add_argument("--records", type=int, help=f"records to fit the attackers on, at least {served_audit.MIN_RECORDS} "
-                                                "(default: as many as the recorded strongest attacker trained on)")
+                                                "(default: as many as the recorded strongest attacker trained on, "
+                                                "which platform.select sets to every record outside the test split, at "
+                                                "most every record the game never saw)")
     p.add_argument("--attackers", help="comma-separated attackers (default: the preset's privacy attackers)")
     p.add_argument("--batch", type=int, default=Limits.max_batch, help="most samples per request (halved on a 413)")
     p.add_argument("--seed", type=int, default=0, help="the first request's seed (the next add their first sample's index)")
@@ -222,7 +232,7 @@ def run(argv: list[str] | None = None) -> int:
         raise UsageError(f"{point_id}: {first_line(exc)}") from None
     record = served_audit.recorded(version.tags or {}, MAX_METRIC)
     attackers = chosen or list(preset.privacy_attackers)
-    held = audit_records(preset, point.config, args.records or record.records)
+    held = audit_records(preset, point.config, args.records or record.records, asked=args.records is not None)
     records, sent = len(held.train_x), len(held.train_x) + len(held.test_x)
     served_audit.check_records(records, len(held.test_x))
     print(f"auditing {point_id} ({preset.name}, {preset.mechanism_name}) at {url}: recorded {MAX_METRIC} "

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 from mlflow.tracking import MlflowClient
 
-from core.commands import command
+from core.commands import command, python_module
 from core.messages import first_line
 from core.numbers import readable
 from platform.figures.game_curves import log_game_curves
@@ -97,6 +97,10 @@ def publish_sweep(sweep: Sweep, results: Any, caught_up: CaughtUp, ending: Sweep
                                 status="FINISHED" if complete else "KILLED")
     print(f"report: {report}", flush=True)
     print(where_to_look(sweep), flush=True)
+    if caught_up.curve_failures:
+        print(f"error: {caught_up.curve_failures} learning curve(s) failed (the lines above say why; "
+              f"{python_module('platform.attack', sweep.plan.name, '--learning-curve')} draws them again)",
+              file=sys.stderr, flush=True)
     if caught_up.farm_failures:
         print(f"error: {caught_up.farm_failures} checkpoint attack(s) failed (tag putlab.farm_error on their runs; "
               "--resume tries them again)", file=sys.stderr, flush=True)

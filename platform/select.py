@@ -4,6 +4,10 @@ Choose by a privacy constraint (``--max-attack 0.6``: the best utility among fin
 scores at most 0.6) or by ``--trial`` (a trial id or run name). The trial's last checkpoint, its config and metrics are
 logged under ``operating_point/<id>/`` on its MLflow run and registered as a new version of a registered model, tagged with
 what was chosen and why, so the MLflow UI shows what is deployed. ``serve.app`` loads registered versions.
+
+Before it registers, the chosen checkpoint is attacked again by the preset's privacy attackers trained on the release
+of every record the data set holds outside its test split (``platform.run.full_budget``): that number is registered as
+the point's ``attack/max/accuracy``, the sweep's own beside it as ``attack/max/sweep_accuracy``.
 """
 from __future__ import annotations
 
@@ -34,6 +38,8 @@ from platform.results.pareto import Axis
 from platform.results.summary import trials_table
 from platform.run import preflight
 from platform.run import storage as tune_storage
+from platform.run.farm import MAX_METRIC
+from platform.run.full_budget import FullBudget, attack_full_budget, budget
 from search_spaces import Preset
 from serve.points import POINT_DIR, POINT_FILE, PRESET_TAG
 
@@ -80,11 +86,13 @@ def point_metrics(row: pd.Series) -> dict[str, float]:
 
 
 def register(client: MlflowClient, model_name: str, preset: Preset, choice: Choice, checkpoint: str,
-             config: dict, preset_file: str | None = None) -> ModelVersion:
+             config: dict, preset_file: str | None = None, full: FullBudget | None = None) -> ModelVersion:
     """Log the checkpoint (a local path or a storage URI) and a point description on the trial's run, then register
-    them as a new model version (``preset_file``: where a preset from outside putlab lies, for serving)."""
+    them as a new model version (``preset_file``: where a preset from outside putlab lies, for serving; ``full``: the
+    privacy at the full budget, registered as the point's, the sweep's number beside it)."""
     run_id, preset_name = choice.row["run_id"], preset.name
     metrics = point_metrics(choice.row)
+    metrics = full.registered(metrics) if full is not None else metrics
     point = {"preset": preset_name, "mechanism": preset.mechanism_name, "config": config, "metrics": metrics,
              "trial_id": choice.row["trial_id"], "run_name": choice.row["name"], "reason": choice.reason}
     point |= {"preset_file": preset_file} if preset_file else {}
@@ -112,6 +120,32 @@ def register(client: MlflowClient, model_name: str, preset: Preset, choice: Choi
         raise
 
 
+def check_still_within(full: FullBudget, max_attack: float | None) -> None:
+    """Say so when the point met ``--max-attack`` at the sweep's budget but not at the full one (it is still
+    registered: the registry records both numbers)."""
+    if max_attack is not None and full.accuracy > max_attack:
+        print(f"warning: at the full budget the point's {MAX_METRIC} {full.accuracy:.4f} is above --max-attack "
+              f"{max_attack:g}, which it met at the sweep's budget", flush=True)
+
+
+def full_budget(args: argparse.Namespace, preset: Preset, config: dict, checkpoint: str, choice: Choice) -> FullBudget | None:
+    """The chosen checkpoint's privacy at the full budget (``--attack-records``, else every record outside the test
+    split); None, said why, with ``--sweep-budget``, for a preset without a farm or whose data counts name no total."""
+    if args.sweep_budget or preset.checkpoint_inputs is None:
+        return None
+    records = budget(preset, config, args.attack_records)
+    if records is None:
+        print(f"preset {preset.name!r} does not say how many records its data set holds: the sweep's privacy number is "
+              "registered (--attack-records N attacks again on N)", flush=True)
+        return None
+    why = ("--attack-records" if args.attack_records is not None
+           else "every record outside the test split; fewer: --attack-records N, none: --sweep-budget")
+    full = attack_full_budget(preset, config, checkpoint, choice.row, records, why)
+    print(full.line(point_metrics(choice.row)), flush=True)
+    check_still_within(full, args.max_attack)
+    return full
+
+
 def run(argv: list[str] | None = None) -> int:
     """Choose and register; returns the exit code."""
     p = argparse.ArgumentParser(prog="python -m platform.select", description=__doc__.splitlines()[0])
@@ -121,9 +155,17 @@ def run(argv: list[str] | None = None) -> int:
     how.add_argument("--trial", help="a trial id or run name of the sweep")
     p.add_argument("--name", help="registered model name (default: putlab-<preset>)")
     p.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite:///<cwd>/mlflow.db)")
+    budget_group = p.add_mutually_exclusive_group()
+    budget_group.add_argument("--attack-records", type=int, metavar="N",
+                              help="train the full-budget attackers on the release of N records (default: every record "
+                                   "the data set holds outside its test split)")
+    budget_group.add_argument("--sweep-budget", action="store_true",
+                              help="register the sweep's own privacy number (its farm's budget) without attacking again")
     args = p.parse_args(argv)
     silence()
     preflight.check_not_empty(args, "tracking_uri")
+    if args.attack_records is not None and args.attack_records < 1:
+        raise UsageError(f"--attack-records must be at least 1 (got {args.attack_records})")
     if args.name is not None and not MODEL_NAME.fullmatch(args.name):
         raise UsageError(f"--name {args.name!r} is not a usable model name: letters, digits, '.', '_', '-' "
                          "(it is part of the service's URL), at most 100 characters")
@@ -141,8 +183,9 @@ def run(argv: list[str] | None = None) -> int:
     if not checkpoint or not tune_storage.exists(tune_storage.join(checkpoint, "state.pt")) or not tune_storage.exists(params):
         raise UsageError(f"the checkpoint of trial {choice.row['name']} is missing: {checkpoint}")
     config = parse_json(tune_storage.read_text(params), dict[str, Any], f"the trial's stored config {params}")
+    full = full_budget(args, preset, config, checkpoint, choice)
     version = register(client, args.name or f"putlab-{preset.name}", preset, choice, checkpoint, config,
-                       sweep_params.get("preset_file"))
+                       sweep_params.get("preset_file"), full)
     print(f"registered {version.name} version {version.version}: {version.description}", flush=True)
     command = python_module("serve", "--tracking-uri", client.tracking_uri, "--models", f"{version.name}/{version.version}")
     print(f"serve it: {command}")

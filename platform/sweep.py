@@ -74,6 +74,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--no-baseline", action="store_true",
                    help="skip the comparison grids a preset runs beside its own and draws on its front (amnist, "
                         "amnist-privatizer: Gaussian noise, the stroke redraw and the digit prototype)")
+    p.add_argument("--learning-curve", action=argparse.BooleanOptionalAction, default=None,
+                   help="refit every front point's strongest attacker on 25/50/100/200%% of its records and fit where "
+                        "it saturates, beside the baseline grids (default: on, off in the smoke profile)")
     p.add_argument("--yes", action="store_true",
                    help=f"run a sweep of more than {preflight.CONFIRM_TRIALS} trials (refused without it)")
     p.add_argument("-v", "--verbose", action="store_true",
@@ -142,7 +145,13 @@ def plan_sweep(args: argparse.Namespace) -> SweepPlan:
     return SweepPlan(spec, attackers, name, tracking_uri, args.experiment or f"putlab-{spec.preset.name}", storage,
                      preset_file, args.search, args.samples, bool(spec.preset.baseline) and not args.no_baseline,
                      args.resume is not None, args.address, args.gpus_per_trial, args.max_concurrent, args.max_failures,
-                     args.verbose, tuple(options.items()))
+                     args.verbose, learning_curves(args.learning_curve, spec.profile), tuple(options.items()))
+
+
+def learning_curves(asked: bool | None, profile: str) -> bool:
+    """Whether the sweep draws its front points' learning curves: as asked, else in every profile but the smoke one
+    (whose seconds-long check they would outlast)."""
+    return asked if asked is not None else profile != "smoke"
 
 
 def check_newest_unfinished(client: MlflowClient, experiment: str, storage: str, name: str, preset: str,

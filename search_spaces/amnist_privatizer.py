@@ -24,7 +24,8 @@ PRESET = Preset(
         ),
         "quick": Profile(
             description="minutes on 2 CPUs: the releaser's quick data and attackers (2,000 / 1,000 images, attackers "
-                        "on releases of 5,000 records), 4 epochs (attacked at the end), 10 estimator steps at 3× the "
+                        "on releases of 5,000 records: a 5,000-record lower bound), 4 epochs (attacked at the end), 10 "
+                        "estimator steps at 3× the "
                         "U-Net's Adam step per privatizer step (so a retrained attacker's secret term falls with α, "
                         "docs/mechanisms.md#privatizer), 10 trials",
             config={"n_train": 2000, "n_test": 1000, "epochs": 4, "checkpoint_every": 4, "estimator_steps": 10,
@@ -33,8 +34,9 @@ PRESET = Preset(
             optuna_samples=10,
         ),
         "paper": Profile(
-            description="full AMNIST (28,476 / 4,681 images), α every 0.1 and near 1, all three algorithms, the quick "
-                        "profile's estimator schedule, for a GPU cluster",
+            description="full AMNIST (28,476 / 4,681 images), attackers on the release of all 28,476 training records, "
+                        "α every 0.1 and near 1, all three algorithms, the quick profile's estimator schedule, for a "
+                        "GPU cluster",
             config={"n_train": None, "n_test": None, "epochs": 30, "attack_epochs": 100, "attack_search": "full", "width": 32,
                     "pretrain_epochs": 3, "checkpoint_every": 5, "estimator_steps": 10, "estimator_lr": 3e-3},
             grid={"alpha": [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 0.95, 0.99, 1.0], "algorithm": [1, 2, 3]},

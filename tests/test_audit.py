@@ -276,7 +276,8 @@ def test_an_honest_point_passes_and_a_weaker_one_served_under_its_name_fails(tmp
         shutil.copy(tmp_path / "mlflow.db", tmp_path / "swapped.db")
         for uri, trial in ((honest, "sigma=1"), (swapped, "sigma=0")):
             chosen = subprocess.run([sys.executable, "-m", "platform.select", "putlab-noise", "--trial", trial,
-                                     "--tracking-uri", uri], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+                                     "--sweep-budget", "--tracking-uri", uri],
+                                    cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
             assert chosen.returncode == 0 and "registered putlab-noise version 1" in chosen.stdout, chosen.stderr
 
         server, base = start_service(tmp_path, env, tracking_uri=honest, log_name="honest.log")

@@ -59,6 +59,24 @@ def test_a_secret_read_off_one_feature_saturates_early() -> None:
     assert curve.logged()["attack/knn/still_learning"] == 0.0
 
 
+def test_twice_the_budget_adds_a_200_point_on_the_same_test_split() -> None:
+    # 2,400 records given, a budget of 1,200: the 25/50/100 % parts come from the first 1,200 only (the farm's own
+    # records), 200 % is all of them; the 100 % point is the plain curve's on those 1,200 records.
+    data = split(cells=8, n_train=2400)
+    curve = learning_curve(KnnAttacker(), data, budget=1200)
+    assert [p.records for p in curve.points] == [300, 600, 1200, 2400] and curve.points[-1].percent == 200
+    first = AttackInput(data.train_x[:1200], data.train_s[:1200], data.test_x, data.test_s, num_classes=2)
+    plain = learning_curve(KnnAttacker(), first)
+    assert [p.accuracy for p in curve.points[:3]] == [p.accuracy for p in plain.points]
+    assert curve.points[3].accuracy > curve.points[2].accuracy  # the fine board keeps rising
+    assert "attack/knn/curve/200" in curve.logged() and curve.saturation.estimate is not None
+    last = curve.points[-1]
+    assert curve.saturation.estimate >= last.accuracy - (last.ci_high - last.ci_low) / 2
+    # a budget whose double the data do not hold: no 200 % point
+    assert [p.records for p in learning_curve(KnnAttacker(), split(cells=8, n_train=2000), budget=1200).points] == [
+        300, 600, 1200]
+
+
 def test_parts_are_nested_stratified_and_seeded() -> None:
     s = torch.tensor([0] * 300 + [1] * 100 + [2] * 40)  # imbalanced classes
     quarter, half, whole = nested_parts(s, seed=3)
@@ -93,7 +111,11 @@ def test_the_rule_at_its_boundary(high: float, learning: bool) -> None:
     assert still_learning(half, full) is learning
     curve = LearningCurve("deep", (CurvePoint(0.25, 25, 0.5, 0.25, 0.75), half, full))
     assert curve.still_learning is learning
-    assert curve.logged() == {
+    logged = curve.logged()
+    fitted = {k: logged.pop(k) for k in list(logged) if k.startswith("attack/deep/saturation")}
+    assert fitted == curve.saturation.logged("attack/deep/saturation") and set(fitted) == {
+        "attack/deep/saturation", "attack/deep/saturation/ci_low", "attack/deep/saturation/ci_high"}
+    assert logged == {
         "attack/deep/still_learning": float(learning),
         "attack/deep/curve/25": 0.5, "attack/deep/curve/25/ci_low": 0.25, "attack/deep/curve/25/ci_high": 0.75,
         "attack/deep/curve/25/records": 25.0,
@@ -109,6 +131,9 @@ def test_the_report_reads_a_runs_curves_and_the_picture_is_a_png() -> None:
     (row,) = learning_curves(curve.logged() | {"attack/deep/accuracy": 0.7, "attack/max/accuracy": 0.7})
     assert row["attacker"] == "deep" and row["still_learning"]
     assert row["points"][2] == {"value": 0.75, "low": 0.5, "high": 0.875}
+    assert row["points"][3] == {"value": None, "low": None, "high": None}  # no 200 % point drawn
+    fitted = curve.saturation
+    assert row["saturation"] == {"value": fitted.estimate, "low": fitted.ci_low, "high": fitted.ci_high}
     assert curve_png(curve, "sigma=1, checkpoint 2")[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -138,9 +163,13 @@ def test_platform_attack_draws_the_fronts_learning_curves(workdir: Path, ray_tmp
         winner = run.data.tags["putlab.strongest_attacker"]
         metrics = run.data.metrics
         assert metrics[f"attack/{winner}/still_learning"] in (0.0, 1.0)
-        for pct in (25, 50, 100):
+        for pct in (25, 50, 100, 200):  # AMNIST holds twice the smoke trial's records outside its test split
             low, high = metrics[f"attack/{winner}/curve/{pct}/ci_low"], metrics[f"attack/{winner}/curve/{pct}/ci_high"]
             assert low <= metrics[f"attack/{winner}/curve/{pct}"] <= high
+        assert metrics[f"attack/{winner}/curve/200/records"] == 2 * metrics[f"attack/{winner}/curve/100/records"]
+        assert metrics["attack/max/saturation"] == metrics[f"attack/{winner}/saturation"]
+        half = (metrics[f"attack/{winner}/curve/200/ci_high"] - metrics[f"attack/{winner}/curve/200/ci_low"]) / 2
+        assert metrics["attack/max/saturation"] >= metrics[f"attack/{winner}/curve/200"] - half - 1e-12
         pngs = [a.path for a in client.list_artifacts(run.info.run_id, "attacks")]
         assert any(re.search(rf"epoch\d+_learning_curve_{winner}\.png$", p) for p in pngs), pngs
     written = re.search(r"report: (\S+)", first.stdout)

@@ -123,7 +123,7 @@ def test_sweep_uses_both_workers_and_survives_losing_one(cluster, tmp_path: Path
                               cwd=REPO, env=head.env, capture_output=True, text=True, timeout=600)
     assert attacked.returncode == 0, attacked.stderr[-3000:]
     assert f"attacked {EPOCHS * len(LAMBDAS)} checkpoint(s)" in attacked.stdout, attacked.stdout[-3000:]
-    selected = subprocess.run([sys.executable, "-m", "platform.select", "putlab-amnist", "--max-attack", "1",
+    selected = subprocess.run([sys.executable, "-m", "platform.select", "putlab-amnist", "--max-attack", "1", "--sweep-budget",
                                "--tracking-uri", tracking_uri], cwd=REPO, env=head.env, capture_output=True, text=True,
                               timeout=300)
     assert selected.returncode == 0 and "registered putlab-amnist version 1" in selected.stdout, selected.stderr[-3000:]

@@ -164,8 +164,8 @@ def test_example_sweep_runs_the_whole_farm_in_ray_workers(tmp_path: Path) -> Non
                            text=True, timeout=300)
     assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
     chosen = subprocess.run([sys.executable, "-m", "platform.select", parent.info.run_id, "--max-attack", "1",
-                             "--tracking-uri", f"sqlite:///{tmp_path / 'mlflow.db'}"], cwd=REPO, env=sweep_env(),
-                            capture_output=True, text=True, timeout=300)
+                             "--sweep-budget", "--tracking-uri", f"sqlite:///{tmp_path / 'mlflow.db'}"], cwd=REPO,
+                            env=sweep_env(), capture_output=True, text=True, timeout=300)
     assert chosen.returncode == 0, chosen.stdout[-2000:] + chosen.stderr[-2000:]
     (info,) = list_points(client).values()  # what the release service loads: the preset file, by its stored path
     released = load_point(client, info, torch.device("cpu")).release(torch.rand(3, 1, 28, 28), seed=5)

@@ -39,7 +39,7 @@ READ_TIMEOUT_S = 5  # the fixture's service gives a request body this long to ar
 
 def select(workdir: Path, *args: str) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "platform.select", "putlab-amnist", "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}",
-           *args]
+           "--sweep-budget", *args]  # serving is under test here: the sweep's privacy numbers, not a full-budget attack
     return subprocess.run(cmd, cwd=REPO, env=sweep_env(), capture_output=True, text=True, timeout=120)
 
 

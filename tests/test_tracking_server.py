@@ -80,7 +80,8 @@ def test_team_server_with_postgres_and_auth(server, tmp_path: Path, monkeypatch:
     assert out.returncode == 0, out.stderr[-3000:]
     assert f"MLflow: open {url}/#/experiments/" in out.stdout and "mlflow ui" not in out.stdout
 
-    selected = cli("platform.select", "putlab-amnist", "--max-attack", "1", "--tracking-uri", url, env=env, cwd=tmp_path)
+    selected = cli("platform.select", "putlab-amnist", "--max-attack", "1", "--sweep-budget", "--tracking-uri", url,
+                   env=env, cwd=tmp_path)
     assert selected.returncode == 0, selected.stderr[-3000:]
     compared = cli("platform.compare", "putlab-amnist", "--tracking-uri", url, env=env, cwd=tmp_path)
     assert compared.returncode == 0 and "hypervolume" in compared.stdout, compared.stderr[-3000:]

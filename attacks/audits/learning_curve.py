@@ -1,9 +1,10 @@
-"""Is the attacker still learning? Its accuracy refitted on 25, 50 and 100 % of its training records
-(docs/attacks.md#is-the-attacker-still-learning).
+"""Is the attacker still learning? Its accuracy refitted on 25, 50 and 100 % of its training records, and on 200 %
+where the data set holds that many records outside its test split (docs/attacks.md#is-the-attacker-still-learning).
 
 An attacker whose accuracy still rises with more records bounds leakage from below a second way: more data would
 likely make it stronger. ``learning_curve`` refits one attacker on nested, stratified parts of the released training
-split (the test split untouched) and scores each once; ``run_curve`` is its Ray task on a stored checkpoint.
+split (the test split untouched) and scores each once, and fits where the curve is heading
+(:func:`core.saturation.saturation`); ``run_curve`` is its Ray task on a stored checkpoint.
 """
 from __future__ import annotations
 
@@ -17,11 +18,13 @@ from sklearn.model_selection import StratifiedKFold
 
 from attacks.attackers.registry import REGISTRY
 from attacks.base import Attacker, AttackInput, CheckpointInputs
+from core.saturation import Saturation, saturation
 
 if TYPE_CHECKING:  # a checkpoint is only read here, so the curve runs without Ray installed
     from ray import tune
 
 FRACTIONS = (0.25, 0.5, 1.0)  # quarters: the parts are one stratified fold, two, and the whole split
+DOUBLED = 2.0  # the point past the attacker's own budget: twice its records, where the data set holds them
 FOLDS = 4
 
 
@@ -47,8 +50,8 @@ class CurvePoint:
 
 
 def still_learning(half: CurvePoint, full: CurvePoint) -> bool:
-    """The rule: an attacker is still learning when doubling its records from 50 to 100 % gains more accuracy than
-    the half-width of the 100 % accuracy's 95 % interval, (ci_high − ci_low) / 2."""
+    """The rule: an attacker is still learning when doubling its records (the curve's last step: 50 to 100 %, or 100
+    to 200 %) gains more accuracy than the half-width of the larger part's 95 % interval, (ci_high − ci_low) / 2."""
     return full.accuracy - half.accuracy > (full.ci_high - full.ci_low) / 2
 
 
@@ -61,13 +64,20 @@ class LearningCurve:
 
     @property
     def still_learning(self) -> bool:
-        """:func:`still_learning` of the last step (50 to 100 %)."""
+        """:func:`still_learning` of the last step (50 to 100 %, or 100 to 200 % where drawn)."""
         return still_learning(self.points[-2], self.points[-1])
 
+    @property
+    def saturation(self) -> Saturation:
+        """The power law's asymptote through the curve's points, with its 95 % interval (or why there is none)."""
+        return saturation([p.records for p in self.points], [p.accuracy for p in self.points],
+                          [(p.ci_high - p.ci_low) / 2 for p in self.points])
+
     def logged(self) -> dict[str, float]:
-        """``attack/<name>/curve/<pct>`` with ``/ci_low``, ``/ci_high`` and ``/records``, and ``attack/<name>/still_learning``."""
+        """``attack/<name>/curve/<pct>`` with ``/ci_low``, ``/ci_high`` and ``/records``, ``attack/<name>/still_learning``
+        and, where the fit gives one, ``attack/<name>/saturation`` with ``/ci_low`` and ``/ci_high``."""
         prefix = f"attack/{self.attacker}"
-        metrics = {f"{prefix}/still_learning": float(self.still_learning)}
+        metrics = {f"{prefix}/still_learning": float(self.still_learning)} | self.saturation.logged(f"{prefix}/saturation")
         for p in self.points:
             key = f"{prefix}/curve/{p.percent}"
             metrics |= {key: p.accuracy, f"{key}/ci_low": p.ci_low, f"{key}/ci_high": p.ci_high,
@@ -97,12 +107,18 @@ def training_part(data: AttackInput, idx: np.ndarray) -> AttackInput:
                    raw_train_x=pick(data.raw_train_x), train_si=pick(data.train_si))
 
 
-def learning_curve(attacker: Attacker, data: AttackInput, seed: int = 0) -> LearningCurve:
-    """Fit ``attacker`` afresh on each nested part of the training split (the whole split as given at 100 %) and score
-    each fit once on the unchanged test split."""
+def learning_curve(attacker: Attacker, data: AttackInput, seed: int = 0, budget: int | None = None) -> LearningCurve:
+    """Fit ``attacker`` afresh on each nested part of the training split and score each fit once on the unchanged test
+    split. ``budget``: the attacker's own records (100 %), the first of ``data``'s, when ``data`` holds twice as many
+    (200 %, its whole training split); None: the whole split is 100 %."""
+    n = budget or len(data.train_s)
+    fractions: tuple[float, ...] = FRACTIONS
+    parts = nested_parts(data.train_s[:n], seed)
+    if len(data.train_s) >= 2 * n:
+        fractions, parts = (*FRACTIONS, DOUBLED), [*parts, np.arange(2 * n)]
     points = []
-    for fraction, idx in zip(FRACTIONS, nested_parts(data.train_s, seed), strict=True):
-        part = data if fraction == 1.0 else training_part(data, idx)
+    for fraction, idx in zip(fractions, parts, strict=True):
+        part = data if len(idx) == len(data.train_s) else training_part(data, idx)
         metrics = attacker.run(part).metrics
         points.append(CurvePoint(fraction, len(idx), metrics["accuracy"], metrics["accuracy/ci_low"],
                                  metrics["accuracy/ci_high"]))
@@ -110,10 +126,12 @@ def learning_curve(attacker: Attacker, data: AttackInput, seed: int = 0) -> Lear
 
 
 def run_curve(load: Callable[[dict, str], CheckpointInputs], config: dict, checkpoint: tune.Checkpoint,
-              attacker: str) -> LearningCurve:
+              attacker: str, budget: int | None = None) -> LearningCurve:
     """Ray task: load the checkpoint's release (as the farm does), build the named attacker from the trial's config and
-    draw its learning curve, with the trial's seed choosing the parts."""
+    draw its learning curve, with the trial's seed choosing the parts. ``budget``: the attacker's records in the farm,
+    where the data set holds twice as many: the release is then loaded over ``2 × budget`` records (``attack_records``)
+    for the 200 % point."""
     with checkpoint.as_directory() as directory:
-        inputs = load(config, directory)
+        inputs = load(config if budget is None else config | {"attack_records": 2 * budget}, directory)
     built = cast(Attacker, REGISTRY[attacker].build(inputs.config, False))
-    return learning_curve(built, inputs.data, inputs.config.seed)
+    return learning_curve(built, inputs.data, inputs.config.seed, budget)

@@ -17,7 +17,8 @@ FILE_PREFIX = "learning_curve_"  # a run's picture of its curve: epoch<NNN>_lear
 
 
 def curve_png(curve: LearningCurve, title: str) -> bytes:
-    """PNG of balanced test accuracy against the training records used, with 95 % interval bars."""
+    """PNG of balanced test accuracy against the training records used, with 95 % interval bars, and the fitted
+    saturation (dashed) with its interval (shaded) where the fit gives one."""
     records = [p.records for p in curve.points]
     accuracy = [p.accuracy for p in curve.points]
     below = [p.accuracy - p.ci_low for p in curve.points]
@@ -26,6 +27,11 @@ def curve_png(curve: LearningCurve, title: str) -> bytes:
     FigureCanvasAgg(fig)
     ax = fig.subplots()
     ax.errorbar(records, accuracy, yerr=[below, above], marker="o", capsize=4, lw=1.5)
+    fitted = curve.saturation
+    if fitted.estimate is not None and fitted.ci_low is not None and fitted.ci_high is not None:
+        ax.axhline(fitted.estimate, color="tab:red", ls="--", lw=1, label=f"saturation {fitted.estimate:.3f}")
+        ax.axhspan(fitted.ci_low, fitted.ci_high, color="tab:red", alpha=0.12, label="its 95 % interval")
+        ax.legend(fontsize=8, loc="lower right")
     ax.set_xticks(records, [f"{p.percent} %\n{p.records}" for p in curve.points])
     verdict = "still learning" if curve.still_learning else "last gain within the interval"
     ax.set(xlabel="training records", ylabel="balanced accuracy (95 % interval)",

@@ -28,6 +28,7 @@ from platform.results.front_groups import GroupFront, value_text
 from platform.results.imputation import Imputation
 from platform.results.pareto import Axis, pareto_mask
 from platform.results.replicates import band_columns
+from platform.results.summary import PRIVACY, SATURATION
 
 FIGSIZE = (6.4, 4.8)  # inches; at DPI this is 768 x 576 pixels
 DPI = 120
@@ -134,7 +135,30 @@ def plot_front(
         draw_baseline(fig.axes[0], points, axes, name, key, style)
     if imputation is not None:
         draw_imputation(fig.axes[0], imputation, axes)
+    draw_saturation(fig.axes[0], df, axes)
     return _save(fig, path)
+
+
+def draw_saturation(ax: Axes, df: pd.DataFrame, axes: Sequence[Axis]) -> None:
+    """A red whisker from each point's privacy number to its fitted saturation (``attack/max/saturation``, where the
+    front points' learning curves logged one), along whichever of the two drawn axes is the privacy one."""
+    privacy = [i for i, axis in enumerate(axes[:2]) if axis.metric == PRIVACY]
+    if not privacy or SATURATION not in df:
+        return
+    along = privacy[0]
+    rows = df[df[SATURATION].notna()]
+    if rows.empty:
+        return
+    measured = rows[PRIVACY].to_numpy(dtype=float)
+    heading = rows[SATURATION].to_numpy(dtype=float)
+    other = rows[axes[1 - along].metric].to_numpy(dtype=float)
+    for fixed, start, end in zip(other, measured, heading, strict=True):
+        ends = ([fixed, fixed], [start, end]) if along == 1 else ([start, end], [fixed, fixed])
+        ax.plot(*ends, color="tab:red", linewidth=1.2, zorder=2.5)
+    marker = (other, heading) if along == 1 else (heading, other)
+    ax.scatter(*marker, marker="_" if along == 1 else "|", s=80, color="tab:red", zorder=2.6,
+               label="saturation (fitted learning curve)")
+    ax.legend(loc="best", fontsize=8)
 
 
 def draw_imputation(ax: Axes, imputation: Imputation, axes: Sequence[Axis]) -> None:

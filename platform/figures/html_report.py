@@ -21,7 +21,7 @@ from mlflow.tracking import MlflowClient
 from attacks.attackers.membership_stats import LOW_FPRS
 from attacks.audits.exposure import CSV_FILE as EXPOSED_CSV
 from attacks.audits.exposure import GALLERY_PREFIX, fpr_text
-from attacks.audits.learning_curve import FRACTIONS, percent
+from attacks.audits.learning_curve import DOUBLED, FRACTIONS, percent
 from attacks.plots.learning_curve_plot import FILE_PREFIX as CURVE_PREFIX
 from core.numbers import readable
 from platform.figures.game_curves import ARTIFACT_PATH as GAME_PATH
@@ -109,11 +109,13 @@ def dp_columns(table: pd.DataFrame) -> list[str]:
 
 
 def learning_curves(metrics: dict[str, float]) -> list[dict[str, Any]]:
-    """A run's logged learning curves: per attacker its accuracy at each fraction of its training records, with
-    intervals, and whether it is still learning."""
+    """A run's logged learning curves: per attacker its accuracy at each fraction of its training records (200 %
+    empty where not drawn), with intervals, whether it is still learning, and the fitted saturation with its interval
+    (empty where the fit gave none)."""
     names = sorted(m.group(1) for k in metrics if (m := CURVE_FLAG.fullmatch(k)))
     return [{"attacker": name, "still_learning": metrics[f"attack/{name}/still_learning"] == 1.0,
-             "points": [with_interval(metrics, f"attack/{name}/curve/{percent(f)}") for f in FRACTIONS]}
+             "points": [with_interval(metrics, f"attack/{name}/curve/{percent(f)}") for f in (*FRACTIONS, DOUBLED)],
+             "saturation": with_interval(metrics, f"attack/{name}/saturation")}
             for name in names]
 
 
@@ -276,7 +278,7 @@ def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary:
         "baselines": sorted((k.removeprefix("baseline/"), v) for k, v in metrics.items() if k.startswith("baseline/")),
         "data": sorted((k.removeprefix("data/"), v) for k, v in metrics.items() if k.startswith("data/")),
         "config": sorted(params.items()),
-        "figures": figures, "trials": trials, "curve_percents": [percent(f) for f in FRACTIONS],
+        "figures": figures, "trials": trials, "curve_percents": [percent(f) for f in (*FRACTIONS, DOUBLED)],
         "settle_margin": SETTLE_MARGIN,
         "registered": registered_points(client, {r.info.run_id: r.info.run_name for r in runs.values()}),
     }

@@ -26,6 +26,7 @@ class SweepPlan:
     max_concurrent: int | None = None
     max_failures: int = 2
     verbose: bool = False
+    learning_curves: bool = True  # the front points' learning curves after the grid (platform.run.front_curves)
     options: tuple[tuple[str, str | None], ...] = ()  # what a resume command repeats (--tracking-uri, ...)
 
     @property

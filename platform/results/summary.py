@@ -25,6 +25,9 @@ from platform.results.pareto import Axis, pareto_mask
 from platform.results.replicates import SEED, format_points, hypervolume_by_seed, point_index, point_table, spread_metrics
 from search_spaces import Preset
 
+PRIVACY, RECORDS = "attack/max/accuracy", "attack/max/train_records"  # the farm's privacy axis and its data budget
+SATURATION = "attack/max/saturation"  # the front points' fitted saturation (platform.run.learning_curves)
+
 
 @dataclass(frozen=True)
 class SweepSummary:
@@ -186,6 +189,15 @@ def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, fig
         client.set_tag(parent_id, TAG_SOURCE, summary.imputation.source)
 
 
+def saturation_note(trials: pd.DataFrame) -> str:
+    """What the saturation column says, with the records the strongest attackers trained on."""
+    records = trials[RECORDS].dropna().unique() if RECORDS in trials else []
+    budget = f"the release of {', '.join(f'{r:,.0f}' for r in sorted(records))} records" if len(records) else "its records"
+    return (f"{PRIVACY} is what the strongest attacker reached trained on {budget}: a lower bound on leakage. "
+            "saturation: where it is heading with more released records (a power law fitted to its learning curve, "
+            f"front points; its 95 % interval in {SATURATION}/ci_low and /ci_high)")
+
+
 def format_summary(summary: SweepSummary, label_keys: tuple[str, ...]) -> str:
     """The trials table (front members starred) and the hypervolume, for the terminal."""
     if summary.trials.empty:
@@ -196,7 +208,11 @@ def format_summary(summary: SweepSummary, label_keys: tuple[str, ...]) -> str:
     shown.insert(0, "front", summary.front.map({True: "*", False: ""}))
     if summary.imputation is not None:
         shown["added"] = summary.imputation.added(summary.trials)
+    if SATURATION in summary.trials:
+        shown["saturation"] = summary.trials[SATURATION]
     lines = [shown.to_string(index=False, float_format=readable)]
+    if SATURATION in summary.trials:
+        lines.append(saturation_note(summary.trials))
     lines.append(f"Pareto front: {int(summary.front.sum())} of {len(shown)} trials (*) on {len(axes)} objectives; "
                  f"hypervolume {readable(summary.hypervolume)} (normalised {readable(summary.hypervolume_normalised)})")
     if len(axes) > 2:

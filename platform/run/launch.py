@@ -19,7 +19,9 @@ from platform.run.catch_up import attack_missing
 from platform.run.comparison_grid import baseline_farm, run_baseline
 from platform.run.cost_estimate import CostEstimate, last_finished
 from platform.run.farm import FarmPlan
+from platform.run.front_curves import start_front_curves
 from platform.run.interrupts import SweepEnding, resume_command
+from platform.run.learning_curves import cancel_curves, collect_curves
 from platform.run.progress import SweepProgress
 from platform.run.trial_logger import MlflowTrialLogger
 from platform.run.tuner import build_tuner, cluster_kind, default_gpus_per_trial, init_ray, restore_tuner
@@ -178,16 +180,21 @@ class CaughtUp:
     checkpoints: int
     farm_failures: int
     baseline_results: tuple[Any, ...] = ()
+    curves: int = 0  # front points' learning curves drawn (platform.run.front_curves)
+    curve_failures: int = 0
 
 
 def catch_up(sweep: Sweep, ending: SweepEnding) -> CaughtUp | None:
-    """Attack the checkpoints left without their farm metrics (an interruption, an attack that raised), then run the
-    comparison grids one after the other, catching up on each one's checkpoints likewise; None when interrupted."""
+    """Attack the checkpoints left without their farm metrics (an interruption, an attack that raised), start the front
+    points' learning curves (``platform.run.front_curves``), then run the comparison grids one after the other, catching
+    up on each one's checkpoints likewise, and collect the curves; None when interrupted."""
     client, exp_id, parent_id = sweep.client, sweep.exp_id, sweep.parent_id
     caught_up, failed = attack_missing(client, tracking.child_runs(client, exp_id, parent_id), sweep.farm) \
         if sweep.farm else (0, 0)
     baseline_results = []
     plan = sweep.plan
+    curves = start_front_curves(client, exp_id, parent_id, sweep.spec.preset, sweep.farm, sweep.spec.grid_points()[0]) \
+        if plan.learning_curves and sweep.farm else {}
     for grid in sweep.baseline_grids:
         with ending.fitting():
             baseline_results.append(run_baseline(grid, tracking_uri=plan.tracking_uri, exp_id=exp_id,
@@ -197,6 +204,7 @@ def catch_up(sweep: Sweep, ending: SweepEnding) -> CaughtUp | None:
                                                  verbose=plan.verbose))
         if ending.signal is not None:
             keep_baselines(sweep)
+            cancel_curves(curves)
             return None
         farm = baseline_farm(grid, sweep.farm)
         if farm is not None:
@@ -205,4 +213,9 @@ def catch_up(sweep: Sweep, ending: SweepEnding) -> CaughtUp | None:
             caught_up, failed = caught_up + done, failed + more_failed
     if caught_up:
         print(f"attack farm: caught up on {caught_up} checkpoint(s)", flush=True)
-    return CaughtUp(caught_up, failed, tuple(baseline_results))
+    try:
+        drawn, curve_failed = collect_curves(client, curves)
+    except KeyboardInterrupt:
+        cancel_curves(curves)
+        raise
+    return CaughtUp(caught_up, failed, tuple(baseline_results), drawn, curve_failed)

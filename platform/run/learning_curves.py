@@ -1,8 +1,12 @@
-"""Learning curves of the front's strongest attackers (``python -m platform.attack SWEEP --learning-curve``).
+"""Learning curves of the front's strongest attackers (after a sweep's grid, and ``python -m platform.attack SWEEP
+--learning-curve``).
 
 Per front trial, the strongest privacy attacker at its last checkpoint is refitted on 25, 50 and 100 % of its training
-records in a Ray task (attacks/audits/learning_curve.py); the curve is logged at that checkpoint's step, its picture under
-the run's ``attacks/``. A trial whose curve is already logged there is not run again.
+records, and 200 % where the data set holds that many outside its test split, in a Ray task
+(attacks/audits/learning_curve.py); the curve and its fitted saturation are logged at that checkpoint's step, the saturation
+also beside the privacy axis as ``attack/max/saturation`` (with ``/ci_low`` and ``/ci_high``), its picture under the
+run's ``attacks/``. A trial whose curve is already logged there is not run again. :func:`start_curves` submits the
+tasks and returns at once, so a sweep runs its comparison grids meanwhile; :func:`collect_curves` waits and logs.
 """
 from __future__ import annotations
 
@@ -19,23 +23,34 @@ from attacks.audits.learning_curve import LearningCurve, run_curve
 from attacks.plots.learning_curve_plot import FILE_PREFIX, curve_png
 from core.numbers import readable
 from platform.results import tracking
+from platform.results.summary import SATURATION
 from platform.run.catch_up import checkpoints_of, trial_config, tune_checkpoint
 from platform.run.farm import FarmPlan, failure_line, metric_at, privacy_scores
 
 
 @dataclass(frozen=True)
 class CurveJob:
-    """One trial's curve to draw: its run, last checkpoint (step and location) and strongest attacker there."""
+    """One trial's curve to draw: its run, last checkpoint (step and location), strongest attacker there and that
+    attacker's records where the data set holds twice as many (the 200 % point; None: none drawn)."""
 
     run_id: str
     trial: str
     step: int
     location: str
     attacker: str
+    budget: int | None = None
 
 
-def curve_jobs(client: MlflowClient, runs: Iterable[Run], privacy_attackers: tuple[str, ...]) -> list[CurveJob]:
-    """A job per run with a checkpoint and a privacy attacker's accuracy at its last one, unless already drawn there."""
+def doubled_budget(client: MlflowClient, run_id: str, step: int, attacker: str, available: int | None) -> int | None:
+    """The attacker's records at ``step`` where ``available`` (records outside the test split) holds twice as many."""
+    records = metric_at(client, run_id, f"attack/{attacker}/train_records", step)
+    return int(records) if records and available and 2 * records <= available else None
+
+
+def curve_jobs(client: MlflowClient, runs: Iterable[Run], privacy_attackers: tuple[str, ...],
+               available: int | None = None) -> list[CurveJob]:
+    """A job per run with a checkpoint and a privacy attacker's accuracy at its last one, unless already drawn there
+    (``available``: the records outside the test split, for the 200 % point)."""
     jobs = []
     for run in runs:
         checkpoints = checkpoints_of(run)
@@ -49,22 +64,31 @@ def curve_jobs(client: MlflowClient, runs: Iterable[Run], privacy_attackers: tup
             continue
         winner = max(scores, key=scores.__getitem__)
         if metric_at(client, run.info.run_id, f"attack/{winner}/still_learning", step) is None:
-            jobs.append(CurveJob(run.info.run_id, run.info.run_name, step, location, winner))
+            budget = doubled_budget(client, run.info.run_id, step, winner, available)
+            jobs.append(CurveJob(run.info.run_id, run.info.run_name, step, location, winner, budget))
     return jobs
 
 
 def curve_line(trial: str, step: int, curve: LearningCurve) -> str:
-    """'[sigma=1] checkpoint 2: deep_raw at 25/50/100 % of 512 records 0.61, 0.66, 0.71 (± 0.04): still learning'."""
-    full = curve.points[-1]
+    """'[sigma=1] checkpoint 2: deep_raw at 25/50/100 % of 512 records 0.61, 0.66, 0.71 (± 0.04): still learning;
+    saturation 0.78 [0.72, 0.9]'."""
+    full = next(p for p in curve.points if p.percent == 100)
+    last = curve.points[-1]
     each = ", ".join(readable(p.accuracy) for p in curve.points)
     verdict = "still learning" if curve.still_learning else "not still learning"
+    fitted = curve.saturation
+    logged = fitted.logged("s")
+    heading = (f"saturation {readable(logged['s'])} [{readable(logged['s/ci_low'])}, {readable(logged['s/ci_high'])}]"
+               if logged else f"no saturation estimate ({fitted.reason})")
     return (f"[{trial}] checkpoint {step}: {curve.attacker} at {'/'.join(str(p.percent) for p in curve.points)} % of "
-            f"{full.records} records {each} (± {readable((full.ci_high - full.ci_low) / 2)}): {verdict}")
+            f"{full.records} records {each} (± {readable((last.ci_high - last.ci_low) / 2)}): {verdict}; {heading}")
 
 
 def log_curve(client: MlflowClient, job: CurveJob, curve: LearningCurve) -> None:
-    """The curve's metrics at the checkpoint's step and its picture as ``attacks/epoch<NNN>_learning_curve_<name>.png``."""
-    tracking.log_metrics(client, job.run_id, curve.logged(), step=job.step)
+    """The curve's metrics and the saturation beside the privacy axis (:data:`SATURATION`) at the checkpoint's
+    step, and its picture as ``attacks/epoch<NNN>_learning_curve_<name>.png``."""
+    strongest = curve.saturation.logged(SATURATION)
+    tracking.log_metrics(client, job.run_id, curve.logged() | strongest, step=job.step)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"epoch{job.step:03d}_{FILE_PREFIX}{curve.attacker}.png"
         path.write_bytes(curve_png(curve, f"{job.trial}, checkpoint {job.step}"))
@@ -72,11 +96,28 @@ def log_curve(client: MlflowClient, job: CurveJob, curve: LearningCurve) -> None
     print(curve_line(job.trial, job.step, curve), flush=True)
 
 
-def draw_curves(client: MlflowClient, runs: Iterable[Run], plan: FarmPlan) -> tuple[int, int]:
-    """Run every job of :func:`curve_jobs` as a Ray task, wait, log; returns (curves drawn, failed)."""
+def start_curves(client: MlflowClient, runs: Iterable[Run], plan: FarmPlan,
+                 available: int | None = None) -> dict[ray.ObjectRef, CurveJob]:
+    """Submit every job of :func:`curve_jobs` as a Ray task (``available``: records outside the test split); returns
+    the tasks under way without waiting for them."""
     task = ray.remote(run_curve).options(num_cpus=plan.resources.get("cpu", 1), num_gpus=plan.resources.get("gpu", 0))
-    pending = {task.remote(plan.load, trial_config(job.location), tune_checkpoint(job.location), job.attacker): job
-               for job in curve_jobs(client, runs, plan.privacy_attackers)}
+    return {task.remote(plan.load, trial_config(job.location), tune_checkpoint(job.location), job.attacker,
+                        job.budget): job for job in curve_jobs(client, runs, plan.privacy_attackers, available)}
+
+
+def cancel_curves(pending: dict[ray.ObjectRef, CurveJob]) -> None:
+    """Cancel the curves still under way (nothing of theirs is logged; a resumed sweep draws them again)."""
+    for ref in pending:
+        ray.cancel(ref, force=True)
+
+
+def draw_curves(client: MlflowClient, runs: Iterable[Run], plan: FarmPlan, available: int | None = None) -> tuple[int, int]:
+    """:func:`start_curves`, then :func:`collect_curves`; returns (curves drawn, failed)."""
+    return collect_curves(client, start_curves(client, runs, plan, available))
+
+
+def collect_curves(client: MlflowClient, pending: dict[ray.ObjectRef, CurveJob]) -> tuple[int, int]:
+    """Wait for every curve under way and log it; returns (curves drawn, failed)."""
     failed = 0
     for ref, job in pending.items():
         try:

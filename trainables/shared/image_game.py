@@ -164,14 +164,18 @@ def baselines_for(cfg: Any) -> dict[str, float]:
 def counts_for(cfg: Any) -> dict[str, int]:
     """Image counts of the data a trial with this config trains and tests on, and the records its attackers train on
     (``attacker_records``, the member canaries included); fails early if there is no data or too little for
-    ``canaries`` and ``attack_records``."""
+    ``canaries`` and ``attack_records``. ``attacker_records_max``: every training record outside the test split an
+    attacker could release (the game's split and the records it never saw, less the held-out canaries);
+    ``attacker_records_outside``: those the game never saw (what an outside auditor of the served map holds)."""
     wanted, canaries = AttackerRecords.of(cfg).attack_records, MembershipCanaries.of(cfg).canaries
-    splits = load_splits(cfg, population=wanted is not None or canaries > 0)
+    splits = load_splits(cfg, population=True)
     n_train = len(splits.train) + canaries
-    if splits.population is not None:
-        check_canaries(canaries, len(splits.population), cfg.dataset)
-        check_attack_records(cfg, n_train, len(splits.population) - 2 * canaries)
-    return splits.counts | {"attacker_records": max(n_train, wanted or 0)}
+    outside = len(splits.population) - 2 * canaries if splits.population is not None else 0
+    if wanted is not None or canaries > 0:
+        check_canaries(canaries, outside + 2 * canaries, cfg.dataset)
+        check_attack_records(cfg, n_train, outside)
+    return splits.counts | {"attacker_records": max(n_train, wanted or 0), "attacker_records_max": n_train + outside,
+                            "attacker_records_outside": outside}
 
 
 class ImageGame(Mechanism):

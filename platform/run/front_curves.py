@@ -1,0 +1,49 @@
+"""The learning curves a sweep draws on its front points after its grid (docs/usage.md#how-far-from-saturation).
+
+Once every checkpoint of the sweep's own grid is attacked, the front of its points is known: each front point's
+strongest attacker at its last checkpoint is refitted on nested parts of its records, and on twice as many where the
+data set holds them (``platform.run.learning_curves``), as Ray tasks that run while the baseline grids train; the sweep
+collects them before it publishes. ``--no-learning-curve`` turns them off.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import ray
+from mlflow.entities import Run
+from mlflow.tracking import MlflowClient
+
+from platform.results import tracking
+from platform.results.summary import read_summary
+from platform.run.catch_up import checkpoints_of, trial_config
+from platform.run.farm import FarmPlan
+from platform.run.learning_curves import CurveJob, start_curves
+from search_spaces import Preset
+
+AVAILABLE = "attacker_records_max"  # the data counts' records outside the test split an attacker could release
+
+
+def start_front_curves(client: MlflowClient, exp_id: str, parent_id: str, preset: Preset, farm: FarmPlan,
+                       config: dict) -> dict[ray.ObjectRef, CurveJob]:
+    """Submit the curves of the front points' strongest attackers (none already drawn) and return them under way;
+    ``config``: a grid point's, whose data counts say how many records a 200 % point may use."""
+    summary = read_summary(client, parent_id, preset)
+    front = set(summary.trials.loc[summary.front, "run_id"]) if summary.front.any() else set()
+    runs = [run for run in tracking.child_runs(client, exp_id, parent_id) if run.info.run_id in front]
+    pending = start_curves(client, runs, farm, available_records(preset, config))
+    if pending:
+        print(f"learning curves: refitting the strongest attacker of {len(pending)} front point(s) on parts of its "
+              "records, as Ray tasks beside whatever runs next (off: --no-learning-curve)", flush=True)
+    return pending
+
+
+def available_records(preset: Preset, config: dict) -> int | None:
+    """Records outside the test split an attacker of a trial with ``config`` could release (None where the preset's
+    data counts do not say)."""
+    return preset.data_counts(config).get(AVAILABLE)
+
+
+def stored_available(preset: Preset, runs: Sequence[Run]) -> int | None:
+    """:func:`available_records` for the stored config of the first of ``runs`` with a checkpoint (None without one)."""
+    stored = next((checkpoints_of(run)[-1][1] for run in runs if checkpoints_of(run)), None)
+    return None if stored is None else available_records(preset, trial_config(stored))
