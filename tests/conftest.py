@@ -1,17 +1,29 @@
 """Shared helpers: run the real CLI in a subprocess and read back the real MLflow store."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from mlflow.tracking import MlflowClient
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def benchmark_script(name: str) -> ModuleType:
+    """The script ``benchmarks/<name>.py`` imported as a module (benchmarks/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
 
 
 def sweep_env() -> dict[str, str]:

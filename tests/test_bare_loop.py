@@ -5,31 +5,22 @@ so the path it takes stays working on machines without one.
 """
 from __future__ import annotations
 
-import importlib.util
 import math
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch
+from conftest import REPO, benchmark_script
 
 from trainables.shared.release_map import ReleaseMap
 
-REPO = Path(__file__).resolve().parents[1]
 WORKER_MODULES = ("trainables.releaser.mechanism", "trainables.privatizer.mechanism", "trainables.cloak.mechanism",
                   "trainables.eco.mechanism", "trainables.membership.mechanism", "trainables.privatizer.gmm",
                   "trainables.shared.tune_loop", "attacks.farm.checkpoint", "search_spaces.amnist",
                   "search_spaces.amnist_privatizer", "search_spaces.cloak_mnist", "search_spaces.eco",
                   "search_spaces.eco_si", "search_spaces.adult_membership", "search_spaces.gmm")
 
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_gpu", REPO / "benchmarks" / "bench_gpu.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_worker_code_imports_without_ray_or_mlflow() -> None:
@@ -44,7 +35,7 @@ def test_worker_code_imports_without_ray_or_mlflow() -> None:
     ("eco-si", {"side_info", "si_only"}),
 ])
 def test_bare_trial_trains_attacks_and_serves_on_cpu(mechanism: str, attackers: set[str]) -> None:
-    result = _bench().bare_trial(mechanism, "smoke", torch.device("cpu"))
+    result = benchmark_script("bench_gpu").bare_trial(mechanism, "smoke", torch.device("cpu"))
     assert result.epochs >= 1 and len(result.epoch_train_s) == result.epochs
     assert set(result.attack_s) == attackers
     accuracies = {k: v for k, v in result.attack_metrics.items() if k.endswith("accuracy")}

@@ -2,28 +2,18 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 import torch
+from conftest import benchmark_script
 
 from attacks.attackers.deep import DeepAttacker
 from trainables.noise.mechanism import NoiseBaseline
 
-REPO = Path(__file__).resolve().parents[1]
 # A farm weakened on purpose: its deep family cut to one member trained for one epoch.
 WEAK_FARM = {"attack_epochs": 1, "attack_patience": 1, "attack_width_factors": (1.0,), "attack_lrs": (1e-3,),
              "attack_augment": (False,)}
 
-
-def _check():
-    spec = importlib.util.spec_from_file_location("independent_check", REPO / "benchmarks" / "independent_check.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
 
 
 def release(sigma: float, n_train: int = 1200):
@@ -35,7 +25,7 @@ def release(sigma: float, n_train: int = 1200):
 
 def test_the_independent_check_beats_a_deliberately_weakened_farm() -> None:
     torch.set_num_threads(2)
-    check = _check()
+    check = benchmark_script("independent_check")
     cfg, data = release(0.5)
     weak = DeepAttacker(cfg, cache_dir=None).run(data).metrics["accuracy"]
     strong = check.independent_accuracy(data.train_x, data.train_s, data.test_x, data.test_s, 0)
@@ -46,12 +36,12 @@ def test_the_independent_check_beats_a_deliberately_weakened_farm() -> None:
 def test_the_independent_check_reads_chance_where_the_release_holds_nothing() -> None:
     torch.set_num_threads(2)
     _, data = release(100.0, n_train=600)  # clipped to [0, 1]: every pixel a coin flip
-    strong = _check().independent_accuracy(data.train_x, data.train_s, data.test_x, data.test_s, 0)
+    strong = benchmark_script("independent_check").independent_accuracy(data.train_x, data.train_s, data.test_x, data.test_s, 0)
     assert abs(strong.accuracy - 0.5) < 0.07
 
 
 def test_records_take_counts_or_all_and_refuse_anything_else() -> None:
-    records = _check().records_list
+    records = benchmark_script("independent_check").records_list
     assert records("5000,12500,all") == ["5000", "12500", "all"]
     for bad in ("0", "5000,", "many", "-3"):
         with pytest.raises(argparse.ArgumentTypeError, match="record counts >= 1 or 'all'"):
