@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from mlflow.tracking import MlflowClient
 
@@ -87,6 +87,8 @@ def test_a_command_line_naming_nothing_is_refused_and_stores_nothing(command: st
 
     @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(command_line(command))
+    @example(["x'y"]).via("a quote, which MLflow's filter strings cannot hold")
+    @example(["\\"]).via("a lone backslash, which escapes a filter string's closing quote")
     def refused(argv: list[str]) -> None:
         code, lines = run(COMMANDS[command], [*argv, *uri])
         assert code != 0, argv

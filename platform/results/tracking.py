@@ -143,13 +143,10 @@ def tag_node(client: MlflowClient, run_id: str, tag: str, node_id: str | None) -
 
 
 def find_parent(client: MlflowClient, exp_id: str, sweep: str) -> str | None:
-    """The parent run of sweep ``sweep`` in the experiment, if one exists."""
-    if "'" in sweep:  # MLflow's filter cannot quote it, and no sweep's name (preset-profile-time) holds one
-        return None
-    runs = client.search_runs(
-        [exp_id], filter_string=f"tags.`{TAG_SWEEP}` = '{sweep}' and tags.`{TAG_ROLE}` = 'sweep'", max_results=1
-    )
-    return runs[0].info.run_id if runs else None
+    """The parent run of sweep ``sweep`` in the experiment, if one exists. The name is matched here, not in MLflow's
+    filter, which cannot hold every string (a quote or a backslash breaks it)."""
+    parents = client.search_runs([exp_id], filter_string=f"tags.`{TAG_ROLE}` = 'sweep'", max_results=10000)
+    return next((run.info.run_id for run in parents if run.data.tags.get(TAG_SWEEP) == sweep), None)
 
 
 def start_parent(client: MlflowClient, exp_id: str, sweep: str, params: Mapping[str, Any]) -> tuple[str, bool]:
