@@ -44,8 +44,8 @@ def recorded_checkpoints(run: Run) -> list[tuple[int, str]]:
     trial_dir = tune_storage.parent(last)
     named = named_in_results(trial_dir)
     steps = {step for step, _ in named}
-    unnamed = [(step, location) for step, location in folder_epochs(trial_dir)
-               if location not in {loc for _, loc in named} and step not in steps]
+    unnamed = [(step, location) for step, location in folder_epochs(trial_dir, {loc for _, loc in named})
+               if step not in steps]
     return sorted(named + unnamed)
 
 
@@ -65,11 +65,14 @@ def named_in_results(trial_dir: str) -> list[tuple[int, str]]:
     return found
 
 
-def folder_epochs(trial_dir: str) -> list[tuple[int, str]]:
-    """(epoch, location) of each checkpoint folder in the trial's folder that holds an epoch file."""
+def folder_epochs(trial_dir: str, skip: set[str]) -> list[tuple[int, str]]:
+    """(epoch, location) of each checkpoint folder in the trial's folder, but those in ``skip``, that holds an epoch
+    file (read only for those: on remote storage each is a request)."""
     found = []
     for name in tune_storage.folders(trial_dir, CHECKPOINT_PREFIX):
         location = tune_storage.join(trial_dir, name)
+        if location in skip:
+            continue
         epoch_file = tune_storage.join(location, EPOCH_FILE)
         if tune_storage.exists(epoch_file):
             found.append((parse_json(tune_storage.read_text(epoch_file), CheckpointEpoch, epoch_file).epoch, location))
