@@ -45,5 +45,5 @@ def available_records(preset: Preset, config: dict) -> int | None:
 
 def stored_available(preset: Preset, runs: Sequence[Run]) -> int | None:
     """:func:`available_records` for the stored config of the first of ``runs`` with a checkpoint (None without one)."""
-    stored = next((checkpoints_of(run)[-1][1] for run in runs if checkpoints_of(run)), None)
+    stored = next((found[-1][1] for found in map(checkpoints_of, runs) if found), None)
     return None if stored is None else available_records(preset, trial_config(stored))

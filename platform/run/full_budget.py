@@ -16,6 +16,7 @@ import pandas as pd
 
 from attacks.attackers.registry import REGISTRY
 from attacks.farm.checkpoint import attack_inputs
+from core.messages import first_line
 from core.numbers import readable
 from platform.errors import UsageError
 from platform.run import storage as tune_storage
@@ -82,7 +83,7 @@ def attack_full_budget(preset: Preset, config: dict[str, Any], checkpoint: str, 
         try:
             inputs = preset.checkpoint_inputs(config | {"attack_records": records}, tmp)
         except ValueError as exc:
-            raise UsageError(f"--attack-records: {str(exc).splitlines()[0]}") from None
+            raise UsageError(f"--attack-records: {first_line(exc)}") from None
         metrics = attack_inputs(inputs, names, figures=False).metrics
     scores = {a: metrics[f"attack/{a}/accuracy"] for a in names if f"attack/{a}/accuracy" in metrics}
     winner = max(scores, key=scores.__getitem__)
