@@ -1,0 +1,164 @@
+"""A finished sweep's front against its comparison grids seed by seed: dominance, the paired difference from noise
+at equal utility with its signed-rank test, and the operating points the releaser is asked to reach.
+
+The sweep's own report compares the front's points (means over seeds) with each comparison grid's points (means over
+seeds). Here every trial is compared with the grids' trials *of its own seed* (same data, same farm, same seed), so
+the difference from noise is paired:
+
+- **dominance**: the comparison points of the trial's seed that are at least as good on every axis of the front and
+  better on one (utility, the strongest attacker, PSNR);
+- **against noise**: the trial's strongest attacker minus noise's at the trial's utility, noise's curve of that seed
+  interpolated along its front (as the report does); over the trials of front points with utility ≥ ``--min-utility``,
+  the mean with its t interval and the Wilcoxon signed-rank p-value;
+- **operating points** (the front's points, means over seeds): the best attacker reading among points at least as
+  useful as a comparison point and no more distorted than it.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/against_baselines.py --tracking-uri sqlite:///mlflow.db putlab-amnist
+"""
+from __future__ import annotations
+
+import argparse
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+from scipy import stats
+
+from core.numbers import readable
+from platform.plan.spec import preset_of
+from platform.results import tracking
+from platform.results.comparison_grid import BaselineCurve, baseline_points, dominated_by, value_at_utility
+from platform.results.pareto import Axis
+from platform.results.replicates import SEED
+from platform.results.summary import SweepSummary, read_summary, usable_trials
+
+NOISE = "noise"
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Per-trial differences (the trial's privacy value minus noise's at its utility, same seed) and their tests."""
+
+    differences: pd.Series
+    mean: float
+    interval: tuple[float, float]
+    wilcoxon_p: float
+
+
+def seed_curve(curve: BaselineCurve, seed: float, axes: list[Axis]) -> pd.DataFrame:
+    """The comparison grid's points of one seed (its own front marked), named by their grid values."""
+    trials = curve.trials
+    if trials.empty or SEED not in trials:
+        return pd.DataFrame()
+    return baseline_points(trials[trials[SEED] == seed], axes, curve.baseline)
+
+
+def per_trial(summary: SweepSummary) -> pd.DataFrame:
+    """Every usable trial beside each comparison grid of its seed: that grid's privacy value and distortion at the
+    trial's utility, and its points that dominate the trial."""
+    axes = summary.axes
+    trials = usable_trials(summary.trials, axes).assign(on_front=summary.front)
+    rows = []
+    for seed, group in trials.groupby(SEED):
+        group = group.copy()
+        for curve in summary.baselines:
+            points = seed_curve(curve, seed, axes)
+            name = curve.baseline.name
+            if points.empty:
+                continue
+            utility = group[axes[0].metric].to_numpy(dtype=float)
+            group[f"{name}/attack"] = value_at_utility(utility, points, axes, axes[1])
+            if len(axes) > 2:
+                group[f"{name}/distortion"] = value_at_utility(utility, points, axes, axes[2])
+            group[f"{name}/dominated_by"] = dominated_by(group, points, axes)
+        rows.append(group)
+    return pd.concat(rows) if rows else pd.DataFrame()
+
+
+def paired_against_noise(table: pd.DataFrame, axes: list[Axis], min_utility: float) -> Paired | None:
+    """The front's trials with utility ≥ ``min_utility``: privacy value minus noise's at equal utility, same seed."""
+    column = f"{NOISE}/attack"
+    if column not in table:
+        return None
+    chosen = table[table["on_front"] & (table[axes[0].metric] >= min_utility)].dropna(subset=[column])
+    if chosen.empty:
+        return None
+    diff = chosen[axes[1].metric] - chosen[column]
+    mean = float(diff.mean())
+    half = (float(stats.t.ppf(0.975, len(diff) - 1) * diff.std(ddof=1) / math.sqrt(len(diff)))
+            if len(diff) > 1 else math.nan)
+    p = float(stats.wilcoxon(diff).pvalue) if len(diff) > 1 and (diff != 0).any() else math.nan
+    return Paired(diff, mean, (mean - half, mean + half), p)
+
+
+def best_within(points: pd.DataFrame, axes: list[Axis], utility: float, distortion: float) -> pd.Series | None:
+    """The front point with the lowest privacy value among those at least as useful as ``utility`` and no more
+    distorted than ``distortion`` (PSNR at least that)."""
+    u_axis, p_axis = axes[:2]
+    ok = points[u_axis.metric] >= utility
+    if len(axes) > 2:
+        ok &= points[axes[2].metric] >= distortion
+    chosen = points[ok]
+    return None if chosen.empty else chosen.sort_values(p_axis.metric).iloc[0]
+
+
+def print_trials(table: pd.DataFrame, summary: SweepSummary, label_keys: tuple[str, ...]) -> None:
+    """One line per trial: its values, noise's at its utility, and every comparison point of its seed dominating it."""
+    axes = summary.axes
+    names = [c.baseline.name for c in summary.baselines]
+    print(f"per trial ({' / '.join(a.metric for a in axes)}); noise at the trial's utility, same seed:")
+    for _, row in table.sort_values([SEED, *[k for k in label_keys if k in table]]).iterrows():
+        label = " ".join(f"{k}={readable(row[k])}" for k in label_keys if k in row and not pd.isna(row[k]))
+        values = " / ".join(readable(row[a.metric]) for a in axes)
+        noise = row.get(f"{NOISE}/attack", math.nan)
+        at = "noise does not reach it" if pd.isna(noise) else f"noise {readable(noise)} (Δ {row[axes[1].metric] - noise:+.3f})"
+        dominated = "; ".join(f"{n}: {row[f'{n}/dominated_by']}" for n in names
+                              if isinstance(row.get(f"{n}/dominated_by"), str) and row[f"{n}/dominated_by"])
+        front = " front" if row["on_front"] else ""
+        print(f"  seed {readable(row[SEED])} {label}{front}: {values}; {at}; dominated by: {dominated or 'none'}")
+
+
+def print_operating_points(summary: SweepSummary) -> None:
+    """For each comparison point, the best front point at least as useful and no more distorted."""
+    axes, front = summary.axes, summary.front_points
+    print("operating points (means over seeds): the most private front point at least as useful and as sharp as")
+    for curve in summary.baselines:
+        for _, point in curve.points.iterrows():
+            distortion = float(point[axes[2].metric]) if len(axes) > 2 else math.nan
+            best = best_within(front, axes, float(point[axes[0].metric]), distortion)
+            mine = "none" if best is None else f"{best['name']}: " + " / ".join(readable(best[a.metric]) for a in axes)
+            theirs = " / ".join(readable(point[a.metric]) for a in axes)
+            print(f"  {curve.baseline.name} {point.get('name', '')} ({theirs}) → {mine}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sweep", help="a sweep's name, its parent run id, or an experiment (its newest sweep)")
+    parser.add_argument("--tracking-uri", default="sqlite:///mlflow.db")
+    parser.add_argument("--min-utility", type=float, default=0.80,
+                        help="the paired test reads front trials at least this useful (default 0.80)")
+    args = parser.parse_args()
+    client = tracking.connect(args.tracking_uri, create=False)
+    _, parent_id = tracking.find_sweep_parent(client, args.sweep)
+    preset = preset_of(client.get_run(parent_id).data.params)
+    summary = read_summary(client, parent_id, preset)
+    table = per_trial(summary)
+    if table.empty:
+        raise SystemExit(f"{args.sweep}: no finished trial reports every axis of the front")
+    print_trials(table, summary, preset.label_keys)
+    dominated = [c for c in table.columns if c.endswith("/dominated_by")]
+    front = table[table["on_front"]]
+    flagged = front[dominated].apply(lambda r: any(isinstance(v, str) and v for v in r), axis=1)
+    print(f"front trials dominated by a comparison point of their seed: {int(flagged.sum())} of {len(front)}")
+    paired = paired_against_noise(table, summary.axes, args.min_utility)
+    if paired is None:
+        print(f"against noise: no front trial with {summary.axes[0].metric} ≥ {args.min_utility} that noise reaches")
+    else:
+        print(f"against noise at equal utility (front trials with {summary.axes[0].metric} ≥ {args.min_utility}, "
+              f"n = {len(paired.differences)}): mean {paired.mean:+.3f} [{paired.interval[0]:+.3f}, "
+              f"{paired.interval[1]:+.3f}], Wilcoxon signed-rank p = {paired.wilcoxon_p:.3g}")
+    print_operating_points(summary)
+
+
+if __name__ == "__main__":
+    main()
