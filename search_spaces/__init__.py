@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core.metric_names import DECLARED, PSNR
+from core.pareto_axis import Axis
 from search_spaces.grids import Grid, GridSpec, axes, sub_grids
 
 if TYPE_CHECKING:
@@ -86,7 +88,7 @@ class Preset:
     profiles: dict[str, Profile]
     default_profile: str
     optuna: dict[str, OptunaRange]
-    pareto_axes: tuple[dict[str, Any], ...]
+    pareto_axes: tuple[Axis, ...]  # the front's objectives (a dict of Axis's fields reads as that Axis)
     optuna_objectives: tuple[tuple[str, str], ...]  # (metric reported by the trial itself, "max" | "min")
     label_keys: tuple[str, ...]  # the grid axes, in the order used to name trials
     farm_attackers: tuple[str, ...] = ()  # run by the attack farm on every checkpoint
@@ -104,10 +106,14 @@ class Preset:
     title: str = ""  # how a figure names this preset's curve when it is another's baseline (default: its name)
 
     def __post_init__(self) -> None:
-        """A single baseline name (or None) as the tuple of names it means."""
+        """A single baseline name (or None) as the tuple of names it means, and each axis given as a dict as its
+        :class:`Axis`; a ValueError naming an axis or objective whose metric no one declared."""
         named: Any = self.baseline
         if named is None or isinstance(named, str):
             object.__setattr__(self, "baseline", (named,) if named else ())
+        given: tuple[Any, ...] = self.pareto_axes
+        object.__setattr__(self, "pareto_axes", tuple(Axis(**a) if isinstance(a, Mapping) else a for a in given))
+        check_metrics(self)
 
     @property
     def mechanism_name(self) -> str:
@@ -134,30 +140,41 @@ class Preset:
     @property
     def baselines(self) -> Callable[[dict], dict[str, float]] | None:
         """config -> raw-data reference points, logged on the parent (None: the mechanism has none)."""
-        return _plain(self.mechanism, "raw_baselines") if _overrides(self.mechanism, "raw_baselines") else None
+        return self._offered("RAW_REFERENCE", "raw_baselines")
 
     @property
     def checkpoint_inputs(self) -> Callable[[dict, str], Any] | None:
         """(config, checkpoint dir) -> attacks.base.CheckpointInputs (None: nothing for the attack farm)."""
-        return _plain(self.mechanism, "checkpoint_inputs") if _overrides(self.mechanism, "farm_inputs") else None
+        return self._offered("FARM", "checkpoint_inputs")
 
     @property
     def load_release(self) -> Callable[[dict, str], Any] | None:
         """(config, checkpoint dir) -> trainables.shared.release_map.ReleaseMap (None: nothing to serve)."""
-        return _plain(self.mechanism, "load_release") if _overrides(self.mechanism, "release_map") else None
+        return self._offered("SERVE", "load_release")
 
     @property
     def audit_input(self) -> Callable[[dict, int], Any] | None:
         """(config, records) -> the unreleased attacks.base.AttackInput a served point is audited with (None: none)."""
-        return _plain(self.mechanism, "audit_input") if _overrides(self.mechanism, "audit_input") else None
+        return self._offered("AUDIT", "audit_input")
+
+    def _offered(self, capability: str, entry: str) -> Callable[..., Any] | None:
+        """The mechanism's ``entry`` as a plain function where it declares the ``trainables.shared.mechanism.Capability`` named
+        ``capability``, else None (imported here: naming a preset loads no torch)."""
+        from trainables.shared.mechanism import Capability
+
+        return _plain(self.mechanism, entry) if Capability[capability] in self.mechanism.capabilities else None
 
 
-def _overrides(mechanism: type[Mechanism], method: str) -> bool:
-    """Whether ``mechanism`` implements ``method`` itself rather than inheriting the interface's default."""
-    from trainables.shared.mechanism import Mechanism
-
-    below = mechanism.__mro__[:mechanism.__mro__.index(Mechanism)]
-    return any(method in vars(cls) for cls in below)
+def check_metrics(preset: Preset) -> None:
+    """Every metric the preset's axes and Optuna objectives name is one of ``core.metric_names.DECLARED`` or one its
+    mechanism declares (``Mechanism.metrics``): else a one-line ValueError naming it."""
+    known = DECLARED | set(preset.mechanism.metrics)
+    named = [("Pareto axis", axis.metric) for axis in preset.pareto_axes]
+    named += [("Optuna objective", metric) for metric, _ in preset.optuna_objectives]
+    for role, metric in named:
+        if metric not in known:
+            raise ValueError(f"preset {preset.name!r}: {role} metric {metric!r} is neither in core.metric_names.DECLARED "
+                             f"nor in {preset.mechanism.__name__}.metrics")
 
 
 def _plain(mechanism: type[Mechanism], method: str) -> Callable[..., Any]:
@@ -170,7 +187,7 @@ def _plain(mechanism: type[Mechanism], method: str) -> Callable[..., Any]:
     return call
 
 
-PSNR_AXIS: dict[str, Any] = {"metric": "utility/psnr", "higher_is_better": True, "bound": 0.0, "ideal": 60.0}
+PSNR_AXIS = Axis(PSNR, higher_is_better=True, bound=0.0, ideal=60.0)
 """The image fronts' distortion objective: the release's PSNR against the raw images in dB (``core.image_quality``),
 from 0 dB (a per-pixel MSE of 1, the worst of images in [0, 1]) to the 60 dB every image's PSNR is capped at (an exact
 copy). Without it a release that keeps only what the front's two other axes score, such as each image's class mean,

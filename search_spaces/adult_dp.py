@@ -6,6 +6,7 @@ Logged per point: utility (balanced test accuracy, test loss), Yeom's |advantage
 and the farm's RMIA and LiRA; replicate with ``--seeds`` for intervals over repetitions."""
 import math
 
+from core.metric_names import UTILITY_ACCURACY, YEOM_ADVANTAGE
 from search_spaces import OptunaRange, Preset, Profile
 from search_spaces.adult_membership import PRESET as MEMBERSHIP
 from trainables.membership.config import MembershipConfig
@@ -55,6 +56,6 @@ PRESET = Preset(
     farm_attackers=MEMBERSHIP.farm_attackers,
     optuna_objectives=MEMBERSHIP.optuna_objectives,
     label_keys=("epsilon", "n", "p_x"),
-    trend_metrics=("attack/yeom/advantage_abs", "utility/accuracy", "utility/test_loss", "leakage/dp/epsilon",
+    trend_metrics=(YEOM_ADVANTAGE, UTILITY_ACCURACY, "utility/test_loss", "leakage/dp/epsilon",
                    "leakage/dp/epsilon_lower"),
 )

@@ -3,7 +3,7 @@
 Same data, attackers and Pareto axes as the ``amnist`` releaser preset, so the two fronts compare in MLflow.
 ``algorithm`` is a grid axis: 1 (every estimator learned) and 2 (the provider keeps its raw-data digit classifier).
 """
-from core.metric_names import STRONGEST_ATTACK
+from core.metric_names import PSNR, STRONGEST_ATTACK, UTILITY_ACCURACY
 from search_spaces import OptunaRange, Preset, Profile
 from search_spaces.amnist import PRESET as RELEASER
 from search_spaces.amnist import QUICK_ATTACKERS
@@ -50,7 +50,7 @@ PRESET = Preset(
     privacy_attackers=RELEASER.privacy_attackers,
     optuna_objectives=RELEASER.optuna_objectives,
     label_keys=("alpha", "algorithm"),
-    trend_metrics=("utility/accuracy", STRONGEST_ATTACK, "utility/psnr", "leakage/secret_term",
+    trend_metrics=(UTILITY_ACCURACY, STRONGEST_ATTACK, PSNR, "leakage/secret_term",
                    "leakage/retrained_secret_term", "leakage/utility_term"),
     checkpoint_figures=Privatizer.figures,
     front_by="algorithm",  # α traces each algorithm's curve (a per-α group would hold one point per algorithm)

@@ -4,7 +4,7 @@ stays at 0: measured on the quick profile (fresh digit accuracy / strongest atta
 0.623 / 12.9 dB, mix 0.1 already 0.971 / 0.889 / 13.8 dB and mix 0.2 0.971 / 0.904 / 14.8 dB, where the raw images read
 0.914: a tenth of the raw image gives the thickness back, so the knob traces no curve worth its trials
 (``--set mix=0,0.1`` runs it)."""
-from core.metric_names import STRONGEST_ATTACK
+from core.metric_names import FRESH_ACCURACY, PSNR, STRONGEST_ATTACK
 from search_spaces import OptunaRange, Preset, Profile
 from search_spaces.amnist import PRESET as RELEASER
 from search_spaces.amnist import QUICK_ATTACKERS
@@ -45,6 +45,6 @@ PRESET = Preset(
     privacy_attackers=RELEASER.privacy_attackers,
     optuna_objectives=RELEASER.optuna_objectives,
     label_keys=("mix",),
-    trend_metrics=("utility/fresh_accuracy", "utility/fixed_accuracy", STRONGEST_ATTACK, "utility/psnr"),
+    trend_metrics=(FRESH_ACCURACY, "utility/fixed_accuracy", STRONGEST_ATTACK, PSNR),
     checkpoint_figures=DigitPrototypeBaseline.figures,
 )

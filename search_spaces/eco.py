@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from core.metric_names import STRONGEST_ATTACK
-from search_spaces import OptunaRange, Preset, Profile, lambda_zero_anchor
+from core.metric_names import DEEP_WITHIN_HOUR, NE_ENERGY, NORMALISED_ALPHA_MI, STRONGEST_ATTACK
+from search_spaces import Axis, OptunaRange, Preset, Profile, lambda_zero_anchor
 from trainables.eco.config import EcoConfig
 from trainables.eco.mechanism import EcoReleaser
 
@@ -67,16 +67,16 @@ def build(name: str, side_info: bool, extra_grid: dict[str, list[Any]]) -> Prese
         },
         pareto_axes=(
             # NE 1 is the release of all zeros; a constant release of the mean scores 1 − mean²/E[X²] < 1.
-            {"metric": "utility/ne_energy", "higher_is_better": False, "bound": 1.0, "ideal": 0.0},
+            Axis(NE_ENERGY, higher_is_better=False, bound=1.0, ideal=0.0),
             # Within each hour of day chance is 0.5 whatever the hour's occupancy rate: the ideal is reachable.
-            {"metric": "attack/deep/accuracy_within_hour", "higher_is_better": False, "bound": 1.0, "ideal": 0.5},
+            Axis(DEEP_WITHIN_HOUR, higher_is_better=False, bound=1.0, ideal=0.5),
         ),
         farm_attackers=("side_info", "si_only"),
         privacy_attackers=("deep", "side_info"),
-        optuna_objectives=(("utility/ne_energy", "min"), ("attack/deep/accuracy_within_hour", "min")),
+        optuna_objectives=((NE_ENERGY, "min"), (DEEP_WITHIN_HOUR, "min")),
         label_keys=("alpha", "lam", "adv_steps", *extra_grid),
-        trend_metrics=("utility/ne_energy", "utility/ne_variance", "attack/deep/accuracy_within_hour",
-                       STRONGEST_ATTACK, "attack/si_only/accuracy", "leakage/normalised_alpha_mi"),
+        trend_metrics=(NE_ENERGY, "utility/ne_variance", DEEP_WITHIN_HOUR,
+                       STRONGEST_ATTACK, "attack/si_only/accuracy", NORMALISED_ALPHA_MI),
         checkpoint_figures=EcoReleaser.figures,
         canonical=lambda_zero_anchor,
     )

@@ -8,7 +8,8 @@ Its sweep figure is the information plane: every trial's trajectory against the 
 trial's own on its run."""
 from pathlib import Path
 
-from search_spaces import OptunaRange, Preset, Profile, SweepTrials
+from core.metric_names import ESTIMATOR_ATTACK, UTILITY_ACCURACY
+from search_spaces import Axis, OptunaRange, Preset, Profile, SweepTrials
 from trainables.privatizer.gmm import GmmPrivatizer
 from trainables.privatizer.gmm_config import PrivatizerGmmConfig
 from trainables.privatizer.gmm_figures import FIGURE, X_METRIC, Y_METRIC, plot_information_plane
@@ -55,10 +56,10 @@ PRESET = Preset(
     default_profile="quick",
     optuna={"k": OptunaRange(0.0, 1.0), "alpha": OptunaRange(0.0, 1.0), "algorithm": OptunaRange(1, 1, integer=True)},
     pareto_axes=(
-        {"metric": "utility/accuracy", "higher_is_better": True, "bound": 0.0, "ideal": 1.0},
-        {"metric": "attack/estimator/accuracy", "higher_is_better": False, "bound": 1.0, "ideal": 0.5},
+        Axis(UTILITY_ACCURACY, higher_is_better=True, bound=0.0, ideal=1.0),
+        Axis(ESTIMATOR_ATTACK, higher_is_better=False, bound=1.0, ideal=0.5),
     ),
-    optuna_objectives=(("utility/accuracy", "max"), ("attack/estimator/accuracy", "min")),
+    optuna_objectives=((UTILITY_ACCURACY, "max"), (ESTIMATOR_ATTACK, "min")),
     label_keys=("k", "alpha", "algorithm"),
     trend_metrics=("leakage/i_sq", "leakage/i_uxq", "leakage/sum", "leakage/gap"),
     sweep_figures=(information_plane,),

@@ -1,6 +1,6 @@
 """The plain Gaussian-noise baseline on an image data set (docs/mechanisms.md#gaussian-noise-baseline): the σ grid
 that image fronts are compared against. ``--set dataset=cifar10`` (any registered image set) swaps the data."""
-from core.metric_names import STRONGEST_ATTACK
+from core.metric_names import FRESH_ACCURACY, PSNR, STRONGEST_ATTACK
 from search_spaces import OptunaRange, Preset, Profile
 from search_spaces.amnist import PRESET as RELEASER
 from search_spaces.amnist import QUICK_ATTACKERS
@@ -41,6 +41,6 @@ PRESET = Preset(
     privacy_attackers=RELEASER.privacy_attackers,
     optuna_objectives=RELEASER.optuna_objectives,
     label_keys=("sigma",),
-    trend_metrics=("utility/fresh_accuracy", "utility/fixed_accuracy", STRONGEST_ATTACK, "utility/psnr"),
+    trend_metrics=(FRESH_ACCURACY, "utility/fixed_accuracy", STRONGEST_ATTACK, PSNR),
     checkpoint_figures=NoiseBaseline.figures,
 )

@@ -1,6 +1,6 @@
 """The stroke redraw baseline on a grayscale image set (docs/mechanisms.md#stroke-redraw-baseline): every stroke thinned
 to its skeleton and redrawn with one pen, the pen's radius the grid axis. ``--set dataset=mnist32`` swaps the data."""
-from core.metric_names import STRONGEST_ATTACK
+from core.metric_names import FRESH_ACCURACY, PSNR, STRONGEST_ATTACK
 from search_spaces import OptunaRange, Preset, Profile
 from search_spaces.amnist import PRESET as RELEASER
 from search_spaces.amnist import QUICK_ATTACKERS
@@ -44,6 +44,6 @@ PRESET = Preset(
     privacy_attackers=RELEASER.privacy_attackers,
     optuna_objectives=RELEASER.optuna_objectives,
     label_keys=("radius", "blur", "threshold"),
-    trend_metrics=("utility/fresh_accuracy", "utility/fixed_accuracy", STRONGEST_ATTACK, "utility/psnr"),
+    trend_metrics=(FRESH_ACCURACY, "utility/fixed_accuracy", STRONGEST_ATTACK, PSNR),
     checkpoint_figures=StrokeRedrawBaseline.figures,
 )

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from core.pareto_axis import Axis
 from platform.figures.front import BAND_COLOURS, bands, distortion_figure, draw_baseline
 from platform.figures.summary_figures import draw_summary
 from platform.results.comparison_grid import (
@@ -20,12 +21,12 @@ from platform.results.comparison_grid import (
     comparison_metrics,
     format_comparison,
 )
-from platform.results.pareto import Axis, hypervolume, pareto_mask
+from platform.results.pareto import hypervolume, pareto_mask
 from platform.results.summary import front_axes, summarise
 from search_spaces import PSNR_AXIS, Preset, presets
 
 AMNIST = presets()["amnist"]
-AXES = [Axis(**a) for a in AMNIST.pareto_axes]  # fresh digit accuracy, strongest attacker, PSNR
+AXES = list(AMNIST.pareto_axes)  # fresh digit accuracy, strongest attacker, PSNR
 U, P, D = (a.metric for a in AXES)
 STROKE = Baseline(presets()["stroke-redraw"])
 

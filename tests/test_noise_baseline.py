@@ -3,7 +3,7 @@ hypervolume but are drawn on its figure and compared at equal utility (the smoke
 the other baselines is in test_learnless_baselines.py)."""
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +12,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from attacks.attackers.deep import DeepAttacker
+from core.pareto_axis import Axis
 from platform.figures.front import draw_baseline, front_figure
 from platform.plan.comparison_grid import baseline_spec, logged_spec
 from platform.plan.seed_axis import with_seeds
@@ -19,7 +20,6 @@ from platform.plan.spec import resolve
 from platform.publish import publish
 from platform.results import tracking
 from platform.results.comparison_grid import Baseline, attack_at_utility, baseline_points, baseline_table
-from platform.results.pareto import Axis
 from platform.results.summary import trials_table
 from search_spaces import presets
 from trainables.noise.mechanism import NoiseBaseline
@@ -66,7 +66,7 @@ def test_baseline_trials_stay_off_the_front_but_are_drawn_and_compared(tmp_path:
                          {"utility/accuracy": utility, "attack/max/accuracy": attack},
                          {tracking.TAG_ROLE: "baseline", tracking.TAG_BASELINE: "noise"})
                  for sigma, utility, attack in NOISE}
-    preset = replace(presets()["amnist"], pareto_axes=tuple(asdict(a) for a in AXES))  # the axes these runs log
+    preset = replace(presets()["amnist"], pareto_axes=tuple(AXES))  # the axes these runs log
 
     table = trials_table(client, exp_id, parent_id, preset.label_keys)
     assert len(table) == 3 and not set(table["run_id"]) & noise_ids  # the front's table holds the mechanism only

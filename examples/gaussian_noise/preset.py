@@ -11,8 +11,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from mechanism import GaussianNoise, GaussianNoiseConfig
 
-from core.metric_names import STRONGEST_ATTACK
-from search_spaces import OptunaRange, Preset, Profile, SweepTrials
+from core.metric_names import DEEP_ATTACK, STRONGEST_ATTACK, UTILITY_ACCURACY
+from search_spaces import Axis, OptunaRange, Preset, Profile, SweepTrials
 
 
 def sigma_by_epoch(trials: SweepTrials, folder: Path) -> list[Path]:
@@ -57,15 +57,15 @@ PRESET = Preset(
     default_profile="quick",
     optuna={"lam": OptunaRange(0.0, 30.0)},
     pareto_axes=(
-        {"metric": "utility/accuracy", "higher_is_better": True, "bound": 0.0, "ideal": 1.0},
-        {"metric": STRONGEST_ATTACK, "higher_is_better": False, "bound": 1.0, "ideal": 0.5},
+        Axis(UTILITY_ACCURACY, higher_is_better=True, bound=0.0, ideal=1.0),
+        Axis(STRONGEST_ATTACK, higher_is_better=False, bound=1.0, ideal=0.5),
     ),
-    optuna_objectives=(("utility/accuracy", "max"), ("attack/deep/accuracy", "min")),
+    optuna_objectives=((UTILITY_ACCURACY, "max"), (DEEP_ATTACK, "min")),
     label_keys=("lam",),
     farm_attackers=("deep_raw", "thickness", "yeom", "rmia", "lira"),
     privacy_attackers=("deep", "deep_raw", "thickness"),
     checkpoint_figures=GaussianNoise.figures,
-    trend_metrics=("utility/accuracy", STRONGEST_ATTACK, "train/sigma_mean"),
+    trend_metrics=(UTILITY_ACCURACY, STRONGEST_ATTACK, "train/sigma_mean"),
     sweep_figures=(sigma_by_epoch,),
     sweep_history=("train/sigma_mean",),
 )

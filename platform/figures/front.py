@@ -23,10 +23,12 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from core.metric_names import PSNR
 from core.numbers import readable
+from core.pareto_axis import Axis
 from platform.results.front_groups import GroupFront, value_text
 from platform.results.imputation import Imputation
-from platform.results.pareto import Axis, pareto_mask
+from platform.results.pareto import pareto_mask
 from platform.results.replicates import band_columns
 from platform.results.summary import PRIVACY, SATURATION
 
@@ -216,7 +218,7 @@ def band_colours(df: pd.DataFrame, axis: Axis) -> list:
 
 def band_labels(axis: Axis) -> list[str]:
     """The legend's name of each band, worst first, e.g. ``PSNR < 12 dB`` … ``PSNR ≥ 20 dB``."""
-    name, unit = ("PSNR", " dB") if axis.metric == "utility/psnr" else (axis.metric, "")
+    name, unit = ("PSNR", " dB") if axis.metric == PSNR else (axis.metric, "")
     edges = BAND_EDGES if axis.higher_is_better else BAND_EDGES[::-1]
     low, high = ("<", "≥") if axis.higher_is_better else (">", "≤")
     inner = [f"{name} {a:g}–{b:g}{unit}" for a, b in pairwise(edges)]

@@ -24,12 +24,12 @@ from attacks.audits.exposure import GALLERY_PREFIX, fpr_text
 from attacks.audits.learning_curve import DOUBLED, FRACTIONS, percent
 from attacks.plots.learning_curve_plot import FILE_PREFIX as CURVE_PREFIX
 from core.numbers import readable
+from core.pareto_axis import Axis
 from platform.figures.game_curves import ARTIFACT_PATH as GAME_PATH
 from platform.results import tracking
 from platform.results.clock import clock
 from platform.results.front_groups import value_text
 from platform.results.game import SETTLE_MARGIN, GameCurves, gap_text, read_game_curves
-from platform.results.pareto import Axis
 from platform.results.summary import SweepSummary
 from search_spaces import Preset
 
@@ -228,7 +228,7 @@ def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary:
     end its run with it, else the stored one), its children and their artifacts."""
     parent = client.get_run(parent_id)
     params = parent.data.params
-    axes = summary.axes or [Axis(**a) for a in preset.pareto_axes]
+    axes = summary.axes or list(preset.pareto_axes)
     table = summary.trials.assign(pareto_front=summary.front)
     runs = {r.info.run_id: r for r in tracking.child_runs(client, parent.info.experiment_id, parent_id)}
 

@@ -22,8 +22,9 @@ import pandas as pd
 from mlflow.tracking import MlflowClient
 
 from core.numbers import readable
+from core.pareto_axis import Axis
 from platform.results import tracking
-from platform.results.pareto import Axis, dominating, pareto_mask
+from platform.results.pareto import dominating, pareto_mask
 from platform.results.replicates import SEED, point_table
 from search_spaces import Preset, presets
 

@@ -16,16 +16,18 @@ from pathlib import Path
 import pandas as pd
 from mlflow.tracking import MlflowClient
 
+from core.metric_names import STRONGEST_ATTACK, STRONGEST_RECORDS
 from core.numbers import readable
+from core.pareto_axis import Axis
 from platform.results import tracking
 from platform.results.comparison_grid import BASELINE, Baseline, BaselineCurve, compare_all, comparison_metrics, read_curve
 from platform.results.front_groups import GroupFront, fronts_by, group_metrics
 from platform.results.imputation import ADDED, TAG_SOURCE, Imputation, read_imputation
-from platform.results.pareto import Axis, pareto_mask
+from platform.results.pareto import pareto_mask
 from platform.results.replicates import SEED, format_points, hypervolume_by_seed, point_index, point_table, spread_metrics
 from search_spaces import Preset
 
-PRIVACY, RECORDS = "attack/max/accuracy", "attack/max/train_records"  # the farm's privacy axis and its data budget
+PRIVACY, RECORDS = STRONGEST_ATTACK, STRONGEST_RECORDS  # the farm's privacy axis and its data budget
 SATURATION = "attack/max/saturation"  # the front points' fitted saturation (platform.run.learning_curves)
 
 
@@ -144,7 +146,7 @@ def read_summary(client: MlflowClient, parent_id: str, preset: Preset) -> SweepS
     parent = client.get_run(parent_id)
     exp_id = parent.info.experiment_id
     table = trials_table(client, exp_id, parent_id, preset.label_keys)
-    axes = front_axes([Axis(**a) for a in preset.pareto_axes], table)
+    axes = front_axes(list(preset.pareto_axes), table)
     summary = summarise(table, axes, preset.label_keys)
     summary = with_imputation(summary, read_imputation(parent.data.metrics, axes))
     summary = replace(summary, groups=group_fronts(summary, axes, preset) if summary.front.any() else [])

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import ClassVar
 
 import torch
 from torch import nn
@@ -50,7 +51,7 @@ from trainables.cloak.target import (
     task_labels,
 )
 from trainables.shared.figures import digit_thickness, save_release_grid
-from trainables.shared.mechanism import Mechanism, pick_device
+from trainables.shared.mechanism import Capability, Mechanism, pick_device
 from trainables.shared.release_map import ReleaseMap
 
 NOISE_FIGURE = "noise_map.png"
@@ -307,6 +308,7 @@ class Cloak(Mechanism[CloakConfig]):
     evaluated (the attack farm attacks the checkpoints); ``attack`` (checkpoint epochs) adds the matched Gaussian noise at
     Cloak's accuracy and the deep attacker on its release.
     """
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.FARM, Capability.SERVE, Capability.RAW_REFERENCE})
 
     name = "cloak"
     config_class = CloakConfig

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -27,7 +28,7 @@ from core.metrics import balanced_accuracy
 from trainables.membership import canary_audit, models
 from trainables.membership.config import MembershipConfig
 from trainables.membership.models import ModelSpec, PointRecipe
-from trainables.shared.mechanism import Mechanism
+from trainables.shared.mechanism import Capability, Mechanism
 
 
 def load_records(dataset: str, data_root: str) -> AdultData:
@@ -126,6 +127,7 @@ def abs_advantage(metrics: dict[str, float]) -> dict[str, float]:
 class Membership(Mechanism[MembershipConfig]):
     """One point (n, λ, p_x, σ, model) on Adult: not an epoch game, so one epoch fits the model
     (:meth:`train_epoch`) and :meth:`evaluate` measures it; its checkpoint is the model θ, for the farm."""
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.FARM})
 
     name = "membership"
     config_class = MembershipConfig

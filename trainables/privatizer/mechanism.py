@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from functools import partial
+from typing import ClassVar
 
 import torch
 from torch import nn
@@ -30,6 +31,7 @@ from trainables.privatizer.config import PrivatizerConfig
 from trainables.privatizer.gmm import privatizer_loss
 from trainables.privatizer.retrained import retrained_secret_term
 from trainables.shared.image_game import ImageGame, classifier_reference
+from trainables.shared.mechanism import Capability
 from trainables.shared.release_map import release
 
 
@@ -40,6 +42,7 @@ def _picked(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
 
 class Privatizer(ImageGame):
     """The U-Net, the three estimators η, ψ, φ, and the optimisers of what this algorithm trains."""
+    capabilities: ClassVar[frozenset[Capability]] = ImageGame.capabilities | {Capability.FARM}
 
     name = "privatizer"
     config_class = PrivatizerConfig

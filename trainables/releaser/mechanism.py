@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from functools import partial
+from typing import ClassVar
 
 import torch
 from torch.nn import functional as F
@@ -22,6 +23,7 @@ from core.training import batches, evaluate, fit_classifier
 from trainables.releaser.config import ReleaserConfig
 from trainables.shared.alpha_mi import leakage_alpha_mi, normalised_alpha_mi
 from trainables.shared.image_game import ImageGame, classifier_reference
+from trainables.shared.mechanism import Capability
 
 NETWORKS = ("releaser", "adversary", "utility", "opt_r", "opt_a", "opt_u")  # a checkpoint's state, by name
 RESTART_SEED_STRIDE = 100_003  # a restarted adversary's weights: torch seed = seed + stride · (epochs done + 1)
@@ -29,6 +31,7 @@ RESTART_SEED_STRIDE = 100_003  # a restarted adversary's weights: torch seed = s
 
 class Releaser(ImageGame):
     """The releaser R(X, Z), the in-game thickness adversary and the digit utility net, each with its optimiser."""
+    capabilities: ClassVar[frozenset[Capability]] = ImageGame.capabilities | {Capability.FARM}
 
     name = "releaser"
     config_class = ReleaserConfig

@@ -1,0 +1,88 @@
+"""Typed where the layers meet: a preset's Pareto axes and objectives name declared metrics, a mechanism declares its
+capabilities (and is refused when the declaration and its methods differ)."""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from core.metric_names import DECLARED, FRESH_ACCURACY, STRONGEST_ATTACK
+from core.pareto_axis import Axis
+from platform.errors import UsageError
+from platform.plan.spec import resolve
+from search_spaces import presets
+from search_spaces.amnist import PRESET as AMNIST
+from trainables.membership.mechanism import Membership
+from trainables.releaser.mechanism import Releaser
+from trainables.shared.mechanism import Capability
+
+MISSPELT = Axis("utility/fresh_acuracy", higher_is_better=True, bound=0.0, ideal=1.0)
+
+
+def test_every_preset_names_declared_or_its_mechanisms_metrics() -> None:
+    for name, preset in presets().items():
+        named = {a.metric for a in preset.pareto_axes} | {m for m, _ in preset.optuna_objectives}
+        assert named <= DECLARED | set(preset.mechanism.metrics), name
+        assert all(isinstance(a, Axis) for a in preset.pareto_axes), name
+
+
+def test_an_axis_naming_an_undeclared_metric_is_refused_in_one_line() -> None:
+    with pytest.raises(ValueError, match=r"^preset 'amnist': Pareto axis metric 'utility/fresh_acuracy' is neither in "
+                                         r"core\.metric_names\.DECLARED nor in Releaser\.metrics$"):
+        replace(AMNIST, pareto_axes=(MISSPELT, AMNIST.pareto_axes[1]))
+
+
+def test_an_undeclared_optuna_objective_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"Optuna objective metric 'attack/dep/accuracy'"):
+        replace(AMNIST, optuna_objectives=((FRESH_ACCURACY, "max"), ("attack/dep/accuracy", "min")))
+
+
+def test_a_metric_the_mechanism_declares_may_be_an_axis() -> None:
+    class Declaring(Releaser):
+        metrics: ClassVar[tuple[str, ...]] = ("utility/fresh_acuracy",)
+
+    preset = replace(AMNIST, mechanism=Declaring, pareto_axes=(MISSPELT, AMNIST.pareto_axes[1]))
+    assert preset.pareto_axes[0] is MISSPELT
+
+
+def test_an_axis_given_as_a_dict_reads_as_its_axis() -> None:
+    given = {"metric": STRONGEST_ATTACK, "higher_is_better": False, "bound": 1.0, "ideal": 0.5}
+    preset = replace(AMNIST, pareto_axes=(AMNIST.pareto_axes[0], given))  # type: ignore[arg-type]
+    assert preset.pareto_axes[1] == Axis(STRONGEST_ATTACK, higher_is_better=False, bound=1.0, ideal=0.5)
+
+
+def test_a_preset_file_with_a_misspelt_axis_is_one_usage_line(tmp_path: Path) -> None:
+    path = tmp_path / "typo_preset.py"
+    path.write_text("from dataclasses import replace\nfrom core.pareto_axis import Axis\n"
+                    "from search_spaces.amnist import PRESET as A\n"
+                    "PRESET = replace(A, name='typo', pareto_axes=(Axis('utility/acc', True, 0.0, 1.0),))\n")
+    with pytest.raises(UsageError, match=r"does not import: ValueError: preset 'typo': Pareto axis metric 'utility/acc'"):
+        resolve(None, None, [], str(path))
+
+
+def test_a_capability_declared_without_its_method_is_refused() -> None:
+    with pytest.raises(TypeError, match=r"^Claims: capability SERVE \(release_map\) does not implement release_map; "):
+        class Claims(Membership):
+            capabilities: ClassVar[frozenset[Capability]] = Membership.capabilities | {Capability.SERVE}
+
+
+def test_a_method_of_a_capability_without_declaring_it_is_refused() -> None:
+    with pytest.raises(TypeError, match=r"^Hides: capability SERVE \(release_map\) implements it without declaring it"):
+        class Hides(Membership):
+            def release_map(self):  # type: ignore[no-untyped-def]
+                raise NotImplementedError
+
+
+@pytest.mark.parametrize(("name", "farm", "serves", "audits", "reference"), [
+    ("amnist", True, True, True, True), ("gmm", False, False, False, False),
+    ("adult-membership", True, False, False, False), ("cloak-mnist", True, True, False, True),
+])
+def test_the_preset_offers_what_its_mechanism_declares(name: str, farm: bool, serves: bool, audits: bool,
+                                                       reference: bool) -> None:
+    preset = presets()[name]
+    offered = (preset.checkpoint_inputs, preset.load_release, preset.audit_input, preset.baselines)
+    assert tuple(f is not None for f in offered) == (farm, serves, audits, reference)
+    declared = preset.mechanism.capabilities
+    assert (Capability.FARM in declared, Capability.SERVE in declared) == (farm, serves)
