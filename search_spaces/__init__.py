@@ -100,7 +100,7 @@ class Preset:
     canonical: Callable[[dict], dict] | None = None  # maps a grid point to its representative (equivalent points run once)
     front_by: str | None = None  # a grid axis: the sweep report also draws one front per value of it (and the joint one)
     # presets whose grids run beside this one's on its data, drawn on the front and compared with it (amnist: noise,
-    # the stroke redraw and the digit prototype; platform.results.comparison_grid); a sweep skips them with --no-baseline.
+    # the stroke redraw and the digit prototype; platform.results.comparison_grid); a sweep skips them with --no-comparison-grids.
     # One name alone (a preset written before there could be several) reads as a tuple of one.
     baseline: tuple[str, ...] = ()
     title: str = ""  # how a figure names this preset's curve when it is another's baseline (default: its name)

@@ -1,8 +1,9 @@
 """Typed where the layers meet: a preset's Pareto axes and objectives name declared metrics, a mechanism declares its
-capabilities (and is refused when the declaration and its methods differ)."""
+capabilities (and is refused when the declaration and its methods differ), the sweep's command line is one typed
+object."""
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import FrozenInstanceError, replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -11,7 +12,10 @@ import pytest
 from core.metric_names import DECLARED, FRESH_ACCURACY, STRONGEST_ATTACK
 from core.pareto_axis import Axis
 from platform.errors import UsageError
+from platform.plan import resume_options
+from platform.plan.options import SweepOptions
 from platform.plan.spec import resolve
+from platform.sweep import parse_args
 from search_spaces import presets
 from search_spaces.amnist import PRESET as AMNIST
 from trainables.membership.mechanism import Membership
@@ -86,3 +90,35 @@ def test_the_preset_offers_what_its_mechanism_declares(name: str, farm: bool, se
     assert tuple(f is not None for f in offered) == (farm, serves, audits, reference)
     declared = preset.mechanism.capabilities
     assert (Capability.FARM in declared, Capability.SERVE in declared) == (farm, serves)
+
+
+def test_the_command_line_is_one_typed_object_with_what_it_gives() -> None:
+    options = parse_args(["amnist", "--profile", "smoke", "--set", "lam=1", "--set", "epochs=2", "--seeds", "1",
+                          "--no-comparison-grids", "--no-learning-curve"])
+    assert options == SweepOptions(
+        preset="amnist", preset_file=None, profile="smoke", overrides=("lam=1", "epochs=2"), search="grid", samples=None,
+        seeds=1, attackers=None, tracking_uri=None, experiment=None, storage="putlab_runs", gpus_per_trial=None,
+        max_concurrent=None, max_failures=2, address=None, resume=None, config_schema=None, no_comparison_grids=True,
+        learning_curve=False, yes=False, verbose=False,
+        # --seeds 1 is given though it is the default; --search is not though it has one
+        given=frozenset({"preset", "profile", "overrides", "seeds", "no_comparison_grids", "learning_curve"}))
+    with pytest.raises(FrozenInstanceError):
+        options.seeds = 2  # type: ignore[misc]
+
+
+def test_the_old_no_baseline_flag_still_works_and_is_hidden(capsys: pytest.CaptureFixture[str]) -> None:
+    assert parse_args(["amnist", "--no-baseline"]) == parse_args(["amnist", "--no-comparison-grids"])
+    assert not parse_args(["amnist"]).no_comparison_grids
+    with pytest.raises(SystemExit):
+        parse_args(["--help"])
+    shown = capsys.readouterr().out
+    assert "--no-comparison-grids" in shown and "--no-baseline" not in shown
+
+
+def test_a_resume_keeps_the_options_type_with_the_record_in_place() -> None:
+    options = parse_args(["gmm", "--resume", "--set", "alpha=0.5", "--seeds", "2"])
+    params = {"profile": "smoke", "search": "grid", "planned_trials": "4", "attackers": '["yeom"]'}
+    restored = resume_options.restored(options, params, presets()["gmm"])
+    assert isinstance(restored, SweepOptions) and restored.given == options.given
+    assert (restored.profile, restored.overrides, restored.seeds, restored.attackers, restored.no_comparison_grids) == (
+        "smoke", (), 1, "yeom", True)

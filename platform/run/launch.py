@@ -60,8 +60,8 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
     for grid in grids:
         axes = "; ".join(f"{k} ∈ {{{', '.join(f'{v:g}' for v in grid.grid[k])}}}" for k in grid.preset.label_keys)
         count = len(grid.grid_points())
-        print(f"{grid.preset.name} baseline: {count} trial{'s' if count > 1 else ''} after the sweep's own ({axes}), same "
-              "data and farm; off: --no-baseline", flush=True)
+        print(f"{grid.preset.name} comparison grid: {count} trial{'s' if count > 1 else ''} after the sweep's own ({axes}), same "
+              "data and farm; off: --no-comparison-grids", flush=True)
     print(planned_cost(client, exp_id, spec, planned, grids, plan.attackers).line(), flush=True)
     if not reopened:
         tracking.log_metrics(client, parent_id, {f"data/{k}": float(v) for k, v in counts.items()})
