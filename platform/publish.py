@@ -36,10 +36,10 @@ def publish(client: MlflowClient, parent_id: str, preset: Preset) -> SweepSummar
     with tempfile.TemporaryDirectory() as tmp:
         log_summary(client, parent_id, summary, draw_summary(summary, preset, Path(tmp)))
     log_game_curves(client, summary.trials)
-    if preset.sweep_figures:
+    if preset.presentation.sweep_figures:
         table = summary.trials.assign(pareto_front=summary.front)
-        trials = SweepTrials(table, histories(client, table, preset.sweep_history))
-        for figure in preset.sweep_figures:
+        trials = SweepTrials(table, histories(client, table, preset.presentation.sweep_history))
+        for figure in preset.presentation.sweep_figures:
             try:
                 draw_and_log(client, parent_id, figure, trials)
             except Exception as exc:  # noqa: BLE001 - a preset's figure must not cost the sweep its summary

@@ -91,7 +91,7 @@ def parse_args(argv: list[str] | None = None) -> SweepOptions:
 def farm_attackers(args: SweepOptions, spec: SweepSpec) -> tuple[str, ...]:
     """The attackers run on every checkpoint: ``--attackers`` (validated) or the preset's farm."""
     if args.attackers is None:
-        return spec.preset.farm_attackers
+        return spec.preset.farm.attackers
     names = () if args.attackers.strip() == "none" else tuple(a.strip() for a in args.attackers.split(","))
     try:
         check_names(names)
@@ -143,7 +143,7 @@ def plan_sweep(args: SweepOptions) -> SweepPlan:
                "--address": args.address, "--attackers": args.attackers,
                "--gpus-per-trial": None if args.gpus_per_trial is None else str(args.gpus_per_trial)}
     return SweepPlan(spec, attackers, name, tracking_uri, args.experiment or f"putlab-{spec.preset.name}", storage,
-                     preset_file, args.search, args.samples, bool(spec.preset.baseline) and not args.no_comparison_grids,
+                     preset_file, args.search, args.samples, bool(spec.preset.comparison_grids) and not args.no_comparison_grids,
                      args.resume is not None, args.address, args.gpus_per_trial, args.max_concurrent, args.max_failures,
                      args.verbose, learning_curves(args.learning_curve, spec.profile), tuple(options.items()))
 

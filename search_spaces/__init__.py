@@ -78,8 +78,43 @@ metrics are missing."""
 
 
 @dataclass(frozen=True)
+class Front:
+    """What a sweep's Pareto front is over: its axes, the objectives ``--search optuna`` steers by, and the grid axis
+    whose every value also gets a front of its own."""
+
+    axes: tuple[Axis, ...]  # the front's objectives (a dict of Axis's fields reads as that Axis)
+    objectives: tuple[tuple[str, str], ...]  # (metric reported by the trial itself, "max" | "min")
+    by: str | None = None  # a grid axis: the sweep report also draws one front per value of it (and the joint one)
+
+    def __post_init__(self) -> None:
+        """Each axis given as a dict as its :class:`Axis`."""
+        given: tuple[Any, ...] = self.axes
+        object.__setattr__(self, "axes", tuple(Axis(**a) if isinstance(a, Mapping) else a for a in given))
+
+
+@dataclass(frozen=True)
+class Farm:
+    """The attack farm every checkpoint of the sweep meets."""
+
+    attackers: tuple[str, ...] = ()  # run by the attack farm on every checkpoint
+    privacy: tuple[str, ...] = ()  # whose accuracy counts for attack/max/accuracy
+
+
+@dataclass(frozen=True)
+class Presentation:
+    """How the sweep is drawn beyond its front."""
+
+    checkpoint_figures: tuple[str, ...] = ()  # PNGs a trial writes into its checkpoints
+    trend_metrics: tuple[str, ...] = ()  # plotted against every axis (default: the Pareto axes)
+    sweep_figures: tuple[SweepFigure, ...] = ()  # the study's own figures of the whole sweep, drawn when it is published
+    sweep_history: tuple[str, ...] = ()  # metrics whose per-step values the sweep figures read (SweepTrials.histories)
+    title: str = ""  # how a figure names this preset's curve when it is another's comparison grid (default: its name)
+
+
+@dataclass(frozen=True)
 class Preset:
-    """Everything a sweep needs to know about one experiment."""
+    """Everything a sweep needs to know about one experiment: what it runs (the mechanism on its data, the base config,
+    the profiles' grids, the Optuna ranges), its :class:`Front`, its :class:`Farm` and its :class:`Presentation`."""
 
     name: str
     mechanism: type[Mechanism]
@@ -88,31 +123,22 @@ class Preset:
     profiles: dict[str, Profile]
     default_profile: str
     optuna: dict[str, OptunaRange]
-    pareto_axes: tuple[Axis, ...]  # the front's objectives (a dict of Axis's fields reads as that Axis)
-    optuna_objectives: tuple[tuple[str, str], ...]  # (metric reported by the trial itself, "max" | "min")
     label_keys: tuple[str, ...]  # the grid axes, in the order used to name trials
-    farm_attackers: tuple[str, ...] = ()  # run by the attack farm on every checkpoint
-    privacy_attackers: tuple[str, ...] = ()  # whose accuracy counts for attack/max/accuracy
-    checkpoint_figures: tuple[str, ...] = ()  # PNGs a trial writes into its checkpoints
-    trend_metrics: tuple[str, ...] = ()  # plotted against every axis (default: the Pareto axes)
-    sweep_figures: tuple[SweepFigure, ...] = ()  # the study's own figures of the whole sweep, drawn when it is published
-    sweep_history: tuple[str, ...] = ()  # metrics whose per-step values the sweep figures read (SweepTrials.histories)
+    front: Front
+    farm: Farm = Farm()
+    presentation: Presentation = Presentation()
     canonical: Callable[[dict], dict] | None = None  # maps a grid point to its representative (equivalent points run once)
-    front_by: str | None = None  # a grid axis: the sweep report also draws one front per value of it (and the joint one)
     # presets whose grids run beside this one's on its data, drawn on the front and compared with it (amnist: noise,
-    # the stroke redraw and the digit prototype; platform.results.comparison_grid); a sweep skips them with --no-comparison-grids.
-    # One name alone (a preset written before there could be several) reads as a tuple of one.
-    baseline: tuple[str, ...] = ()
-    title: str = ""  # how a figure names this preset's curve when it is another's baseline (default: its name)
+    # the stroke redraw and the digit prototype; platform.results.comparison_grid); a sweep skips them with
+    # --no-comparison-grids. One name alone (a preset written before there could be several) reads as a tuple of one.
+    comparison_grids: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        """A single baseline name (or None) as the tuple of names it means, and each axis given as a dict as its
-        :class:`Axis`; a ValueError naming an axis or objective whose metric no one declared."""
-        named: Any = self.baseline
+        """A single comparison grid's name (or None) as the tuple of names it means; a ValueError naming an axis or
+        objective whose metric no one declared."""
+        named: Any = self.comparison_grids
         if named is None or isinstance(named, str):
-            object.__setattr__(self, "baseline", (named,) if named else ())
-        given: tuple[Any, ...] = self.pareto_axes
-        object.__setattr__(self, "pareto_axes", tuple(Axis(**a) if isinstance(a, Mapping) else a for a in given))
+            object.__setattr__(self, "comparison_grids", (named,) if named else ())
         check_metrics(self)
 
     @property
@@ -169,8 +195,8 @@ def check_metrics(preset: Preset) -> None:
     """Every metric the preset's axes and Optuna objectives name is one of ``core.metric_names.DECLARED`` or one its
     mechanism declares (``Mechanism.metrics``): else a one-line ValueError naming it."""
     known = DECLARED | set(preset.mechanism.metrics)
-    named = [("Pareto axis", axis.metric) for axis in preset.pareto_axes]
-    named += [("Optuna objective", metric) for metric, _ in preset.optuna_objectives]
+    named = [("Pareto axis", axis.metric) for axis in preset.front.axes]
+    named += [("Optuna objective", metric) for metric, _ in preset.front.objectives]
     for role, metric in named:
         if metric not in known:
             raise ValueError(f"preset {preset.name!r}: {role} metric {metric!r} is neither in core.metric_names.DECLARED "

@@ -9,7 +9,7 @@ is those box plots: one box of per-record ρ_KL per trial on the parent run."""
 from pathlib import Path
 
 from core.metric_names import UTILITY_ACCURACY, YEOM_ADVANTAGE
-from search_spaces import Axis, OptunaRange, Preset, Profile, SweepTrials
+from search_spaces import Axis, Farm, Front, OptunaRange, Presentation, Preset, Profile, SweepTrials
 from trainables.membership.config import MembershipConfig
 from trainables.membership.figures import FIGURE, plot_kl_boxes
 from trainables.membership.mechanism import Membership
@@ -74,13 +74,19 @@ PRESET = Preset(
         "p_x": OptunaRange(1, 20, integer=True),
         "sigma": OptunaRange(0.001, 2.0, log=True),
     },
-    pareto_axes=(
-        Axis(UTILITY_ACCURACY, higher_is_better=True, bound=0.0, ideal=1.0),
-        Axis(YEOM_ADVANTAGE, higher_is_better=False, bound=1.0, ideal=0.0),
+    front=Front(
+        axes=(
+            Axis(UTILITY_ACCURACY, higher_is_better=True, bound=0.0, ideal=1.0),
+            Axis(YEOM_ADVANTAGE, higher_is_better=False, bound=1.0, ideal=0.0),
+        ),
+        objectives=((UTILITY_ACCURACY, "max"), (YEOM_ADVANTAGE, "min")),
     ),
-    farm_attackers=("rmia", "lira"),  # Yeom runs in the trial (its |advantage| is the privacy axis)
-    optuna_objectives=((UTILITY_ACCURACY, "max"), (YEOM_ADVANTAGE, "min")),
+    farm=Farm(
+        attackers=("rmia", "lira"),  # Yeom runs in the trial (its |advantage| is the privacy axis)
+    ),
     label_keys=LABEL_KEYS,
-    trend_metrics=(YEOM_ADVANTAGE, "leakage/kl/rho", UTILITY_ACCURACY),
-    sweep_figures=(kl_boxplots,),
+    presentation=Presentation(
+        trend_metrics=(YEOM_ADVANTAGE, "leakage/kl/rho", UTILITY_ACCURACY),
+        sweep_figures=(kl_boxplots,),
+    ),
 )

@@ -23,10 +23,10 @@ from platform.results.comparison_grid import (
 )
 from platform.results.pareto import hypervolume, pareto_mask
 from platform.results.summary import front_axes, summarise
-from search_spaces import PSNR_AXIS, Preset, presets
+from search_spaces import PSNR_AXIS, presets
 
 AMNIST = presets()["amnist"]
-AXES = list(AMNIST.pareto_axes)  # fresh digit accuracy, strongest attacker, PSNR
+AXES = list(AMNIST.front.axes)  # fresh digit accuracy, strongest attacker, PSNR
 U, P, D = (a.metric for a in AXES)
 STROKE = Baseline(presets()["stroke-redraw"])
 
@@ -44,7 +44,7 @@ TRIALS = {"A": (0.9, 0.8, 20.0), "B": (0.6, 0.6, 10.0), "C": (0.5, 0.7, 30.0)}
 def test_the_amnist_fronts_have_psnr_as_their_third_objective() -> None:
     assert [a.metric for a in AXES] == ["utility/fresh_accuracy", "attack/max/accuracy", "utility/psnr"]
     for name in ("amnist-privatizer", "noise", "stroke-redraw", "digit-prototype", "cloak-mnist"):
-        assert presets()[name].pareto_axes[-1] == PSNR_AXIS, name
+        assert presets()[name].front.axes[-1] == PSNR_AXIS, name
     assert AXES[2].higher_is_better and (AXES[2].bound, AXES[2].ideal) == (0.0, 60.0)
 
 
@@ -84,8 +84,8 @@ def test_a_store_without_the_distortion_keeps_its_two_axis_front() -> None:
     assert front_axes(AXES, old) == AXES[:2]
     assert front_axes(AXES, old.assign(**{D: np.nan})) == AXES[:2]
     assert front_axes(AXES, points(TRIALS)) == AXES
-    assert Preset(**{**vars(AMNIST), "baseline": "noise"}).baseline == ("noise",)  # a preset naming one baseline
-    assert Preset(**{**vars(AMNIST), "baseline": None}).baseline == ()
+    assert replace(AMNIST, comparison_grids="noise").comparison_grids == ("noise",)  # a preset naming one grid
+    assert replace(AMNIST, comparison_grids=None).comparison_grids == ()
 
 
 # the stroke redraw's points: radius=1 and radius=1.5 each dominate A (as useful or more, more private, sharper);

@@ -143,12 +143,12 @@ def test_ecos_front_reads_the_baseline_of_its_within_hour_axis() -> None:
                "baseline/attack/imputation/hour/accuracy_within_hour": 0.5,
                "baseline/attack/imputation/side_info_by_hour/accuracy_within_hour": 0.57,
                "baseline/attack/imputation/hour/accuracy": 0.76}
-    imputation = read_imputation(metrics, list(ECO.pareto_axes))
+    imputation = read_imputation(metrics, list(ECO.front.axes))
     assert imputation is not None
     assert (imputation.axis, imputation.value, imputation.low, imputation.source) == (
         "attack/deep/accuracy_within_hour", 0.57, None, "side_info_by_hour")
     assert [name for name, _ in imputation.members] == ["prior", "hour", "side_info_by_hour"]
-    assert read_imputation({}, list(ECO.pareto_axes)) is None  # a sweep from before: no line
+    assert read_imputation({}, list(ECO.front.axes)) is None  # a sweep from before: no line
 
 
 def trial(client: MlflowClient, exp_id: str, parent_id: str, lam: float) -> str:

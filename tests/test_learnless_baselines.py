@@ -116,7 +116,7 @@ def test_the_farm_and_serving_restore_the_release_the_trial_scored(mechanism, co
 
 def test_the_amnist_presets_run_all_three_baselines_on_their_data() -> None:
     for name in ("amnist", "amnist-privatizer"):
-        assert presets()[name].baseline == ("noise", "stroke-redraw", "digit-prototype")
+        assert presets()[name].comparison_grids == ("noise", "stroke-redraw", "digit-prototype")
     spec = resolve("amnist", "quick", [])
     grids = {b.name: baseline_spec(spec, b) for b in Baseline.all(spec.preset)}
     assert {k: len(g.grid_points()) for k, g in grids.items()} == {"noise": 6, "stroke-redraw": 2, "digit-prototype": 1}

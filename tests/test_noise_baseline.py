@@ -25,7 +25,7 @@ from search_spaces import presets
 from trainables.noise.mechanism import NoiseBaseline
 
 AXES = [Axis("utility/accuracy", True, 0.0, 1.0), Axis("attack/max/accuracy", False, 1.0, 0.5)]
-BASELINE = Baseline(presets()["noise"])  # what the amnist preset asks for (Preset.baseline)
+BASELINE = Baseline(presets()["noise"])  # what the amnist preset asks for (Preset.comparison_grids)
 # (σ, utility, strongest attacker): each is on noise's own front
 NOISE = [(0.0, 0.95, 0.90), (0.5, 0.80, 0.75), (2.0, 0.30, 0.60)]
 # (λ, utility, strongest attacker): all three on the mechanism's front
@@ -66,7 +66,7 @@ def test_baseline_trials_stay_off_the_front_but_are_drawn_and_compared(tmp_path:
                          {"utility/accuracy": utility, "attack/max/accuracy": attack},
                          {tracking.TAG_ROLE: "baseline", tracking.TAG_BASELINE: "noise"})
                  for sigma, utility, attack in NOISE}
-    preset = replace(presets()["amnist"], pareto_axes=tuple(AXES))  # the axes these runs log
+    preset = replace(presets()["amnist"], front=replace(presets()["amnist"].front, axes=tuple(AXES)))  # the axes these runs log
 
     table = trials_table(client, exp_id, parent_id, preset.label_keys)
     assert len(table) == 3 and not set(table["run_id"]) & noise_ids  # the front's table holds the mechanism only

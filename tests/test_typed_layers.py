@@ -27,41 +27,41 @@ MISSPELT = Axis("utility/fresh_acuracy", higher_is_better=True, bound=0.0, ideal
 
 def test_every_preset_names_declared_or_its_mechanisms_metrics() -> None:
     for name, preset in presets().items():
-        named = {a.metric for a in preset.pareto_axes} | {m for m, _ in preset.optuna_objectives}
+        named = {a.metric for a in preset.front.axes} | {m for m, _ in preset.front.objectives}
         assert named <= DECLARED | set(preset.mechanism.metrics), name
-        assert all(isinstance(a, Axis) for a in preset.pareto_axes), name
+        assert all(isinstance(a, Axis) for a in preset.front.axes), name
 
 
 def test_an_axis_naming_an_undeclared_metric_is_refused_in_one_line() -> None:
     with pytest.raises(ValueError, match=r"^preset 'amnist': Pareto axis metric 'utility/fresh_acuracy' is neither in "
                                          r"core\.metric_names\.DECLARED nor in Releaser\.metrics$"):
-        replace(AMNIST, pareto_axes=(MISSPELT, AMNIST.pareto_axes[1]))
+        replace(AMNIST, front=replace(AMNIST.front, axes=(MISSPELT, AMNIST.front.axes[1])))
 
 
 def test_an_undeclared_optuna_objective_is_refused() -> None:
     with pytest.raises(ValueError, match=r"Optuna objective metric 'attack/dep/accuracy'"):
-        replace(AMNIST, optuna_objectives=((FRESH_ACCURACY, "max"), ("attack/dep/accuracy", "min")))
+        replace(AMNIST, front=replace(AMNIST.front, objectives=((FRESH_ACCURACY, "max"), ("attack/dep/accuracy", "min"))))
 
 
 def test_a_metric_the_mechanism_declares_may_be_an_axis() -> None:
     class Declaring(Releaser):
         metrics: ClassVar[tuple[str, ...]] = ("utility/fresh_acuracy",)
 
-    preset = replace(AMNIST, mechanism=Declaring, pareto_axes=(MISSPELT, AMNIST.pareto_axes[1]))
-    assert preset.pareto_axes[0] is MISSPELT
+    preset = replace(AMNIST, mechanism=Declaring, front=replace(AMNIST.front, axes=(MISSPELT, AMNIST.front.axes[1])))
+    assert preset.front.axes[0] is MISSPELT
 
 
 def test_an_axis_given_as_a_dict_reads_as_its_axis() -> None:
     given = {"metric": STRONGEST_ATTACK, "higher_is_better": False, "bound": 1.0, "ideal": 0.5}
-    preset = replace(AMNIST, pareto_axes=(AMNIST.pareto_axes[0], given))  # type: ignore[arg-type]
-    assert preset.pareto_axes[1] == Axis(STRONGEST_ATTACK, higher_is_better=False, bound=1.0, ideal=0.5)
+    front = replace(AMNIST.front, axes=(AMNIST.front.axes[0], given))  # type: ignore[arg-type]
+    assert front.axes[1] == Axis(STRONGEST_ATTACK, higher_is_better=False, bound=1.0, ideal=0.5)
 
 
 def test_a_preset_file_with_a_misspelt_axis_is_one_usage_line(tmp_path: Path) -> None:
     path = tmp_path / "typo_preset.py"
     path.write_text("from dataclasses import replace\nfrom core.pareto_axis import Axis\n"
                     "from search_spaces.amnist import PRESET as A\n"
-                    "PRESET = replace(A, name='typo', pareto_axes=(Axis('utility/acc', True, 0.0, 1.0),))\n")
+                    "PRESET = replace(A, name='typo', front=replace(A.front, axes=(Axis('utility/acc', True, 0.0, 1.0),)))\n")
     with pytest.raises(UsageError, match=r"does not import: ValueError: preset 'typo': Pareto axis metric 'utility/acc'"):
         resolve(None, None, [], str(path))
 

@@ -228,7 +228,7 @@ def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary:
     end its run with it, else the stored one), its children and their artifacts."""
     parent = client.get_run(parent_id)
     params = parent.data.params
-    axes = summary.axes or list(preset.pareto_axes)
+    axes = summary.axes or list(preset.front.axes)
     table = summary.trials.assign(pareto_front=summary.front)
     runs = {r.info.run_id: r for r in tracking.child_runs(client, parent.info.experiment_id, parent_id)}
 
@@ -272,7 +272,7 @@ def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary:
         "dp_columns": [DP_COLUMNS[c] for c in dp_columns(table)] if not table.empty else [],
         "front_size": int(summary.front.sum()), "hypervolume": summary.hypervolume,
         "hypervolume_normalised": summary.hypervolume_normalised,
-        "front_by": preset.front_by, "group_hypervolumes": group_hypervolumes(metrics, preset.front_by),
+        "front_by": preset.front.by, "group_hypervolumes": group_hypervolumes(metrics, preset.front.by),
         "imputation": summary.imputation.line(summary.front_points) if summary.imputation is not None else None,
         "baseline_grids": baseline_grids(summary, axes),
         "baselines": sorted((k.removeprefix("baseline/"), v) for k, v in metrics.items() if k.startswith("baseline/")),

@@ -49,5 +49,5 @@ def draw_summary(summary: SweepSummary, preset: Preset, folder: Path) -> list[Pa
                        baselines=baseline_curves(summary), imputation=summary.imputation)
     drawn.append(folder / "trends.png")
     plot_trends(summary.trials.assign(pareto_front=summary.front), preset.label_keys,
-                preset.trend_metrics or tuple(a.metric for a in axes), drawn[-1])
+                preset.presentation.trend_metrics or tuple(a.metric for a in axes), drawn[-1])
     return [path for path in drawn if path.exists()]

@@ -1,4 +1,4 @@
-"""A baseline preset's grid planned beside a sweep's own (``Preset.baseline``; amnist: the ``noise`` preset's σ grid, ...)
+"""A baseline preset's grid planned beside a sweep's own (``Preset.comparison_grids``; amnist: the ``noise`` preset's σ grid, ...)
 on the sweep's data, and the grid a resumed sweep logged (run by ``platform.run.comparison_grid``, compared by
 ``platform.results.comparison_grid``).
 """

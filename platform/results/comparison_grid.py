@@ -1,4 +1,4 @@
-"""The baseline presets' grids beside a sweep's front, as a preset asks with ``Preset.baseline`` (amnist: Gaussian
+"""The baseline presets' grids beside a sweep's front, as a preset asks with ``Preset.comparison_grids`` (amnist: Gaussian
 noise, the stroke redraw and the digit prototype; docs/metrics.md#baselines-on-the-front).
 
 Each baseline's trials (``platform.run.comparison_grid``) are child runs of the sweep's parent with role ``baseline``
@@ -39,9 +39,9 @@ class Baseline:
 
     @classmethod
     def all(cls, preset: Preset) -> tuple[Baseline, ...]:
-        """The baselines ``preset`` asks for (``Preset.baseline``), in its order; none without."""
+        """The baselines ``preset`` asks for (``Preset.comparison_grids``), in its order; none without."""
         known = presets()
-        return tuple(cls(known[name]) for name in preset.baseline)
+        return tuple(cls(known[name]) for name in preset.comparison_grids)
 
     @property
     def name(self) -> str:
@@ -51,7 +51,7 @@ class Baseline:
     @property
     def title(self) -> str:
         """Its curve's name on the front figure."""
-        return self.preset.title or self.preset.name
+        return self.preset.presentation.title or self.preset.name
 
     @property
     def axis(self) -> str:

@@ -46,7 +46,7 @@ class SweepSummary:
     axes: list[Axis] = field(default_factory=list)  # the objectives of the front and hypervolume (``front_axes``)
     plane: tuple[float, float] = (float("nan"), float("nan"))  # the hypervolume on the first two axes (raw, normalised)
     groups: list[GroupFront] = field(default_factory=list)  # one front per value of the preset's ``front_by`` axis
-    baselines: tuple[BaselineCurve, ...] = ()  # the preset's comparison grids (``Preset.baseline``) with their points
+    baselines: tuple[BaselineCurve, ...] = ()  # the preset's comparison grids (``Preset.comparison_grids``) with their points
     compared: pd.DataFrame = field(default_factory=pd.DataFrame)  # the front beside every baseline
     imputation: Imputation | None = None  # the privacy axis's imputation attacker (points then hold ADDED)
 
@@ -116,9 +116,9 @@ def usable_trials(table: pd.DataFrame, axes: list[Axis]) -> pd.DataFrame:
 
 def group_fronts(summary: SweepSummary, axes: list[Axis], preset: Preset) -> list[GroupFront]:
     """One front per value of the preset's ``front_by`` axis (``platform.results.front_groups``); none without one."""
-    if preset.front_by is None or summary.points.empty:
+    if preset.front.by is None or summary.points.empty:
         return []
-    return fronts_by(usable_trials(summary.trials, axes), summary.points, axes, preset.front_by, preset.label_keys,
+    return fronts_by(usable_trials(summary.trials, axes), summary.points, axes, preset.front.by, preset.label_keys,
                      preset.canonical)
 
 
@@ -146,7 +146,7 @@ def read_summary(client: MlflowClient, parent_id: str, preset: Preset) -> SweepS
     parent = client.get_run(parent_id)
     exp_id = parent.info.experiment_id
     table = trials_table(client, exp_id, parent_id, preset.label_keys)
-    axes = front_axes(list(preset.pareto_axes), table)
+    axes = front_axes(list(preset.front.axes), table)
     summary = summarise(table, axes, preset.label_keys)
     summary = with_imputation(summary, read_imputation(parent.data.metrics, axes))
     summary = replace(summary, groups=group_fronts(summary, axes, preset) if summary.front.any() else [])

@@ -67,7 +67,7 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
         tracking.log_metrics(client, parent_id, {f"data/{k}": float(v) for k, v in counts.items()})
     farm = None
     if plan.attackers and spec.preset.checkpoint_inputs is not None:
-        farm = FarmPlan(spec.preset.checkpoint_inputs, plan.attackers, spec.preset.privacy_attackers, resources)
+        farm = FarmPlan(spec.preset.checkpoint_inputs, plan.attackers, spec.preset.farm.privacy, resources)
     return Sweep(plan, spec, client, exp_id, parent_id, resources, farm, grids,
                  start_baselines(parent.metrics, spec, resources), planned)
 
@@ -155,9 +155,9 @@ def fit(sweep: Sweep, ending: SweepEnding) -> Any | None:
         tuner = restore_tuner(spec, sweep.resources, plan.storage, plan.name)
     else:
         logger = MlflowTrialLogger(plan.tracking_uri, sweep.exp_id, sweep.parent_id, spec.preset.label_keys,
-                                   spec.preset.checkpoint_figures, storage=plan.storage,
+                                   spec.preset.presentation.checkpoint_figures, storage=plan.storage,
                                    mechanism=spec.preset.mechanism_name,
-                                   shown=tuple(m for m, _ in spec.preset.optuna_objectives),
+                                   shown=tuple(m for m, _ in spec.preset.front.objectives),
                                    total_epochs=spec.config.get("epochs"), farm=sweep.farm, verbose=plan.verbose)
         tuner = build_tuner(spec, search=plan.search, samples=plan.samples, resources=sweep.resources,
                             storage=plan.storage, name=plan.name, callbacks=[logger],
