@@ -27,7 +27,7 @@ from platform.plan.spec import SweepSpec, get_preset, resolve
 from platform.plan.sweep_plan import SweepPlan
 from platform.publish import publish_sweep
 from platform.results import tracking
-from platform.results.comparison_grid import Baseline
+from platform.results.comparison_grid import ComparisonGrid
 from platform.run import preflight, resume_seal
 from platform.run import storage as tune_storage
 from platform.run.comparison_grid import tune_name
@@ -181,7 +181,7 @@ def check_resume_source(storage: str, name: str, spec: SweepSpec) -> None:
     local = tune_storage.local_path(storage)
     if local is not None:
         preflight.check_resume_source(local, local / name, local / name / TUNER_STATE)
-    for folder in (name, *(tune_name(name, baseline.name) for baseline in Baseline.all(spec.preset))):
+    for folder in (name, *(tune_name(name, baseline.name) for baseline in ComparisonGrid.all(spec.preset))):
         location = tune_storage.join(storage, folder)
         if folder == name or tune_storage.exists(tune_storage.join(location, TUNER_STATE)):
             resume_seal.verify(location)

@@ -164,7 +164,7 @@ class Preset:
         return _plain(self.mechanism, "data_counts")
 
     @property
-    def baselines(self) -> Callable[[dict], dict[str, float]] | None:
+    def raw_references(self) -> Callable[[dict], dict[str, float]] | None:
         """config -> raw-data reference points, logged on the parent (None: the mechanism has none)."""
         return self._offered("RAW_REFERENCE", "raw_baselines")
 

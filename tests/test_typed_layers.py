@@ -86,7 +86,7 @@ def test_a_method_of_a_capability_without_declaring_it_is_refused() -> None:
 def test_the_preset_offers_what_its_mechanism_declares(name: str, farm: bool, serves: bool, audits: bool,
                                                        reference: bool) -> None:
     preset = presets()[name]
-    offered = (preset.checkpoint_inputs, preset.load_release, preset.audit_input, preset.baselines)
+    offered = (preset.checkpoint_inputs, preset.load_release, preset.audit_input, preset.raw_references)
     assert tuple(f is not None for f in offered) == (farm, serves, audits, reference)
     declared = preset.mechanism.capabilities
     assert (Capability.FARM in declared, Capability.SERVE in declared) == (farm, serves)

@@ -185,8 +185,8 @@ def baseline_grids(summary: SweepSummary, axes: list[Axis]) -> list[dict[str, An
     """Each comparison grid with points: its points on the front's axes and, per front point, the baseline's privacy (and
     distortion) at its utility, whether it beats the baseline and the baseline points that dominate it on every axis."""
     grids = []
-    for curve in summary.baselines:
-        baseline, points = curve.baseline, curve.points
+    for curve in summary.comparisons:
+        baseline, points = curve.grid, curve.points
         if points.empty:
             continue
         keys = [k for k in baseline.preset.label_keys if k in points]

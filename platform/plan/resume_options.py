@@ -18,7 +18,7 @@ from platform.plan.options import SweepOptions
 from platform.plan.seed_axis import with_seeds
 from platform.plan.spec import SweepSpec, parse_overrides, resolve
 from platform.results import tracking
-from platform.results.comparison_grid import Baseline
+from platform.results.comparison_grid import ComparisonGrid
 from platform.results.replicates import SEED
 from search_spaces import Preset
 
@@ -40,9 +40,9 @@ def recorded_attackers(params: dict[str, str]) -> tuple[str, ...]:
     return parse_json(params["attackers"], tuple[str, ...], "the sweep's recorded param 'attackers'")
 
 
-def baseline_on(params: dict[str, str], preset: Preset) -> bool:
+def comparison_grids_on(params: dict[str, str], preset: Preset) -> bool:
     """Whether the sweep runs its preset's comparison grids (those it recorded)."""
-    return any(params.get(baseline.param) == "True" for baseline in Baseline.all(preset))
+    return any(params.get(baseline.param) == "True" for baseline in ComparisonGrid.all(preset))
 
 
 def axis_or_value(spec: SweepSpec, key: str) -> Any:
@@ -64,7 +64,7 @@ def check_given(args: SweepOptions, params: dict[str, str], cli: SweepSpec, atta
          f"{params['planned_trials']} samples"),
         ("attackers", f"--attackers {args.attackers}", attackers != recorded_attackers(params),
          f"attackers {','.join(recorded_attackers(params)) or 'none'}"),
-        ("no_comparison_grids", "--no-comparison-grids", baseline_on(params, cli.preset), "comparison grid on"),
+        ("no_comparison_grids", "--no-comparison-grids", comparison_grids_on(params, cli.preset), "comparison grid on"),
     ]
     for option, text, contradicts, recorded in differ:
         if option in args.given and contradicts:
@@ -86,7 +86,7 @@ def restored(args: SweepOptions, params: dict[str, str], preset: Preset) -> Swee
     attackers = recorded_attackers(params)
     samples = int(params["planned_trials"]) if params["search"] == "optuna" else args.samples
     return replace(args, profile=params["profile"], search=params["search"], samples=samples, overrides=(), seeds=1,
-                   attackers=",".join(attackers) or "none", no_comparison_grids=not baseline_on(params, preset))
+                   attackers=",".join(attackers) or "none", no_comparison_grids=not comparison_grids_on(params, preset))
 
 
 def resumed_spec(args: SweepOptions, params: dict[str, str], preset_file: str | None) -> SweepSpec:
@@ -97,8 +97,8 @@ def resumed_spec(args: SweepOptions, params: dict[str, str], preset_file: str | 
 def summary(params: dict[str, str], spec: SweepSpec) -> str:
     """One line: the recorded options the resumed sweep runs with."""
     seeds = len(spec.grid.get(SEED, [None]))
-    names = [b.name for b in Baseline.all(spec.preset) if b.param in params]
-    state = "on" if baseline_on(params, spec.preset) else "off"
+    names = [b.name for b in ComparisonGrid.all(spec.preset) if b.param in params]
+    state = "on" if comparison_grids_on(params, spec.preset) else "off"
     grid = f"{', '.join(names)} baseline{'s' if len(names) > 1 else ''} {state}, " if names else ""
     return (f"resuming with the sweep's recorded options: profile {params['profile']}, {params['search']} search, "
             f"attackers {','.join(recorded_attackers(params)) or 'none'}, {grid}{seeds} seed{'s' if seeds > 1 else ''}, "
