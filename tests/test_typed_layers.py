@@ -122,3 +122,15 @@ def test_a_resume_keeps_the_options_type_with_the_record_in_place() -> None:
     assert isinstance(restored, SweepOptions) and restored.given == options.given
     assert (restored.profile, restored.overrides, restored.seeds, restored.attackers, restored.no_comparison_grids) == (
         "smoke", (), 1, "yeom", True)
+
+
+def test_a_preset_file_with_an_old_flat_keyword_says_where_it_went(tmp_path: Path) -> None:
+    path = tmp_path / "flat_preset.py"
+    path.write_text("from search_spaces import Preset\nfrom search_spaces.amnist import PRESET as A\n"
+                    "PRESET = Preset(name='flat', mechanism=A.mechanism, dataset='amnist', base=A.base, "
+                    "profiles=A.profiles, default_profile='quick', optuna=A.optuna, label_keys=A.label_keys, "
+                    "front=A.front, farm_attackers=('yeom',))\n")
+    with pytest.raises(UsageError, match=r"unexpected keyword argument 'farm_attackers' \(farm_attackers is now "
+                                         r"farm=Farm\(attackers=\.\.\.\): see docs/extending\.md\)$") as caught:
+        resolve(None, None, [], str(path))
+    assert "\n" not in str(caught.value)
