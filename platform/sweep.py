@@ -181,7 +181,7 @@ def check_resume_source(storage: str, name: str, spec: SweepSpec) -> None:
     local = tune_storage.local_path(storage)
     if local is not None:
         preflight.check_resume_source(local, local / name, local / name / TUNER_STATE)
-    for folder in (name, *(tune_name(name, baseline.name) for baseline in ComparisonGrid.all(spec.preset))):
+    for folder in (name, *(tune_name(name, grid.name) for grid in ComparisonGrid.all(spec.preset))):
         location = tune_storage.join(storage, folder)
         if folder == name or tune_storage.exists(tune_storage.join(location, TUNER_STATE)):
             resume_seal.verify(location)

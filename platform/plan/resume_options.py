@@ -42,7 +42,7 @@ def recorded_attackers(params: dict[str, str]) -> tuple[str, ...]:
 
 def comparison_grids_on(params: dict[str, str], preset: Preset) -> bool:
     """Whether the sweep runs its preset's comparison grids (those it recorded)."""
-    return any(params.get(baseline.param) == "True" for baseline in ComparisonGrid.all(preset))
+    return any(params.get(grid.param) == "True" for grid in ComparisonGrid.all(preset))
 
 
 def axis_or_value(spec: SweepSpec, key: str) -> Any:
