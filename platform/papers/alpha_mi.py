@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from core.metric_names import DEEP_ATTACK, FRESH_ACCURACY, PSNR, SSIM, STRONGEST_ATTACK
+from core.metric_names import DEEP_ATTACK, DEEP_WITHIN_HOUR, FRESH_ACCURACY, NE_ENERGY, PSNR, SSIM, STRONGEST_ATTACK
 from platform.papers.claim import ABOVE, EXACT, LEVEL, OWN, Claim, Paper, Study
 from platform.papers.measures import AgainstBaseline, BestUnder, Drop, Measured, ParentMetric, Release, StudyRuns
 from search_spaces.amnist import AMNIST_TRAIN
@@ -36,7 +36,7 @@ STUDIES: tuple[Study, ...] = (
     Study("eco", "eco", release=ECO_RELEASE, stand_in=True),
     Study("eco-si", "eco-si", release=ECO_RELEASE, stand_in=True),
 )
-NE = "utility/ne_energy"
+NE = NE_ENERGY
 AMNIST_ALPHAS = (1.0, math.inf)  # the α the amnist study's quick grid runs
 ECO_ALPHAS = (0.5, 1.0, math.inf)  # the eco study's quick grid
 ECO_SI_ALPHAS = (1.0, math.inf)  # the eco-si study's quick grid
@@ -347,7 +347,7 @@ CLAIMS: tuple[Claim, ...] = (
           f"may be relative; two quick epochs of the game; {SYNTHETIC_ECO}"),
     Claim("alpha-mi", "Fig. 6", "attacker fall below raw within hours (mean over hours of day of the balanced accuracy "
           "at that hour, chance 0.5 at each) with NE ≤ 0.26", "—", "eco",
-          Drop("attack/deep/accuracy_within_hour", "baseline/attack/deep/accuracy_within_hour", NE, 0.26), kind=OWN,
+          Drop(DEEP_WITHIN_HOUR, "baseline/attack/deep/accuracy_within_hour", NE, 0.26), kind=OWN,
           caveat=f"not the paper's metric: the paper pools its balanced accuracy over all hours (the row above); "
           f"within hours the hour alone says nothing; two quick epochs of the game; {SYNTHETIC_ECO}"),
     # ECO with side information (§ IV-D, Fig. 5b)

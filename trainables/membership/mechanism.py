@@ -24,6 +24,7 @@ from attacks.farm.reference import reference_cache_dir
 from core.data import get_dataset
 from core.data.adult_files import AdultData, pca, project
 from core.data.sets.adult import adult_records
+from core.metric_names import UTILITY_ACCURACY
 from core.metrics import balanced_accuracy
 from trainables.membership import canary_audit, models
 from trainables.membership.config import MembershipConfig
@@ -176,7 +177,7 @@ class Membership(Mechanism[MembershipConfig]):
         x, y = d.train_x[d.members], d.train_y[d.members]
         train_losses = models.losses(spec, theta, x, y)
         metrics = {
-            "utility/accuracy": balanced_accuracy(torch.from_numpy(models.predict(spec, theta, d.test_x)),
+            UTILITY_ACCURACY: balanced_accuracy(torch.from_numpy(models.predict(spec, theta, d.test_x)),
                                                   torch.tensor(d.test_y), 2),
             "utility/test_loss": float(np.mean(models.losses(spec, theta, d.test_x, d.test_y))),
             "train/accuracy": float(np.mean(models.predict(spec, theta, x) == y)),

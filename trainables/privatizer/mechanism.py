@@ -25,6 +25,7 @@ from attacks.base import CheckpointInputs, ReferenceData
 from attacks.farm.reference import reference_cache_dir
 from core.data import Split
 from core.image_quality import image_quality
+from core.metric_names import UTILITY_ACCURACY
 from core.nets import SmallCNN, StochasticUNet
 from core.training import batches, evaluate, fit_classifier, predict_logits
 from trainables.privatizer.config import PrivatizerConfig
@@ -164,7 +165,7 @@ class Privatizer(ImageGame):
         log_u_q = _picked(predict_logits(self.utility_on_release, released_test), test.u)
         log_s_q = _picked(predict_logits(self.eta, released_test), test.s)
         metrics = {
-            "utility/accuracy": evaluate(self.utility_on_release, released_test, test.u, self.u_classes),
+            UTILITY_ACCURACY: evaluate(self.utility_on_release, released_test, test.u, self.u_classes),
             "utility/provider_accuracy": evaluate(self.phi, released_test, test.u, self.u_classes),
             "utility/mse": F.mse_loss(released_test, test.x).item(),
             "train/adversary_accuracy": evaluate(self.eta, released_test, test.s, self.s_classes),
