@@ -166,7 +166,7 @@ def bare_trial(name: str, profile: str, device: torch.device, epochs: int | None
         data = inputs.data
         _check_on(device, f"{name} farm inputs", data.train_x, data.train_s, data.test_x, data.test_s, data.train_u,
                   data.raw_train_x, data.train_si, data.test_si, *(t.member_x for t in inputs.targets))
-        report = attack_inputs(inputs, preset.farm_attackers, figures=True)
+        report = attack_inputs(inputs, preset.farm.attackers, figures=True)
         result.attack_s = report.seconds
         result.attack_metrics.update({k: v for k, v in report.metrics.items() if k.endswith(("/accuracy", "yeom/advantage"))})
         served = preset.load_release(config, str(directory)).to(device)

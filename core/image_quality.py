@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 from torchmetrics.functional.image import peak_signal_noise_ratio, structural_similarity_index_measure
 
+from core.metric_names import PSNR, SQUARED_ERROR, SSIM
+
 DATA_RANGE = 1.0  # images live in [0, 1]
 # The PSNR of an exact copy is infinite. Each image's PSNR is capped here, above 8-bit quantisation's own
 # (uniform rounding error of variance 1/(12·255²): 58.9 dB), so a copy logs a finite value like any other release.
@@ -38,11 +40,11 @@ def distortion(released: torch.Tensor, raw: torch.Tensor) -> dict[str, float]:
     """The release's distortion as logged: ``utility/squared_error`` (E‖X − Y‖², the game's distortion term, on the
     whole split) and ``utility/psnr`` (dB)."""
     with torch.no_grad():
-        return {"utility/squared_error": float(squared_error(released, raw)), "utility/psnr": psnr(released, raw)}
+        return {SQUARED_ERROR: float(squared_error(released, raw)), PSNR: psnr(released, raw)}
 
 
 def image_quality(released: torch.Tensor, raw: torch.Tensor) -> dict[str, float]:
     """The release's quality against the raw images, as logged: its :func:`distortion`, ``utility/ssim`` and
     ``utility/mean_pixel`` (the release's mean brightness; the raw AMNIST test images average about 0.13)."""
     with torch.no_grad():
-        return distortion(released, raw) | {"utility/ssim": ssim(released, raw), "utility/mean_pixel": float(released.mean())}
+        return distortion(released, raw) | {SSIM: ssim(released, raw), "utility/mean_pixel": float(released.mean())}

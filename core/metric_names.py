@@ -1,7 +1,53 @@
-"""Metric names more than one layer reads, declared once: presets name them in their axes and trends, the driver's farm
-writes them, the papers and the views read them back. Stored names: never change one without reading the old."""
+"""Metric names more than one layer reads, declared once: presets name them in their axes, objectives and trends, the
+mechanisms and the driver's farm write them, the papers and the views read them back. Stored names: never change one
+without reading the old.
+
+A preset's Pareto axes and Optuna objectives name one of :data:`DECLARED` or one its mechanism declares in
+``Mechanism.metrics`` (``search_spaces.Preset`` refuses any other name: a typo would draw an empty front)."""
 from __future__ import annotations
 
+# --- utility: what a data user gets from the release ---------------------------------------------------------------
+UTILITY_ACCURACY = "utility/accuracy"
+"""The mechanism's own utility classifier's balanced accuracy on the released test split."""
+FRESH_ACCURACY = "utility/fresh_accuracy"
+"""A data user's classifier trained afresh on the release (the in-game utility net co-adapts with the releaser)."""
+PSNR = "utility/psnr"
+"""The release's PSNR against the raw images in dB (``core.image_quality``)."""
+SSIM = "utility/ssim"
+"""The release's structural similarity to the raw images (``core.image_quality``)."""
+SQUARED_ERROR = "utility/squared_error"
+"""The distortion E‖X − Y‖² of the release (``core.image_quality``)."""
+NE_ENERGY = "utility/ne_energy"
+"""ECO: the normalised error of the released consumption's energy."""
+
+# --- attack: fresh attackers' scores --------------------------------------------------------------------------------
 STRONGEST_ATTACK = "attack/max/accuracy"
 """The strongest attacker of S at a checkpoint: the farm's best of the attackers' balanced accuracies (its winner is the
 tag ``putlab.strongest_attacker``)."""
+STRONGEST_RECORDS = "attack/max/train_records"
+"""How many released records the strongest attacker trained on (the farm's data budget)."""
+DEEP_ATTACK = "attack/deep/accuracy"
+"""The mechanism's own fresh deep attacker of S, a network like the in-game adversary trained afresh on the release."""
+DEEP_WITHIN_HOUR = "attack/deep/accuracy_within_hour"
+"""ECO: the fresh deep attacker's occupancy accuracy, within the hour."""
+ESTIMATOR_ATTACK = "attack/estimator/accuracy"
+"""GMM: the Bayes-optimal estimator of S from the release."""
+YEOM_ADVANTAGE = "attack/yeom/advantage_abs"
+"""Membership: the |advantage| of Yeom et al.'s loss-threshold membership attack."""
+YEOM_CANARY_TPR = "attack/yeom/canary/tpr_at_1pct_fpr"
+"""The planted canaries' worst-case TPR at 1 % FPR under Yeom et al.'s attack (``attacks.farm.membership_farm``)."""
+RMIA_CANARY_TPR = "attack/rmia/canary/tpr_at_1pct_fpr"
+"""The same under RMIA."""
+
+# --- leakage: estimates of what the release gives away --------------------------------------------------------------
+NORMALISED_ALPHA_MI = "leakage/normalised_alpha_mi"
+"""The α-MI estimate Î_α(S;Y)/H_α(S)."""
+INFO_REMOVED_KNN = "leakage/info_removed_knn"
+"""Cloak: the information about S its sifting removed, by a k-NN estimator."""
+
+DECLARED: frozenset[str] = frozenset({
+    UTILITY_ACCURACY, FRESH_ACCURACY, PSNR, SSIM, SQUARED_ERROR, NE_ENERGY, STRONGEST_ATTACK, STRONGEST_RECORDS,
+    DEEP_ATTACK, DEEP_WITHIN_HOUR, ESTIMATOR_ATTACK, YEOM_ADVANTAGE, YEOM_CANARY_TPR, RMIA_CANARY_TPR, NORMALISED_ALPHA_MI,
+    INFO_REMOVED_KNN,
+})
+"""Every name above: what a preset's axes and objectives may name without its mechanism declaring it."""

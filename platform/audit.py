@@ -231,7 +231,7 @@ def run(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         raise UsageError(f"{point_id}: {first_line(exc)}") from None
     record = served_audit.recorded(version.tags or {}, MAX_METRIC)
-    attackers = chosen or list(preset.privacy_attackers)
+    attackers = chosen or list(preset.farm.privacy)
     held = audit_records(preset, point.config, args.records or record.records, asked=args.records is not None)
     records, sent = len(held.train_x), len(held.train_x) + len(held.test_x)
     served_audit.check_records(records, len(held.test_x))

@@ -19,6 +19,7 @@ import pandas as pd
 from mlflow.tracking import MlflowClient
 
 from core.numbers import readable
+from core.pareto_axis import Axis
 from core.quiet import silence
 from platform.cli import guarded
 from platform.errors import UsageError
@@ -26,7 +27,6 @@ from platform.figures.front import plot_fronts
 from platform.figures.html_report import render_comparison, report_dir, with_interval, write_report
 from platform.plan.spec import preset_of
 from platform.results import tracking
-from platform.results.pareto import Axis
 from platform.results.summary import SweepSummary, read_summary, summarise, usable_trials
 from platform.run import preflight
 

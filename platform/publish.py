@@ -21,7 +21,7 @@ from platform.results import tracking
 from platform.results.comparison_grid import format_comparison
 from platform.results.summary import SweepSummary, format_summary, log_summary, read_summary
 from platform.run.interrupts import SweepEnding
-from platform.run.launch import CaughtUp, Sweep, log_baselines
+from platform.run.launch import CaughtUp, Sweep, log_raw_references
 from search_spaces import Preset, SweepFigure, SweepTrials
 
 
@@ -36,10 +36,10 @@ def publish(client: MlflowClient, parent_id: str, preset: Preset) -> SweepSummar
     with tempfile.TemporaryDirectory() as tmp:
         log_summary(client, parent_id, summary, draw_summary(summary, preset, Path(tmp)))
     log_game_curves(client, summary.trials)
-    if preset.sweep_figures:
+    if preset.presentation.sweep_figures:
         table = summary.trials.assign(pareto_front=summary.front)
-        trials = SweepTrials(table, histories(client, table, preset.sweep_history))
-        for figure in preset.sweep_figures:
+        trials = SweepTrials(table, histories(client, table, preset.presentation.sweep_history))
+        for figure in preset.presentation.sweep_figures:
             try:
                 draw_and_log(client, parent_id, figure, trials)
             except Exception as exc:  # noqa: BLE001 - a preset's figure must not cost the sweep its summary
@@ -89,7 +89,7 @@ def publish_sweep(sweep: Sweep, results: Any, caught_up: CaughtUp, ending: Sweep
     a Ctrl+C while publishing leaves the sweep KILLED and ``--resume`` publishes it again."""
     client, parent_id, preset = sweep.client, sweep.parent_id, sweep.spec.preset
     print(f"sweep {sweep.plan.name}: publishing its summary, figures and report", flush=True)
-    log_baselines(sweep)
+    log_raw_references(sweep)
     summary = publish(client, parent_id, preset)
     tell(sweep, summary)
     complete = finished(sweep, results, caught_up)
@@ -113,7 +113,7 @@ def publish_sweep(sweep: Sweep, results: Any, caught_up: CaughtUp, ending: Sweep
 def finished(sweep: Sweep, results: Any, caught_up: CaughtUp) -> bool:
     """Whether every planned trial (and baseline-grid trial) finished and every checkpoint was attacked."""
     complete = results.num_errors == 0 and results.num_terminated >= sweep.planned and caught_up.farm_failures == 0
-    for grid, grid_results in zip(sweep.baseline_grids, caught_up.baseline_results, strict=True):
+    for grid, grid_results in zip(sweep.comparison_grids, caught_up.baseline_results, strict=True):
         complete &= grid_results.num_errors == 0 and grid_results.num_terminated >= len(grid.grid_points())
     return complete
 
@@ -122,11 +122,11 @@ def tell(sweep: Sweep, summary: SweepSummary) -> None:
     """The trials table and front, the front beside each comparison grid it ran, and the raw-data reference points."""
     preset = sweep.spec.preset
     print(format_summary(summary, preset.label_keys))
-    ran = {grid.preset.name for grid in sweep.baseline_grids}
-    for curve in summary.baselines:
-        if curve.baseline.name in ran:
+    ran = {grid.preset.name for grid in sweep.comparison_grids}
+    for curve in summary.comparisons:
+        if curve.grid.name in ran:
             print(format_comparison(summary.compared, curve, summary.axes))
-    if preset.baselines is not None:
+    if preset.raw_references is not None:
         metrics = sweep.client.get_run(sweep.parent_id).data.metrics
         shown = (f"{k} {readable(v)}" for k, v in sorted(metrics.items()) if k.startswith("baseline/"))
         print("raw-data reference points: " + ", ".join(shown))

@@ -70,7 +70,7 @@ def newest_sweep(client: MlflowClient, study: Study, finished_only: bool = False
                                                  if k.startswith("config.")},
                      datetime.fromtimestamp(start / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M"),
                      (end - start) / 60_000 if end else math.nan, params.get("machine", "not recorded"),
-                     summary.baseline_trials)
+                     summary.comparison_trials)
     return parent.info.run_id, runs
 
 

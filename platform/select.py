@@ -29,12 +29,12 @@ from mlflow.tracking import MlflowClient
 
 from core.commands import python_module
 from core.files.structured import parse_json
+from core.pareto_axis import Axis
 from core.quiet import silence
 from platform.cli import guarded
 from platform.errors import UsageError
 from platform.plan.spec import preset_of
 from platform.results import tracking
-from platform.results.pareto import Axis
 from platform.results.summary import trials_table
 from platform.run import preflight
 from platform.run import storage as tune_storage
@@ -111,7 +111,7 @@ def register(client: MlflowClient, model_name: str, preset: Preset, choice: Choi
         tags = {PRESET_TAG: preset_name, "putlab.mechanism": preset.mechanism_name,
                 "putlab.trial_id": str(choice.row["trial_id"]), "putlab.selection": choice.reason}
         tags |= {f"metric.{k}": f"{v:.6g}" for k, v in metrics.items()}
-        summary = ", ".join(f"{a['metric']} {metrics[a['metric']]:.4f}" for a in preset.pareto_axes if a["metric"] in metrics)
+        summary = ", ".join(f"{a.metric} {metrics[a.metric]:.4f}" for a in preset.front.axes if a.metric in metrics)
         return client.create_model_version(model_name, source=f"runs:/{run_id}/{artifact_path}", run_id=run_id, tags=tags,
                                            description=f"trial {choice.row['name']}: {summary}. {choice.reason}.")
     except Exception:
@@ -176,7 +176,7 @@ def run(argv: list[str] | None = None) -> int:
     preset = preset_of(sweep_params)
     if preset.load_release is None:
         raise UsageError(f"preset {preset.name!r} has no release map to serve")
-    axes = [Axis(**a) for a in preset.pareto_axes[:2]]  # utility and privacy choose; a distortion axis does not
+    axes = list(preset.front.axes[:2])  # utility and privacy choose; a distortion axis does not
     choice = choose(trials_table(client, exp_id, parent_id, preset.label_keys), axes, args.max_attack, args.trial)
     checkpoint = client.get_run(choice.row["run_id"]).data.tags.get(tracking.TAG_CHECKPOINT, "")
     params = tune_storage.join(tune_storage.parent(checkpoint), "params.json") if checkpoint else ""

@@ -20,13 +20,14 @@ from core.quiet import silence
 from platform.cli import exit_with, guarded
 from platform.errors import UsageError
 from platform.plan import resume_options
+from platform.plan.options import SweepOptions
 from platform.plan.schema import config_model, text_table
 from platform.plan.seed_axis import with_seeds
 from platform.plan.spec import SweepSpec, get_preset, resolve
 from platform.plan.sweep_plan import SweepPlan
 from platform.publish import publish_sweep
 from platform.results import tracking
-from platform.results.comparison_grid import Baseline
+from platform.results.comparison_grid import ComparisonGrid
 from platform.run import preflight, resume_seal
 from platform.run import storage as tune_storage
 from platform.run.comparison_grid import tune_name
@@ -35,8 +36,9 @@ from platform.run.launch import catch_up, fit, launch
 from platform.run.tuner import TUNER_STATE, find_sweep
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """The command line (see ``--help``); ``given`` names the options it gives (a resumed sweep checks those)."""
+def parse_args(argv: list[str] | None = None) -> SweepOptions:
+    """The command line (see ``--help``) as typed options; ``given`` names the options it gives (the defaults are
+    :class:`SweepOptions`'s)."""
     p = argparse.ArgumentParser(
         prog="python -m platform.sweep",
         description="Run a privacy-utility sweep of a preset on Ray Tune; track it in MLflow with its Pareto front.",
@@ -48,22 +50,22 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="a Python file defining PRESET = search_spaces.Preset(...) with your own mechanism (see examples/)")
     p.add_argument("--profile", help="scale of the sweep: smoke | quick (default) | paper "
                                      "(adult-membership: paper-n, paper-lam, paper-p_x, paper-sigma)")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+    p.add_argument("--set", dest="overrides", action="append", metavar="KEY=VALUE",
                    help="override a config value, or a grid axis with comma-separated values (alpha=0.5,1,inf)")
-    p.add_argument("--search", choices=("grid", "optuna"), default="grid",
+    p.add_argument("--search", choices=("grid", "optuna"),
                    help="grid (default) or Optuna multi-objective search over the axes' continuous ranges")
     p.add_argument("--samples", type=int, help="number of Optuna trials (default: the profile's)")
-    p.add_argument("--seeds", type=int, default=1,
+    p.add_argument("--seeds", type=int,
                    help="replicate every grid point over N seeds: the config's seed, seed + 1, ... (default 1)")
     p.add_argument("--attackers", help="comma-separated attack farm for every checkpoint, or 'none' (default: the preset's)")
     p.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite:///<cwd>/mlflow.db)")
     p.add_argument("--experiment", help="MLflow experiment name (default: putlab-<preset>)")
-    p.add_argument("--storage", default="putlab_runs",
+    p.add_argument("--storage",
                    help="Tune storage for trials and checkpoints: a folder every node sees, or a URI such as "
                         "s3://bucket/runs (default: ./putlab_runs)")
     p.add_argument("--gpus-per-trial", type=float, help="GPU share per trial (default: 0.25 when the cluster has GPUs, else 0)")
     p.add_argument("--max-concurrent", type=int, help="most trials running at once (default: as resources allow)")
-    p.add_argument("--max-failures", type=int, default=2, help="retries of a failed trial from its last checkpoint (default 2)")
+    p.add_argument("--max-failures", type=int, help="retries of a failed trial from its last checkpoint (default 2)")
     p.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
     p.add_argument("--resume", nargs="?", const="", metavar="SWEEP",
                    help="continue an interrupted sweep (default: the newest of this preset) with the options it recorded; "
@@ -71,27 +73,25 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--config-schema", nargs="?", const="text", choices=("text", "json"),
                    help="print the preset's config fields (type, value, bounds, description; json: the JSON schema) "
                         "and exit")
-    p.add_argument("--no-baseline", action="store_true",
+    p.add_argument("--no-comparison-grids", action="store_true", default=None,
                    help="skip the comparison grids a preset runs beside its own and draws on its front (amnist, "
                         "amnist-privatizer: Gaussian noise, the stroke redraw and the digit prototype)")
+    p.add_argument("--no-baseline", dest="no_comparison_grids", action="store_true", default=None,
+                   help=argparse.SUPPRESS)  # the option's name before comparison grids had their own
     p.add_argument("--learning-curve", action=argparse.BooleanOptionalAction, default=None,
                    help="refit every front point's strongest attacker on 25/50/100/200%% of its records and fit where "
-                        "it saturates, beside the baseline grids (default: on, off in the smoke profile)")
-    p.add_argument("--yes", action="store_true",
+                        "it saturates, beside the comparison grids (default: on, off in the smoke profile)")
+    p.add_argument("--yes", action="store_true", default=None,
                    help=f"run a sweep of more than {preflight.CONFIRM_TRIALS} trials (refused without it)")
-    p.add_argument("-v", "--verbose", action="store_true",
+    p.add_argument("-v", "--verbose", action="store_true", default=None,
                    help="every trial event, Ray's resources, the workers' and dependencies' own output")
-    args = p.parse_args(argv)
-    for action in p._actions:  # parsed again without defaults: only what the command line gives is set
-        action.default = argparse.SUPPRESS
-    args.given = frozenset(vars(p.parse_args(argv)))
-    return args
+    return SweepOptions.given_by(vars(p.parse_args(argv)))  # every default None: what is set, the line gives
 
 
-def farm_attackers(args: argparse.Namespace, spec: SweepSpec) -> tuple[str, ...]:
+def farm_attackers(args: SweepOptions, spec: SweepSpec) -> tuple[str, ...]:
     """The attackers run on every checkpoint: ``--attackers`` (validated) or the preset's farm."""
     if args.attackers is None:
-        return spec.preset.farm_attackers
+        return spec.preset.farm.attackers
     names = () if args.attackers.strip() == "none" else tuple(a.strip() for a in args.attackers.split(","))
     try:
         check_names(names)
@@ -109,7 +109,7 @@ def check_data(spec: SweepSpec) -> dict[str, int]:
         raise UsageError(f"data for preset {spec.preset.name!r} unavailable: {first_line(exc)}") from None
 
 
-def requested_spec(args: argparse.Namespace) -> tuple[SweepSpec, str | None]:
+def requested_spec(args: SweepOptions) -> tuple[SweepSpec, str | None]:
     """The preset (by name or file) at the profile, with ``--set`` values and the seed axis; and the file's full path."""
     if (args.preset is None) == (args.preset_file is None):
         raise UsageError("give a preset name or --preset-file PATH (exactly one)")
@@ -120,7 +120,7 @@ def requested_spec(args: argparse.Namespace) -> tuple[SweepSpec, str | None]:
     return spec, preset_file
 
 
-def plan_sweep(args: argparse.Namespace) -> SweepPlan:
+def plan_sweep(args: SweepOptions) -> SweepPlan:
     """What will run: the spec and farm, the store and storage checked, and for ``--resume`` the sweep's recorded
     options in place of the command line's."""
     spec, preset_file = requested_spec(args)
@@ -143,7 +143,7 @@ def plan_sweep(args: argparse.Namespace) -> SweepPlan:
                "--address": args.address, "--attackers": args.attackers,
                "--gpus-per-trial": None if args.gpus_per_trial is None else str(args.gpus_per_trial)}
     return SweepPlan(spec, attackers, name, tracking_uri, args.experiment or f"putlab-{spec.preset.name}", storage,
-                     preset_file, args.search, args.samples, bool(spec.preset.baseline) and not args.no_baseline,
+                     preset_file, args.search, args.samples, bool(spec.preset.comparison_grids) and not args.no_comparison_grids,
                      args.resume is not None, args.address, args.gpus_per_trial, args.max_concurrent, args.max_failures,
                      args.verbose, learning_curves(args.learning_curve, spec.profile), tuple(options.items()))
 
@@ -181,7 +181,7 @@ def check_resume_source(storage: str, name: str, spec: SweepSpec) -> None:
     local = tune_storage.local_path(storage)
     if local is not None:
         preflight.check_resume_source(local, local / name, local / name / TUNER_STATE)
-    for folder in (name, *(tune_name(name, baseline.name) for baseline in Baseline.all(spec.preset))):
+    for folder in (name, *(tune_name(name, grid.name) for grid in ComparisonGrid.all(spec.preset))):
         location = tune_storage.join(storage, folder)
         if folder == name or tune_storage.exists(tune_storage.join(location, TUNER_STATE)):
             resume_seal.verify(location)
@@ -198,7 +198,7 @@ def announce(plan: SweepPlan, counts: dict[str, int]) -> None:
               f"{plan.planned} trials", flush=True)
 
 
-def run(args: argparse.Namespace, ending: SweepEnding) -> int:
+def run(args: SweepOptions, ending: SweepEnding) -> int:
     """The sweep as named steps; returns the process exit code (``ending`` records interruptions and crashes)."""
     preflight.check_sweep_options(args)
     silence(args.verbose)
@@ -213,7 +213,7 @@ def run(args: argparse.Namespace, ending: SweepEnding) -> int:
     return publish_sweep(sweep, results, caught_up, ending)
 
 
-def print_config_schema(args: argparse.Namespace) -> int:
+def print_config_schema(args: SweepOptions) -> int:
     """``--config-schema``: the preset's config fields as a table, or its model's JSON schema."""
     preset = get_preset(args.preset)
     if args.config_schema == "json":

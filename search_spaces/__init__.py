@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core.metric_names import DECLARED, PSNR
+from core.pareto_axis import Axis
 from search_spaces.grids import Grid, GridSpec, axes, sub_grids
 
 if TYPE_CHECKING:
@@ -76,8 +78,43 @@ metrics are missing."""
 
 
 @dataclass(frozen=True)
+class Front:
+    """What a sweep's Pareto front is over: its axes, the objectives ``--search optuna`` steers by, and the grid axis
+    whose every value also gets a front of its own."""
+
+    axes: tuple[Axis, ...]  # the front's objectives (a dict of Axis's fields reads as that Axis)
+    objectives: tuple[tuple[str, str], ...]  # (metric reported by the trial itself, "max" | "min")
+    by: str | None = None  # a grid axis: the sweep report also draws one front per value of it (and the joint one)
+
+    def __post_init__(self) -> None:
+        """Each axis given as a dict as its :class:`Axis`."""
+        given: tuple[Any, ...] = self.axes
+        object.__setattr__(self, "axes", tuple(Axis(**a) if isinstance(a, Mapping) else a for a in given))
+
+
+@dataclass(frozen=True)
+class Farm:
+    """The attack farm every checkpoint of the sweep meets."""
+
+    attackers: tuple[str, ...] = ()  # run by the attack farm on every checkpoint
+    privacy: tuple[str, ...] = ()  # whose accuracy counts for attack/max/accuracy
+
+
+@dataclass(frozen=True)
+class Presentation:
+    """How the sweep is drawn beyond its front."""
+
+    checkpoint_figures: tuple[str, ...] = ()  # PNGs a trial writes into its checkpoints
+    trend_metrics: tuple[str, ...] = ()  # plotted against every axis (default: the Pareto axes)
+    sweep_figures: tuple[SweepFigure, ...] = ()  # the study's own figures of the whole sweep, drawn when it is published
+    sweep_history: tuple[str, ...] = ()  # metrics whose per-step values the sweep figures read (SweepTrials.histories)
+    title: str = ""  # how a figure names this preset's curve when it is another's comparison grid (default: its name)
+
+
+@dataclass(frozen=True)
 class Preset:
-    """Everything a sweep needs to know about one experiment."""
+    """Everything a sweep needs to know about one experiment: what it runs (the mechanism on its data, the base config,
+    the profiles' grids, the Optuna ranges), its :class:`Front`, its :class:`Farm` and its :class:`Presentation`."""
 
     name: str
     mechanism: type[Mechanism]
@@ -86,28 +123,23 @@ class Preset:
     profiles: dict[str, Profile]
     default_profile: str
     optuna: dict[str, OptunaRange]
-    pareto_axes: tuple[dict[str, Any], ...]
-    optuna_objectives: tuple[tuple[str, str], ...]  # (metric reported by the trial itself, "max" | "min")
     label_keys: tuple[str, ...]  # the grid axes, in the order used to name trials
-    farm_attackers: tuple[str, ...] = ()  # run by the attack farm on every checkpoint
-    privacy_attackers: tuple[str, ...] = ()  # whose accuracy counts for attack/max/accuracy
-    checkpoint_figures: tuple[str, ...] = ()  # PNGs a trial writes into its checkpoints
-    trend_metrics: tuple[str, ...] = ()  # plotted against every axis (default: the Pareto axes)
-    sweep_figures: tuple[SweepFigure, ...] = ()  # the study's own figures of the whole sweep, drawn when it is published
-    sweep_history: tuple[str, ...] = ()  # metrics whose per-step values the sweep figures read (SweepTrials.histories)
+    front: Front
+    farm: Farm = Farm()
+    presentation: Presentation = Presentation()
     canonical: Callable[[dict], dict] | None = None  # maps a grid point to its representative (equivalent points run once)
-    front_by: str | None = None  # a grid axis: the sweep report also draws one front per value of it (and the joint one)
     # presets whose grids run beside this one's on its data, drawn on the front and compared with it (amnist: noise,
-    # the stroke redraw and the digit prototype; platform.results.comparison_grid); a sweep skips them with --no-baseline.
-    # One name alone (a preset written before there could be several) reads as a tuple of one.
-    baseline: tuple[str, ...] = ()
-    title: str = ""  # how a figure names this preset's curve when it is another's baseline (default: its name)
+    # the stroke redraw and the digit prototype; platform.results.comparison_grid); a sweep skips them with
+    # --no-comparison-grids. One name alone (a preset written before there could be several) reads as a tuple of one.
+    comparison_grids: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        """A single baseline name (or None) as the tuple of names it means."""
-        named: Any = self.baseline
+        """A single comparison grid's name (or None) as the tuple of names it means; a ValueError naming an axis or
+        objective whose metric no one declared."""
+        named: Any = self.comparison_grids
         if named is None or isinstance(named, str):
-            object.__setattr__(self, "baseline", (named,) if named else ())
+            object.__setattr__(self, "comparison_grids", (named,) if named else ())
+        check_metrics(self)
 
     @property
     def mechanism_name(self) -> str:
@@ -132,32 +164,43 @@ class Preset:
         return _plain(self.mechanism, "data_counts")
 
     @property
-    def baselines(self) -> Callable[[dict], dict[str, float]] | None:
+    def raw_references(self) -> Callable[[dict], dict[str, float]] | None:
         """config -> raw-data reference points, logged on the parent (None: the mechanism has none)."""
-        return _plain(self.mechanism, "raw_baselines") if _overrides(self.mechanism, "raw_baselines") else None
+        return self._offered("RAW_REFERENCE", "raw_baselines")
 
     @property
     def checkpoint_inputs(self) -> Callable[[dict, str], Any] | None:
         """(config, checkpoint dir) -> attacks.base.CheckpointInputs (None: nothing for the attack farm)."""
-        return _plain(self.mechanism, "checkpoint_inputs") if _overrides(self.mechanism, "farm_inputs") else None
+        return self._offered("FARM", "checkpoint_inputs")
 
     @property
     def load_release(self) -> Callable[[dict, str], Any] | None:
         """(config, checkpoint dir) -> trainables.shared.release_map.ReleaseMap (None: nothing to serve)."""
-        return _plain(self.mechanism, "load_release") if _overrides(self.mechanism, "release_map") else None
+        return self._offered("SERVE", "load_release")
 
     @property
     def audit_input(self) -> Callable[[dict, int], Any] | None:
         """(config, records) -> the unreleased attacks.base.AttackInput a served point is audited with (None: none)."""
-        return _plain(self.mechanism, "audit_input") if _overrides(self.mechanism, "audit_input") else None
+        return self._offered("AUDIT", "audit_input")
+
+    def _offered(self, capability: str, entry: str) -> Callable[..., Any] | None:
+        """The mechanism's ``entry`` as a plain function where it declares the ``trainables.shared.mechanism.Capability`` named
+        ``capability``, else None (imported here: naming a preset loads no torch)."""
+        from trainables.shared.mechanism import Capability
+
+        return _plain(self.mechanism, entry) if Capability[capability] in self.mechanism.capabilities else None
 
 
-def _overrides(mechanism: type[Mechanism], method: str) -> bool:
-    """Whether ``mechanism`` implements ``method`` itself rather than inheriting the interface's default."""
-    from trainables.shared.mechanism import Mechanism
-
-    below = mechanism.__mro__[:mechanism.__mro__.index(Mechanism)]
-    return any(method in vars(cls) for cls in below)
+def check_metrics(preset: Preset) -> None:
+    """Every metric the preset's axes and Optuna objectives name is one of ``core.metric_names.DECLARED`` or one its
+    mechanism declares (``Mechanism.metrics``): else a one-line ValueError naming it."""
+    known = DECLARED | set(preset.mechanism.metrics)
+    named = [("Pareto axis", axis.metric) for axis in preset.front.axes]
+    named += [("Optuna objective", metric) for metric, _ in preset.front.objectives]
+    for role, metric in named:
+        if metric not in known:
+            raise ValueError(f"preset {preset.name!r}: {role} metric {metric!r} is neither in core.metric_names.DECLARED "
+                             f"nor in {preset.mechanism.__name__}.metrics")
 
 
 def _plain(mechanism: type[Mechanism], method: str) -> Callable[..., Any]:
@@ -170,7 +213,7 @@ def _plain(mechanism: type[Mechanism], method: str) -> Callable[..., Any]:
     return call
 
 
-PSNR_AXIS: dict[str, Any] = {"metric": "utility/psnr", "higher_is_better": True, "bound": 0.0, "ideal": 60.0}
+PSNR_AXIS = Axis(PSNR, higher_is_better=True, bound=0.0, ideal=60.0)
 """The image fronts' distortion objective: the release's PSNR against the raw images in dB (``core.image_quality``),
 from 0 dB (a per-pixel MSE of 1, the worst of images in [0, 1]) to the 60 dB every image's PSNR is capped at (an exact
 copy). Without it a release that keeps only what the front's two other axes score, such as each image's class mean,

@@ -6,7 +6,8 @@ Logged per point: utility (balanced test accuracy, test loss), Yeom's |advantage
 and the farm's RMIA and LiRA; replicate with ``--seeds`` for intervals over repetitions."""
 import math
 
-from search_spaces import OptunaRange, Preset, Profile
+from core.metric_names import UTILITY_ACCURACY, YEOM_ADVANTAGE
+from search_spaces import Farm, Front, OptunaRange, Presentation, Preset, Profile
 from search_spaces.adult_membership import PRESET as MEMBERSHIP
 from trainables.membership.config import MembershipConfig
 from trainables.membership.mechanism import Membership
@@ -51,10 +52,16 @@ PRESET = Preset(
         "n": OptunaRange(50, 10000, log=True, integer=True),
         "p_x": OptunaRange(1, 40, integer=True),
     },
-    pareto_axes=MEMBERSHIP.pareto_axes,  # the same axes, attackers and objectives as the non-private models'
-    farm_attackers=MEMBERSHIP.farm_attackers,
-    optuna_objectives=MEMBERSHIP.optuna_objectives,
+    front=Front(
+        axes=MEMBERSHIP.front.axes,  # the same axes, attackers and objectives as the non-private models'
+        objectives=MEMBERSHIP.front.objectives,
+    ),
+    farm=Farm(
+        attackers=MEMBERSHIP.farm.attackers,
+    ),
     label_keys=("epsilon", "n", "p_x"),
-    trend_metrics=("attack/yeom/advantage_abs", "utility/accuracy", "utility/test_loss", "leakage/dp/epsilon",
-                   "leakage/dp/epsilon_lower"),
+    presentation=Presentation(
+        trend_metrics=(YEOM_ADVANTAGE, UTILITY_ACCURACY, "utility/test_loss", "leakage/dp/epsilon",
+                       "leakage/dp/epsilon_lower"),
+    ),
 )

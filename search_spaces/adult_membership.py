@@ -8,7 +8,8 @@ The ``paper-*`` profiles are Farokhi & Kaafar's one-factor experiments in their 
 is those box plots: one box of per-record ρ_KL per trial on the parent run."""
 from pathlib import Path
 
-from search_spaces import OptunaRange, Preset, Profile, SweepTrials
+from core.metric_names import UTILITY_ACCURACY, YEOM_ADVANTAGE
+from search_spaces import Axis, Farm, Front, OptunaRange, Presentation, Preset, Profile, SweepTrials
 from trainables.membership.config import MembershipConfig
 from trainables.membership.figures import FIGURE, plot_kl_boxes
 from trainables.membership.mechanism import Membership
@@ -73,13 +74,19 @@ PRESET = Preset(
         "p_x": OptunaRange(1, 20, integer=True),
         "sigma": OptunaRange(0.001, 2.0, log=True),
     },
-    pareto_axes=(
-        {"metric": "utility/accuracy", "higher_is_better": True, "bound": 0.0, "ideal": 1.0},
-        {"metric": "attack/yeom/advantage_abs", "higher_is_better": False, "bound": 1.0, "ideal": 0.0},
+    front=Front(
+        axes=(
+            Axis(UTILITY_ACCURACY, higher_is_better=True, bound=0.0, ideal=1.0),
+            Axis(YEOM_ADVANTAGE, higher_is_better=False, bound=1.0, ideal=0.0),
+        ),
+        objectives=((UTILITY_ACCURACY, "max"), (YEOM_ADVANTAGE, "min")),
     ),
-    farm_attackers=("rmia", "lira"),  # Yeom runs in the trial (its |advantage| is the privacy axis)
-    optuna_objectives=(("utility/accuracy", "max"), ("attack/yeom/advantage_abs", "min")),
+    farm=Farm(
+        attackers=("rmia", "lira"),  # Yeom runs in the trial (its |advantage| is the privacy axis)
+    ),
     label_keys=LABEL_KEYS,
-    trend_metrics=("attack/yeom/advantage_abs", "leakage/kl/rho", "utility/accuracy"),
-    sweep_figures=(kl_boxplots,),
+    presentation=Presentation(
+        trend_metrics=(YEOM_ADVANTAGE, "leakage/kl/rho", UTILITY_ACCURACY),
+        sweep_figures=(kl_boxplots,),
+    ),
 )

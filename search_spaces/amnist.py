@@ -2,8 +2,8 @@
 (docs/mechanisms.md#on-annotated-mnist-amnist)."""
 import math
 
-from core.metric_names import STRONGEST_ATTACK
-from search_spaces import PSNR_AXIS, OptunaRange, Preset, Profile, lambda_zero_anchor
+from core.metric_names import DEEP_ATTACK, FRESH_ACCURACY, NORMALISED_ALPHA_MI, PSNR, STRONGEST_ATTACK, UTILITY_ACCURACY
+from search_spaces import PSNR_AXIS, Axis, Farm, Front, OptunaRange, Presentation, Preset, Profile, lambda_zero_anchor
 from search_spaces.grids import per_value
 from trainables.releaser.config import ReleaserConfig
 from trainables.releaser.mechanism import Releaser
@@ -107,20 +107,26 @@ PRESET = Preset(
         "lam": OptunaRange(0.0, 3000.0),
         "adv_steps": OptunaRange(1, 5, integer=True),
     },
-    pareto_axes=(
-        # what a data user gets: a digit classifier trained afresh on the release (the in-game net co-adapts)
-        {"metric": "utility/fresh_accuracy", "higher_is_better": True, "bound": 0.0, "ideal": 1.0},
-        {"metric": STRONGEST_ATTACK, "higher_is_better": False, "bound": 1.0, "ideal": 0.5},
-        PSNR_AXIS,  # the distortion: a release that keeps the digit by drawing its class's mean image is no mechanism
+    front=Front(
+        axes=(
+            # what a data user gets: a digit classifier trained afresh on the release (the in-game net co-adapts)
+            Axis(FRESH_ACCURACY, higher_is_better=True, bound=0.0, ideal=1.0),
+            Axis(STRONGEST_ATTACK, higher_is_better=False, bound=1.0, ideal=0.5),
+            PSNR_AXIS,  # the distortion: a release that keeps the digit by drawing its class's mean image is no mechanism
+        ),
+        objectives=((FRESH_ACCURACY, "max"), (DEEP_ATTACK, "min")),
+        by="alpha",
     ),
-    farm_attackers=("deep_raw", "thickness", "yeom", "rmia", "lira"),
-    privacy_attackers=("deep", "deep_raw", "thickness"),
-    optuna_objectives=(("utility/fresh_accuracy", "max"), ("attack/deep/accuracy", "min")),
+    farm=Farm(
+        attackers=("deep_raw", "thickness", "yeom", "rmia", "lira"),
+        privacy=("deep", "deep_raw", "thickness"),
+    ),
     label_keys=("alpha", "lam", "adv_steps"),
-    trend_metrics=("utility/accuracy", "utility/fresh_accuracy", STRONGEST_ATTACK, "utility/psnr",
-                   "leakage/normalised_alpha_mi"),
-    checkpoint_figures=Releaser.figures,
     canonical=lambda_zero_anchor,
-    front_by="alpha",
-    baseline=("noise", "stroke-redraw", "digit-prototype"),
+    comparison_grids=("noise", "stroke-redraw", "digit-prototype"),
+    presentation=Presentation(
+        trend_metrics=(UTILITY_ACCURACY, FRESH_ACCURACY, STRONGEST_ATTACK, PSNR,
+                       NORMALISED_ALPHA_MI),
+        checkpoint_figures=Releaser.figures,
+    ),
 )

@@ -3,8 +3,8 @@
 Same data, attackers and Pareto axes as the ``amnist`` releaser preset, so the two fronts compare in MLflow.
 ``algorithm`` is a grid axis: 1 (every estimator learned) and 2 (the provider keeps its raw-data digit classifier).
 """
-from core.metric_names import STRONGEST_ATTACK
-from search_spaces import OptunaRange, Preset, Profile
+from core.metric_names import PSNR, STRONGEST_ATTACK, UTILITY_ACCURACY
+from search_spaces import Farm, Front, OptunaRange, Presentation, Preset, Profile
 from search_spaces.amnist import PRESET as RELEASER
 from search_spaces.amnist import QUICK_ATTACKERS
 from trainables.privatizer.config import PrivatizerConfig
@@ -45,14 +45,20 @@ PRESET = Preset(
     },
     default_profile="quick",
     optuna={"alpha": OptunaRange(0.0, 1.0), "algorithm": OptunaRange(1, 2, integer=True)},
-    pareto_axes=RELEASER.pareto_axes,
-    farm_attackers=RELEASER.farm_attackers,
-    privacy_attackers=RELEASER.privacy_attackers,
-    optuna_objectives=RELEASER.optuna_objectives,
+    front=Front(
+        axes=RELEASER.front.axes,
+        objectives=RELEASER.front.objectives,
+        by="algorithm",  # α traces each algorithm's curve (a per-α group would hold one point per algorithm)
+    ),
+    farm=Farm(
+        attackers=RELEASER.farm.attackers,
+        privacy=RELEASER.farm.privacy,
+    ),
     label_keys=("alpha", "algorithm"),
-    trend_metrics=("utility/accuracy", STRONGEST_ATTACK, "utility/psnr", "leakage/secret_term",
-                   "leakage/retrained_secret_term", "leakage/utility_term"),
-    checkpoint_figures=Privatizer.figures,
-    front_by="algorithm",  # α traces each algorithm's curve (a per-α group would hold one point per algorithm)
-    baseline=("noise", "stroke-redraw", "digit-prototype"),
+    comparison_grids=("noise", "stroke-redraw", "digit-prototype"),
+    presentation=Presentation(
+        trend_metrics=(UTILITY_ACCURACY, STRONGEST_ATTACK, PSNR, "leakage/secret_term",
+                       "leakage/retrained_secret_term", "leakage/utility_term"),
+        checkpoint_figures=Privatizer.figures,
+    ),
 )

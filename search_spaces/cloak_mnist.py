@@ -8,8 +8,8 @@ The ``paper`` profile takes the MNIST settings of Cloak's paper and its code: M 
 initialised at −9, 40 epochs of noise training, 20 noise draws at evaluation, and the paper's noise weights
 c ∈ {3, 0.12, 0.1, 0.08, 0.05, 0.01} as λ = 1/c (its loss is CE − c·log mean σ; here −log mean σ² + λ·CE).
 """
-from core.metric_names import STRONGEST_ATTACK
-from search_spaces import PSNR_AXIS, OptunaRange, Preset, Profile
+from core.metric_names import INFO_REMOVED_KNN, STRONGEST_ATTACK, UTILITY_ACCURACY
+from search_spaces import PSNR_AXIS, Axis, Farm, Front, OptunaRange, Presentation, Preset, Profile
 from trainables.cloak.config import CloakConfig
 from trainables.cloak.mechanism import Cloak
 
@@ -45,17 +45,23 @@ PRESET = Preset(
     },
     default_profile="quick",
     optuna={"lam": OptunaRange(0.1, 1000.0, log=True), "T": OptunaRange(0.1, 1.5), "M": OptunaRange(0.5, 2.0)},
-    pareto_axes=(
-        {"metric": "utility/accuracy", "higher_is_better": True, "bound": 0.0, "ideal": 1.0},
-        {"metric": STRONGEST_ATTACK, "higher_is_better": False, "bound": 1.0, "ideal": 0.5},
-        PSNR_AXIS,  # Cloak's sifted images against the raw ones
+    front=Front(
+        axes=(
+            Axis(UTILITY_ACCURACY, higher_is_better=True, bound=0.0, ideal=1.0),
+            Axis(STRONGEST_ATTACK, higher_is_better=False, bound=1.0, ideal=0.5),
+            PSNR_AXIS,  # Cloak's sifted images against the raw ones
+        ),
+        objectives=((UTILITY_ACCURACY, "max"), (INFO_REMOVED_KNN, "max")),
     ),
-    farm_attackers=("deep", "deep_raw", "thickness", "yeom", "rmia", "lira"),
-    privacy_attackers=("deep", "deep_raw", "thickness"),
-    optuna_objectives=(("utility/accuracy", "max"), ("leakage/info_removed_knn", "max")),
+    farm=Farm(
+        attackers=("deep", "deep_raw", "thickness", "yeom", "rmia", "lira"),
+        privacy=("deep", "deep_raw", "thickness"),
+    ),
     label_keys=("lam", "T", "M"),
-    trend_metrics=("utility/accuracy", "utility/gaussian_accuracy", "leakage/info_removed", "leakage/info_removed_knn",
-                   "baseline/gaussian_equal_acc/leakage/info_removed_knn", "leakage/suppression_ratio",
-                   STRONGEST_ATTACK),
-    checkpoint_figures=Cloak.figures,
+    presentation=Presentation(
+        trend_metrics=(UTILITY_ACCURACY, "utility/gaussian_accuracy", "leakage/info_removed", INFO_REMOVED_KNN,
+                       "baseline/gaussian_equal_acc/leakage/info_removed_knn", "leakage/suppression_ratio",
+                       STRONGEST_ATTACK),
+        checkpoint_figures=Cloak.figures,
+    ),
 )

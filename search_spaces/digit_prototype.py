@@ -4,8 +4,8 @@ stays at 0: measured on the quick profile (fresh digit accuracy / strongest atta
 0.623 / 12.9 dB, mix 0.1 already 0.971 / 0.889 / 13.8 dB and mix 0.2 0.971 / 0.904 / 14.8 dB, where the raw images read
 0.914: a tenth of the raw image gives the thickness back, so the knob traces no curve worth its trials
 (``--set mix=0,0.1`` runs it)."""
-from core.metric_names import STRONGEST_ATTACK
-from search_spaces import OptunaRange, Preset, Profile
+from core.metric_names import FRESH_ACCURACY, PSNR, STRONGEST_ATTACK
+from search_spaces import Farm, Front, OptunaRange, Presentation, Preset, Profile
 from search_spaces.amnist import PRESET as RELEASER
 from search_spaces.amnist import QUICK_ATTACKERS
 from trainables.prototype.config import DigitPrototypeConfig
@@ -13,7 +13,6 @@ from trainables.prototype.mechanism import DigitPrototypeBaseline
 
 PRESET = Preset(
     name="digit-prototype",
-    title="digit prototype",
     mechanism=DigitPrototypeBaseline,
     dataset="amnist",
     base=DigitPrototypeConfig().as_dict(),
@@ -40,11 +39,18 @@ PRESET = Preset(
     },
     default_profile="quick",
     optuna={"mix": OptunaRange(0.0, 1.0)},
-    pareto_axes=RELEASER.pareto_axes,
-    farm_attackers=("deep_raw", "thickness"),  # no trained network: the membership attackers have nothing to test
-    privacy_attackers=RELEASER.privacy_attackers,
-    optuna_objectives=RELEASER.optuna_objectives,
+    front=Front(
+        axes=RELEASER.front.axes,
+        objectives=RELEASER.front.objectives,
+    ),
+    farm=Farm(
+        attackers=("deep_raw", "thickness"),  # no trained network: the membership attackers have nothing to test
+        privacy=RELEASER.farm.privacy,
+    ),
     label_keys=("mix",),
-    trend_metrics=("utility/fresh_accuracy", "utility/fixed_accuracy", STRONGEST_ATTACK, "utility/psnr"),
-    checkpoint_figures=DigitPrototypeBaseline.figures,
+    presentation=Presentation(
+        title="digit prototype",
+        trend_metrics=(FRESH_ACCURACY, "utility/fixed_accuracy", STRONGEST_ATTACK, PSNR),
+        checkpoint_figures=DigitPrototypeBaseline.figures,
+    ),
 )

@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from core.metric_names import STRONGEST_ATTACK
-from search_spaces import OptunaRange, Preset, Profile, lambda_zero_anchor
+from core.metric_names import DEEP_WITHIN_HOUR, NE_ENERGY, NORMALISED_ALPHA_MI, STRONGEST_ATTACK
+from search_spaces import Axis, Farm, Front, OptunaRange, Presentation, Preset, Profile, lambda_zero_anchor
 from trainables.eco.config import EcoConfig
 from trainables.eco.mechanism import EcoReleaser
 
@@ -65,19 +65,22 @@ def build(name: str, side_info: bool, extra_grid: dict[str, list[Any]]) -> Prese
             "lam": OptunaRange(0.0, 10.0),
             "adv_steps": OptunaRange(1, 5, integer=True),
         },
-        pareto_axes=(
-            # NE 1 is the release of all zeros; a constant release of the mean scores 1 − mean²/E[X²] < 1.
-            {"metric": "utility/ne_energy", "higher_is_better": False, "bound": 1.0, "ideal": 0.0},
-            # Within each hour of day chance is 0.5 whatever the hour's occupancy rate: the ideal is reachable.
-            {"metric": "attack/deep/accuracy_within_hour", "higher_is_better": False, "bound": 1.0, "ideal": 0.5},
+        front=Front(
+            axes=(
+                # NE 1 is the release of all zeros; a constant release of the mean scores 1 − mean²/E[X²] < 1.
+                Axis(NE_ENERGY, higher_is_better=False, bound=1.0, ideal=0.0),
+                # Within each hour of day chance is 0.5 whatever the hour's occupancy rate: the ideal is reachable.
+                Axis(DEEP_WITHIN_HOUR, higher_is_better=False, bound=1.0, ideal=0.5),
+            ),
+            objectives=((NE_ENERGY, "min"), (DEEP_WITHIN_HOUR, "min")),
         ),
-        farm_attackers=("side_info", "si_only"),
-        privacy_attackers=("deep", "side_info"),
-        optuna_objectives=(("utility/ne_energy", "min"), ("attack/deep/accuracy_within_hour", "min")),
+        farm=Farm(attackers=("side_info", "si_only"), privacy=("deep", "side_info")),
         label_keys=("alpha", "lam", "adv_steps", *extra_grid),
-        trend_metrics=("utility/ne_energy", "utility/ne_variance", "attack/deep/accuracy_within_hour",
-                       STRONGEST_ATTACK, "attack/si_only/accuracy", "leakage/normalised_alpha_mi"),
-        checkpoint_figures=EcoReleaser.figures,
+        presentation=Presentation(
+            trend_metrics=(NE_ENERGY, "utility/ne_variance", DEEP_WITHIN_HOUR,
+                           STRONGEST_ATTACK, "attack/si_only/accuracy", NORMALISED_ALPHA_MI),
+            checkpoint_figures=EcoReleaser.figures,
+        ),
         canonical=lambda_zero_anchor,
     )
 

@@ -8,7 +8,8 @@ Its sweep figure is the information plane: every trial's trajectory against the 
 trial's own on its run."""
 from pathlib import Path
 
-from search_spaces import OptunaRange, Preset, Profile, SweepTrials
+from core.metric_names import ESTIMATOR_ATTACK, UTILITY_ACCURACY
+from search_spaces import Axis, Front, OptunaRange, Presentation, Preset, Profile, SweepTrials
 from trainables.privatizer.gmm import GmmPrivatizer
 from trainables.privatizer.gmm_config import PrivatizerGmmConfig
 from trainables.privatizer.gmm_figures import FIGURE, X_METRIC, Y_METRIC, plot_information_plane
@@ -54,13 +55,17 @@ PRESET = Preset(
     },
     default_profile="quick",
     optuna={"k": OptunaRange(0.0, 1.0), "alpha": OptunaRange(0.0, 1.0), "algorithm": OptunaRange(1, 1, integer=True)},
-    pareto_axes=(
-        {"metric": "utility/accuracy", "higher_is_better": True, "bound": 0.0, "ideal": 1.0},
-        {"metric": "attack/estimator/accuracy", "higher_is_better": False, "bound": 1.0, "ideal": 0.5},
+    front=Front(
+        axes=(
+            Axis(UTILITY_ACCURACY, higher_is_better=True, bound=0.0, ideal=1.0),
+            Axis(ESTIMATOR_ATTACK, higher_is_better=False, bound=1.0, ideal=0.5),
+        ),
+        objectives=((UTILITY_ACCURACY, "max"), (ESTIMATOR_ATTACK, "min")),
     ),
-    optuna_objectives=(("utility/accuracy", "max"), ("attack/estimator/accuracy", "min")),
     label_keys=("k", "alpha", "algorithm"),
-    trend_metrics=("leakage/i_sq", "leakage/i_uxq", "leakage/sum", "leakage/gap"),
-    sweep_figures=(information_plane,),
-    sweep_history=(X_METRIC, Y_METRIC),
+    presentation=Presentation(
+        trend_metrics=("leakage/i_sq", "leakage/i_uxq", "leakage/sum", "leakage/gap"),
+        sweep_figures=(information_plane,),
+        sweep_history=(X_METRIC, Y_METRIC),
+    ),
 )

@@ -1,7 +1,7 @@
 """The plain Gaussian-noise baseline on an image data set (docs/mechanisms.md#gaussian-noise-baseline): the σ grid
 that image fronts are compared against. ``--set dataset=cifar10`` (any registered image set) swaps the data."""
-from core.metric_names import STRONGEST_ATTACK
-from search_spaces import OptunaRange, Preset, Profile
+from core.metric_names import FRESH_ACCURACY, PSNR, STRONGEST_ATTACK
+from search_spaces import Farm, Front, OptunaRange, Presentation, Preset, Profile
 from search_spaces.amnist import PRESET as RELEASER
 from search_spaces.amnist import QUICK_ATTACKERS
 from trainables.noise.config import NoiseConfig
@@ -9,7 +9,6 @@ from trainables.noise.mechanism import NoiseBaseline
 
 PRESET = Preset(
     name="noise",
-    title="Gaussian noise",
     mechanism=NoiseBaseline,
     dataset="amnist",
     base=NoiseConfig().as_dict(),
@@ -36,11 +35,18 @@ PRESET = Preset(
     },
     default_profile="quick",
     optuna={"sigma": OptunaRange(0.0, 3.0)},
-    pareto_axes=RELEASER.pareto_axes,
-    farm_attackers=("deep_raw", "thickness"),  # no trained network: the membership attackers have nothing to test
-    privacy_attackers=RELEASER.privacy_attackers,
-    optuna_objectives=RELEASER.optuna_objectives,
+    front=Front(
+        axes=RELEASER.front.axes,
+        objectives=RELEASER.front.objectives,
+    ),
+    farm=Farm(
+        attackers=("deep_raw", "thickness"),  # no trained network: the membership attackers have nothing to test
+        privacy=RELEASER.farm.privacy,
+    ),
     label_keys=("sigma",),
-    trend_metrics=("utility/fresh_accuracy", "utility/fixed_accuracy", STRONGEST_ATTACK, "utility/psnr"),
-    checkpoint_figures=NoiseBaseline.figures,
+    presentation=Presentation(
+        title="Gaussian noise",
+        trend_metrics=(FRESH_ACCURACY, "utility/fixed_accuracy", STRONGEST_ATTACK, PSNR),
+        checkpoint_figures=NoiseBaseline.figures,
+    ),
 )

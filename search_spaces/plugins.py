@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -65,7 +66,8 @@ def _import(path: Path, name: str) -> None:
         spec.loader.exec_module(module)
     except Exception as exc:  # noqa: BLE001 - the user's code: any failure is one line naming the file
         del sys.modules[name]
-        raise InputFileError(f"preset file {path}", f"does not import: {type(exc).__name__}: {first_line(exc)}") from None
+        raise InputFileError(f"preset file {path}", f"does not import: {type(exc).__name__}: {first_line(exc)}"
+                                                    f"{regrouped(exc)}") from None
     finally:
         sys.path[:] = saved  # workers must not depend on it: the modules travel by value
     for loaded in [m for m in list(sys.modules.values()) if _lies_in(m, path.parent)]:
@@ -78,3 +80,21 @@ def _lies_in(module: object, folder: Path) -> bool:
     if not file:
         return False
     return Path(file).resolve().parent == folder
+
+
+# Preset keywords of before the preset had typed parts, and where each went.
+REGROUPED = {"pareto_axes": "front=Front(axes=...)", "optuna_objectives": "front=Front(objectives=...)",
+             "front_by": "front=Front(by=...)", "farm_attackers": "farm=Farm(attackers=...)",
+             "privacy_attackers": "farm=Farm(privacy=...)", "checkpoint_figures": "presentation=Presentation(...)",
+             "trend_metrics": "presentation=Presentation(...)", "sweep_figures": "presentation=Presentation(...)",
+             "sweep_history": "presentation=Presentation(...)", "title": "presentation=Presentation(title=...)",
+             "baseline": "comparison_grids=..."}
+
+
+def regrouped(exc: Exception) -> str:
+    """Where an old flat Preset keyword that ``exc`` refuses went (docs/extending.md), or nothing."""
+    found = re.search(r"unexpected keyword argument '(\w+)'", str(exc)) if isinstance(exc, TypeError) else None
+    if found is None or found.group(1) not in REGROUPED:
+        return ""
+    return f" ({found.group(1)} is now {REGROUPED[found.group(1)]}: see docs/extending.md)"
+

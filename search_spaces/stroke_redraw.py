@@ -1,7 +1,7 @@
 """The stroke redraw baseline on a grayscale image set (docs/mechanisms.md#stroke-redraw-baseline): every stroke thinned
 to its skeleton and redrawn with one pen, the pen's radius the grid axis. ``--set dataset=mnist32`` swaps the data."""
-from core.metric_names import STRONGEST_ATTACK
-from search_spaces import OptunaRange, Preset, Profile
+from core.metric_names import FRESH_ACCURACY, PSNR, STRONGEST_ATTACK
+from search_spaces import Farm, Front, OptunaRange, Presentation, Preset, Profile
 from search_spaces.amnist import PRESET as RELEASER
 from search_spaces.amnist import QUICK_ATTACKERS
 from trainables.stroke_redraw.config import StrokeRedrawConfig
@@ -9,7 +9,6 @@ from trainables.stroke_redraw.mechanism import StrokeRedrawBaseline
 
 PRESET = Preset(
     name="stroke-redraw",
-    title="stroke redraw",
     mechanism=StrokeRedrawBaseline,
     dataset="amnist",
     base=StrokeRedrawConfig().as_dict(),
@@ -39,11 +38,18 @@ PRESET = Preset(
     },
     default_profile="quick",
     optuna={"radius": OptunaRange(0.0, 3.0), "blur": OptunaRange(0.0, 2.0), "threshold": OptunaRange(0.2, 0.8)},
-    pareto_axes=RELEASER.pareto_axes,
-    farm_attackers=("deep_raw", "thickness"),  # no trained network: the membership attackers have nothing to test
-    privacy_attackers=RELEASER.privacy_attackers,
-    optuna_objectives=RELEASER.optuna_objectives,
+    front=Front(
+        axes=RELEASER.front.axes,
+        objectives=RELEASER.front.objectives,
+    ),
+    farm=Farm(
+        attackers=("deep_raw", "thickness"),  # no trained network: the membership attackers have nothing to test
+        privacy=RELEASER.farm.privacy,
+    ),
     label_keys=("radius", "blur", "threshold"),
-    trend_metrics=("utility/fresh_accuracy", "utility/fixed_accuracy", STRONGEST_ATTACK, "utility/psnr"),
-    checkpoint_figures=StrokeRedrawBaseline.figures,
+    presentation=Presentation(
+        title="stroke redraw",
+        trend_metrics=(FRESH_ACCURACY, "utility/fixed_accuracy", STRONGEST_ATTACK, PSNR),
+        checkpoint_figures=StrokeRedrawBaseline.figures,
+    ),
 )

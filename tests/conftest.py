@@ -38,7 +38,7 @@ def run_sweep(workdir: Path, *args: str, timeout: float = 300, env: dict[str, st
     presets' comparison grid unless ``baseline`` (tests/test_noise_baseline.py runs it)."""
     defaults = {"--tracking-uri": f"sqlite:///{workdir / 'mlflow.db'}", "--storage": str(workdir / "runs")}
     extra = [item for key, value in defaults.items() if key not in args for item in (key, value)]
-    extra += [] if baseline else ["--no-baseline"]
+    extra += [] if baseline else ["--no-comparison-grids"]
     cmd = [sys.executable, "-m", "platform.sweep", *args, *extra]
     return subprocess.run(cmd, cwd=cwd, env=env or sweep_env(), capture_output=True, text=True, timeout=timeout)
 

@@ -11,23 +11,24 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from platform.figures.front import BAND_COLOURS, bands, distortion_figure, draw_baseline
+from core.pareto_axis import Axis
+from platform.figures.front import BAND_COLOURS, bands, distortion_figure, draw_comparison_grid
 from platform.figures.summary_figures import draw_summary
 from platform.results.comparison_grid import (
-    Baseline,
-    BaselineCurve,
+    ComparisonCurve,
+    ComparisonGrid,
     compare_all,
     comparison_metrics,
     format_comparison,
 )
-from platform.results.pareto import Axis, hypervolume, pareto_mask
+from platform.results.pareto import hypervolume, pareto_mask
 from platform.results.summary import front_axes, summarise
-from search_spaces import PSNR_AXIS, Preset, presets
+from search_spaces import PSNR_AXIS, presets
 
 AMNIST = presets()["amnist"]
-AXES = [Axis(**a) for a in AMNIST.pareto_axes]  # fresh digit accuracy, strongest attacker, PSNR
+AXES = list(AMNIST.front.axes)  # fresh digit accuracy, strongest attacker, PSNR
 U, P, D = (a.metric for a in AXES)
-STROKE = Baseline(presets()["stroke-redraw"])
+STROKE = ComparisonGrid(presets()["stroke-redraw"])
 
 
 def points(rows: dict[str, tuple[float, float, float]]) -> pd.DataFrame:
@@ -43,7 +44,7 @@ TRIALS = {"A": (0.9, 0.8, 20.0), "B": (0.6, 0.6, 10.0), "C": (0.5, 0.7, 30.0)}
 def test_the_amnist_fronts_have_psnr_as_their_third_objective() -> None:
     assert [a.metric for a in AXES] == ["utility/fresh_accuracy", "attack/max/accuracy", "utility/psnr"]
     for name in ("amnist-privatizer", "noise", "stroke-redraw", "digit-prototype", "cloak-mnist"):
-        assert presets()[name].pareto_axes[-1] == PSNR_AXIS, name
+        assert presets()[name].front.axes[-1] == PSNR_AXIS, name
     assert AXES[2].higher_is_better and (AXES[2].bound, AXES[2].ideal) == (0.0, 60.0)
 
 
@@ -83,15 +84,15 @@ def test_a_store_without_the_distortion_keeps_its_two_axis_front() -> None:
     assert front_axes(AXES, old) == AXES[:2]
     assert front_axes(AXES, old.assign(**{D: np.nan})) == AXES[:2]
     assert front_axes(AXES, points(TRIALS)) == AXES
-    assert Preset(**{**vars(AMNIST), "baseline": "noise"}).baseline == ("noise",)  # a preset naming one baseline
-    assert Preset(**{**vars(AMNIST), "baseline": None}).baseline == ()
+    assert replace(AMNIST, comparison_grids="noise").comparison_grids == ("noise",)  # a preset naming one grid
+    assert replace(AMNIST, comparison_grids=None).comparison_grids == ()
 
 
 # the stroke redraw's points: radius=1 and radius=1.5 each dominate A (as useful or more, more private, sharper);
 # radius=2 is more useful and more private than B but blurrier, so it does not dominate B; C's PSNR beats them all
-def compare_front(front: pd.DataFrame, curve: pd.DataFrame, axes: list[Axis], baseline: Baseline) -> pd.DataFrame:
+def compare_front(front: pd.DataFrame, curve: pd.DataFrame, axes: list[Axis], baseline: ComparisonGrid) -> pd.DataFrame:
     """The front beside one comparison grid, read the way the summary reads every grid (``compare_all``)."""
-    return compare_all(front, [BaselineCurve(baseline, curve, curve)], axes)
+    return compare_all(front, [ComparisonCurve(baseline, curve, curve)], axes)
 
 
 CURVE = points({"radius=1": (0.92, 0.75, 21.0), "radius=1.5": (0.91, 0.76, 20.5), "radius=2": (0.7, 0.55, 9.0)})
@@ -107,7 +108,7 @@ def test_a_baseline_point_that_dominates_a_front_point_is_flagged_and_one_that_d
     # on the first two axes alone radius=2 would dominate B
     assert compare_front(front, CURVE, AXES[:2], STROKE).set_index("name").loc["B", STROKE.dominated_by] == "radius=2"
 
-    curve = BaselineCurve(STROKE, CURVE.assign(status="FINISHED"), CURVE)
+    curve = ComparisonCurve(STROKE, CURVE.assign(status="FINISHED"), CURVE)
     metrics = comparison_metrics(compared.reset_index(), curve)
     assert metrics["front/dominated_by_stroke-redraw"] == 1 and metrics["front/stroke-redraw_trials"] == 3
     text = format_comparison(compared.reset_index(), curve, AXES)
@@ -130,17 +131,17 @@ def test_beating_a_baseline_at_equal_utility_respects_the_distortion() -> None:
     assert set(compared[STROKE.dominated_by]) == {""}  # neither is dominated: F loses at equal utility, not outright
     two_axis = compare_front(front, curve, AXES[:2], STROKE).set_index("name")
     assert list(two_axis[STROKE.beats]) == [1.0, 1.0]  # the control: without the distortion both would beat it
-    metrics = comparison_metrics(compared.reset_index(), BaselineCurve(STROKE, curve, curve))
+    metrics = comparison_metrics(compared.reset_index(), ComparisonCurve(STROKE, curve, curve))
     assert metrics["front/beats_stroke-redraw_share"] == 0.5 and metrics["front/stroke-redraw_compared"] == 2
 
 
 def test_the_front_is_compared_with_every_baseline_at_once() -> None:
     front = points(TRIALS).assign(pareto_front=True)
-    noise, prototype = Baseline(presets()["noise"]), Baseline(presets()["digit-prototype"])
+    noise, prototype = ComparisonGrid(presets()["noise"]), ComparisonGrid(presets()["digit-prototype"])
     corner = points({"mix=0": (0.95, 0.58, 12.8)}).assign(mix=[0.0])  # the prototype: useful, private, blurry
-    curves = [BaselineCurve(STROKE, CURVE, CURVE),
-              BaselineCurve(noise, pd.DataFrame(), pd.DataFrame()),  # no finished trial: left out
-              BaselineCurve(prototype, corner, corner)]
+    curves = [ComparisonCurve(STROKE, CURVE, CURVE),
+              ComparisonCurve(noise, pd.DataFrame(), pd.DataFrame()),  # no finished trial: left out
+              ComparisonCurve(prototype, corner, corner)]
     compared = compare_all(front, curves, AXES).set_index("name")
     assert compared.loc["A", STROKE.dominated_by] == "radius=1; radius=1.5"
     # the prototype is more useful and more private than every trial, and sharper than B (10 dB) alone: it dominates B;
@@ -154,7 +155,7 @@ def test_bands_colour_each_psnr_and_the_figures_draw_the_front_on_three_axes_and
     np.testing.assert_array_equal(bands(psnr, AXES[2]), [0, 0, 1, 1, 2, 3, -1])
     df = points(TRIALS).assign(pareto_front=True)
     fig = distortion_figure(df, AXES, np.ones(3, dtype=bool), "name", dominated=np.array([True, False, False]))
-    draw_baseline(fig.axes[0], CURVE, AXES, "stroke redraw", "radius")
+    draw_comparison_grid(fig.axes[0], CURVE, AXES, "stroke redraw", "radius")
     legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert legend[:4] == ["PSNR < 12 dB", "PSNR 12–15 dB", "PSNR 15–20 dB", "PSNR ≥ 20 dB"]
     assert {"Pareto front (all three axes)", "dominated by a baseline point", "stroke redraw"} <= set(legend)
@@ -164,8 +165,8 @@ def test_bands_colour_each_psnr_and_the_figures_draw_the_front_on_three_axes_and
 
     table = df.drop(columns="pareto_front").assign(status="FINISHED", alpha=1.0, lam=[0.0, 1.0, 2.0], adv_steps=1)
     summary = summarise(table, AXES, AMNIST.label_keys)
-    summary = replace(summary, baselines=(BaselineCurve(STROKE, CURVE, CURVE),),
-                      compared=compare_all(summary.points, [BaselineCurve(STROKE, CURVE, CURVE)], AXES))
+    summary = replace(summary, comparisons=(ComparisonCurve(STROKE, CURVE, CURVE),),
+                      compared=compare_all(summary.points, [ComparisonCurve(STROKE, CURVE, CURVE)], AXES))
     drawn = draw_summary(summary, AMNIST, tmp_path)
     assert [p.name for p in drawn] == ["front.png", "front_2d.png", "trends.png"]
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in drawn)

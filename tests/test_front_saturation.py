@@ -11,8 +11,8 @@ from conftest import run_sweep, store, sweep_env
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from core.pareto_axis import Axis
 from platform.figures.front import draw_saturation
-from platform.results.pareto import Axis
 from platform.results.summary import SATURATION, format_summary, summarise
 from platform.sweep import learning_curves
 

@@ -19,7 +19,6 @@ from platform.figures.html_report import render_sweep
 from platform.publish import publish
 from platform.results import tracking
 from platform.results.imputation import ADDED, TAG_SOURCE, read_imputation
-from platform.results.pareto import Axis
 from platform.results.summary import format_summary
 from search_spaces import presets
 from search_spaces.eco import PRESET as ECO
@@ -144,12 +143,12 @@ def test_ecos_front_reads_the_baseline_of_its_within_hour_axis() -> None:
                "baseline/attack/imputation/hour/accuracy_within_hour": 0.5,
                "baseline/attack/imputation/side_info_by_hour/accuracy_within_hour": 0.57,
                "baseline/attack/imputation/hour/accuracy": 0.76}
-    imputation = read_imputation(metrics, [Axis(**a) for a in ECO.pareto_axes])
+    imputation = read_imputation(metrics, list(ECO.front.axes))
     assert imputation is not None
     assert (imputation.axis, imputation.value, imputation.low, imputation.source) == (
         "attack/deep/accuracy_within_hour", 0.57, None, "side_info_by_hour")
     assert [name for name, _ in imputation.members] == ["prior", "hour", "side_info_by_hour"]
-    assert read_imputation({}, [Axis(**a) for a in ECO.pareto_axes]) is None  # a sweep from before: no line
+    assert read_imputation({}, list(ECO.front.axes)) is None  # a sweep from before: no line
 
 
 def trial(client: MlflowClient, exp_id: str, parent_id: str, lam: float) -> str:

@@ -168,7 +168,7 @@ def test_a_stop_at_each_later_phase_ends_the_sweep_within_seconds_and_resume_fin
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     parent, children = sweep_runs(workdir)
     assert parent.info.status == "FINISHED"
-    baselines = sum(len(ParameterGrid(presets()[name].profiles["smoke"].grid)) for name in presets()["amnist"].baseline)
+    baselines = sum(len(ParameterGrid(presets()[name].profiles["smoke"].grid)) for name in presets()["amnist"].comparison_grids)
     assert baselines == 4  # noise's two, the stroke redraw's one and the digit prototype's one
     assert sorted(c.data.tags["putlab.role"] for c in children) == ["baseline"] * baselines + ["trial"] * 3
     assert all(c.info.status == "FINISHED" and "attack/max/accuracy" in c.data.metrics for c in children)

@@ -13,11 +13,11 @@ import torch
 from conftest import run_sweep, store
 
 from core.image_quality import psnr
-from platform.plan.comparison_grid import baseline_spec
+from platform.plan.comparison_grid import comparison_grid_spec
 from platform.plan.spec import resolve
 from platform.results import tracking
-from platform.results.comparison_grid import Baseline
-from platform.run.launch import baseline_grids
+from platform.results.comparison_grid import ComparisonGrid
+from platform.run.launch import comparison_grids
 from search_spaces import presets
 from trainables.prototype.mechanism import DigitPrototypeBaseline, class_means
 from trainables.shared.tune_loop import write_checkpoint
@@ -116,9 +116,9 @@ def test_the_farm_and_serving_restore_the_release_the_trial_scored(mechanism, co
 
 def test_the_amnist_presets_run_all_three_baselines_on_their_data() -> None:
     for name in ("amnist", "amnist-privatizer"):
-        assert presets()[name].baseline == ("noise", "stroke-redraw", "digit-prototype")
+        assert presets()[name].comparison_grids == ("noise", "stroke-redraw", "digit-prototype")
     spec = resolve("amnist", "quick", [])
-    grids = {b.name: baseline_spec(spec, b) for b in Baseline.all(spec.preset)}
+    grids = {b.name: comparison_grid_spec(spec, b) for b in ComparisonGrid.all(spec.preset)}
     assert {k: len(g.grid_points()) for k, g in grids.items()} == {"noise": 6, "stroke-redraw": 2, "digit-prototype": 1}
     for grid in grids.values():  # the releaser's quick data and attacker budget
         assert {k: grid.config[k] for k in ("n_train", "n_test", "attack_records", "attack_epochs")} == {
@@ -129,10 +129,10 @@ def test_a_sweep_recorded_with_the_noise_grid_alone_resumes_with_it_alone() -> N
     spec = resolve("amnist", "smoke", [])
     logged = {"profile": "smoke", "grid": spec.grid_param, "config": spec.config}
     params = {k: str(v) for k, v in tracking.flatten("", logged).items()}
-    assert [g.preset.name for g in baseline_grids(spec, params | {"noise_baseline": "True"})] == ["noise"]
+    assert [g.preset.name for g in comparison_grids(spec, params | {"noise_baseline": "True"})] == ["noise"]
     every = {f"{n}_baseline": "True" for n in ("noise", "stroke-redraw", "digit-prototype")}
-    assert [g.preset.name for g in baseline_grids(spec, params | every)] == ["noise", "stroke-redraw", "digit-prototype"]
-    assert baseline_grids(spec, params | dict.fromkeys(every, "False")) == ()
+    assert [g.preset.name for g in comparison_grids(spec, params | every)] == ["noise", "stroke-redraw", "digit-prototype"]
+    assert comparison_grids(spec, params | dict.fromkeys(every, "False")) == ()
 
 
 @pytest.mark.slow  # end to end, minutes on 2 CPUs: the smoke grid, then the three comparison grids with their farms

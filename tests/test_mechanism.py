@@ -27,10 +27,10 @@ def test_preset_callables_come_from_its_mechanism(name: str) -> None:
     label, trainable, baselines, farm, serves = EXPECTED[name]
     assert issubclass(preset.mechanism, Mechanism) and preset.mechanism_name == label
     assert preset.trainable.__name__ == trainable
-    assert (preset.baselines is not None, preset.checkpoint_inputs is not None, preset.load_release is not None) == (
+    assert (preset.raw_references is not None, preset.checkpoint_inputs is not None, preset.load_release is not None) == (
         baselines, farm, serves)
     assert preset.validate(dict(preset.base)) == preset.mechanism.config_class.normalise(dict(preset.base))
-    assert preset.checkpoint_figures == preset.mechanism.figures or not preset.mechanism.checkpoints
+    assert preset.presentation.checkpoint_figures == preset.mechanism.figures or not preset.mechanism.checkpoints
 
 
 def test_fault_injection_reads_its_environment_variable(monkeypatch: pytest.MonkeyPatch) -> None:

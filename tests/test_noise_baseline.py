@@ -3,7 +3,7 @@ hypervolume but are drawn on its figure and compared at equal utility (the smoke
 the other baselines is in test_learnless_baselines.py)."""
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -12,20 +12,20 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from attacks.attackers.deep import DeepAttacker
-from platform.figures.front import draw_baseline, front_figure
-from platform.plan.comparison_grid import baseline_spec, logged_spec
+from core.pareto_axis import Axis
+from platform.figures.front import draw_comparison_grid, front_figure
+from platform.plan.comparison_grid import comparison_grid_spec, logged_spec
 from platform.plan.seed_axis import with_seeds
 from platform.plan.spec import resolve
 from platform.publish import publish
 from platform.results import tracking
-from platform.results.comparison_grid import Baseline, attack_at_utility, baseline_points, baseline_table
-from platform.results.pareto import Axis
+from platform.results.comparison_grid import ComparisonGrid, attack_at_utility, comparison_grid_points, comparison_grid_table
 from platform.results.summary import trials_table
 from search_spaces import presets
 from trainables.noise.mechanism import NoiseBaseline
 
 AXES = [Axis("utility/accuracy", True, 0.0, 1.0), Axis("attack/max/accuracy", False, 1.0, 0.5)]
-BASELINE = Baseline(presets()["noise"])  # what the amnist preset asks for (Preset.baseline)
+BASELINE = ComparisonGrid(presets()["noise"])  # what the amnist preset asks for (Preset.comparison_grids)
 # (σ, utility, strongest attacker): each is on noise's own front
 NOISE = [(0.0, 0.95, 0.90), (0.5, 0.80, 0.75), (2.0, 0.30, 0.60)]
 # (λ, utility, strongest attacker): all three on the mechanism's front
@@ -66,7 +66,7 @@ def test_baseline_trials_stay_off_the_front_but_are_drawn_and_compared(tmp_path:
                          {"utility/accuracy": utility, "attack/max/accuracy": attack},
                          {tracking.TAG_ROLE: "baseline", tracking.TAG_BASELINE: "noise"})
                  for sigma, utility, attack in NOISE}
-    preset = replace(presets()["amnist"], pareto_axes=tuple(asdict(a) for a in AXES))  # the axes these runs log
+    preset = replace(presets()["amnist"], front=replace(presets()["amnist"].front, axes=tuple(AXES)))  # the axes these runs log
 
     table = trials_table(client, exp_id, parent_id, preset.label_keys)
     assert len(table) == 3 and not set(table["run_id"]) & noise_ids  # the front's table holds the mechanism only
@@ -90,10 +90,10 @@ def test_baseline_trials_stay_off_the_front_but_are_drawn_and_compared(tmp_path:
     drawn = pd.read_csv(client.download_artifacts(parent_id, "front/noise_baseline.csv", str(tmp_path)))
     assert sorted(drawn["sigma"]) == [s for s, _, _ in NOISE]
 
-    noise = baseline_points(baseline_table(client, exp_id, parent_id, BASELINE), AXES, BASELINE)
+    noise = comparison_grid_points(comparison_grid_table(client, exp_id, parent_id, BASELINE), AXES, BASELINE)
     points = summary.points
     fig = front_figure(points, AXES, points["pareto_front"].to_numpy(), "name")
-    draw_baseline(fig.axes[0], noise, AXES, BASELINE.title, BASELINE.axis)
+    draw_comparison_grid(fig.axes[0], noise, AXES, BASELINE.title, BASELINE.axis)
     (curve,) = [line for line in fig.axes[0].get_lines() if line.get_label() == "Gaussian noise"]
     np.testing.assert_allclose(curve.get_xdata(), [u for _, u, _ in NOISE])  # in σ order
     np.testing.assert_allclose(curve.get_ydata(), [a for _, _, a in NOISE])
@@ -102,11 +102,11 @@ def test_baseline_trials_stay_off_the_front_but_are_drawn_and_compared(tmp_path:
 
 def test_the_noise_grid_shares_the_sweeps_data_and_seeds() -> None:
     spec = resolve("amnist", "smoke", ["dataset=mnist32", "n_train=300"])
-    noise = baseline_spec(spec, BASELINE)
+    noise = comparison_grid_spec(spec, BASELINE)
     assert noise.preset.name == "noise" and noise.grid == {"sigma": [0.0, 1.0]}
     assert {k: noise.config[k] for k in ("dataset", "n_train", "n_test", "attack_epochs")} == {
         "dataset": "mnist32", "n_train": 300, "n_test": 256, "attack_epochs": 1}
-    replicated = baseline_spec(with_seeds(spec, 2, "grid"), BASELINE)
+    replicated = comparison_grid_spec(with_seeds(spec, 2, "grid"), BASELINE)
     assert replicated.grid["seed"] == [0, 1] and replicated.preset.label_keys == ("sigma", "seed")
     assert len(replicated.grid_points()) == 4
 
@@ -119,7 +119,7 @@ def test_a_resumed_sweep_runs_the_noise_grid_it_logged(tmp_path: Path) -> None:
                                                                              "config": ran.config})
     resumed = resolve("amnist", None, [])  # the resume command names neither the profile nor the --set values
     logged = logged_spec(resumed, client.get_run(parent_id).data.params)
-    assert baseline_spec(logged, BASELINE) == baseline_spec(ran, BASELINE)
+    assert comparison_grid_spec(logged, BASELINE) == comparison_grid_spec(ran, BASELINE)
 
 
 @pytest.mark.slow  # four tuned deep attackers on 1,000 AMNIST images: about two minutes on 2 CPUs

@@ -76,7 +76,7 @@ def test_every_kind_raises_the_same_error_for_a_taken_name() -> None:
     preset = presets()["amnist"]
     for kind, first, second in ((ATTACKERS, deep, replace(deep, summary="another")),
                                 (DATASETS, amnist, replace(amnist, description="another")),
-                                (PRESETS, preset, replace(preset, title="another"))):
+                                (PRESETS, preset, replace(preset, presentation=replace(preset.presentation, title="another")))):
         assert collect(kind, [("module a", first)]) == {kind.name(first): first}
         with pytest.raises(PluginClash, match=rf"^{kind.word} name '{kind.name(first)}' of entry point b clashes "
                                               r"with the one of module a$"):

@@ -97,11 +97,11 @@ def test_more_noise_with_more_privacy_weight() -> None:
 def test_example_contributes_its_own_sweep_figure(tmp_path: Path) -> None:
     """The example's sweep figure, drawn from a trials table and σ histories as publish hands them over."""
     preset = load_preset_file(EXAMPLE)
-    (figure,) = preset.sweep_figures
+    (figure,) = preset.presentation.sweep_figures
     table = pd.DataFrame({"run_id": ["a", "b"], "lam": [0.0, 30.0], "status": ["FINISHED"] * 2})
     histories = {"a": pd.DataFrame({"train/sigma_mean": [0.1, 0.1]}, index=[1, 2]),
                  "b": pd.DataFrame({"train/sigma_mean": [0.1, 0.3]}, index=[1, 2])}
-    assert preset.sweep_history == ("train/sigma_mean",)
+    assert preset.presentation.sweep_history == ("train/sigma_mean",)
     assert figure(SweepTrials(table, histories), tmp_path) == [tmp_path / "sigma_by_epoch.png"]
     assert matplotlib.image.imread(tmp_path / "sigma_by_epoch.png").ndim == 3
     no_sigma = {k: v.assign(**{"train/sigma_mean": float("nan")}) for k, v in histories.items()}

@@ -8,11 +8,12 @@ import pandas as pd
 import pytest
 from matplotlib.container import ErrorbarContainer
 
+from core.pareto_axis import Axis
 from platform.errors import UsageError
 from platform.figures.front import front_figure, fronts_figure
 from platform.plan.seed_axis import with_seeds
 from platform.plan.spec import resolve
-from platform.results.pareto import Axis, hypervolume
+from platform.results.pareto import hypervolume
 from platform.results.replicates import band_columns, point_table
 from platform.results.summary import format_summary, summarise
 

@@ -25,8 +25,8 @@ from schemathesis.specs.openapi.checks import content_type_conformance, response
 from serve_client import call, start_service, stop_service
 
 from core.data import load_amnist
+from core.pareto_axis import Axis
 from platform.errors import UsageError
-from platform.results.pareto import Axis
 from platform.select import choose
 from search_spaces import presets
 from serve.auth import API_KEY_ENV, authorized, configured_key

@@ -98,7 +98,7 @@ def test_interrupted_sweep_resumes_without_duplicates(workdir: Path) -> None:
     kept = {k: v for k, v in parent.data.metrics.items() if k.startswith("baseline/")}
     assert "baseline/utility/accuracy" in kept  # the raw-data reference points, done before the first trial, survive Ctrl+C
 
-    # three trials and their farm, then the noise baseline the sweep recorded (so no --no-baseline)
+    # three trials and their farm, then the noise baseline the sweep recorded (so no --no-comparison-grids)
     out = run_sweep(workdir, "amnist", "--profile", "smoke", "--resume", timeout=600, baseline=True)
     assert out.returncode == 0, out.stderr[-3000:]
     parent, children = runs_by_role(workdir)

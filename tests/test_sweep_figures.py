@@ -1,6 +1,6 @@
-"""A preset's own sweep figures (``Preset.sweep_figures``) as ``platform.publish.publish`` draws and logs them on a real
-sqlite MLflow store: parent-run files under ``front/``, per-trial files on their runs, the declared metric histories
-handed over, and a figure that raises costing only itself."""
+"""A preset's own sweep figures (``Preset.presentation.sweep_figures``) as ``platform.publish.publish`` draws and logs
+them on a real sqlite MLflow store: parent-run files under ``front/``, per-trial files on their runs, the declared metric
+histories handed over, and a figure that raises costing only itself."""
 from __future__ import annotations
 
 import re
@@ -13,11 +13,16 @@ from mlflow.tracking import MlflowClient
 
 from platform.publish import publish
 from platform.results import tracking
-from search_spaces import SweepTrials, presets
+from search_spaces import Preset, SweepTrials, presets
 
 # (alpha, per-step (I(U;X|Q), I(S;Q)) at steps 1, 2, 3): the gmm preset's metrics, as two trials log them
 TRIALS = [(0.1, [(0.02, 0.40), (0.03, 0.20), (0.05, 0.15)]), (0.9, [(0.01, 0.40), (0.10, 0.10), (0.16, 0.04)])]
 seen: list[SweepTrials] = []
+
+
+def with_figures(preset: Preset, **drawn: object) -> Preset:
+    """``preset`` with its presentation's sweep figures (and histories) replaced."""
+    return replace(preset, presentation=replace(preset.presentation, **drawn))
 
 
 def own_figure(trials: SweepTrials, folder: Path) -> list[Path]:
@@ -64,7 +69,7 @@ def artifacts(client: MlflowClient, run_id: str, path: str | None = None) -> set
 def test_a_presets_own_figure_is_drawn_from_the_trials_and_logged(sweep: tuple[MlflowClient, str, list[str]]) -> None:
     client, parent_id, run_ids = sweep
     seen.clear()
-    preset = replace(presets()["gmm"], sweep_figures=(own_figure,), sweep_history=("leakage/i_sq",))
+    preset = with_figures(presets()["gmm"], sweep_figures=(own_figure,), sweep_history=("leakage/i_sq",))
     publish(client, parent_id, preset)
     assert artifacts(client, parent_id, "front") >= {"front/own.png", "front/trials.csv", "front/trends.png"}
     assert "own_trial.png" in artifacts(client, run_ids[0]) and "own_trial.png" not in artifacts(client, run_ids[1])
@@ -80,7 +85,7 @@ def test_a_presets_own_figure_is_drawn_from_the_trials_and_logged(sweep: tuple[M
 def test_a_figure_that_raises_is_one_line_and_costs_only_itself(sweep: tuple[MlflowClient, str, list[str]],
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     client, parent_id, _ = sweep
-    preset = replace(presets()["gmm"], sweep_figures=(broken_figure, own_figure))
+    preset = with_figures(presets()["gmm"], sweep_figures=(broken_figure, own_figure))
     summary = publish(client, parent_id, preset)
     assert len(summary.trials) == 2
     err = capsys.readouterr().err
@@ -97,7 +102,7 @@ def test_a_file_outside_the_figures_folder_is_refused(sweep: tuple[MlflowClient,
         (tmp_path / "stray.png").write_bytes(b"elsewhere")
         return [tmp_path / "stray.png"]
 
-    publish(client, parent_id, replace(presets()["gmm"], sweep_figures=(stray,)))
+    publish(client, parent_id, with_figures(presets()["gmm"], sweep_figures=(stray,)))
     err = capsys.readouterr().err
     assert re.fullmatch(r"error: sweep figure \S*stray failed: ValueError: returned \S*stray\.png, neither in its "
                         r"folder nor in a trial's run-id subfolder of it\n", err), err

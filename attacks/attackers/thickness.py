@@ -17,7 +17,7 @@ import torch
 from attacks.attackers.tuning import accuracy_metrics
 from attacks.base import AttackInput, AttackResult
 from attacks.spec import AttackerSpec, Need
-from core.data.amnist import DEFAULT_NONZERO_THRESHOLD, NORMAL, THICK, THIN, thickness_labels
+from core.data.amnist_labels import DEFAULT_NONZERO_THRESHOLD, NORMAL, THICK, THIN, thickness_labels
 from core.metrics import balanced_accuracy
 
 # Half a grey level (what the labeler uses on raw images), then a grid over the [0, 1] pixel scale.

@@ -1,5 +1,5 @@
 """Data sets for putlab's trainables: the registry of data sets (``get_dataset``), MNIST and Annotated MNIST (AMNIST)."""
-from .amnist import (
+from .amnist_labels import (
     LINE,
     MEAN,
     NORMAL,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from functools import partial
 from pathlib import Path
+from typing import ClassVar
 
 import torch
 from pydantic import Field
@@ -30,7 +31,7 @@ from core.data import Split
 from core.nets import SmallCNN
 from core.training import batches, evaluate, fit_classifier
 from trainables.shared.image_game import baselines_for, image_layout, load_splits
-from trainables.shared.mechanism import Mechanism
+from trainables.shared.mechanism import Capability, Mechanism
 from trainables.shared.release_map import ReleaseMap, release
 
 SIGMA_FIGURE = "sigma.png"
@@ -71,6 +72,7 @@ def on_device(split: Split, device: torch.device) -> Split:
 
 class GaussianNoise(Mechanism[GaussianNoiseConfig]):
     """The noise map, the in-game adversary of S and the utility net of U, each with its optimiser."""
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.FARM, Capability.SERVE, Capability.RAW_REFERENCE})
 
     name = "gaussian_noise"
     config_class = GaussianNoiseConfig

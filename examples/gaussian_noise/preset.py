@@ -11,8 +11,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from mechanism import GaussianNoise, GaussianNoiseConfig
 
-from core.metric_names import STRONGEST_ATTACK
-from search_spaces import OptunaRange, Preset, Profile, SweepTrials
+from core.metric_names import DEEP_ATTACK, STRONGEST_ATTACK, UTILITY_ACCURACY
+from search_spaces import Axis, Farm, Front, OptunaRange, Presentation, Preset, Profile, SweepTrials
 
 
 def sigma_by_epoch(trials: SweepTrials, folder: Path) -> list[Path]:
@@ -56,16 +56,22 @@ PRESET = Preset(
     },
     default_profile="quick",
     optuna={"lam": OptunaRange(0.0, 30.0)},
-    pareto_axes=(
-        {"metric": "utility/accuracy", "higher_is_better": True, "bound": 0.0, "ideal": 1.0},
-        {"metric": STRONGEST_ATTACK, "higher_is_better": False, "bound": 1.0, "ideal": 0.5},
+    front=Front(
+        axes=(
+            Axis(UTILITY_ACCURACY, higher_is_better=True, bound=0.0, ideal=1.0),
+            Axis(STRONGEST_ATTACK, higher_is_better=False, bound=1.0, ideal=0.5),
+        ),
+        objectives=((UTILITY_ACCURACY, "max"), (DEEP_ATTACK, "min")),
     ),
-    optuna_objectives=(("utility/accuracy", "max"), ("attack/deep/accuracy", "min")),
     label_keys=("lam",),
-    farm_attackers=("deep_raw", "thickness", "yeom", "rmia", "lira"),
-    privacy_attackers=("deep", "deep_raw", "thickness"),
-    checkpoint_figures=GaussianNoise.figures,
-    trend_metrics=("utility/accuracy", STRONGEST_ATTACK, "train/sigma_mean"),
-    sweep_figures=(sigma_by_epoch,),
-    sweep_history=("train/sigma_mean",),
+    farm=Farm(
+        attackers=("deep_raw", "thickness", "yeom", "rmia", "lira"),
+        privacy=("deep", "deep_raw", "thickness"),
+    ),
+    presentation=Presentation(
+        checkpoint_figures=GaussianNoise.figures,
+        trend_metrics=(UTILITY_ACCURACY, STRONGEST_ATTACK, "train/sigma_mean"),
+        sweep_figures=(sigma_by_epoch,),
+        sweep_history=("train/sigma_mean",),
+    ),
 )

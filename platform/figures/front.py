@@ -23,10 +23,12 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from core.metric_names import PSNR
 from core.numbers import readable
+from core.pareto_axis import Axis
 from platform.results.front_groups import GroupFront, value_text
 from platform.results.imputation import Imputation
-from platform.results.pareto import Axis, pareto_mask
+from platform.results.pareto import pareto_mask
 from platform.results.replicates import band_columns
 from platform.results.summary import PRIVACY, SATURATION
 
@@ -125,14 +127,15 @@ def plot_front(
 ) -> Path:
     """Draw the front and save it as a PNG; returns the path written. Two axes: ``front_figure``; three:
     ``distortion_figure`` (``dominated``: the rows some baseline point dominates on every axis, crossed out).
-    ``baselines``: for each, (name, its point table, the axis its curve follows), drawn on the same axes
-    (``draw_baseline``); ``imputation``: the privacy axis's imputation attacker as a reference line (``draw_imputation``)."""
+    ``baselines``: for each comparison grid, (name, its point table, the axis its curve follows), drawn on the same
+    axes (``draw_comparison_grid``); ``imputation``: the privacy axis's imputation attacker as a reference line
+    (``draw_imputation``)."""
     if len(axes) > 2:
         fig = distortion_figure(df, axes, front_mask, label_col, dominated)
     else:
         fig = front_figure(df, axes, front_mask, label_col)
     for style, (name, points, key) in enumerate(baselines):
-        draw_baseline(fig.axes[0], points, axes, name, key, style)
+        draw_comparison_grid(fig.axes[0], points, axes, name, key, style)
     if imputation is not None:
         draw_imputation(fig.axes[0], imputation, axes)
     draw_saturation(fig.axes[0], df, axes)
@@ -176,7 +179,7 @@ def draw_imputation(ax: Axes, imputation: Imputation, axes: Sequence[Axis]) -> N
     ax.legend(loc="best", fontsize=8)
 
 
-def draw_baseline(ax: Axes, points: pd.DataFrame, axes: Sequence[Axis], label: str, key: str, style: int = 0) -> None:
+def draw_comparison_grid(ax: Axes, points: pd.DataFrame, axes: Sequence[Axis], label: str, key: str, style: int = 0) -> None:
     """A baseline's points (e.g. Gaussian noise at several σ) as a grey curve in ``key`` order, each point marked with
     its ``key`` value, and the legend redrawn to name it; ``style`` picks its marker and line (one per baseline of a
     figure). With a third axis in ``axes`` each marker is filled with its point's distortion band (``bands``). A
@@ -216,7 +219,7 @@ def band_colours(df: pd.DataFrame, axis: Axis) -> list:
 
 def band_labels(axis: Axis) -> list[str]:
     """The legend's name of each band, worst first, e.g. ``PSNR < 12 dB`` … ``PSNR ≥ 20 dB``."""
-    name, unit = ("PSNR", " dB") if axis.metric == "utility/psnr" else (axis.metric, "")
+    name, unit = ("PSNR", " dB") if axis.metric == PSNR else (axis.metric, "")
     edges = BAND_EDGES if axis.higher_is_better else BAND_EDGES[::-1]
     low, high = ("<", "≥") if axis.higher_is_better else (">", "≤")
     inner = [f"{name} {a:g}–{b:g}{unit}" for a, b in pairwise(edges)]

@@ -24,12 +24,12 @@ from attacks.audits.exposure import GALLERY_PREFIX, fpr_text
 from attacks.audits.learning_curve import DOUBLED, FRACTIONS, percent
 from attacks.plots.learning_curve_plot import FILE_PREFIX as CURVE_PREFIX
 from core.numbers import readable
+from core.pareto_axis import Axis
 from platform.figures.game_curves import ARTIFACT_PATH as GAME_PATH
 from platform.results import tracking
 from platform.results.clock import clock
 from platform.results.front_groups import value_text
 from platform.results.game import SETTLE_MARGIN, GameCurves, gap_text, read_game_curves
-from platform.results.pareto import Axis
 from platform.results.summary import SweepSummary
 from search_spaces import Preset
 
@@ -185,8 +185,8 @@ def baseline_grids(summary: SweepSummary, axes: list[Axis]) -> list[dict[str, An
     """Each comparison grid with points: its points on the front's axes and, per front point, the baseline's privacy (and
     distortion) at its utility, whether it beats the baseline and the baseline points that dominate it on every axis."""
     grids = []
-    for curve in summary.baselines:
-        baseline, points = curve.baseline, curve.points
+    for curve in summary.comparisons:
+        baseline, points = curve.grid, curve.points
         if points.empty:
             continue
         keys = [k for k in baseline.preset.label_keys if k in points]
@@ -228,7 +228,7 @@ def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary:
     end its run with it, else the stored one), its children and their artifacts."""
     parent = client.get_run(parent_id)
     params = parent.data.params
-    axes = summary.axes or [Axis(**a) for a in preset.pareto_axes]
+    axes = summary.axes or list(preset.front.axes)
     table = summary.trials.assign(pareto_front=summary.front)
     runs = {r.info.run_id: r for r in tracking.child_runs(client, parent.info.experiment_id, parent_id)}
 
@@ -272,7 +272,7 @@ def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary:
         "dp_columns": [DP_COLUMNS[c] for c in dp_columns(table)] if not table.empty else [],
         "front_size": int(summary.front.sum()), "hypervolume": summary.hypervolume,
         "hypervolume_normalised": summary.hypervolume_normalised,
-        "front_by": preset.front_by, "group_hypervolumes": group_hypervolumes(metrics, preset.front_by),
+        "front_by": preset.front.by, "group_hypervolumes": group_hypervolumes(metrics, preset.front.by),
         "imputation": summary.imputation.line(summary.front_points) if summary.imputation is not None else None,
         "baseline_grids": baseline_grids(summary, axes),
         "baselines": sorted((k.removeprefix("baseline/"), v) for k, v in metrics.items() if k.startswith("baseline/")),

@@ -15,16 +15,16 @@ from platform.results.summary import SweepSummary
 from search_spaces import Preset
 
 
-def baseline_curves(summary: SweepSummary) -> list[tuple[str, pd.DataFrame, str]]:
+def comparison_curves(summary: SweepSummary) -> list[tuple[str, pd.DataFrame, str]]:
     """What the front figures draw of each baseline with points: its title, its points and the axis its curve follows."""
-    return [(c.baseline.title, c.points, c.baseline.axis) for c in summary.baselines if not c.points.empty]
+    return [(c.grid.title, c.points, c.grid.axis) for c in summary.comparisons if not c.points.empty]
 
 
 def dominated(summary: SweepSummary) -> np.ndarray:
     """For each point of the summary, whether some baseline point dominates it on every axis (front points only: the
     comparison keeps the points' index)."""
     compared, found = summary.compared, np.zeros(len(summary.points), dtype=bool)
-    for column in (c.baseline.dominated_by for c in summary.baselines):
+    for column in (c.grid.dominated_by for c in summary.comparisons):
         if column in compared:
             found |= summary.points.index.isin(compared.index[compared[column] != ""])
     return found
@@ -42,12 +42,12 @@ def draw_summary(summary: SweepSummary, preset: Preset, folder: Path) -> list[Pa
     if summary.front.any():
         drawn.append(folder / "front.png")
         plot_front(points, axes, points["pareto_front"].to_numpy(), "name", drawn[-1],
-                   baselines=baseline_curves(summary), imputation=summary.imputation, dominated=dominated(summary))
+                   baselines=comparison_curves(summary), imputation=summary.imputation, dominated=dominated(summary))
         if len(axes) > 2:
             drawn.append(folder / "front_2d.png")
             plot_front(points, axes[:2], pareto_mask(points, axes[:2]), "name", drawn[-1],
-                       baselines=baseline_curves(summary), imputation=summary.imputation)
+                       baselines=comparison_curves(summary), imputation=summary.imputation)
     drawn.append(folder / "trends.png")
     plot_trends(summary.trials.assign(pareto_front=summary.front), preset.label_keys,
-                preset.trend_metrics or tuple(a.metric for a in axes), drawn[-1])
+                preset.presentation.trend_metrics or tuple(a.metric for a in axes), drawn[-1])
     return [path for path in drawn if path.exists()]

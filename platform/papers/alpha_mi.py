@@ -8,20 +8,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from core.metric_names import STRONGEST_ATTACK
+from core.metric_names import DEEP_ATTACK, DEEP_WITHIN_HOUR, FRESH_ACCURACY, NE_ENERGY, PSNR, SSIM, STRONGEST_ATTACK
 from platform.papers.claim import ABOVE, EXACT, LEVEL, OWN, Claim, Paper, Study
 from platform.papers.measures import AgainstBaseline, BestUnder, Drop, Measured, ParentMetric, Release, StudyRuns
 from search_spaces.amnist import AMNIST_TRAIN
 
 PAPER = Paper("alpha-mi", "α-MI releaser (α-mutual information as a tunable privacy measure): AMNIST and ECO")
 
-DEEP = "attack/deep/accuracy"  # the paper's "attacker": a network like the adversary, trained afresh on the release
+DEEP = DEEP_ATTACK  # the paper's "attacker": a network like the adversary, trained afresh on the release
 # the points of Fig. 3 and 4 are read with the strongest of putlab's attackers (the deep one, the raw-trained one and the
 # thickness rule): a privacy number is a claim that no competent attacker does better
 TCA = "attack/thickness/accuracy"  # the paper's thickness-computing attacker (the labeler rerun on the release)
 MAX_ATTACK = STRONGEST_ATTACK
 PAPERS_ATTACKER = "attack/fresh_adversary/accuracy"  # the paper's own: the adversary's architecture, trained once
-FRESH = "utility/fresh_accuracy"
+FRESH = FRESH_ACCURACY
 
 AMNIST_RELEASE = Release("amnist", FRESH)  # a collapsed release: the digit, or every thickness attacker, at chance
 ECO_RELEASE = Release("eco")  # consumption is no classification: every occupancy attacker at chance
@@ -36,7 +36,7 @@ STUDIES: tuple[Study, ...] = (
     Study("eco", "eco", release=ECO_RELEASE, stand_in=True),
     Study("eco-si", "eco-si", release=ECO_RELEASE, stand_in=True),
 )
-NE = "utility/ne_energy"
+NE = NE_ENERGY
 AMNIST_ALPHAS = (1.0, math.inf)  # the α the amnist study's quick grid runs
 ECO_ALPHAS = (0.5, 1.0, math.inf)  # the eco study's quick grid
 ECO_SI_ALPHAS = (1.0, math.inf)  # the eco-si study's quick grid
@@ -120,7 +120,7 @@ class ImageQuality:
     at: BestUnder
 
     def __call__(self, runs: StudyRuns) -> Measured:
-        psnr, ssim = (replace(self.at, report=metric)(runs) for metric in ("utility/psnr", "utility/ssim"))
+        psnr, ssim = (replace(self.at, report=metric)(runs) for metric in (PSNR, SSIM))
         if math.isnan(psnr.value):
             return psnr
         return replace(psnr, text=f"PSNR {psnr} dB, SSIM {ssim}")
@@ -347,7 +347,7 @@ CLAIMS: tuple[Claim, ...] = (
           f"may be relative; two quick epochs of the game; {SYNTHETIC_ECO}"),
     Claim("alpha-mi", "Fig. 6", "attacker fall below raw within hours (mean over hours of day of the balanced accuracy "
           "at that hour, chance 0.5 at each) with NE ≤ 0.26", "—", "eco",
-          Drop("attack/deep/accuracy_within_hour", "baseline/attack/deep/accuracy_within_hour", NE, 0.26), kind=OWN,
+          Drop(DEEP_WITHIN_HOUR, "baseline/attack/deep/accuracy_within_hour", NE, 0.26), kind=OWN,
           caveat=f"not the paper's metric: the paper pools its balanced accuracy over all hours (the row above); "
           f"within hours the hour alone says nothing; two quick epochs of the game; {SYNTHETIC_ECO}"),
     # ECO with side information (§ IV-D, Fig. 5b)

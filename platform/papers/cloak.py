@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from core.metric_names import DEEP_ATTACK, INFO_REMOVED_KNN, UTILITY_ACCURACY
 from platform.papers.claim import ABOVE, LEVEL, OWN, Claim, Paper, Study
 from platform.papers.measures import BestUnder, Difference, Measured, ParentMetric, Release, StudyRuns, Trend
 
@@ -16,7 +17,7 @@ PAPER = Paper("cloak", "Cloak (learned stochastic representations for private in
 # A collapsed release: the target's 'digit > 5' (2 classes), or every thickness attacker, at chance.
 STUDIES: tuple[Study, ...] = (
     Study("cloak", "cloak-mnist", extra=("--set", "M=1.5", "--set", "T=1.0", "--set", "lam=1,10,100,200"),
-          release=Release("mnist32", "utility/accuracy", utility_classes=2)),
+          release=Release("mnist32", UTILITY_ACCURACY, utility_classes=2)),
 )
 
 EQUAL_ACC = "baseline/gaussian_equal_acc"  # Gaussian noise at Cloak's own target accuracy (suppressed release)
@@ -54,7 +55,7 @@ CLAIMS: tuple[Claim, ...] = (
                  "32×32, and scores it on all 10,000 test images; the band is the 95 % Wilson interval over them"),
     Claim("cloak", "§ 1 (introduction)", "the paper's summary over its real-world data sets (none named): information "
           "between input and publicized (suppressed) representation removed, at 1.42 % accuracy loss", "85.01 %",
-          "cloak", BestUnder("leakage/info_removed_knn", "utility/accuracy_loss", 0.0142), 0.8501, direction=ABOVE,
+          "cloak", BestUnder(INFO_REMOVED_KNN, "utility/accuracy_loss", 0.0142), 0.8501, direction=ABOVE,
           substitute="MNIST (AMNIST subset)",
           caveat="the introduction names no data set (for UTKFace § 3 quotes 93 % at 0.5 % loss and 85 % at 2.7 %), "
                  "so putlab asks whether Cloak reaches that operating point on MNIST: the most information its "
@@ -71,12 +72,12 @@ CLAIMS: tuple[Claim, ...] = (
                  f"runs at batch size 1). {ESTIMATOR}; {QUICK}. The band runs over seeds × λ"),
     Claim("cloak", "— (putlab's)", "information removed by Cloak's suppressed release − by Gaussian noise at equal "
           "target accuracy (kNN)", "(not in the paper)", "cloak",
-          Difference("leakage/info_removed_knn", f"{EQUAL_ACC}/leakage/info_removed_knn", 1), kind=OWN,
+          Difference(INFO_REMOVED_KNN, f"{EQUAL_ACC}/leakage/info_removed_knn", 1), kind=OWN,
           caveat="the paper compares its noisy representation with Gaussian noise (row above); this asks the same of "
                  f"the release Cloak sends, at equal accuracy instead of equal information. {ESTIMATOR}"),
     Claim("cloak", "— (putlab's)", "retrained thickness attacker on Cloak's release − on Gaussian noise at equal target "
           "accuracy", "(not in the paper)", "cloak",
-          Difference("attack/deep/accuracy", f"{EQUAL_ACC}/attack/deep/accuracy", -1), kind=OWN,
+          Difference(DEEP_ATTACK, f"{EQUAL_ACC}/attack/deep/accuracy", -1), kind=OWN,
           caveat="the paper has no attacker on its matched Gaussian noise; putlab's deep attacker is retrained on each "
                  "release's training split"),
     Claim("cloak", "Fig. 2e", "adversary not retrained (trained on raw images) reading an attribute the target does "
@@ -91,7 +92,7 @@ CLAIMS: tuple[Claim, ...] = (
                  "measurement of how suppression hides thickness; the row has no trend to read"),
     Claim("cloak", "Fig. 2e", "adversary retrained on sifted representations, at the grid's highest suppression ratio "
           "(balanced; chance 50 %)", "near chance at SR 98.3 %, the target's accuracy down to 78.9 %", "cloak",
-          BestUnder("leakage/suppression_ratio", "leakage/suppression_ratio", math.inf, report="attack/deep/accuracy"),
+          BestUnder("leakage/suppression_ratio", "leakage/suppression_ratio", math.inf, report=DEEP_ATTACK),
           0.5, direction=LEVEL, substitute=AMNIST,
           caveat="the paper's adversaries read eyeglasses and black hair from CelebA (VGG-16); putlab's CNN is retrained "
                  "on sifted AMNIST digits to read thickness. The claim is a level, tested as one ('near chance': "

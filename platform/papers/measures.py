@@ -23,8 +23,9 @@ import pandas as pd
 from scipy import stats
 
 from core.numbers import readable
+from core.pareto_axis import Axis
 from platform.results.comparison_grid import BASELINE, attack_at_utility
-from platform.results.pareto import Axis, pareto_mask
+from platform.results.pareto import pareto_mask
 from platform.results.replicates import SEED, point_index, point_keys
 
 ALPHA = 0.05  # every test's level

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from core.metric_names import UTILITY_ACCURACY, YEOM_ADVANTAGE
 from core.numbers import readable
 from platform.papers.claim import EXACT, OWN, Claim, Paper, Study
 from platform.papers.measures import Measured, StudyRuns, Trend, seed_count
@@ -29,7 +30,7 @@ STUDIES: tuple[Study, ...] = (
 
 ADULT_RHO = "leakage/kl/rho/median"  # the centre of putlab's boxes; the mean over records is heavy-tailed
 RHO_MEAN = "leakage/kl/rho"  # the mean over records: the paper's line (its Remark 3 averages over records)
-ADVANTAGE = "attack/yeom/advantage_abs"  # Yeom's |TPR − FPR| = |2·P(correct) − 1|, the paper's Adv
+ADVANTAGE = YEOM_ADVANTAGE  # Yeom's |TPR − FPR| = |2·P(correct) − 1|, the paper's Adv
 
 
 def success_bound(rho: pd.Series) -> pd.Series:
@@ -165,6 +166,6 @@ CLAIMS: tuple[Claim, ...] = (
           caveat="putlab's own baseline: the paper treats (ε, δ)-DP as Gaussian noise on the parameters (its "
                  "Corollary 2) and trains no DP-SGD."),
     Claim("membership", "DP baseline", "test accuracy against ε (n = 20)", "— (not in the paper)", "adult-dp",
-          Trend("utility/accuracy", "epsilon", 1, {"n": 20.0}), kind=OWN,
+          Trend(UTILITY_ACCURACY, "epsilon", 1, {"n": 20.0}), kind=OWN,
           caveat="putlab's own baseline: the paper reports no accuracy."),
 )

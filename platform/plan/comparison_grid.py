@@ -1,4 +1,4 @@
-"""A baseline preset's grid planned beside a sweep's own (``Preset.baseline``; amnist: the ``noise`` preset's σ grid, ...)
+"""A baseline preset's grid planned beside a sweep's own (``Preset.comparison_grids``; amnist: the ``noise`` preset's σ grid, ...)
 on the sweep's data, and the grid a resumed sweep logged (run by ``platform.run.comparison_grid``, compared by
 ``platform.results.comparison_grid``).
 """
@@ -11,7 +11,7 @@ from pydantic import TypeAdapter
 
 from core.files.structured import parse_json
 from platform.plan.spec import SweepSpec, parse_value, validated
-from platform.results.comparison_grid import Baseline
+from platform.results.comparison_grid import ComparisonGrid
 from platform.results.replicates import SEED
 from search_spaces import grids
 
@@ -20,7 +20,7 @@ GRIDS: TypeAdapter[dict[str, list[Any]] | list[dict[str, list[Any]]]] = TypeAdap
     dict[str, list[Any]] | list[dict[str, list[Any]]])
 
 
-def baseline_spec(spec: SweepSpec, baseline: Baseline) -> SweepSpec:
+def comparison_grid_spec(spec: SweepSpec, baseline: ComparisonGrid) -> SweepSpec:
     """The baseline's grid for ``spec``: its preset's grid at the same profile (else its default) with every config
     value the two share (data set, sizes, seed or seed axis, threads, attacker budget) taken from ``spec``."""
     base = baseline.preset

@@ -6,7 +6,7 @@ are not recorded and may change on resume.
 """
 from __future__ import annotations
 
-import argparse
+from dataclasses import replace
 from typing import Any
 
 from mlflow.tracking import MlflowClient
@@ -14,10 +14,11 @@ from mlflow.tracking import MlflowClient
 from core.files.structured import parse_json
 from platform.errors import UsageError
 from platform.plan.comparison_grid import logged_spec
+from platform.plan.options import SweepOptions
 from platform.plan.seed_axis import with_seeds
 from platform.plan.spec import SweepSpec, parse_overrides, resolve
 from platform.results import tracking
-from platform.results.comparison_grid import Baseline
+from platform.results.comparison_grid import ComparisonGrid
 from platform.results.replicates import SEED
 from search_spaces import Preset
 
@@ -39,9 +40,9 @@ def recorded_attackers(params: dict[str, str]) -> tuple[str, ...]:
     return parse_json(params["attackers"], tuple[str, ...], "the sweep's recorded param 'attackers'")
 
 
-def baseline_on(params: dict[str, str], preset: Preset) -> bool:
+def comparison_grids_on(params: dict[str, str], preset: Preset) -> bool:
     """Whether the sweep runs its preset's comparison grids (those it recorded)."""
-    return any(params.get(baseline.param) == "True" for baseline in Baseline.all(preset))
+    return any(params.get(grid.param) == "True" for grid in ComparisonGrid.all(preset))
 
 
 def axis_or_value(spec: SweepSpec, key: str) -> Any:
@@ -50,7 +51,7 @@ def axis_or_value(spec: SweepSpec, key: str) -> Any:
     return {repr(v) for v in spec.grid[key]} if key in spec.grid else spec.config.get(key)
 
 
-def check_given(args: argparse.Namespace, params: dict[str, str], cli: SweepSpec, attackers: tuple[str, ...],
+def check_given(args: SweepOptions, params: dict[str, str], cli: SweepSpec, attackers: tuple[str, ...],
                 preset_file: str | None) -> None:
     """A UsageError naming the first option the command line gives (``args.given``) that contradicts what the sweep
     recorded; ``cli`` and ``attackers`` are the command line's spec and farm."""
@@ -63,7 +64,7 @@ def check_given(args: argparse.Namespace, params: dict[str, str], cli: SweepSpec
          f"{params['planned_trials']} samples"),
         ("attackers", f"--attackers {args.attackers}", attackers != recorded_attackers(params),
          f"attackers {','.join(recorded_attackers(params)) or 'none'}"),
-        ("no_baseline", "--no-baseline", baseline_on(params, cli.preset), "comparison grid on"),
+        ("no_comparison_grids", "--no-comparison-grids", comparison_grids_on(params, cli.preset), "comparison grid on"),
     ]
     for option, text, contradicts, recorded in differ:
         if option in args.given and contradicts:
@@ -79,17 +80,16 @@ def check_given(args: argparse.Namespace, params: dict[str, str], cli: SweepSpec
                              f"{KEPT} (drop it)")
 
 
-def restored(args: argparse.Namespace, params: dict[str, str], preset: Preset) -> argparse.Namespace:
+def restored(args: SweepOptions, params: dict[str, str], preset: Preset) -> SweepOptions:
     """``args`` with the recorded options in place of the command line's (its ``--set`` values and seeds are in the
     recorded config and grid, which :func:`resumed_spec` reads)."""
     attackers = recorded_attackers(params)
     samples = int(params["planned_trials"]) if params["search"] == "optuna" else args.samples
-    return argparse.Namespace(**vars(args) | {
-        "profile": params["profile"], "search": params["search"], "samples": samples, "overrides": [], "seeds": 1,
-        "attackers": ",".join(attackers) or "none", "no_baseline": not baseline_on(params, preset)})
+    return replace(args, profile=params["profile"], search=params["search"], samples=samples, overrides=(), seeds=1,
+                   attackers=",".join(attackers) or "none", no_comparison_grids=not comparison_grids_on(params, preset))
 
 
-def resumed_spec(args: argparse.Namespace, params: dict[str, str], preset_file: str | None) -> SweepSpec:
+def resumed_spec(args: SweepOptions, params: dict[str, str], preset_file: str | None) -> SweepSpec:
     """The sweep as its parent run recorded it (profile, config, grid with its seed axis)."""
     return with_seeds(logged_spec(resolve(args.preset, params["profile"], [], preset_file), params), 1, params["search"])
 
@@ -97,16 +97,16 @@ def resumed_spec(args: argparse.Namespace, params: dict[str, str], preset_file: 
 def summary(params: dict[str, str], spec: SweepSpec) -> str:
     """One line: the recorded options the resumed sweep runs with."""
     seeds = len(spec.grid.get(SEED, [None]))
-    names = [b.name for b in Baseline.all(spec.preset) if b.param in params]
-    state = "on" if baseline_on(params, spec.preset) else "off"
+    names = [b.name for b in ComparisonGrid.all(spec.preset) if b.param in params]
+    state = "on" if comparison_grids_on(params, spec.preset) else "off"
     grid = f"{', '.join(names)} baseline{'s' if len(names) > 1 else ''} {state}, " if names else ""
     return (f"resuming with the sweep's recorded options: profile {params['profile']}, {params['search']} search, "
             f"attackers {','.join(recorded_attackers(params)) or 'none'}, {grid}{seeds} seed{'s' if seeds > 1 else ''}, "
             "its own config and grid")
 
 
-def resume(client: MlflowClient, args: argparse.Namespace, cli: SweepSpec, attackers: tuple[str, ...], sweep: str,
-           preset_file: str | None) -> tuple[argparse.Namespace, SweepSpec]:
+def resume(client: MlflowClient, args: SweepOptions, cli: SweepSpec, attackers: tuple[str, ...], sweep: str,
+           preset_file: str | None) -> tuple[SweepOptions, SweepSpec]:
     """(args, spec) of a resumed sweep: its recorded options, once no option of the command line contradicts them
     (``cli`` and ``attackers``: the command line's spec and farm); says so in one line."""
     params = recorded_params(client, args.experiment or f"putlab-{cli.preset.name}", sweep)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -75,7 +76,7 @@ def parse_value(text: str) -> Any:
     return text.strip()
 
 
-def parse_overrides(items: list[str]) -> dict[str, str]:
+def parse_overrides(items: Sequence[str]) -> dict[str, str]:
     """``["key=value", ...]`` into a dict of raw strings; a malformed item is a UsageError."""
     out: dict[str, str] = {}
     for item in items:
@@ -86,7 +87,7 @@ def parse_overrides(items: list[str]) -> dict[str, str]:
     return out
 
 
-def get_preset(name: str) -> Preset:
+def get_preset(name: str | None) -> Preset:
     """The preset called ``name``, or a UsageError listing the known ones."""
     try:
         known = presets()
@@ -110,7 +111,7 @@ def preset_of(params: dict[str, Any]) -> Preset:
     return preset_from_file(params["preset_file"]) if params.get("preset_file") else get_preset(params["preset"])
 
 
-def resolve(preset_name: str | None, profile: str | None, overrides: list[str],
+def resolve(preset_name: str | None, profile: str | None, overrides: Sequence[str],
             preset_file: str | None = None) -> SweepSpec:
     """Preset (by name, or from ``preset_file``) defaults, then the profile, then ``--set``; every grid point validated
     before anything runs."""

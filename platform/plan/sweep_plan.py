@@ -19,7 +19,7 @@ class SweepPlan:
     preset_file: str | None
     search: str  # "grid" or "optuna"
     samples: int | None  # Optuna trials (None: the profile's)
-    with_baseline: bool  # whether the preset's comparison grids (``Preset.baseline``) run beside the sweep's
+    with_comparison_grids: bool  # whether the preset's comparison grids (``Preset.comparison_grids``) run beside the sweep's
     resumed: bool
     address: str | None = None
     gpus_per_trial: float | None = None  # None: a quarter GPU when the cluster has GPUs

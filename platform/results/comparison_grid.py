@@ -1,4 +1,4 @@
-"""The baseline presets' grids beside a sweep's front, as a preset asks with ``Preset.baseline`` (amnist: Gaussian
+"""The baseline presets' grids beside a sweep's front, as a preset asks with ``Preset.comparison_grids`` (amnist: Gaussian
 noise, the stroke redraw and the digit prototype; docs/metrics.md#baselines-on-the-front).
 
 Each baseline's trials (``platform.run.comparison_grid``) are child runs of the sweep's parent with role ``baseline``
@@ -22,25 +22,26 @@ import pandas as pd
 from mlflow.tracking import MlflowClient
 
 from core.numbers import readable
+from core.pareto_axis import Axis
 from platform.results import tracking
-from platform.results.pareto import Axis, dominating, pareto_mask
+from platform.results.pareto import dominating, pareto_mask
 from platform.results.replicates import SEED, point_table
 from search_spaces import Preset, presets
 
-BASELINE = "baseline"  # the column naming each trial's baseline in SweepSummary.baseline_trials
+BASELINE = "baseline"  # the column naming each trial's baseline in SweepSummary.comparison_trials
 
 
 @dataclass(frozen=True)
-class Baseline:
+class ComparisonGrid:
     """A baseline preset a sweep runs beside its own grid, and the names its results are stored under."""
 
     preset: Preset
 
     @classmethod
-    def all(cls, preset: Preset) -> tuple[Baseline, ...]:
-        """The baselines ``preset`` asks for (``Preset.baseline``), in its order; none without."""
+    def all(cls, preset: Preset) -> tuple[ComparisonGrid, ...]:
+        """The baselines ``preset`` asks for (``Preset.comparison_grids``), in its order; none without."""
         known = presets()
-        return tuple(cls(known[name]) for name in preset.baseline)
+        return tuple(cls(known[name]) for name in preset.comparison_grids)
 
     @property
     def name(self) -> str:
@@ -50,7 +51,7 @@ class Baseline:
     @property
     def title(self) -> str:
         """Its curve's name on the front figure."""
-        return self.preset.title or self.preset.name
+        return self.preset.presentation.title or self.preset.name
 
     @property
     def axis(self) -> str:
@@ -84,11 +85,11 @@ class Baseline:
 
 
 @dataclass(frozen=True)
-class BaselineCurve:
+class ComparisonCurve:
     """One baseline beside a sweep: its trials (one row each) and its points (means over seeds, empty when no trial
     reports every axis)."""
 
-    baseline: Baseline
+    grid: ComparisonGrid
     trials: pd.DataFrame
     points: pd.DataFrame
 
@@ -98,7 +99,7 @@ class BaselineCurve:
         return int((self.trials["status"] == "FINISHED").sum()) if "status" in self.trials else 0
 
 
-def baseline_table(client: MlflowClient, exp_id: str, parent_id: str, baseline: Baseline) -> pd.DataFrame:
+def comparison_grid_table(client: MlflowClient, exp_id: str, parent_id: str, baseline: ComparisonGrid) -> pd.DataFrame:
     """One row per baseline trial of the sweep: run id, name, status, its grid's axes (and seed), latest metrics."""
     rows = []
     for run in tracking.baseline_runs(client, exp_id, parent_id, baseline.name):
@@ -109,7 +110,7 @@ def baseline_table(client: MlflowClient, exp_id: str, parent_id: str, baseline: 
     return pd.DataFrame(rows)
 
 
-def baseline_points(table: pd.DataFrame, axes: list[Axis], baseline: Baseline) -> pd.DataFrame:
+def comparison_grid_points(table: pd.DataFrame, axes: list[Axis], baseline: ComparisonGrid) -> pd.DataFrame:
     """The finished baseline trials as points (means over seeds), with their own Pareto front marked
     (``pareto_front``, on every axis): the curve a mechanism must beat. Empty when none reports every axis."""
     if table.empty or "status" not in table or any(a.metric not in table for a in axes):
@@ -122,10 +123,10 @@ def baseline_points(table: pd.DataFrame, axes: list[Axis], baseline: Baseline) -
     return points
 
 
-def read_curve(client: MlflowClient, exp_id: str, parent_id: str, baseline: Baseline, axes: list[Axis]) -> BaselineCurve:
+def read_curve(client: MlflowClient, exp_id: str, parent_id: str, baseline: ComparisonGrid, axes: list[Axis]) -> ComparisonCurve:
     """The baseline's trials of the sweep and its points."""
-    trials = baseline_table(client, exp_id, parent_id, baseline)
-    return BaselineCurve(baseline, trials, baseline_points(trials, axes, baseline))
+    trials = comparison_grid_table(client, exp_id, parent_id, baseline)
+    return ComparisonCurve(baseline, trials, comparison_grid_points(trials, axes, baseline))
 
 
 def attack_at_utility(utility: np.ndarray, curve: pd.DataFrame, axes: Sequence[Axis]) -> np.ndarray:
@@ -160,7 +161,7 @@ def dominated_by(points: pd.DataFrame, curve: pd.DataFrame, axes: Sequence[Axis]
     return ["; ".join(names[row]) for row in matrix.T]
 
 
-def compare_all(points: pd.DataFrame, curves: Sequence[BaselineCurve], axes: list[Axis]) -> pd.DataFrame:
+def compare_all(points: pd.DataFrame, curves: Sequence[ComparisonCurve], axes: list[Axis]) -> pd.DataFrame:
     """The mechanism's front points beside every baseline that has points (:func:`beside`'s columns for each); empty
     when there are no front points or no such baseline."""
     with_points = [c for c in curves if not c.points.empty]
@@ -168,11 +169,11 @@ def compare_all(points: pd.DataFrame, curves: Sequence[BaselineCurve], axes: lis
         return pd.DataFrame()
     front = points[points["pareto_front"]] if "pareto_front" in points else points
     for curve in with_points:
-        front = front.assign(**beside(front, curve.points, axes, curve.baseline))
+        front = front.assign(**beside(front, curve.points, axes, curve.grid))
     return front
 
 
-def beside(front: pd.DataFrame, curve: pd.DataFrame, axes: list[Axis], baseline: Baseline) -> dict[str, Any]:
+def beside(front: pd.DataFrame, curve: pd.DataFrame, axes: list[Axis], baseline: ComparisonGrid) -> dict[str, Any]:
     """The columns comparing ``front``'s points with a baseline's ``curve``: its privacy value at their utility
     (``baseline.at_utility``) and, for each further axis (the distortion), its value there too
     (``baseline.at(axis)``); its points that dominate them on every axis (``baseline.dominated_by``); and whether they
@@ -195,11 +196,11 @@ def beside(front: pd.DataFrame, curve: pd.DataFrame, axes: list[Axis], baseline:
     return columns
 
 
-def comparison_metrics(compared: pd.DataFrame, curve: BaselineCurve) -> dict[str, float]:
+def comparison_metrics(compared: pd.DataFrame, curve: ComparisonCurve) -> dict[str, float]:
     """``front/<baseline>_trials`` (its points), ``front/dominated_by_<baseline>`` (front points some point of it
     dominates) and, where any front point has a baseline value at its utility, ``front/beats_<baseline>_share`` (the
     share of those points that beat it, ``beside``) and ``front/<baseline>_compared``."""
-    baseline = curve.baseline
+    baseline = curve.grid
     name = baseline.name
     metrics = {f"front/{name}_trials": float(len(curve.points))}
     if baseline.dominated_by in compared:
@@ -215,10 +216,10 @@ def point_text(row: pd.Series, axes: Sequence[Axis]) -> str:
     return " / ".join(readable(row[a.metric]) for a in axes)
 
 
-def format_comparison(compared: pd.DataFrame, curve: BaselineCurve, axes: list[Axis]) -> str:
+def format_comparison(compared: pd.DataFrame, curve: ComparisonCurve, axes: list[Axis]) -> str:
     """For the terminal: the baseline's points, then each front point's values beside the baseline's privacy at its
     utility, and every baseline point that dominates it."""
-    baseline, points = curve.baseline, curve.points
+    baseline, points = curve.grid, curve.points
     u_axis, p_axis = axes[:2]
     name, keys = baseline.name, baseline.preset.label_keys
     shown_axes = " / ".join(a.metric for a in axes)

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from platform.results.pareto import Axis, pareto_mask
+from core.pareto_axis import Axis
+from platform.results.pareto import pareto_mask
 from platform.results.replicates import hypervolume_by_seed, point_keys
 
 

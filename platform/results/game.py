@@ -13,7 +13,15 @@ from dataclasses import dataclass
 
 from mlflow.tracking import MlflowClient
 
-from core.metric_names import STRONGEST_ATTACK
+from core.metric_names import (
+    DEEP_ATTACK,
+    FRESH_ACCURACY,
+    NORMALISED_ALPHA_MI,
+    PSNR,
+    SQUARED_ERROR,
+    STRONGEST_ATTACK,
+    UTILITY_ACCURACY,
+)
 from core.numbers import readable
 
 SETTLE_MARGIN = 0.05  # the game settles when a fresh attacker reads at most this much more than the in-game adversary
@@ -21,17 +29,17 @@ ADVERSARY = "train/adversary_accuracy"
 # (key, (metric, label) candidates, first logged wins): the figure's panels, in order
 QUANTITIES: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("adversary", ((ADVERSARY, "in-game adversary's accuracy"),)),
-    ("utility", (("utility/accuracy", "utility net's accuracy"),)),
-    ("leakage", (("leakage/normalised_alpha_mi", "α-MI estimate Î_α(S;Y)/H_α(S)"),
+    ("utility", ((UTILITY_ACCURACY, "utility net's accuracy"),)),
+    ("leakage", ((NORMALISED_ALPHA_MI, "α-MI estimate Î_α(S;Y)/H_α(S)"),
                  ("leakage/secret_term", "secret term (nats, in-game η)"))),
-    ("squared_error", (("utility/squared_error", "distortion E‖X − Y‖²"),)),
-    ("psnr", (("utility/psnr", "PSNR (dB)"),)),
+    ("squared_error", ((SQUARED_ERROR, "distortion E‖X − Y‖²"),)),
+    ("psnr", ((PSNR, "PSNR (dB)"),)),
     ("grad_norm", (("train/releaser_grad_norm", "releaser's gradient norm"),
                    ("train/privatizer_grad_norm", "privatizer's gradient norm"))),
 )
 # the fresh attacker at a checkpoint: the strongest, else the mechanism's own deep attacker
-FRESH = ((STRONGEST_ATTACK, "strongest fresh attacker"), ("attack/deep/accuracy", "fresh deep attacker"))
-FRESH_UTILITY = "utility/fresh_accuracy"  # the data user's digit classifier trained afresh on the release
+FRESH = ((STRONGEST_ATTACK, "strongest fresh attacker"), (DEEP_ATTACK, "fresh deep attacker"))
+FRESH_UTILITY = FRESH_ACCURACY  # the data user's digit classifier trained afresh on the release
 
 
 def gap_text(gap: float) -> str:

@@ -18,7 +18,7 @@ import pandas as pd
 
 from attacks.audits.imputation import NAME, member_order, simplest_best
 from core.numbers import readable
-from platform.results.pareto import Axis
+from core.pareto_axis import Axis
 
 PREFIX = f"baseline/attack/{NAME}"
 ADDED = "imputation/added"  # points and front.csv: the point's privacy-axis value minus the imputation attacker

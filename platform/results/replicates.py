@@ -14,7 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from platform.results.pareto import Axis, hypervolume
+from core.pareto_axis import Axis
+from platform.results.pareto import hypervolume
 
 SEED = "seed"
 _SEED_IN_NAME = re.compile(rf"\s*\b{SEED}=\S+")

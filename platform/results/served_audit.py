@@ -19,6 +19,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from core.metric_names import STRONGEST_RECORDS
 from core.numbers import readable
 from platform.errors import UsageError
 
@@ -57,7 +58,7 @@ def recorded(tags: Mapping[str, str], metric: str) -> Estimate:
     if value is None or math.isnan(value):
         raise UsageError(f"the registry version records no {metric} to audit against (tag {TAG_PREFIX}{metric})")
     low, high = number(f"{metric}/ci_low"), number(f"{metric}/ci_high")
-    records = number("attack/max/train_records")
+    records = number(STRONGEST_RECORDS)
     return Estimate(value, value if low is None else low, value if high is None else high,
                     records=None if records is None else int(records))
 

@@ -16,16 +16,25 @@ from pathlib import Path
 import pandas as pd
 from mlflow.tracking import MlflowClient
 
+from core.metric_names import STRONGEST_ATTACK, STRONGEST_RECORDS
 from core.numbers import readable
+from core.pareto_axis import Axis
 from platform.results import tracking
-from platform.results.comparison_grid import BASELINE, Baseline, BaselineCurve, compare_all, comparison_metrics, read_curve
+from platform.results.comparison_grid import (
+    BASELINE,
+    ComparisonCurve,
+    ComparisonGrid,
+    compare_all,
+    comparison_metrics,
+    read_curve,
+)
 from platform.results.front_groups import GroupFront, fronts_by, group_metrics
 from platform.results.imputation import ADDED, TAG_SOURCE, Imputation, read_imputation
-from platform.results.pareto import Axis, pareto_mask
+from platform.results.pareto import pareto_mask
 from platform.results.replicates import SEED, format_points, hypervolume_by_seed, point_index, point_table, spread_metrics
 from search_spaces import Preset
 
-PRIVACY, RECORDS = "attack/max/accuracy", "attack/max/train_records"  # the farm's privacy axis and its data budget
+PRIVACY, RECORDS = STRONGEST_ATTACK, STRONGEST_RECORDS  # the farm's privacy axis and its data budget
 SATURATION = "attack/max/saturation"  # the front points' fitted saturation (platform.run.learning_curves)
 
 
@@ -44,15 +53,15 @@ class SweepSummary:
     axes: list[Axis] = field(default_factory=list)  # the objectives of the front and hypervolume (``front_axes``)
     plane: tuple[float, float] = (float("nan"), float("nan"))  # the hypervolume on the first two axes (raw, normalised)
     groups: list[GroupFront] = field(default_factory=list)  # one front per value of the preset's ``front_by`` axis
-    baselines: tuple[BaselineCurve, ...] = ()  # the preset's comparison grids (``Preset.baseline``) with their points
+    comparisons: tuple[ComparisonCurve, ...] = ()  # the preset's comparison grids (``Preset.comparison_grids``), their points
     compared: pd.DataFrame = field(default_factory=pd.DataFrame)  # the front beside every baseline
     imputation: Imputation | None = None  # the privacy axis's imputation attacker (points then hold ADDED)
 
     @property
-    def baseline_trials(self) -> pd.DataFrame:
+    def comparison_trials(self) -> pd.DataFrame:
         """Every baseline's trials, one row each, its baseline's name in :data:`~platform.results.comparison_grid.BASELINE`
         (what a reproduction row compares a mechanism with)."""
-        tables = [c.trials.assign(**{BASELINE: c.baseline.name}) for c in self.baselines if not c.trials.empty]
+        tables = [c.trials.assign(**{BASELINE: c.grid.name}) for c in self.comparisons if not c.trials.empty]
         return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
 
     @property
@@ -71,7 +80,7 @@ class SweepSummary:
             if len(self.axes) > 2:  # the two-axis view's number beside the front's own
                 metrics |= {"front/hypervolume_2d": self.plane[0], "front/hypervolume_2d_normalised": self.plane[1]}
             metrics |= self.spread | group_metrics(self.groups)
-        for curve in self.baselines:
+        for curve in self.comparisons:
             if not curve.points.empty:
                 metrics |= comparison_metrics(self.compared, curve)
         added = self.front_points[ADDED].dropna() if ADDED in self.front_points else pd.Series(dtype=float)
@@ -114,9 +123,9 @@ def usable_trials(table: pd.DataFrame, axes: list[Axis]) -> pd.DataFrame:
 
 def group_fronts(summary: SweepSummary, axes: list[Axis], preset: Preset) -> list[GroupFront]:
     """One front per value of the preset's ``front_by`` axis (``platform.results.front_groups``); none without one."""
-    if preset.front_by is None or summary.points.empty:
+    if preset.front.by is None or summary.points.empty:
         return []
-    return fronts_by(usable_trials(summary.trials, axes), summary.points, axes, preset.front_by, preset.label_keys,
+    return fronts_by(usable_trials(summary.trials, axes), summary.points, axes, preset.front.by, preset.label_keys,
                      preset.canonical)
 
 
@@ -144,12 +153,12 @@ def read_summary(client: MlflowClient, parent_id: str, preset: Preset) -> SweepS
     parent = client.get_run(parent_id)
     exp_id = parent.info.experiment_id
     table = trials_table(client, exp_id, parent_id, preset.label_keys)
-    axes = front_axes([Axis(**a) for a in preset.pareto_axes], table)
+    axes = front_axes(list(preset.front.axes), table)
     summary = summarise(table, axes, preset.label_keys)
     summary = with_imputation(summary, read_imputation(parent.data.metrics, axes))
     summary = replace(summary, groups=group_fronts(summary, axes, preset) if summary.front.any() else [])
-    curves = tuple(read_curve(client, exp_id, parent_id, baseline, axes) for baseline in Baseline.all(preset))
-    return replace(summary, baselines=curves, compared=compare_all(summary.points, curves, axes))
+    curves = tuple(read_curve(client, exp_id, parent_id, baseline, axes) for baseline in ComparisonGrid.all(preset))
+    return replace(summary, comparisons=curves, compared=compare_all(summary.points, curves, axes))
 
 
 def with_imputation(summary: SweepSummary, imputation: Imputation | None) -> SweepSummary:
@@ -172,9 +181,9 @@ def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, fig
         summary.front_points.to_csv(folder / "front.csv", index=False)
         if summary.spread:
             summary.points.to_csv(folder / "points.csv", index=False)
-        for curve in summary.baselines:
+        for curve in summary.comparisons:
             if not curve.points.empty:
-                curve.points.to_csv(folder / f"{curve.baseline.name}_baseline.csv", index=False)
+                curve.points.to_csv(folder / f"{curve.grid.name}_baseline.csv", index=False)
         if summary.groups:
             axis = summary.groups[0].axis
             rows = pd.concat([g.points.assign(**{f"front_by/{axis}": g.value}) for g in summary.groups], ignore_index=True)

@@ -26,11 +26,11 @@ def tune_name(sweep: str, baseline: str) -> str:
     return f"baseline-{baseline}-{sweep}"
 
 
-def baseline_farm(grid: SweepSpec, farm: FarmPlan | None) -> FarmPlan | None:
+def comparison_grid_farm(grid: SweepSpec, farm: FarmPlan | None) -> FarmPlan | None:
     """The sweep's farm on the baseline's checkpoints (its mechanism's loader), less the membership attackers unless
     the baseline's own farm runs them (noise trains no network); None when nothing is left to attack."""
     load = grid.preset.checkpoint_inputs
-    own = grid.preset.farm_attackers
+    own = grid.preset.farm.attackers
     attackers = tuple(a for a in farm.attackers if not REGISTRY[a].per_target or a in own) if farm is not None else ()
     return None if farm is None or load is None or not attackers else replace(farm, load=load, attackers=attackers)
 
@@ -48,9 +48,10 @@ def run_baseline(grid: SweepSpec, *, tracking_uri: str, exp_id: str, parent_id: 
         tuner = restore_tuner(grid, resources, storage, name)
     else:
         logger = MlflowTrialLogger(tracking_uri, exp_id, parent_id, grid.preset.label_keys,
-                                   grid.preset.checkpoint_figures, storage=storage, mechanism=grid.preset.mechanism_name,
-                                   shown=tuple(m for m, _ in grid.preset.optuna_objectives), total_epochs=1,
-                                   farm=baseline_farm(grid, farm),
+                                   grid.preset.presentation.checkpoint_figures, storage=storage,
+                                   mechanism=grid.preset.mechanism_name,
+                                   shown=tuple(m for m, _ in grid.preset.front.objectives), total_epochs=1,
+                                   farm=comparison_grid_farm(grid, farm),
                                    verbose=verbose, tags={tracking.TAG_ROLE: "baseline", tracking.TAG_BASELINE: grid.preset.name})
         points = len(grid.grid_points())
         tuner = build_tuner(grid, search="grid", samples=None, resources=resources, storage=storage,

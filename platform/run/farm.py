@@ -20,13 +20,13 @@ from attacks.audits.exposure import CSV_FILE as EXPOSED_FILE
 from attacks.audits.exposure import exposed_csv
 from attacks.farm.checkpoint import FarmReport, run_farm
 from core.messages import first_line
-from core.metric_names import STRONGEST_ATTACK
+from core.metric_names import STRONGEST_ATTACK, STRONGEST_RECORDS
 from core.numbers import readable
 from platform.results import tracking
 from platform.run.interrupts import stop_requested
 
 MAX_METRIC = STRONGEST_ATTACK
-RECORDS_METRIC = "attack/max/train_records"
+RECORDS_METRIC = STRONGEST_RECORDS
 TAG_STRONGEST = "putlab.strongest_attacker"
 TAG_CAPPED = "putlab.capped_attackers"
 TAG_SKIPPED = "putlab.skipped_attackers"

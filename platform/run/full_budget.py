@@ -72,10 +72,10 @@ def attack_full_budget(preset: Preset, config: dict[str, Any], checkpoint: str, 
     release of ``records`` records (``why``: how that number was chosen, for the line it prints); the strongest."""
     if preset.checkpoint_inputs is None:
         raise UsageError(f"preset {preset.name!r} has no checkpoints for the attack farm")
-    names = [a for a in preset.privacy_attackers if a in REGISTRY and not REGISTRY[a].per_target
+    names = [a for a in preset.farm.privacy if a in REGISTRY and not REGISTRY[a].per_target
              and pd.notna(row.get(f"attack/{a}/accuracy"))]
     if not names:
-        raise UsageError(f"the trial has no privacy attacker's accuracy to refit ({', '.join(preset.privacy_attackers)})")
+        raise UsageError(f"the trial has no privacy attacker's accuracy to refit ({', '.join(preset.farm.privacy)})")
     print(f"attacking the chosen checkpoint with {', '.join(names)} trained on the release of {records:,} records "
           f"({why})", flush=True)
     with tempfile.TemporaryDirectory() as tmp:

@@ -8,15 +8,15 @@ from typing import Any
 import ray
 from mlflow.tracking import MlflowClient
 
-from platform.plan.comparison_grid import baseline_spec, logged_spec
+from platform.plan.comparison_grid import comparison_grid_spec, logged_spec
 from platform.plan.spec import SweepSpec
 from platform.plan.sweep_plan import SweepPlan
 from platform.results import tracking
-from platform.results.comparison_grid import Baseline
+from platform.results.comparison_grid import ComparisonGrid
 from platform.run import preflight
 from platform.run import storage as tune_storage
 from platform.run.catch_up import attack_missing
-from platform.run.comparison_grid import baseline_farm, run_baseline
+from platform.run.comparison_grid import comparison_grid_farm, run_baseline
 from platform.run.cost_estimate import CostEstimate, last_finished
 from platform.run.farm import FarmPlan
 from platform.run.front_curves import start_front_curves
@@ -39,8 +39,8 @@ class Sweep:
     parent_id: str
     resources: dict[str, float]
     farm: FarmPlan | None
-    baseline_grids: tuple[SweepSpec, ...]
-    baselines: ray.ObjectRef | None
+    comparison_grids: tuple[SweepSpec, ...]
+    raw_references: ray.ObjectRef | None
     planned: int  # the parent run's own plan (a resumed sweep keeps it)
 
 
@@ -55,28 +55,28 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
     ending.attach(client, exp_id, parent_id, resume_command(plan.again, plan.name, dict(plan.options)))
     parent = client.get_run(parent_id).data
     params = parent.params
-    grids = baseline_grids(spec, params)
+    grids = comparison_grids(spec, params)
     planned = int(params["planned_trials"])  # a resumed sweep keeps its own plan
     for grid in grids:
         axes = "; ".join(f"{k} ∈ {{{', '.join(f'{v:g}' for v in grid.grid[k])}}}" for k in grid.preset.label_keys)
         count = len(grid.grid_points())
-        print(f"{grid.preset.name} baseline: {count} trial{'s' if count > 1 else ''} after the sweep's own ({axes}), same "
-              "data and farm; off: --no-baseline", flush=True)
+        print(f"{grid.preset.name} comparison grid: {count} trial{'s' if count > 1 else ''} after the sweep's own ({axes}), same "
+              "data and farm; off: --no-comparison-grids", flush=True)
     print(planned_cost(client, exp_id, spec, planned, grids, plan.attackers).line(), flush=True)
     if not reopened:
         tracking.log_metrics(client, parent_id, {f"data/{k}": float(v) for k, v in counts.items()})
     farm = None
     if plan.attackers and spec.preset.checkpoint_inputs is not None:
-        farm = FarmPlan(spec.preset.checkpoint_inputs, plan.attackers, spec.preset.privacy_attackers, resources)
+        farm = FarmPlan(spec.preset.checkpoint_inputs, plan.attackers, spec.preset.farm.privacy, resources)
     return Sweep(plan, spec, client, exp_id, parent_id, resources, farm, grids,
-                 start_baselines(parent.metrics, spec, resources), planned)
+                 start_raw_references(parent.metrics, spec, resources), planned)
 
 
-def baseline_grids(spec: SweepSpec, params: dict[str, str]) -> tuple[SweepSpec, ...]:
+def comparison_grids(spec: SweepSpec, params: dict[str, str]) -> tuple[SweepSpec, ...]:
     """The comparison grids the parent run says the sweep runs (``<baseline>_baseline`` params), on the grid it logged:
     a sweep recorded before its preset gained a baseline runs only those it recorded."""
-    ran = [b for b in Baseline.all(spec.preset) if params.get(b.param) == "True"]
-    return tuple(baseline_spec(logged_spec(spec, params), baseline) for baseline in ran)
+    ran = [b for b in ComparisonGrid.all(spec.preset) if params.get(b.param) == "True"]
+    return tuple(comparison_grid_spec(logged_spec(spec, params), baseline) for baseline in ran)
 
 
 def with_resources(plan: SweepPlan) -> tuple[SweepSpec, dict[str, float]]:
@@ -100,8 +100,8 @@ def parent_params(plan: SweepPlan, spec: SweepSpec) -> dict[str, Any]:
     }
     if plan.preset_file:
         params["preset_file"] = plan.preset_file
-    for baseline in Baseline.all(spec.preset):
-        params[baseline.param] = plan.with_baseline
+    for baseline in ComparisonGrid.all(spec.preset):
+        params[baseline.param] = plan.with_comparison_grids
     return params
 
 
@@ -115,36 +115,36 @@ def planned_cost(client: MlflowClient, exp_id: str, spec: SweepSpec, planned: in
     return CostEstimate(planned, baseline_trials, attackers, checkpoints, last_finished(client, exp_id, like))
 
 
-def start_baselines(recorded: dict[str, float], spec: SweepSpec, resources: dict[str, float]) -> ray.ObjectRef | None:
+def start_raw_references(recorded: dict[str, float], spec: SweepSpec, resources: dict[str, float]) -> ray.ObjectRef | None:
     """The preset's raw-data reference points as a Ray task beside the trials, unless the parent run's ``recorded`` metrics
     have them already."""
-    if spec.preset.baselines is None or any(k.startswith("baseline/") for k in recorded):
+    if spec.preset.raw_references is None or any(k.startswith("baseline/") for k in recorded):
         return None
-    task = ray.remote(spec.preset.baselines).options(num_cpus=resources["cpu"], num_gpus=resources["gpu"])
+    task = ray.remote(spec.preset.raw_references).options(num_cpus=resources["cpu"], num_gpus=resources["gpu"])
     return task.remote(spec.grid_points()[0])
 
 
-def log_baselines(sweep: Sweep) -> None:
+def log_raw_references(sweep: Sweep) -> None:
     """The raw-data reference points on the parent run, once they are done (a Ctrl+C meanwhile cancels them)."""
-    if sweep.baselines is None:
+    if sweep.raw_references is None:
         return
     try:
-        ray.wait([sweep.baselines])
+        ray.wait([sweep.raw_references])
     except KeyboardInterrupt:
-        ray.cancel(sweep.baselines, force=True)
+        ray.cancel(sweep.raw_references, force=True)
         raise
-    tracking.log_metrics(sweep.client, sweep.parent_id, ray.get(sweep.baselines))
+    tracking.log_metrics(sweep.client, sweep.parent_id, ray.get(sweep.raw_references))
 
 
 def keep_baselines(sweep: Sweep) -> None:
     """What an interrupted sweep keeps of its raw-data reference points: logged when they are ready (a resumed sweep then
     skips them, a partial one reports them), else cancelled (a resumed sweep runs them again)."""
-    if sweep.baselines is None:
+    if sweep.raw_references is None:
         return
-    if ray.wait([sweep.baselines], timeout=0)[0]:
-        tracking.log_metrics(sweep.client, sweep.parent_id, ray.get(sweep.baselines))
+    if ray.wait([sweep.raw_references], timeout=0)[0]:
+        tracking.log_metrics(sweep.client, sweep.parent_id, ray.get(sweep.raw_references))
     else:
-        ray.cancel(sweep.baselines, force=True)
+        ray.cancel(sweep.raw_references, force=True)
 
 
 def fit(sweep: Sweep, ending: SweepEnding) -> Any | None:
@@ -155,9 +155,9 @@ def fit(sweep: Sweep, ending: SweepEnding) -> Any | None:
         tuner = restore_tuner(spec, sweep.resources, plan.storage, plan.name)
     else:
         logger = MlflowTrialLogger(plan.tracking_uri, sweep.exp_id, sweep.parent_id, spec.preset.label_keys,
-                                   spec.preset.checkpoint_figures, storage=plan.storage,
+                                   spec.preset.presentation.checkpoint_figures, storage=plan.storage,
                                    mechanism=spec.preset.mechanism_name,
-                                   shown=tuple(m for m, _ in spec.preset.optuna_objectives),
+                                   shown=tuple(m for m, _ in spec.preset.front.objectives),
                                    total_epochs=spec.config.get("epochs"), farm=sweep.farm, verbose=plan.verbose)
         tuner = build_tuner(spec, search=plan.search, samples=plan.samples, resources=sweep.resources,
                             storage=plan.storage, name=plan.name, callbacks=[logger],
@@ -174,7 +174,7 @@ def fit(sweep: Sweep, ending: SweepEnding) -> Any | None:
 @dataclass(frozen=True)
 class CaughtUp:
     """What ran after the grid: checkpoints whose farm work was missing (lost to an interruption, or failed and tried
-    again), how many of those failed once more, and each comparison grid's Tune results (in ``Sweep.baseline_grids``'
+    again), how many of those failed once more, and each comparison grid's Tune results (in ``Sweep.comparison_grids``'
     order)."""
 
     checkpoints: int
@@ -195,7 +195,7 @@ def catch_up(sweep: Sweep, ending: SweepEnding) -> CaughtUp | None:
     plan = sweep.plan
     curves = start_front_curves(client, exp_id, parent_id, sweep.spec.preset, sweep.farm, sweep.spec.grid_points()[0]) \
         if plan.learning_curves and sweep.farm else {}
-    for grid in sweep.baseline_grids:
+    for grid in sweep.comparison_grids:
         with ending.fitting():
             baseline_results.append(run_baseline(grid, tracking_uri=plan.tracking_uri, exp_id=exp_id,
                                                  parent_id=parent_id, storage=plan.storage, sweep=plan.name,
@@ -206,7 +206,7 @@ def catch_up(sweep: Sweep, ending: SweepEnding) -> CaughtUp | None:
             keep_baselines(sweep)
             cancel_curves(curves)
             return None
-        farm = baseline_farm(grid, sweep.farm)
+        farm = comparison_grid_farm(grid, sweep.farm)
         if farm is not None:
             runs = tracking.baseline_runs(client, exp_id, parent_id, grid.preset.name)
             done, more_failed = attack_missing(client, runs, farm)

@@ -5,7 +5,6 @@ costs seconds, never a half-made sweep.
 """
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import socket
@@ -16,6 +15,7 @@ import grpc
 
 from core import tracking_uri
 from platform.errors import UsageError
+from platform.plan.options import SweepOptions
 from platform.plan.spec import MAX_GRID_POINTS, SweepSpec
 from platform.run import storage as tune_storage
 
@@ -28,8 +28,8 @@ SWEEP_TEXT_OPTIONS = ("profile", "preset_file", "attackers", "tracking_uri", "ex
 RAY_CONNECT_TIMEOUT_S = 5.0
 
 
-def check_not_empty(args: argparse.Namespace, *options: str) -> None:
-    """Each of ``options`` (argparse dests), when given, is more than blanks: ``--experiment ''`` is refused, not read
+def check_not_empty(args: object, *options: str) -> None:
+    """Each of ``options`` (a command's parsed options), when given, is more than blanks: ``--experiment ''`` is refused, not read
     as "the default"."""
     for option in options:
         value = getattr(args, option)
@@ -37,7 +37,7 @@ def check_not_empty(args: argparse.Namespace, *options: str) -> None:
             raise UsageError(f"--{option.replace('_', '-')} is empty: give a value or leave the option out")
 
 
-def check_sweep_options(args: argparse.Namespace) -> None:
+def check_sweep_options(args: SweepOptions) -> None:
     """Type, finiteness and range of ``platform.sweep``'s numeric options; none of its text options empty."""
     check_not_empty(args, *SWEEP_TEXT_OPTIONS)
     if not 1 <= args.seeds <= MAX_SEEDS:

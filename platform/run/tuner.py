@@ -87,7 +87,7 @@ def build_tuner(spec: SweepSpec, *, search: str, samples: int | None, resources:
                                       search_alg=BasicVariantGenerator(points_to_evaluate=points))
     else:
         param_space = {**spec.config, **{k: _optuna_param(spec, k) for k in spec.grid}}
-        objectives = spec.preset.optuna_objectives  # metrics the trial reports itself (the farm's come later)
+        objectives = spec.preset.front.objectives  # metrics the trial reports itself (the farm's come later)
         searcher = OptunaSearch(
             metric=[m for m, _ in objectives], mode=[mode for _, mode in objectives],
             seed=int(spec.config.get("seed", 0)),

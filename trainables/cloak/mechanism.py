@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import ClassVar
 
 import torch
 from torch import nn
@@ -29,6 +30,7 @@ from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, Refere
 from attacks.farm.reference import ClassifierRecipe, reference_cache_dir
 from core.data import Splits, default_data_root, get_dataset, load_mnist_test_population
 from core.image_quality import image_quality
+from core.metric_names import INFO_REMOVED_KNN, UTILITY_ACCURACY
 from core.metrics import balanced_accuracy, fairness_gaps, wilson_interval
 from core.training import batches, predict_logits
 from trainables.cloak.config import CloakConfig
@@ -50,7 +52,7 @@ from trainables.cloak.target import (
     task_labels,
 )
 from trainables.shared.figures import digit_thickness, save_release_grid
-from trainables.shared.mechanism import Mechanism, pick_device
+from trainables.shared.mechanism import Capability, Mechanism, pick_device
 from trainables.shared.release_map import ReleaseMap
 
 NOISE_FIGURE = "noise_map.png"
@@ -214,12 +216,12 @@ def evaluate_cloak(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, test: S
     polarised = ((sigma < POLARISED * cfg.M) | (sigma > (1 - POLARISED) * cfg.M)).float().mean()
     cloak_knn = knn(sifted)
     metrics = {
-        "utility/accuracy": acc,
+        UTILITY_ACCURACY: acc,
         "utility/accuracy_zero_fill": acc_zero,
         "utility/raw_accuracy": raw_acc,
         "utility/accuracy_loss": raw_acc - acc,
         "leakage/info_removed": removed,
-        "leakage/info_removed_knn": cloak_knn.removed,
+        INFO_REMOVED_KNN: cloak_knn.removed,
         "leakage/mi_knn": cloak_knn.mi,
         "leakage/mi_knn_self": cloak_knn.self_mi,
         "leakage/suppression_ratio": float(1 - cloak.keep.mean()),
@@ -307,6 +309,7 @@ class Cloak(Mechanism[CloakConfig]):
     evaluated (the attack farm attacks the checkpoints); ``attack`` (checkpoint epochs) adds the matched Gaussian noise at
     Cloak's accuracy and the deep attacker on its release.
     """
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.FARM, Capability.SERVE, Capability.RAW_REFERENCE})
 
     name = "cloak"
     config_class = CloakConfig

@@ -14,6 +14,7 @@ Consumption is released in normalised units (training mean and std).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 import torch
 
@@ -27,12 +28,13 @@ from trainables.eco.rounds import evaluate_release, pretrain, train_epoch
 from trainables.eco.scores import hourly_prior, position_floors
 from trainables.eco.trace_figure import FIGURE_FILE, save_trace_figure
 from trainables.eco.windows import adversary_input, load_data, load_records, releaser_input
-from trainables.shared.mechanism import Mechanism, pick_device
+from trainables.shared.mechanism import Capability, Mechanism, pick_device
 from trainables.shared.release_map import ReleaseMap, release
 
 
 class EcoReleaser(Mechanism[EcoConfig]):
     """The LSTM releaser, the LSTM adversary and their optimisers, on the ECO windows."""
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.FARM, Capability.SERVE, Capability.RAW_REFERENCE})
 
     name = "eco_releaser"
     config_class = EcoConfig

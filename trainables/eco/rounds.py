@@ -9,6 +9,7 @@ import torch
 from torch.nn import functional as F
 
 from attacks.attackers.tuning import accuracy_metrics
+from core.metric_names import NE_ENERGY, NORMALISED_ALPHA_MI
 from core.training import batches, fit_classifier, predict_logits
 from trainables.eco.attack_runs import deep_attack
 from trainables.eco.config import EcoConfig
@@ -84,10 +85,10 @@ def evaluate_release(cfg: EcoConfig, m: EcoReleaser, train: EcoSplit, test: EcoS
         leakage = hourly_alpha_mi(logits, test.hour, prior, cfg.alpha).item()
     in_game = accuracy_metrics(logits.argmax(1), test.occupancy, 2)
     metrics = {
-        "utility/ne_energy": ne_energy(released_test, test.x, norm).item(),
+        NE_ENERGY: ne_energy(released_test, test.x, norm).item(),
         "utility/ne_variance": ne_variance(released_test, test.x, norm).item(),
         "train/adversary_accuracy": in_game["accuracy"],
-        "leakage/normalised_alpha_mi": leakage,
+        NORMALISED_ALPHA_MI: leakage,
     }
     if attack:
         t0 = time.perf_counter()

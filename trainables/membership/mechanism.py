@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -23,11 +24,12 @@ from attacks.farm.reference import reference_cache_dir
 from core.data import get_dataset
 from core.data.adult_files import AdultData, pca, project
 from core.data.sets.adult import adult_records
+from core.metric_names import UTILITY_ACCURACY
 from core.metrics import balanced_accuracy
 from trainables.membership import canary_audit, models
 from trainables.membership.config import MembershipConfig
 from trainables.membership.models import ModelSpec, PointRecipe
-from trainables.shared.mechanism import Mechanism
+from trainables.shared.mechanism import Capability, Mechanism
 
 
 def load_records(dataset: str, data_root: str) -> AdultData:
@@ -126,6 +128,7 @@ def abs_advantage(metrics: dict[str, float]) -> dict[str, float]:
 class Membership(Mechanism[MembershipConfig]):
     """One point (n, λ, p_x, σ, model) on Adult: not an epoch game, so one epoch fits the model
     (:meth:`train_epoch`) and :meth:`evaluate` measures it; its checkpoint is the model θ, for the farm."""
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.FARM})
 
     name = "membership"
     config_class = MembershipConfig
@@ -174,7 +177,7 @@ class Membership(Mechanism[MembershipConfig]):
         x, y = d.train_x[d.members], d.train_y[d.members]
         train_losses = models.losses(spec, theta, x, y)
         metrics = {
-            "utility/accuracy": balanced_accuracy(torch.from_numpy(models.predict(spec, theta, d.test_x)),
+            UTILITY_ACCURACY: balanced_accuracy(torch.from_numpy(models.predict(spec, theta, d.test_x)),
                                                   torch.tensor(d.test_y), 2),
             "utility/test_loss": float(np.mean(models.losses(spec, theta, d.test_x, d.test_y))),
             "train/accuracy": float(np.mean(models.predict(spec, theta, x) == y)),

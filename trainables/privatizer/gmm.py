@@ -25,6 +25,7 @@ import math
 import torch
 from torch import Tensor, nn
 
+from core.metric_names import ESTIMATOR_ATTACK, UTILITY_ACCURACY
 from core.metrics import balanced_accuracy
 from trainables.privatizer.gmm_config import PrivatizerGmmConfig, joint_us
 from trainables.shared.mechanism import Mechanism
@@ -229,8 +230,8 @@ def evaluate(cfg: PrivatizerGmmConfig, theta: Tensor, est: dict[str, nn.Module],
         "leakage/i_sq": info["i_sq"], "leakage/i_uxq": info["i_uxq"], "leakage/sum": total,
         "leakage/bound_k": bound, "leakage/i_us": i_us, "leakage/i_us_given_x": info["i_us_x"],
         "leakage/gap": total - bound, "leakage/h_u_q": info["h_u_q"], "leakage/h_u_x": info["h_u_x"],
-        "utility/accuracy": balanced_accuracy(est["psi"](q).argmax(-1), u, 2),
-        "attack/estimator/accuracy": balanced_accuracy(est["eta"](q).argmax(-1), s, 2),
+        UTILITY_ACCURACY: balanced_accuracy(est["psi"](q).argmax(-1), u, 2),
+        ESTIMATOR_ATTACK: balanced_accuracy(est["eta"](q).argmax(-1), s, 2),
         "train/theta_norm": float(theta.norm()),
         "train/algorithm": float(cfg.algorithm),
         "train/step": float(step),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from functools import partial
+from typing import ClassVar
 
 import torch
 from torch import nn
@@ -24,12 +25,14 @@ from attacks.base import CheckpointInputs, ReferenceData
 from attacks.farm.reference import reference_cache_dir
 from core.data import Split
 from core.image_quality import image_quality
+from core.metric_names import UTILITY_ACCURACY
 from core.nets import SmallCNN, StochasticUNet
 from core.training import batches, evaluate, fit_classifier, predict_logits
 from trainables.privatizer.config import PrivatizerConfig
 from trainables.privatizer.gmm import privatizer_loss
 from trainables.privatizer.retrained import retrained_secret_term
 from trainables.shared.image_game import ImageGame, classifier_reference
+from trainables.shared.mechanism import Capability
 from trainables.shared.release_map import release
 
 
@@ -40,6 +43,7 @@ def _picked(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
 
 class Privatizer(ImageGame):
     """The U-Net, the three estimators η, ψ, φ, and the optimisers of what this algorithm trains."""
+    capabilities: ClassVar[frozenset[Capability]] = ImageGame.capabilities | {Capability.FARM}
 
     name = "privatizer"
     config_class = PrivatizerConfig
@@ -161,7 +165,7 @@ class Privatizer(ImageGame):
         log_u_q = _picked(predict_logits(self.utility_on_release, released_test), test.u)
         log_s_q = _picked(predict_logits(self.eta, released_test), test.s)
         metrics = {
-            "utility/accuracy": evaluate(self.utility_on_release, released_test, test.u, self.u_classes),
+            UTILITY_ACCURACY: evaluate(self.utility_on_release, released_test, test.u, self.u_classes),
             "utility/provider_accuracy": evaluate(self.phi, released_test, test.u, self.u_classes),
             "utility/mse": F.mse_loss(released_test, test.x).item(),
             "train/adversary_accuracy": evaluate(self.eta, released_test, test.s, self.s_classes),

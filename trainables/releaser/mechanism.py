@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from functools import partial
+from typing import ClassVar
 
 import torch
 from torch.nn import functional as F
@@ -17,11 +18,13 @@ from torch.nn import functional as F
 from attacks.base import CheckpointInputs
 from attacks.farm.reference import reference_cache_dir
 from core.image_quality import image_quality, squared_error
+from core.metric_names import NORMALISED_ALPHA_MI, UTILITY_ACCURACY
 from core.nets import ConvReleaser, game_classifier
 from core.training import batches, evaluate, fit_classifier
 from trainables.releaser.config import ReleaserConfig
 from trainables.shared.alpha_mi import leakage_alpha_mi, normalised_alpha_mi
 from trainables.shared.image_game import ImageGame, classifier_reference
+from trainables.shared.mechanism import Capability
 
 NETWORKS = ("releaser", "adversary", "utility", "opt_r", "opt_a", "opt_u")  # a checkpoint's state, by name
 RESTART_SEED_STRIDE = 100_003  # a restarted adversary's weights: torch seed = seed + stride · (epochs done + 1)
@@ -29,6 +32,7 @@ RESTART_SEED_STRIDE = 100_003  # a restarted adversary's weights: torch seed = s
 
 class Releaser(ImageGame):
     """The releaser R(X, Z), the in-game thickness adversary and the digit utility net, each with its optimiser."""
+    capabilities: ClassVar[frozenset[Capability]] = ImageGame.capabilities | {Capability.FARM}
 
     name = "releaser"
     config_class = ReleaserConfig
@@ -152,10 +156,10 @@ class Releaser(ImageGame):
             posteriors = torch.cat([self.adversary(c).softmax(1) for c in released_test.split(1024)])
             leakage = leakage_alpha_mi(posteriors, self.cfg.alpha).item()
         metrics = {
-            "utility/accuracy": evaluate(self.utility, released_test, test.u, self.u_classes),
+            UTILITY_ACCURACY: evaluate(self.utility, released_test, test.u, self.u_classes),
             "utility/mse": F.mse_loss(released_test, test.x).item(),
             "train/adversary_accuracy": evaluate(self.adversary, released_test, test.s, self.s_classes),
-            "leakage/normalised_alpha_mi": leakage,
+            NORMALISED_ALPHA_MI: leakage,
         } | image_quality(released_test, test.x)
         return metrics | (self.deep_attack() | self.data_user() if attack else {})
 

@@ -36,7 +36,7 @@ from core.training import batches
 from trainables.shared.canaries import Planted, check_canaries, joined, plant
 from trainables.shared.data_user import data_user_utility
 from trainables.shared.figures import digit_thickness, save_release_grid
-from trainables.shared.mechanism import Mechanism, pick_device
+from trainables.shared.mechanism import Capability, Mechanism, pick_device
 from trainables.shared.release_map import ReleaseMap, release
 
 FIGURE_FILE = "released.png"
@@ -180,6 +180,7 @@ def counts_for(cfg: Any) -> dict[str, int]:
 
 class ImageGame(Mechanism):
     """A game on an image data set whose releasing network maps images to images: Y = net(X, Z)."""
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SERVE, Capability.AUDIT, Capability.RAW_REFERENCE})
 
     figures: ClassVar[tuple[str, ...]] = (FIGURE_FILE,)
 
@@ -370,6 +371,7 @@ class FixedRelease(ImageGame):
     on the release, and trained on raw images) and, with ``attack``, a fresh deep attacker of S; the farm then attacks
     its released splits with the sweep's attackers. It trains no network the farm's membership attackers could test.
     Whatever it fits on raw data (the digit prototype's classifier) it fits in :meth:`pretrain`."""
+    capabilities: ClassVar[frozenset[Capability]] = ImageGame.capabilities | {Capability.FARM}
 
     @property
     def epochs(self) -> int:

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import replace
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
@@ -80,6 +81,16 @@ def read_checkpoint(directory: str | Path) -> tuple[dict, int]:
         raise CheckpointError(first_line(f"cannot restore checkpoint {path}: {type(exc).__name__}: {exc}")) from exc
 
 
+class Capability(Enum):
+    """What a mechanism gives beyond its game, each through the method named by its value: the driver, the attack farm
+    and serving read a mechanism's declared :attr:`Mechanism.capabilities`, never its methods."""
+
+    FARM = "farm_inputs"  # the attack farm attacks its checkpoints
+    SERVE = "release_map"  # its release can be served
+    AUDIT = "audit_input"  # a served point of it can be audited black-box
+    RAW_REFERENCE = "raw_baselines"  # raw-data reference points, logged on the sweep's parent run
+
+
 class Mechanism(ABC, Generic[C]):
     """One privacy mechanism: its game (setup, pretrain, epochs, evaluation), its checkpoint state, and what the
     attack farm, the release service and the sweep driver need from it."""
@@ -89,6 +100,19 @@ class Mechanism(ABC, Generic[C]):
     trainable_name: ClassVar[str]  # the Tune trainable's name (it names the trials' directories)
     figures: ClassVar[tuple[str, ...]] = ()  # PNGs write_figures puts next to each checkpoint
     checkpoints: ClassVar[bool] = True  # False: never checkpointed, so never resumed (nothing to resume from)
+    # metrics it reports that a preset may put on a Pareto axis or an Optuna objective beyond core.metric_names.DECLARED
+    metrics: ClassVar[tuple[str, ...]] = ()
+    capabilities: ClassVar[frozenset[Capability]] = frozenset()  # each one's method it implements (checked when defined)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Refuse a class whose :attr:`capabilities` and implemented methods differ (a one-line TypeError)."""
+        super().__init_subclass__(**kwargs)
+        for capability in Capability:
+            implemented, declared = _implements(cls, capability.value), capability in cls.capabilities
+            if implemented != declared:
+                missing = f"does not implement {capability.value}" if declared else "implements it without declaring it"
+                raise TypeError(f"{cls.__name__}: capability {capability.name} ({capability.value}) {missing}; "
+                                f"a mechanism declares its capabilities in Mechanism.capabilities")
 
     def __init__(self, cfg: C, device: torch.device) -> None:
         self.cfg = cfg
@@ -223,3 +247,12 @@ class Mechanism(ABC, Generic[C]):
     def validate(cls, config: dict) -> dict[str, Any]:
         """The driver's check of one grid point: the config with typed values, or a one-line ValueError."""
         return cls.config_class.normalise(config)
+
+
+def _implements(cls: type[Mechanism], method: str) -> bool:
+    """Whether ``cls`` has its own ``method`` rather than the interface's default."""
+    def plain(owner: type) -> Any:
+        found = getattr(owner, method)
+        return getattr(found, "__func__", found)
+
+    return plain(cls) is not plain(Mechanism)

@@ -1,5 +1,5 @@
 """AMNIST (1×28×28): MNIST digits with a thin/thick stroke label; S = thickness (0 thin, 1 thick), U = digit."""
-from core.data.amnist import AmnistSplit, load_amnist, load_amnist_population
+from core.data.amnist_labels import AmnistSplit, load_amnist, load_amnist_population
 from core.data.registry import Attribute, Dataset, LoadRequest, Split, Splits
 
 

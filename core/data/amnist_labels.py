@@ -1,4 +1,5 @@
-"""Annotated MNIST (AMNIST): MNIST digits with a thin / thick stroke label (docs/data.md#annotated-mnist).
+"""AMNIST's thickness labels, and the MNIST splits they label (docs/data.md#annotated-mnist); the data set's registry
+entry is core/data/sets/amnist.py.
 
 The labeler counts the non-zero pixels w in one row per digit; w below a per-digit bound is thin,
 above it thick, otherwise normal. AMNIST drops the normal images, leaving a binary private
