@@ -25,10 +25,10 @@ import pandas as pd
 from scipy import stats
 
 from core.numbers import readable
+from core.pareto_axis import Axis
 from platform.plan.spec import preset_of
 from platform.results import tracking
-from platform.results.comparison_grid import BaselineCurve, baseline_points, dominated_by, value_at_utility
-from platform.results.pareto import Axis
+from platform.results.comparison_grid import ComparisonCurve, comparison_grid_points, dominated_by, value_at_utility
 from platform.results.replicates import SEED
 from platform.results.summary import SweepSummary, read_summary, usable_trials
 
@@ -45,12 +45,12 @@ class Paired:
     wilcoxon_p: float
 
 
-def seed_curve(curve: BaselineCurve, seed: float, axes: list[Axis]) -> pd.DataFrame:
+def seed_curve(curve: ComparisonCurve, seed: float, axes: list[Axis]) -> pd.DataFrame:
     """The comparison grid's points of one seed (its own front marked), named by their grid values."""
     trials = curve.trials
     if trials.empty or SEED not in trials:
         return pd.DataFrame()
-    return baseline_points(trials[trials[SEED] == seed], axes, curve.baseline)
+    return comparison_grid_points(trials[trials[SEED] == seed], axes, curve.grid)
 
 
 def per_trial(summary: SweepSummary) -> pd.DataFrame:
@@ -61,9 +61,9 @@ def per_trial(summary: SweepSummary) -> pd.DataFrame:
     rows = []
     for seed, group in trials.groupby(SEED):
         group = group.copy()
-        for curve in summary.baselines:
+        for curve in summary.comparisons:
             points = seed_curve(curve, seed, axes)
-            name = curve.baseline.name
+            name = curve.grid.name
             if points.empty:
                 continue
             utility = group[axes[0].metric].to_numpy(dtype=float)
@@ -105,7 +105,7 @@ def best_within(points: pd.DataFrame, axes: list[Axis], utility: float, distorti
 def print_trials(table: pd.DataFrame, summary: SweepSummary, label_keys: tuple[str, ...]) -> None:
     """One line per trial: its values, noise's at its utility, and every comparison point of its seed dominating it."""
     axes = summary.axes
-    names = [c.baseline.name for c in summary.baselines]
+    names = [c.grid.name for c in summary.comparisons]
     print(f"per trial ({' / '.join(a.metric for a in axes)}); noise at the trial's utility, same seed:")
     for _, row in table.sort_values([SEED, *[k for k in label_keys if k in table]]).iterrows():
         label = " ".join(f"{k}={readable(row[k])}" for k in label_keys if k in row and not pd.isna(row[k]))
@@ -122,13 +122,13 @@ def print_operating_points(summary: SweepSummary) -> None:
     """For each comparison point, the best front point at least as useful and no more distorted."""
     axes, front = summary.axes, summary.front_points
     print("operating points (means over seeds): the most private front point at least as useful and as sharp as")
-    for curve in summary.baselines:
+    for curve in summary.comparisons:
         for _, point in curve.points.iterrows():
             distortion = float(point[axes[2].metric]) if len(axes) > 2 else math.nan
             best = best_within(front, axes, float(point[axes[0].metric]), distortion)
             mine = "none" if best is None else f"{best['name']}: " + " / ".join(readable(best[a.metric]) for a in axes)
             theirs = " / ".join(readable(point[a.metric]) for a in axes)
-            print(f"  {curve.baseline.name} {point.get('name', '')} ({theirs}) → {mine}")
+            print(f"  {curve.grid.name} {point.get('name', '')} ({theirs}) → {mine}")
 
 
 def main() -> None:
