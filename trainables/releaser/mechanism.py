@@ -33,6 +33,8 @@ class Releaser(ImageGame):
     name = "releaser"
     config_class = ReleaserConfig
     trainable_name = "train_releaser"
+    game_knobs = frozenset({"alpha", "lam", "adv_steps", "squared_error_weight", "utility_ce_weight", "clip_norm",
+                            "adversary_restart_every", "adversary_restart_steps"})
     cfg: ReleaserConfig
 
     @property
@@ -58,7 +60,12 @@ class Releaser(ImageGame):
             getattr(self, name).load_state_dict(value)
 
     def pretrain(self) -> None:
-        """Warm start: the releaser as an autoencoder (Y ≈ X), the utility net and adversary on raw images.
+        """The warm start, computed once per (data, seed, recipe) and shared by every trial of a grid
+        (:meth:`~trainables.shared.image_game.ImageGame.shared_warm_start`)."""
+        self.shared_warm_start(self.warm_start)
+
+    def warm_start(self) -> None:
+        """The releaser as an autoencoder (Y ≈ X), the utility net and adversary on raw images.
 
         The game then starts from the full-utility end of the trade-off with informed players, instead
         of spending its first epochs on grey noise.
