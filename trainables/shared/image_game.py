@@ -184,6 +184,7 @@ class ImageGame(Mechanism):
 
     figures: ClassVar[tuple[str, ...]] = (FIGURE_FILE,)
     game_knobs: ClassVar[frozenset[str]] = frozenset()  # config keys its warm start never reads (λ, α, ...)
+    game_state: ClassVar[frozenset[str]] = frozenset()  # keys of state() the warm start leaves as the config set them
     warm_start_dir: str | None = WARM_START_DIR  # where shared warm starts are stored (None: each trial computes its own)
 
     @property
@@ -287,7 +288,8 @@ class ImageGame(Mechanism):
 
     def warm_state(self) -> dict:
         """What a warm start leaves behind: the networks and optimisers (:meth:`state`) and the generators' states."""
-        return {"models": self.state(), "rng": rng_state(self.gen)}
+        models = {k: v for k, v in self.state().items() if k not in self.game_state}
+        return {"models": models, "rng": rng_state(self.gen)}
 
     def release_test(self) -> torch.Tensor:
         """The released test split (kept for the checkpoint's figure)."""
