@@ -134,9 +134,9 @@ class Releaser(ImageGame):
 
             steps += 1
             for key, value in (("loss_releaser", loss_r), ("loss_adversary", loss_a), ("loss_utility", loss_u),
-                               ("squared_error", distortion), ("privacy_term", privacy), ("releaser_grad_norm", grad_norm),
-                               ("distortion_multiplier", torch.tensor(weight))):
+                               ("squared_error", distortion), ("privacy_term", privacy), ("releaser_grad_norm", grad_norm)):
                 sums[key] += value.item()
+            sums["distortion_multiplier"] += weight
         return {f"train/{k}": v / steps for k, v in sums.items()}
 
     def adversary_step(self) -> torch.Tensor:
