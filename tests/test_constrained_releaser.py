@@ -70,7 +70,7 @@ def settled(epochs: list[dict[str, float]]) -> float:
 @pytest.mark.slow  # three small games, about 40 s on 2 busy cores
 def test_a_target_lands_the_game_where_the_fixed_weight_does_not() -> None:
     fixed, loose, tight = game(), game(distortion_target=40.0), game(distortion_target=10.0)
-    assert {e["train/distortion_multiplier"] for e in fixed} == {1.0}  # off by default: the fixed weight
+    assert not any("train/distortion_multiplier" in e for e in fixed)  # off by default: the fixed weight, not logged
     assert abs(settled(fixed) - 40.0) > 0.4 * 40.0
     assert abs(settled(loose) - 40.0) < 0.15 * 40.0, [e["train/squared_error"] for e in loose]
     # a loose budget lets the multiplier fall under the fixed weight (privacy is bought with the slack) ...

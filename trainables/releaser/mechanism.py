@@ -98,12 +98,15 @@ class Releaser(ImageGame):
             fit(self.adversary, train.x, train.s)
 
     def train_epoch(self) -> dict[str, float]:
-        """One pass of Algorithm 1 over the training split; returns mean training losses and the squared error's mean
-        weight (``train/distortion_multiplier``: a Lagrange multiplier moved every step in the constrained form)."""
+        """One pass of Algorithm 1 over the training split; returns mean training losses and, in the constrained form,
+        the squared error's mean weight (``train/distortion_multiplier``: a Lagrange multiplier moved every step)."""
         cfg, train, gen = self.cfg, self.train, self.gen
         n, device = len(train), train.x.device
         sums = {"loss_releaser": 0.0, "loss_adversary": 0.0, "loss_utility": 0.0, "squared_error": 0.0,
-                "privacy_term": 0.0, "releaser_grad_norm": 0.0, "distortion_multiplier": 0.0}
+                "privacy_term": 0.0, "releaser_grad_norm": 0.0}
+        target = cfg.distortion_target  # the constrained form's, else None
+        if target is not None:
+            sums["distortion_multiplier"] = 0.0
         steps = 0
         if cfg.adversary_restart_every and self.epoch % cfg.adversary_restart_every == 0:
             self.restart_adversary()
@@ -128,15 +131,15 @@ class Releaser(ImageGame):
             # the norm before clipping (with an infinite bound nothing is clipped): how hard the releaser is pushed
             grad_norm = torch.nn.utils.clip_grad_norm_(self.releaser.parameters(), cfg.clip_norm or math.inf)
             self.opt_r.step()
-            if cfg.distortion_target is not None:
-                self.dual, self.multiplier = distortion_multiplier(self.dual, distortion.item(), cfg.distortion_target,
-                                                                   cfg.multiplier_lr, cfg.multiplier_kp)
+            if target is not None:
+                sums["distortion_multiplier"] += weight
+                self.dual, self.multiplier = distortion_multiplier(self.dual, distortion.item(), target, cfg.multiplier_lr,
+                                                                   cfg.multiplier_kp)
 
             steps += 1
             for key, value in (("loss_releaser", loss_r), ("loss_adversary", loss_a), ("loss_utility", loss_u),
                                ("squared_error", distortion), ("privacy_term", privacy), ("releaser_grad_norm", grad_norm)):
                 sums[key] += value.item()
-            sums["distortion_multiplier"] += weight
         return {f"train/{k}": v / steps for k, v in sums.items()}
 
     def adversary_step(self) -> torch.Tensor:
