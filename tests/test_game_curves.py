@@ -187,3 +187,17 @@ def test_a_real_sweep_draws_its_game_with_the_farms_fresh_attacker_at_each_check
     html = report.read_text(encoding="utf-8")
     verdict = game.verdict()
     assert verdict is not None and "Does the game settle?" in html and verdict.line.split(" (gap")[0] in html
+
+
+def test_a_constrained_trial_draws_its_multiplier(tmp_path: Path) -> None:
+    """The releaser's constrained form logs its Lagrange multiplier per epoch: the game reads it as a panel of its own
+    (after the others), and the figure draws it."""
+    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    exp_id = tracking.experiment_id(client, "putlab-amnist")
+    parent_id, _ = tracking.start_parent(client, exp_id, "constrained", {"preset": "amnist", "profile": "quick"})
+    multiplier = (2.9, 4.1, 4.3, 4.0)
+    run_id = trial_run(client, exp_id, parent_id, "lam=30", SETTLED | {"train/distortion_multiplier": multiplier},
+                       SETTLED_FRESH, 0.6)
+    game = read_game_curves(client, run_id, "lam=30")
+    assert game.curves[-1].key == "multiplier" and game.curves[-1].values == pytest.approx(multiplier)
+    assert plot_game_curves(game, tmp_path / "game.png").read_bytes()[:8] == PNG

@@ -71,6 +71,10 @@ def test_smoke_sweep_logs_runs_metrics_and_front(workdir: Path) -> None:
         assert [a.path for a in client.list_artifacts(child.info.run_id, "game")] == ["game/game_curves.png"]
         assert Path(child.data.tags["putlab.checkpoint"], "state.pt").exists()
 
+    # one seed and recipe: the grid's trials share one warm start (none computes it when this machine already has it)
+    computed = [1.0 - child.data.metrics["pretrain/cached"] for child in children]
+    assert sum(computed) <= 1.0, computed
+
     trials_csv = client.download_artifacts(parent.info.run_id, "front/trials.csv", str(workdir))
     table = pd.read_csv(trials_csv)
     assert len(table) == 3 and table["pareto_front"].any()

@@ -93,15 +93,16 @@ def _train_state(recipe: Recipe, x: torch.Tensor, y: torch.Tensor, seed: int) ->
     return {k: v.detach().cpu() for k, v in recipe(x, y, seed).state_dict().items()}
 
 
-def _read(path: Path) -> dict[str, torch.Tensor] | None:
-    """Cached weights, or None when missing or unreadable (then the model is trained again)."""
+def read_stored(path: Path) -> dict | None:
+    """Stored tensors (weights_only: no pickled code runs), or None when missing or unreadable (then they are computed
+    again)."""
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except Exception:  # noqa: BLE001 - any damaged file means retrain
         return None
 
 
-def _write(path: Path, state: dict[str, torch.Tensor]) -> None:
+def write_atomically(path: Path, state: dict) -> None:
     """Atomic write (temporary file in the same folder, then rename), so concurrent readers never see half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
@@ -143,7 +144,7 @@ def reference_models(reference: ReferenceData, plan: PopulationPlan, seed: int) 
     for key in keys:
         state = _memory.get(key)
         if state is None and folder is not None:
-            state = _read(folder / f"ref-{key}.pt")
+            state = read_stored(folder / f"ref-{key}.pt")
         if state is not None:
             states[key] = state
     missing = [(k, i, s) for k, i, s in zip(keys, index, seeds, strict=True) if k not in states]
@@ -151,7 +152,7 @@ def reference_models(reference: ReferenceData, plan: PopulationPlan, seed: int) 
     states.update({key: state for (key, _, _), state in zip(missing, trained, strict=True)})
     for key in keys:
         if folder is not None and not (folder / f"ref-{key}.pt").exists():
-            _write(folder / f"ref-{key}.pt", states[key])
+            write_atomically(folder / f"ref-{key}.pt", states[key])
     models = []
     for key in keys:
         _remember(key, states[key])

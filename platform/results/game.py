@@ -36,6 +36,7 @@ QUANTITIES: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("psnr", ((PSNR, "PSNR (dB)"),)),
     ("grad_norm", (("train/releaser_grad_norm", "releaser's gradient norm"),
                    ("train/privatizer_grad_norm", "privatizer's gradient norm"))),
+    ("multiplier", (("train/distortion_multiplier", "distortion multiplier μ (constrained form)"),)),
 )
 # the fresh attacker at a checkpoint: the strongest, else the mechanism's own deep attacker
 FRESH = ((STRONGEST_ATTACK, "strongest fresh attacker"), (DEEP_ATTACK, "fresh deep attacker"))

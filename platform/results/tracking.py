@@ -38,7 +38,7 @@ TAG_BASELINE = "putlab.baseline"  # a baseline's trial runs (role "baseline"): w
 TAG_EXPERIMENT_KIND = "mlflow.experimentKind"
 EXPERIMENT_KIND = "custom_model_development"
 TAG_NOTE = "mlflow.note.content"  # a run's description in the UI
-METRIC_PREFIXES = ("utility/", "attack/", "train/", "leakage/", "fairness/", "time/", "baseline/", "epoch")
+METRIC_PREFIXES = ("utility/", "attack/", "train/", "leakage/", "fairness/", "time/", "baseline/", "pretrain/", "epoch")
 
 
 def check_tracking_uri(uri: str, create: bool = True) -> None:

@@ -39,6 +39,16 @@ class ReleaserConfig(ImageData, Training, AttackBudget, AttackerRecords, Checkpo
     squared_error_weight: Weight = Field(1.0, description="Weight of E‖X − Y‖² (each image's squared error summed "
                                                           "over its pixels) in the distortion; 1 is the paper's.")
     utility_ce_weight: Weight = Field(1.0, description="Weight of the utility net's cross-entropy in the distortion.")
+    distortion_target: float | None = Field(None, gt=0, le=1e6, description="The constrained form: the E‖X − Y‖² "
+                                            "(utility/squared_error's units) the releaser keeps to while λ·Î_α pushes "
+                                            "for privacy. The squared error's weight becomes a Lagrange multiplier, "
+                                            "started at squared_error_weight and moved by dual ascent after every "
+                                            "releaser step (None: the fixed weight).")
+    multiplier_lr: float = Field(0.05, gt=0, le=100, description="Dual ascent step of the distortion multiplier per "
+                                                                 "unit of relative violation, (E‖X − Y‖² − target) / target.")
+    multiplier_kp: float = Field(2.0, ge=0, le=100, description="Proportional term of the distortion multiplier per unit "
+                                                                "of relative violation (0: pure dual ascent; it damps "
+                                                                "the multiplier's swings).")
     releaser_lr: Annotated[LearningRate | None, Field(description="Adam step of the releaser alone (None: lr); a "
                                                                   "slower releaser steadies the game at large α·λ.")] = None
     clip_norm: float = Field(0.0, ge=0, le=1e6, description="Clip the releaser's gradient to this global norm before "

@@ -28,6 +28,18 @@ from trainables.shared.mechanism import Capability
 
 NETWORKS = ("releaser", "adversary", "utility", "opt_r", "opt_a", "opt_u")  # a checkpoint's state, by name
 RESTART_SEED_STRIDE = 100_003  # a restarted adversary's weights: torch seed = seed + stride · (epochs done + 1)
+MULTIPLIER = "distortion_multiplier"  # (dual variable, weight) of the squared error in a checkpoint's state
+
+
+def distortion_multiplier(dual: float, distortion: float, target: float, lr: float, kp: float) -> tuple[float, float]:
+    """One step of the squared error's Lagrange multiplier on the constraint E‖X − Y‖² ≤ target: the dual variable
+    moves by projected dual ascent (up while the distortion exceeds the target, down while below, never below 0), and
+    the weight the releaser's next step uses adds a proportional term (a PI Lagrangian: it damps the swings a pure
+    integral makes). Both steps are in units of the relative violation (distortion − target) / target; returns
+    (dual, weight)."""
+    violation = (distortion - target) / target
+    dual = max(0.0, dual + lr * violation)
+    return dual, max(0.0, dual + kp * violation)
 
 
 class Releaser(ImageGame):
@@ -37,6 +49,10 @@ class Releaser(ImageGame):
     name = "releaser"
     config_class = ReleaserConfig
     trainable_name = "train_releaser"
+    game_knobs = frozenset({"alpha", "lam", "adv_steps", "squared_error_weight", "utility_ce_weight", "clip_norm",
+                            "adversary_restart_every", "adversary_restart_steps", "distortion_target", "multiplier_lr",
+                            "multiplier_kp"})
+    game_state = frozenset({MULTIPLIER})
     cfg: ReleaserConfig
 
     @property
@@ -53,16 +69,27 @@ class Releaser(ImageGame):
         self.opt_r = torch.optim.Adam(self.releaser.parameters(), lr=cfg.releaser_lr or cfg.lr)
         self.opt_a = torch.optim.Adam(self.adversary.parameters(), lr=cfg.lr)
         self.opt_u = torch.optim.Adam(self.utility.parameters(), lr=cfg.lr)
+        # the squared error's weight: fixed, or (distortion_target) a Lagrange multiplier and its dual variable
+        self.dual = self.multiplier = cfg.squared_error_weight
 
     def state(self) -> dict:
-        return {name: getattr(self, name).state_dict() for name in NETWORKS}
+        return ({name: getattr(self, name).state_dict() for name in NETWORKS}
+                | {MULTIPLIER: torch.tensor([self.dual, self.multiplier], dtype=torch.float64)})
 
     def load_state(self, state: dict) -> None:
         for name, value in state.items():
-            getattr(self, name).load_state_dict(value)
+            if name == MULTIPLIER:
+                self.dual, self.multiplier = (float(v) for v in value)
+            else:
+                getattr(self, name).load_state_dict(value)
 
     def pretrain(self) -> None:
-        """Warm start: the releaser as an autoencoder (Y ≈ X), the utility net and adversary on raw images.
+        """The warm start, computed once per (data, seed, recipe) and shared by every trial of a grid
+        (:meth:`~trainables.shared.image_game.ImageGame.shared_warm_start`)."""
+        self.shared_warm_start(self.warm_start)
+
+    def warm_start(self) -> None:
+        """The releaser as an autoencoder (Y ≈ X), the utility net and adversary on raw images.
 
         The game then starts from the full-utility end of the trade-off with informed players, instead
         of spending its first epochs on grey noise.
@@ -75,11 +102,15 @@ class Releaser(ImageGame):
             fit(self.adversary, train.x, train.s)
 
     def train_epoch(self) -> dict[str, float]:
-        """One pass of Algorithm 1 over the training split; returns mean training losses."""
+        """One pass of Algorithm 1 over the training split; returns mean training losses and, in the constrained form,
+        the squared error's mean weight (``train/distortion_multiplier``: a Lagrange multiplier moved every step)."""
         cfg, train, gen = self.cfg, self.train, self.gen
         n, device = len(train), train.x.device
         sums = {"loss_releaser": 0.0, "loss_adversary": 0.0, "loss_utility": 0.0, "squared_error": 0.0,
                 "privacy_term": 0.0, "releaser_grad_norm": 0.0}
+        target = cfg.distortion_target  # the constrained form's, else None
+        if target is not None:
+            sums["distortion_multiplier"] = 0.0
         steps = 0
         if cfg.adversary_restart_every and self.epoch % cfg.adversary_restart_every == 0:
             self.restart_adversary()
@@ -96,13 +127,18 @@ class Releaser(ImageGame):
 
             distortion = squared_error(y, x)
             privacy = normalised_alpha_mi(self.adversary(y).softmax(1), self.prior, cfg.alpha)
-            loss_r = (cfg.squared_error_weight * distortion + cfg.utility_ce_weight * F.cross_entropy(self.utility(y), u)
+            weight = self.multiplier  # the squared error's: fixed, or the constrained form's multiplier
+            loss_r = (weight * distortion + cfg.utility_ce_weight * F.cross_entropy(self.utility(y), u)
                       + cfg.lam * privacy)
             self.opt_r.zero_grad(set_to_none=True)
             loss_r.backward()
             # the norm before clipping (with an infinite bound nothing is clipped): how hard the releaser is pushed
             grad_norm = torch.nn.utils.clip_grad_norm_(self.releaser.parameters(), cfg.clip_norm or math.inf)
             self.opt_r.step()
+            if target is not None:
+                sums["distortion_multiplier"] += weight
+                self.dual, self.multiplier = distortion_multiplier(self.dual, distortion.item(), target, cfg.multiplier_lr,
+                                                                   cfg.multiplier_kp)
 
             steps += 1
             for key, value in (("loss_releaser", loss_r), ("loss_adversary", loss_a), ("loss_utility", loss_u),

@@ -38,6 +38,7 @@ from trainables.shared.data_user import data_user_utility
 from trainables.shared.figures import digit_thickness, save_release_grid
 from trainables.shared.mechanism import Capability, Mechanism, pick_device
 from trainables.shared.release_map import ReleaseMap, release
+from trainables.shared.warm_start import WARM_START_DIR, rng_state, set_rng_state, stored_or_computed, warm_start_key
 
 FIGURE_FILE = "released.png"
 
@@ -183,6 +184,9 @@ class ImageGame(Mechanism):
     capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SERVE, Capability.AUDIT, Capability.RAW_REFERENCE})
 
     figures: ClassVar[tuple[str, ...]] = (FIGURE_FILE,)
+    game_knobs: ClassVar[frozenset[str]] = frozenset()  # config keys its warm start never reads (λ, α, ...)
+    game_state: ClassVar[frozenset[str]] = frozenset()  # keys of state() the warm start leaves as the config set them
+    warm_start_dir: str | None = WARM_START_DIR  # where shared warm starts are stored (None: each trial computes its own)
 
     @property
     def net(self) -> nn.Module:
@@ -261,6 +265,32 @@ class ImageGame(Mechanism):
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()
+
+    def shared_warm_start(self, fit: Callable[[], None]) -> None:
+        """``fit`` (the warm start) once per (data, seed, recipe): the state it leaves (:meth:`state` and the generators)
+        is read from :attr:`warm_start_dir` when a trial already stored it, else computed and stored there
+        (:mod:`trainables.shared.warm_start`). Logs ``pretrain/cached``: 1 when read, 0 when computed."""
+        if self.warm_start_dir is None:
+            fit()
+            return
+        key = warm_start_key(self.name, self.cfg.as_dict(), self.game_knobs, (self.train.x, self.train.s, self.train.u),
+                             self.device)
+        path = Path(self.warm_start_dir) / f"warm-start-{self.name}-{key}.pt"
+
+        def computed() -> dict:
+            fit()
+            return self.warm_state()
+
+        state, cached = stored_or_computed(path, computed)
+        if cached:
+            self.load_state(state["models"])
+            set_rng_state(self.gen, state["rng"])
+        self.pretrain_metrics = {"pretrain/cached": float(cached)}
+
+    def warm_state(self) -> dict:
+        """What a warm start leaves behind: the networks and optimisers (:meth:`state`) and the generators' states."""
+        models = {k: v for k, v in self.state().items() if k not in self.game_state}
+        return {"models": models, "rng": rng_state(self.gen)}
 
     def release_test(self) -> torch.Tensor:
         """The released test split (kept for the checkpoint's figure)."""

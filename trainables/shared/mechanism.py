@@ -119,6 +119,7 @@ class Mechanism(ABC, Generic[C]):
         self.device = device
         self.epoch = 0  # epochs done: set by the loop, or by restore() from a checkpoint
         self.checkpoint_dir: str | None = None  # where the loaded checkpoint lies (the farm caches references there)
+        self.pretrain_metrics: dict[str, float] = {}  # what pretrain() reports, logged with the first epoch
 
     # --- the game -------------------------------------------------------------------------------------------------
     def setup(self) -> None:

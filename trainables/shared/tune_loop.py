@@ -38,7 +38,8 @@ def epochs(mechanism: Mechanism, restore: str | Path | None = None) -> Iterator[
     its epochs.
 
     Adds the shared bookkeeping to each epoch's metrics (``epoch``, ``train/resumed_from_epoch``, ``time/train_s``,
-    ``time/eval_s``, ``time/setup_s``); the mechanism's own attackers run on checkpoint epochs only.
+    ``time/eval_s``, ``time/setup_s``, ``time/pretrain_s``: the warm start's share of the setup, on the first epoch,
+    with the mechanism's ``pretrain_metrics``); the mechanism's own attackers run on checkpoint epochs only.
     """
     t0 = time.perf_counter()
     restored = None if restore is None else (read_checkpoint(restore), restore)
@@ -48,9 +49,11 @@ def epochs(mechanism: Mechanism, restore: str | Path | None = None) -> Iterator[
 def _play(mechanism: Mechanism, restored: tuple[tuple[dict, int], str | Path] | None, t0: float) -> Iterator[Outcome]:
     """:func:`epochs` once the checkpoint (if any) is read: ``restored`` is ((state, epoch), its directory)."""
     mechanism.setup()
+    pretrain = 0.0
     if restored is None:
-        start = 0
+        start, warm = 0, time.perf_counter()
         mechanism.pretrain()
+        pretrain = time.perf_counter() - warm
     else:
         (state, start), directory = restored
         mechanism.load_checkpoint(state, start, directory)
@@ -65,7 +68,10 @@ def _play(mechanism: Mechanism, restored: tuple[tuple[dict, int], str | Path] | 
         metrics |= mechanism.evaluate(checkpoint)
         mechanism.epoch = epoch
         metrics |= {"epoch": epoch, "train/resumed_from_epoch": start, "time/train_s": t1 - t0,
-                    "time/eval_s": time.perf_counter() - t1, "time/setup_s": setup if epoch == start + 1 else 0.0}
+                    "time/eval_s": time.perf_counter() - t1, "time/setup_s": setup if epoch == start + 1 else 0.0,
+                    "time/pretrain_s": pretrain if epoch == start + 1 else 0.0}
+        if epoch == start + 1:
+            metrics |= mechanism.pretrain_metrics
         yield Outcome(epoch, checkpoint and mechanism.checkpoints, metrics)
 
 

@@ -1,0 +1,72 @@
+"""A game's warm start computed once per (data, seed, recipe) and shared by every trial that asks for the same one.
+
+The state a warm start leaves behind (networks, optimisers, the game's generator and torch's global generator) is
+stored by content beside the raw-data fits of the attackers (:data:`attacks.attackers.deep.FIT_CACHE`): the key hashes
+the training records and every config knob that is not one of the game's own (``game_knobs``: λ, α, the attackers'
+budget, ...), with the device type and torch's version. A trial that reads a stored warm start continues exactly as
+the trial that computed it. Concurrent trials take a file lock per key, so one computes while the others wait and
+read; the file is written atomically (a temporary file, then a rename).
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import torch
+from filelock import FileLock
+
+from attacks.attackers.deep import FIT_CACHE
+from attacks.farm.reference import read_stored, write_atomically
+from core.config import AttackBudget, AttackerRecords, Checkpointing, MembershipAttacks
+
+WARM_START_DIR = FIT_CACHE  # every trial on a machine sees it: the raw-data fits' folder
+VERSION = 1  # what a warm start computes: bump it when that changes, and older files are never read
+# knobs every image game has that never touch its warm start: the attackers' and the farm's, checkpoints, the epochs
+# of the game, the figure, where the data lies (the records themselves are hashed) and the test split's size
+SHARED_GAME_KNOBS = (frozenset().union(*(m.model_fields for m in (AttackBudget, AttackerRecords, Checkpointing,
+                                                                    MembershipAttacks)))
+                     - {"seed", "threads"}) | {"epochs", "samples_in_figure", "data_root", "download", "n_test"}
+
+
+def warm_start_key(mechanism: str, config: dict[str, Any], game_knobs: Iterable[str], records: Iterable[torch.Tensor],
+                   device: torch.device) -> str:
+    """Content address of a warm start: the mechanism, its config less the game's knobs, the training records (every
+    tensor's bytes), the device type and torch's version."""
+    skipped = SHARED_GAME_KNOBS | frozenset(game_knobs)
+    recipe = sorted((k, repr(v)) for k, v in config.items() if k not in skipped)
+    digest = hashlib.sha256(repr((VERSION, torch.__version__, mechanism, device.type, recipe)).encode())
+    for tensor in records:
+        digest.update(repr((tuple(tensor.shape), str(tensor.dtype))).encode())
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()[:32]
+
+
+def stored_or_computed(path: Path, compute: Callable[[], dict]) -> tuple[dict, bool]:
+    """The state stored at ``path`` and True, or ``compute()``'s state (stored there atomically) and False; under a
+    lock on ``path``, so of several trials asking at once one computes and the others read."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(f"{path}.lock"):
+        stored = read_stored(path)
+        if stored is not None:
+            return stored, True
+        state = compute()
+        write_atomically(path, state)
+        return state, False
+
+
+def rng_state(generator: torch.Generator) -> dict[str, torch.Tensor]:
+    """The game's generator and torch's global CPU generator (and the CUDA one, on a GPU): what the game draws next."""
+    state = {"generator": generator.get_state(), "torch": torch.get_rng_state()}
+    if generator.device.type == "cuda":
+        state["torch_cuda"] = torch.cuda.get_rng_state(generator.device)
+    return state
+
+
+def set_rng_state(generator: torch.Generator, state: dict[str, torch.Tensor]) -> None:
+    """Restore :func:`rng_state`."""
+    generator.set_state(state["generator"])
+    torch.set_rng_state(state["torch"])
+    if "torch_cuda" in state:
+        torch.cuda.set_rng_state(state["torch_cuda"], generator.device)
