@@ -14,7 +14,6 @@ from platform.plan.sweep_plan import SweepPlan
 from platform.results import tracking
 from platform.results.comparison_grid import ComparisonGrid
 from platform.run import preflight
-from platform.run import storage as tune_storage
 from platform.run.catch_up import attack_missing
 from platform.run.comparison_grid import comparison_grid_farm, run_baseline
 from platform.run.cost_estimate import CostEstimate, last_finished
@@ -55,7 +54,7 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
     ending.attach(client, exp_id, parent_id, resume_command(plan.again, plan.name, dict(plan.options)))
     parent = client.get_run(parent_id).data
     params = parent.params
-    grids = comparison_grids(spec, params)
+    grids = comparison_grids(spec, params, plan.comparison_grids)
     planned = int(params["planned_trials"])  # a resumed sweep keeps its own plan
     for grid in grids:
         axes = "; ".join(f"{k} ∈ {{{', '.join(f'{v:g}' for v in grid.grid[k])}}}" for k in grid.preset.label_keys)
@@ -72,10 +71,10 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
                  start_raw_references(parent.metrics, spec, resources), planned)
 
 
-def comparison_grids(spec: SweepSpec, params: dict[str, str]) -> tuple[SweepSpec, ...]:
-    """The comparison grids the parent run says the sweep runs (``<baseline>_baseline`` params), on the grid it logged:
-    a sweep recorded before its preset gained a baseline runs only those it recorded."""
-    ran = [b for b in ComparisonGrid.all(spec.preset) if params.get(b.param) == "True"]
+def comparison_grids(spec: SweepSpec, params: dict[str, str], grids: tuple[ComparisonGrid, ...]) -> tuple[SweepSpec, ...]:
+    """Those of the preset's comparison ``grids`` the parent run says the sweep runs (``<baseline>_baseline`` params),
+    on the grid it logged: a sweep recorded before its preset gained a baseline runs only those it recorded."""
+    ran = [b for b in grids if params.get(b.param) == "True"]
     return tuple(comparison_grid_spec(logged_spec(spec, params), baseline) for baseline in ran)
 
 
@@ -94,13 +93,13 @@ def parent_params(plan: SweepPlan, spec: SweepSpec) -> dict[str, Any]:
     """What the parent run records of the sweep: what a resume runs again, and what the store's views show."""
     params: dict[str, Any] = {
         "preset": spec.preset.name, "profile": spec.profile, "mechanism": spec.preset.mechanism_name,
-        "dataset": spec.preset.dataset, "search": plan.search, "storage": tune_storage.join(plan.storage, plan.name),
+        "dataset": spec.preset.dataset, "search": plan.search, "storage": plan.location,
         "grid": spec.grid_param, "config": spec.config, "planned_trials": plan.planned, "attackers": plan.attackers,
         "machine": cluster_kind(),
     }
     if plan.preset_file:
         params["preset_file"] = plan.preset_file
-    for baseline in ComparisonGrid.all(spec.preset):
+    for baseline in plan.comparison_grids:
         params[baseline.param] = plan.with_comparison_grids
     return params
 
@@ -152,7 +151,7 @@ def fit(sweep: Sweep, ending: SweepEnding) -> Any | None:
     as its checkpoints arrive; returns Tune's results, None when interrupted."""
     plan, spec = sweep.plan, sweep.spec
     if plan.resumed:
-        tuner = restore_tuner(spec, sweep.resources, plan.storage, plan.name)
+        tuner = restore_tuner(spec, sweep.resources, plan.location)
     else:
         logger = MlflowTrialLogger(plan.tracking_uri, sweep.exp_id, sweep.parent_id, spec.preset.label_keys,
                                    spec.preset.presentation.checkpoint_figures, storage=plan.storage,
