@@ -113,8 +113,8 @@ def publish_sweep(sweep: Sweep, results: Any, caught_up: CaughtUp, ending: Sweep
 def finished(sweep: Sweep, results: Any, caught_up: CaughtUp) -> bool:
     """Whether every planned trial (and baseline-grid trial) finished and every checkpoint was attacked."""
     complete = results.num_errors == 0 and results.num_terminated >= sweep.planned and caught_up.farm_failures == 0
-    for grid, grid_results in zip(sweep.comparison_grids, caught_up.baseline_results, strict=True):
-        complete &= grid_results.num_errors == 0 and grid_results.num_terminated >= len(grid.grid_points())
+    for trials, grid_results in zip(sweep.comparison_trials, caught_up.baseline_results, strict=True):
+        complete &= grid_results.num_errors == 0 and grid_results.num_terminated >= trials
     return complete
 
 

@@ -124,6 +124,7 @@ def plan_sweep(args: SweepOptions) -> SweepPlan:
     """What will run: the spec and farm, the store and storage checked, and for ``--resume`` the sweep's recorded
     options in place of the command line's."""
     spec, preset_file = requested_spec(args)
+    grids = ComparisonGrid.all(spec.preset)
     attackers = farm_attackers(args, spec)
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
     client = tracking.connect(tracking_uri)
@@ -136,16 +137,20 @@ def plan_sweep(args: SweepOptions) -> SweepPlan:
         if not args.resume:
             check_newest_unfinished(client, args.experiment or f"putlab-{spec.preset.name}", storage, name,
                                     spec.preset.name, [args.preset] if args.preset else ["--preset-file", str(preset_file)])
-        check_resume_source(storage, name, spec)
-        args, spec = resume_options.resume(client, args, spec, attackers, name, preset_file)
+        check_resume_source(storage, name, grids)
+        args, spec = resume_options.resume(client, args, spec, attackers, name, preset_file, grids)
         attackers = farm_attackers(args, spec)
     options = {"--tracking-uri": tracking_uri, "--storage": storage, "--experiment": args.experiment,
                "--address": args.address, "--attackers": args.attackers,
                "--gpus-per-trial": None if args.gpus_per_trial is None else str(args.gpus_per_trial)}
-    return SweepPlan(spec, attackers, name, tracking_uri, args.experiment or f"putlab-{spec.preset.name}", storage,
-                     preset_file, args.search, args.samples, bool(spec.preset.comparison_grids) and not args.no_comparison_grids,
-                     args.resume is not None, args.address, args.gpus_per_trial, args.max_concurrent, args.max_failures,
-                     args.verbose, learning_curves(args.learning_curve, spec.profile), tuple(options.items()))
+    return SweepPlan(spec=spec, attackers=attackers, name=name, tracking_uri=tracking_uri,
+                     experiment=args.experiment or f"putlab-{spec.preset.name}", storage=storage,
+                     location=tune_storage.join(storage, name), preset_file=preset_file, search=args.search,
+                     samples=args.samples, comparison_grids=grids,
+                     with_comparison_grids=bool(grids) and not args.no_comparison_grids, resumed=args.resume is not None,
+                     address=args.address, gpus_per_trial=args.gpus_per_trial, max_concurrent=args.max_concurrent,
+                     max_failures=args.max_failures, verbose=args.verbose,
+                     learning_curves=learning_curves(args.learning_curve, spec.profile), options=tuple(options.items()))
 
 
 def learning_curves(asked: bool | None, profile: str) -> bool:
@@ -174,14 +179,14 @@ def check_newest_unfinished(client: MlflowClient, experiment: str, storage: str,
                      f"start a new one: {python_module('platform.sweep', *start)}; {others}")
 
 
-def check_resume_source(storage: str, name: str, spec: SweepSpec) -> None:
+def check_resume_source(storage: str, name: str, grids: tuple[ComparisonGrid, ...]) -> None:
     """The sweep's Tune state can be read (a local folder's permissions: a bucket's are the store's business) and is
-    sealed by this user's resume key, and so is its comparison grid's where it has one (``platform.run.resume_seal``):
-    checked before anything is unpickled or recorded."""
+    sealed by this user's resume key, and so is each of its comparison ``grids``' where it has one
+    (``platform.run.resume_seal``): checked before anything is unpickled or recorded."""
     local = tune_storage.local_path(storage)
     if local is not None:
         preflight.check_resume_source(local, local / name, local / name / TUNER_STATE)
-    for folder in (name, *(tune_name(name, grid.name) for grid in ComparisonGrid.all(spec.preset))):
+    for folder in (name, *(tune_name(name, grid.name) for grid in grids)):
         location = tune_storage.join(storage, folder)
         if folder == name or tune_storage.exists(tune_storage.join(location, TUNER_STATE)):
             resume_seal.verify(location)
@@ -191,7 +196,7 @@ def announce(plan: SweepPlan, counts: dict[str, int]) -> None:
     """The data the sweep reads, and what it runs."""
     print(f"data: {counts}", flush=True)
     if plan.resumed:
-        print(f"resuming sweep {plan.name} from {tune_storage.join(plan.storage, plan.name)} (its own grid and config)",
+        print(f"resuming sweep {plan.name} from {plan.location} (its own grid and config)",
               flush=True)
     else:
         print(f"sweep {plan.name}: preset {plan.spec.preset.name}, profile {plan.spec.profile}, {plan.search} search, "

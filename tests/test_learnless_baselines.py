@@ -129,10 +129,11 @@ def test_a_sweep_recorded_with_the_noise_grid_alone_resumes_with_it_alone() -> N
     spec = resolve("amnist", "smoke", [])
     logged = {"profile": "smoke", "grid": spec.grid_param, "config": spec.config}
     params = {k: str(v) for k, v in tracking.flatten("", logged).items()}
-    assert [g.preset.name for g in comparison_grids(spec, params | {"noise_baseline": "True"})] == ["noise"]
+    grids = ComparisonGrid.all(spec.preset)
+    assert [g.preset.name for g in comparison_grids(spec, params | {"noise_baseline": "True"}, grids)] == ["noise"]
     every = {f"{n}_baseline": "True" for n in ("noise", "stroke-redraw", "digit-prototype")}
-    assert [g.preset.name for g in comparison_grids(spec, params | every)] == ["noise", "stroke-redraw", "digit-prototype"]
-    assert comparison_grids(spec, params | dict.fromkeys(every, "False")) == ()
+    assert [g.preset.name for g in comparison_grids(spec, params | every, grids)] == ["noise", "stroke-redraw", "digit-prototype"]
+    assert comparison_grids(spec, params | dict.fromkeys(every, "False"), grids) == ()
 
 
 @pytest.mark.slow  # end to end, minutes on 2 CPUs: the smoke grid, then the three comparison grids with their farms

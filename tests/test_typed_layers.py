@@ -15,6 +15,7 @@ from platform.errors import UsageError
 from platform.plan import resume_options
 from platform.plan.options import SweepOptions
 from platform.plan.spec import resolve
+from platform.results.comparison_grid import ComparisonGrid
 from platform.sweep import parse_args
 from search_spaces import presets
 from search_spaces.amnist import PRESET as AMNIST
@@ -118,7 +119,8 @@ def test_the_old_no_baseline_flag_still_works_and_is_hidden(capsys: pytest.Captu
 def test_a_resume_keeps_the_options_type_with_the_record_in_place() -> None:
     options = parse_args(["gmm", "--resume", "--set", "alpha=0.5", "--seeds", "2"])
     params = {"profile": "smoke", "search": "grid", "planned_trials": "4", "attackers": '["yeom"]'}
-    restored = resume_options.restored(options, params, presets()["gmm"])
+    recorded = resume_options.Recorded.read(params, ComparisonGrid.all(presets()["gmm"]))
+    restored = resume_options.restored(options, recorded)
     assert isinstance(restored, SweepOptions) and restored.given == options.given
     assert (restored.profile, restored.overrides, restored.seeds, restored.attackers, restored.no_comparison_grids) == (
         "smoke", (), 1, "yeom", True)

@@ -6,7 +6,7 @@ are not recorded and may change on resume.
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from mlflow.tracking import MlflowClient
@@ -20,7 +20,6 @@ from platform.plan.spec import SweepSpec, parse_overrides, resolve
 from platform.results import tracking
 from platform.results.comparison_grid import ComparisonGrid
 from platform.results.replicates import SEED
-from search_spaces import Preset
 
 KEPT = "a resumed sweep keeps its own options"
 
@@ -40,9 +39,25 @@ def recorded_attackers(params: dict[str, str]) -> tuple[str, ...]:
     return parse_json(params["attackers"], tuple[str, ...], "the sweep's recorded param 'attackers'")
 
 
-def comparison_grids_on(params: dict[str, str], preset: Preset) -> bool:
-    """Whether the sweep runs its preset's comparison grids (those it recorded)."""
-    return any(params.get(grid.param) == "True" for grid in ComparisonGrid.all(preset))
+def comparison_grids_on(params: dict[str, str], grids: tuple[ComparisonGrid, ...]) -> bool:
+    """Whether the sweep runs its preset's comparison grids ``grids`` (those it recorded)."""
+    return any(params.get(grid.param) == "True" for grid in grids)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What the sweep's parent run recorded, read once: its params, its farm, and whether it runs its comparison grids
+    (``grids``: its preset's, whether run or not)."""
+
+    params: dict[str, str]
+    attackers: tuple[str, ...]
+    grids: tuple[ComparisonGrid, ...]
+    comparison_grids_on: bool
+
+    @classmethod
+    def read(cls, params: dict[str, str], grids: tuple[ComparisonGrid, ...]) -> Recorded:
+        """The record of a parent run's ``params``."""
+        return cls(params, recorded_attackers(params), grids, comparison_grids_on(params, grids))
 
 
 def axis_or_value(spec: SweepSpec, key: str) -> Any:
@@ -51,10 +66,11 @@ def axis_or_value(spec: SweepSpec, key: str) -> Any:
     return {repr(v) for v in spec.grid[key]} if key in spec.grid else spec.config.get(key)
 
 
-def check_given(args: SweepOptions, params: dict[str, str], cli: SweepSpec, attackers: tuple[str, ...],
+def check_given(args: SweepOptions, recorded: Recorded, cli: SweepSpec, attackers: tuple[str, ...],
                 preset_file: str | None) -> None:
     """A UsageError naming the first option the command line gives (``args.given``) that contradicts what the sweep
     recorded; ``cli`` and ``attackers`` are the command line's spec and farm."""
+    params = recorded.params
     if params.get("preset") != cli.preset.name:
         raise UsageError(f"the sweep is of preset {params.get('preset')!r}, not {cli.preset.name!r}")
     differ = [
@@ -62,13 +78,13 @@ def check_given(args: SweepOptions, params: dict[str, str], cli: SweepSpec, atta
         ("search", f"--search {args.search}", args.search != params["search"], f"{params['search']} search"),
         ("samples", f"--samples {args.samples}", params["search"] == "optuna" and args.samples != int(params["planned_trials"]),
          f"{params['planned_trials']} samples"),
-        ("attackers", f"--attackers {args.attackers}", attackers != recorded_attackers(params),
-         f"attackers {','.join(recorded_attackers(params)) or 'none'}"),
-        ("no_comparison_grids", "--no-comparison-grids", comparison_grids_on(params, cli.preset), "comparison grid on"),
+        ("attackers", f"--attackers {args.attackers}", attackers != recorded.attackers,
+         f"attackers {','.join(recorded.attackers) or 'none'}"),
+        ("no_comparison_grids", "--no-comparison-grids", recorded.comparison_grids_on, "comparison grid on"),
     ]
-    for option, text, contradicts, recorded in differ:
+    for option, text, contradicts, was in differ:
         if option in args.given and contradicts:
-            raise UsageError(f"{text} contradicts the sweep's recorded {recorded}; {KEPT} (drop {text.split()[0]})")
+            raise UsageError(f"{text} contradicts the sweep's recorded {was}; {KEPT} (drop {text.split()[0]})")
     if not {"overrides", "seeds"} & args.given:
         return
     ran = resumed_spec(args, params, preset_file)
@@ -80,13 +96,13 @@ def check_given(args: SweepOptions, params: dict[str, str], cli: SweepSpec, atta
                              f"{KEPT} (drop it)")
 
 
-def restored(args: SweepOptions, params: dict[str, str], preset: Preset) -> SweepOptions:
+def restored(args: SweepOptions, recorded: Recorded) -> SweepOptions:
     """``args`` with the recorded options in place of the command line's (its ``--set`` values and seeds are in the
     recorded config and grid, which :func:`resumed_spec` reads)."""
-    attackers = recorded_attackers(params)
+    params = recorded.params
     samples = int(params["planned_trials"]) if params["search"] == "optuna" else args.samples
     return replace(args, profile=params["profile"], search=params["search"], samples=samples, overrides=(), seeds=1,
-                   attackers=",".join(attackers) or "none", no_comparison_grids=not comparison_grids_on(params, preset))
+                   attackers=",".join(recorded.attackers) or "none", no_comparison_grids=not recorded.comparison_grids_on)
 
 
 def resumed_spec(args: SweepOptions, params: dict[str, str], preset_file: str | None) -> SweepSpec:
@@ -94,23 +110,25 @@ def resumed_spec(args: SweepOptions, params: dict[str, str], preset_file: str | 
     return with_seeds(logged_spec(resolve(args.preset, params["profile"], [], preset_file), params), 1, params["search"])
 
 
-def summary(params: dict[str, str], spec: SweepSpec) -> str:
+def summary(recorded: Recorded, spec: SweepSpec) -> str:
     """One line: the recorded options the resumed sweep runs with."""
+    params = recorded.params
     seeds = len(spec.grid.get(SEED, [None]))
-    names = [b.name for b in ComparisonGrid.all(spec.preset) if b.param in params]
-    state = "on" if comparison_grids_on(params, spec.preset) else "off"
+    names = [b.name for b in recorded.grids if b.param in params]
+    state = "on" if recorded.comparison_grids_on else "off"
     grid = f"{', '.join(names)} baseline{'s' if len(names) > 1 else ''} {state}, " if names else ""
     return (f"resuming with the sweep's recorded options: profile {params['profile']}, {params['search']} search, "
-            f"attackers {','.join(recorded_attackers(params)) or 'none'}, {grid}{seeds} seed{'s' if seeds > 1 else ''}, "
+            f"attackers {','.join(recorded.attackers) or 'none'}, {grid}{seeds} seed{'s' if seeds > 1 else ''}, "
             "its own config and grid")
 
 
 def resume(client: MlflowClient, args: SweepOptions, cli: SweepSpec, attackers: tuple[str, ...], sweep: str,
-           preset_file: str | None) -> tuple[SweepOptions, SweepSpec]:
+           preset_file: str | None, grids: tuple[ComparisonGrid, ...]) -> tuple[SweepOptions, SweepSpec]:
     """(args, spec) of a resumed sweep: its recorded options, once no option of the command line contradicts them
-    (``cli`` and ``attackers``: the command line's spec and farm); says so in one line."""
-    params = recorded_params(client, args.experiment or f"putlab-{cli.preset.name}", sweep)
-    check_given(args, params, cli, attackers, preset_file)
-    spec = resumed_spec(args, params, preset_file)
-    print(summary(params, spec), flush=True)
-    return restored(args, params, spec.preset), spec
+    (``cli`` and ``attackers``: the command line's spec and farm; ``grids``: its preset's comparison grids); says so
+    in one line."""
+    recorded = Recorded.read(recorded_params(client, args.experiment or f"putlab-{cli.preset.name}", sweep), grids)
+    check_given(args, recorded, cli, attackers, preset_file)
+    spec = resumed_spec(args, recorded.params, preset_file)
+    print(summary(recorded, spec), flush=True)
+    return restored(args, recorded), spec

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from platform.plan.spec import SweepSpec
+from platform.results.comparison_grid import ComparisonGrid
 
 
 @dataclass(frozen=True)
@@ -16,10 +17,12 @@ class SweepPlan:
     tracking_uri: str
     experiment: str
     storage: str  # Tune storage: a folder every node sees, or a URI
+    location: str  # the Tune run's folder in the storage (``storage/name``)
     preset_file: str | None
     search: str  # "grid" or "optuna"
     samples: int | None  # Optuna trials (None: the profile's)
-    with_comparison_grids: bool  # whether the preset's comparison grids (``Preset.comparison_grids``) run beside the sweep's
+    comparison_grids: tuple[ComparisonGrid, ...]  # the preset's (``Preset.comparison_grids``), run or not
+    with_comparison_grids: bool  # whether they run beside the sweep's
     resumed: bool
     address: str | None = None
     gpus_per_trial: float | None = None  # None: a quarter GPU when the cluster has GPUs

@@ -44,8 +44,9 @@ def run_baseline(grid: SweepSpec, *, tracking_uri: str, exp_id: str, parent_id: 
     privacy attackers, less the membership attackers its own farm leaves out) attacks their checkpoints with its
     mechanism's loader."""
     name = tune_name(sweep, grid.preset.name)
-    if tune_storage.exists(tune_storage.join(storage, name, TUNER_STATE)):
-        tuner = restore_tuner(grid, resources, storage, name)
+    location = tune_storage.join(storage, name)
+    if tune_storage.exists(tune_storage.join(location, TUNER_STATE)):
+        tuner = restore_tuner(grid, resources, location)
     else:
         logger = MlflowTrialLogger(tracking_uri, exp_id, parent_id, grid.preset.label_keys,
                                    grid.preset.presentation.checkpoint_figures, storage=storage,

@@ -14,7 +14,6 @@ from platform.plan.sweep_plan import SweepPlan
 from platform.results import tracking
 from platform.results.comparison_grid import ComparisonGrid
 from platform.run import preflight
-from platform.run import storage as tune_storage
 from platform.run.catch_up import attack_missing
 from platform.run.comparison_grid import comparison_grid_farm, run_baseline
 from platform.run.cost_estimate import CostEstimate, last_finished
@@ -25,12 +24,14 @@ from platform.run.learning_curves import cancel_curves, collect_curves
 from platform.run.progress import SweepProgress
 from platform.run.trial_logger import MlflowTrialLogger
 from platform.run.tuner import build_tuner, cluster_kind, default_gpus_per_trial, init_ray, restore_tuner
+from search_spaces import Preset
 
 
 @dataclass(frozen=True)
 class Sweep:
     """A launched sweep: its plan and spec (with each trial's threads), parent run, resources per trial, farm, baseline
-    grids (none without) and raw-data reference points under way (None when recorded already or the preset has none)."""
+    grids (none without) with their trial counts, raw-data reference points under way (None when recorded already or
+    the preset has none), and its grid's first point (what the reference points and the learning curves' data read)."""
 
     plan: SweepPlan
     spec: SweepSpec
@@ -40,8 +41,10 @@ class Sweep:
     resources: dict[str, float]
     farm: FarmPlan | None
     comparison_grids: tuple[SweepSpec, ...]
+    comparison_trials: tuple[int, ...]  # each comparison grid's trials, in its order
     raw_references: ray.ObjectRef | None
     planned: int  # the parent run's own plan (a resumed sweep keeps it)
+    first_point: dict[str, Any]
 
 
 def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Sweep:
@@ -55,27 +58,28 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
     ending.attach(client, exp_id, parent_id, resume_command(plan.again, plan.name, dict(plan.options)))
     parent = client.get_run(parent_id).data
     params = parent.params
-    grids = comparison_grids(spec, params)
+    grids = comparison_grids(spec, params, plan.comparison_grids)
+    grid_trials = tuple(len(grid.grid_points()) for grid in grids)
+    first_point = spec.grid_points()[0]
     planned = int(params["planned_trials"])  # a resumed sweep keeps its own plan
-    for grid in grids:
+    for grid, count in zip(grids, grid_trials, strict=True):
         axes = "; ".join(f"{k} ∈ {{{', '.join(f'{v:g}' for v in grid.grid[k])}}}" for k in grid.preset.label_keys)
-        count = len(grid.grid_points())
         print(f"{grid.preset.name} comparison grid: {count} trial{'s' if count > 1 else ''} after the sweep's own ({axes}), same "
               "data and farm; off: --no-comparison-grids", flush=True)
-    print(planned_cost(client, exp_id, spec, planned, grids, plan.attackers).line(), flush=True)
+    print(planned_cost(client, exp_id, spec, planned, sum(grid_trials), plan.attackers).line(), flush=True)
     if not reopened:
         tracking.log_metrics(client, parent_id, {f"data/{k}": float(v) for k, v in counts.items()})
     farm = None
     if plan.attackers and spec.preset.checkpoint_inputs is not None:
         farm = FarmPlan(spec.preset.checkpoint_inputs, plan.attackers, spec.preset.farm.privacy, resources)
-    return Sweep(plan, spec, client, exp_id, parent_id, resources, farm, grids,
-                 start_raw_references(parent.metrics, spec, resources), planned)
+    return Sweep(plan, spec, client, exp_id, parent_id, resources, farm, grids, grid_trials,
+                 start_raw_references(parent.metrics, spec.preset, first_point, resources), planned, first_point)
 
 
-def comparison_grids(spec: SweepSpec, params: dict[str, str]) -> tuple[SweepSpec, ...]:
-    """The comparison grids the parent run says the sweep runs (``<baseline>_baseline`` params), on the grid it logged:
-    a sweep recorded before its preset gained a baseline runs only those it recorded."""
-    ran = [b for b in ComparisonGrid.all(spec.preset) if params.get(b.param) == "True"]
+def comparison_grids(spec: SweepSpec, params: dict[str, str], grids: tuple[ComparisonGrid, ...]) -> tuple[SweepSpec, ...]:
+    """Those of the preset's comparison ``grids`` the parent run says the sweep runs (``<baseline>_baseline`` params),
+    on the grid it logged: a sweep recorded before its preset gained a baseline runs only those it recorded."""
+    ran = [b for b in grids if params.get(b.param) == "True"]
     return tuple(comparison_grid_spec(logged_spec(spec, params), baseline) for baseline in ran)
 
 
@@ -94,34 +98,34 @@ def parent_params(plan: SweepPlan, spec: SweepSpec) -> dict[str, Any]:
     """What the parent run records of the sweep: what a resume runs again, and what the store's views show."""
     params: dict[str, Any] = {
         "preset": spec.preset.name, "profile": spec.profile, "mechanism": spec.preset.mechanism_name,
-        "dataset": spec.preset.dataset, "search": plan.search, "storage": tune_storage.join(plan.storage, plan.name),
+        "dataset": spec.preset.dataset, "search": plan.search, "storage": plan.location,
         "grid": spec.grid_param, "config": spec.config, "planned_trials": plan.planned, "attackers": plan.attackers,
         "machine": cluster_kind(),
     }
     if plan.preset_file:
         params["preset_file"] = plan.preset_file
-    for baseline in ComparisonGrid.all(spec.preset):
+    for baseline in plan.comparison_grids:
         params[baseline.param] = plan.with_comparison_grids
     return params
 
 
-def planned_cost(client: MlflowClient, exp_id: str, spec: SweepSpec, planned: int, grids: tuple[SweepSpec, ...],
+def planned_cost(client: MlflowClient, exp_id: str, spec: SweepSpec, planned: int, baseline_trials: int,
                  attackers: tuple[str, ...]) -> CostEstimate:
     """The sweep's plan and its expected wall time, priced from the newest finished sweep like it in the store."""
     epochs, every = spec.config.get("epochs"), spec.config.get("checkpoint_every") or 0
     checkpoints = 1 if not epochs else len({e for e in range(1, epochs + 1) if e == epochs or (every and e % every == 0)})
     like = {"preset": spec.preset.name, "profile": spec.profile} | tracking.flatten("attackers", attackers)
-    baseline_trials = sum(len(grid.grid_points()) for grid in grids)
     return CostEstimate(planned, baseline_trials, attackers, checkpoints, last_finished(client, exp_id, like))
 
 
-def start_raw_references(recorded: dict[str, float], spec: SweepSpec, resources: dict[str, float]) -> ray.ObjectRef | None:
-    """The preset's raw-data reference points as a Ray task beside the trials, unless the parent run's ``recorded`` metrics
-    have them already."""
-    if spec.preset.raw_references is None or any(k.startswith("baseline/") for k in recorded):
+def start_raw_references(recorded: dict[str, float], preset: Preset, point: dict[str, Any],
+                         resources: dict[str, float]) -> ray.ObjectRef | None:
+    """The preset's raw-data reference points of a grid ``point`` as a Ray task beside the trials, unless the parent
+    run's ``recorded`` metrics have them already."""
+    if preset.raw_references is None or any(k.startswith("baseline/") for k in recorded):
         return None
-    task = ray.remote(spec.preset.raw_references).options(num_cpus=resources["cpu"], num_gpus=resources["gpu"])
-    return task.remote(spec.grid_points()[0])
+    task = ray.remote(preset.raw_references).options(num_cpus=resources["cpu"], num_gpus=resources["gpu"])
+    return task.remote(point)
 
 
 def log_raw_references(sweep: Sweep) -> None:
@@ -152,7 +156,7 @@ def fit(sweep: Sweep, ending: SweepEnding) -> Any | None:
     as its checkpoints arrive; returns Tune's results, None when interrupted."""
     plan, spec = sweep.plan, sweep.spec
     if plan.resumed:
-        tuner = restore_tuner(spec, sweep.resources, plan.storage, plan.name)
+        tuner = restore_tuner(spec, sweep.resources, plan.location)
     else:
         logger = MlflowTrialLogger(plan.tracking_uri, sweep.exp_id, sweep.parent_id, spec.preset.label_keys,
                                    spec.preset.presentation.checkpoint_figures, storage=plan.storage,
@@ -193,7 +197,7 @@ def catch_up(sweep: Sweep, ending: SweepEnding) -> CaughtUp | None:
         if sweep.farm else (0, 0)
     baseline_results = []
     plan = sweep.plan
-    curves = start_front_curves(client, exp_id, parent_id, sweep.spec.preset, sweep.farm, sweep.spec.grid_points()[0]) \
+    curves = start_front_curves(client, exp_id, parent_id, sweep.spec.preset, sweep.farm, sweep.first_point) \
         if plan.learning_curves and sweep.farm else {}
     for grid in sweep.comparison_grids:
         with ending.fitting():

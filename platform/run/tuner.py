@@ -109,10 +109,9 @@ def build_tuner(spec: SweepSpec, *, search: str, samples: int | None, resources:
     return tuner
 
 
-def restore_tuner(spec: SweepSpec, resources: dict[str, float], storage: str, name: str) -> tune.Tuner:
-    """The interrupted Tuner, once its seal proves the state is the sweep's own (nothing is unpickled before):
-    finished trials stay finished, unfinished and errored ones continue."""
-    location = tune_storage.join(storage, name)
+def restore_tuner(spec: SweepSpec, resources: dict[str, float], location: str) -> tune.Tuner:
+    """The interrupted Tuner at ``location`` (its Tune run's folder), once its seal proves the state is the sweep's own
+    (nothing is unpickled before): finished trials stay finished, unfinished and errored ones continue."""
     verify(location)
     trainable = tune.with_resources(spec.preset.trainable, resources)
     return tune.Tuner.restore(location, trainable=trainable, resume_unfinished=True, resume_errored=True)
