@@ -51,10 +51,13 @@ def redacted(url: str) -> str:
 
 def service_url(url: str) -> str:
     """``url`` as a release service's base URL (trailing slashes dropped); a one-line ValueError, with any credentials
-    redacted, unless it is http or https with a host, a port in 1–65535, no credentials, query or fragment."""
+    redacted, unless it is ASCII, http or https with a host, a port in 1–65535, no credentials, query or fragment."""
     shown = redacted(url)
     if any(not c.isprintable() or c.isspace() for c in url):
         raise ValueError(f"release service URL {shown!r} holds spaces or control characters")
+    if not url.isascii():  # http.client sends the host and path as ASCII (the Host header as Latin-1)
+        raise ValueError(f"release service URL {shown!r} holds characters outside ASCII: give the host in its ASCII "
+                         "(IDNA) form and percent-encode the path")
     try:
         parts = urllib.parse.urlsplit(url)
         port = parts.port

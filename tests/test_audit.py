@@ -165,6 +165,10 @@ def test_bad_input_is_one_line_and_exit_2(registry: str, capsys: pytest.CaptureF
                                    "service's base URL"),
     ("http://127.0.0.1:8000/a b", "release service URL 'http://127.0.0.1:8000/a b' holds spaces or control characters"),
     ("", "release service URL '' must start with http:// or https:// (no scheme)"),
+    ("http://\u0100", "release service URL 'http://\u0100' holds characters outside ASCII: give the host in its ASCII (IDNA) "
+                      "form and percent-encode the path"),
+    ("http://127.0.0.1:8000/caf\u00e9", "release service URL 'http://127.0.0.1:8000/caf\u00e9' holds characters outside "
+                                       "ASCII: give the host in its ASCII (IDNA) form and percent-encode the path"),
 ])
 def test_a_bad_url_is_refused_at_once_in_one_line(registry: str, capsys: pytest.CaptureFixture[str], url: str,
                                                   error: str) -> None:
