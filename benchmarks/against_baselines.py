@@ -14,6 +14,7 @@ the difference from noise is paired:
   useful as a comparison point and no more distorted than it.
 
     PYTHONPATH=. .venv/bin/python benchmarks/against_baselines.py --tracking-uri sqlite:///mlflow.db putlab-amnist
+    PYTHONPATH=. .venv/bin/python benchmarks/against_baselines.py --skip lam=0 amnist-game-20261127-210651
 """
 from __future__ import annotations
 
@@ -75,12 +76,17 @@ def per_trial(summary: SweepSummary) -> pd.DataFrame:
     return pd.concat(rows) if rows else pd.DataFrame()
 
 
-def paired_against_noise(table: pd.DataFrame, axes: list[Axis], min_utility: float) -> Paired | None:
-    """The front's trials with utility ≥ ``min_utility``: privacy value minus noise's at equal utility, same seed."""
+def paired_against_noise(table: pd.DataFrame, axes: list[Axis], min_utility: float,
+                         skip: dict[str, float]) -> Paired | None:
+    """The front's trials with utility ≥ ``min_utility`` (less those at a ``skip`` value): privacy value minus noise's
+    at equal utility, same seed."""
     column = f"{NOISE}/attack"
     if column not in table:
         return None
-    chosen = table[table["on_front"] & (table[axes[0].metric] >= min_utility)].dropna(subset=[column])
+    kept = table["on_front"] & (table[axes[0].metric] >= min_utility)
+    for key, value in skip.items():
+        kept &= table[key] != value
+    chosen = table[kept].dropna(subset=[column])
     if chosen.empty:
         return None
     diff = chosen[axes[1].metric] - chosen[column]
@@ -137,7 +143,13 @@ def main() -> None:
     parser.add_argument("--tracking-uri", default="sqlite:///mlflow.db")
     parser.add_argument("--min-utility", type=float, default=0.80,
                         help="the paired test reads front trials at least this useful (default 0.80)")
+    parser.add_argument("--skip", action="append", default=[], metavar="KEY=VALUE",
+                        help="leave trials at this grid value out of the paired test, e.g. lam=0 (the identity anchor)")
     args = parser.parse_args()
+    try:
+        skip = {key: float(value) for key, value in (item.split("=", 1) for item in args.skip)}
+    except ValueError:
+        parser.error(f"--skip takes KEY=NUMBER, got {args.skip}")
     client = tracking.connect(args.tracking_uri, create=False)
     _, parent_id = tracking.find_sweep_parent(client, args.sweep)
     preset = preset_of(client.get_run(parent_id).data.params)
@@ -150,11 +162,12 @@ def main() -> None:
     front = table[table["on_front"]]
     flagged = front[dominated].apply(lambda r: any(isinstance(v, str) and v for v in r), axis=1)
     print(f"front trials dominated by a comparison point of their seed: {int(flagged.sum())} of {len(front)}")
-    paired = paired_against_noise(table, summary.axes, args.min_utility)
+    paired = paired_against_noise(table, summary.axes, args.min_utility, skip)
     if paired is None:
         print(f"against noise: no front trial with {summary.axes[0].metric} ≥ {args.min_utility} that noise reaches")
     else:
-        print(f"against noise at equal utility (front trials with {summary.axes[0].metric} ≥ {args.min_utility}, "
+        left_out = "".join(f", {k} ≠ {readable(v)}" for k, v in skip.items())
+        print(f"against noise at equal utility (front trials with {summary.axes[0].metric} ≥ {args.min_utility}{left_out}, "
               f"n = {len(paired.differences)}): mean {paired.mean:+.3f} [{paired.interval[0]:+.3f}, "
               f"{paired.interval[1]:+.3f}], Wilcoxon signed-rank p = {paired.wilcoxon_p:.3g}")
     print_operating_points(summary)
