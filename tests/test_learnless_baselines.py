@@ -141,7 +141,7 @@ def test_smoke_sweep_runs_every_baseline_beside_its_front(workdir: Path) -> None
     out = run_sweep(workdir, "amnist", "--profile", "smoke", baseline=True, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
     for name in ("noise", "stroke-redraw", "digit-prototype"):
-        assert f"{name} baseline: " in out.stdout and f"{name} baseline (utility/fresh_accuracy" in out.stdout, name
+        assert f"{name} comparison grid: " in out.stdout and f"{name} baseline (utility/fresh_accuracy" in out.stdout, name
     client = store(workdir)
     exp_id = client.get_experiment_by_name("putlab-amnist").experiment_id
     runs = client.search_runs([exp_id])
