@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import argparse
 import math
-from dataclasses import dataclass
 
 import pandas as pd
-from scipy import stats
 
 from core.numbers import readable
 from core.pareto_axis import Axis
+from platform.papers.measures import Measured, paired
 from platform.plan.spec import preset_of
 from platform.results import tracking
 from platform.results.comparison_grid import ComparisonCurve, comparison_grid_points, dominated_by, value_at_utility
@@ -34,16 +33,6 @@ from platform.results.replicates import SEED
 from platform.results.summary import SweepSummary, read_summary, usable_trials
 
 NOISE = "noise"
-
-
-@dataclass(frozen=True)
-class Paired:
-    """Per-trial differences (the trial's privacy value minus noise's at its utility, same seed) and their tests."""
-
-    differences: pd.Series
-    mean: float
-    interval: tuple[float, float]
-    wilcoxon_p: float
 
 
 def seed_curve(curve: ComparisonCurve, seed: float, axes: list[Axis]) -> pd.DataFrame:
@@ -77,7 +66,7 @@ def per_trial(summary: SweepSummary) -> pd.DataFrame:
 
 
 def paired_against_noise(table: pd.DataFrame, axes: list[Axis], min_utility: float,
-                         skip: dict[str, float]) -> Paired | None:
+                         skip: dict[str, float]) -> Measured | None:
     """The front's trials with utility ≥ ``min_utility`` (less those at a ``skip`` value): privacy value minus noise's
     at equal utility, same seed."""
     column = f"{NOISE}/attack"
@@ -87,14 +76,7 @@ def paired_against_noise(table: pd.DataFrame, axes: list[Axis], min_utility: flo
     for key, value in skip.items():
         kept &= table[key] != value
     chosen = table[kept].dropna(subset=[column])
-    if chosen.empty:
-        return None
-    diff = chosen[axes[1].metric] - chosen[column]
-    mean = float(diff.mean())
-    half = (float(stats.t.ppf(0.975, len(diff) - 1) * diff.std(ddof=1) / math.sqrt(len(diff)))
-            if len(diff) > 1 else math.nan)
-    p = float(stats.wilcoxon(diff).pvalue) if len(diff) > 1 and (diff != 0).any() else math.nan
-    return Paired(diff, mean, (mean - half, mean + half), p)
+    return None if chosen.empty else paired(chosen[axes[1].metric] - chosen[column], chosen)
 
 
 def best_within(points: pd.DataFrame, axes: list[Axis], utility: float, distortion: float) -> pd.Series | None:
@@ -162,14 +144,13 @@ def main() -> None:
     front = table[table["on_front"]]
     flagged = front[dominated].apply(lambda r: any(isinstance(v, str) and v for v in r), axis=1)
     print(f"front trials dominated by a comparison point of their seed: {int(flagged.sum())} of {len(front)}")
-    paired = paired_against_noise(table, summary.axes, args.min_utility, skip)
-    if paired is None:
+    against = paired_against_noise(table, summary.axes, args.min_utility, skip)
+    if against is None:
         print(f"against noise: no front trial with {summary.axes[0].metric} ≥ {args.min_utility} that noise reaches")
     else:
         left_out = "".join(f", {k} ≠ {readable(v)}" for k, v in skip.items())
-        print(f"against noise at equal utility (front trials with {summary.axes[0].metric} ≥ {args.min_utility}{left_out}, "
-              f"n = {len(paired.differences)}): mean {paired.mean:+.3f} [{paired.interval[0]:+.3f}, "
-              f"{paired.interval[1]:+.3f}], Wilcoxon signed-rank p = {paired.wilcoxon_p:.3g}")
+        print(f"against noise at equal utility (front trials with {summary.axes[0].metric} ≥ {args.min_utility}{left_out}): "
+              f"mean {against.value:+.3f} [{against.low:+.3f}, {against.high:+.3f}], {against.statistic}")
     print_operating_points(summary)
 
 
