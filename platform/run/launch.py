@@ -30,7 +30,7 @@ from search_spaces import Preset
 class Sweep:
     """A launched sweep: its plan and spec (with each trial's threads), parent run, resources per trial, farm, baseline
     grids (none without) with their trial counts, raw-data reference points under way (None when recorded already or
-    the preset has none), and its grid's first point (what the reference points and the learning curves' data read)."""
+    the preset has none), and the data counts of its grid's first point (the learning curves' 200 % point reads them)."""
 
     plan: SweepPlan
     spec: SweepSpec
@@ -43,7 +43,7 @@ class Sweep:
     comparison_trials: tuple[int, ...]  # each comparison grid's trials, in its order
     raw_references: ray.ObjectRef | None
     planned: int  # the parent run's own plan (a resumed sweep keeps it)
-    first_point: dict[str, Any]
+    counts: dict[str, int]
 
 
 def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Sweep:
@@ -72,7 +72,7 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
     if plan.attackers and spec.preset.checkpoint_inputs is not None:
         farm = FarmPlan(spec.preset.checkpoint_inputs, plan.attackers, spec.preset.farm.privacy, resources)
     return Sweep(plan, spec, client, exp_id, parent_id, resources, farm, grids, grid_trials,
-                 start_raw_references(parent.metrics, spec.preset, first_point, resources), planned, first_point)
+                 start_raw_references(parent.metrics, spec.preset, first_point, resources), planned, counts)
 
 
 def with_resources(plan: SweepPlan) -> tuple[SweepSpec, dict[str, float]]:
@@ -166,7 +166,7 @@ def catch_up(sweep: Sweep, ending: SweepEnding) -> CaughtUp | None:
         if sweep.farm else (0, 0)
     baseline_results = []
     plan = sweep.plan
-    curves = start_front_curves(client, exp_id, parent_id, sweep.spec.preset, sweep.farm, sweep.first_point) \
+    curves = start_front_curves(client, exp_id, parent_id, sweep.spec.preset, sweep.farm, sweep.counts) \
         if plan.learning_curves and sweep.farm else {}
     for grid in sweep.comparison_grids:
         with ending.fitting():
