@@ -162,11 +162,11 @@ def catch_up(sweep: Sweep, ending: SweepEnding) -> CaughtUp | None:
     up on each one's checkpoints likewise, and collect the curves and the raw-data reference points; None when
     interrupted."""
     client, exp_id, parent_id = sweep.client, sweep.exp_id, sweep.parent_id
-    caught_up, failed = attack_missing(client, tracking.child_runs(client, exp_id, parent_id), sweep.farm) \
-        if sweep.farm else (0, 0)
+    runs = tracking.child_runs(client, exp_id, parent_id) if sweep.farm else []
+    caught_up, failed = attack_missing(client, runs, sweep.farm) if sweep.farm else (0, 0)
     baseline_results = []
     plan = sweep.plan
-    curves = start_front_curves(client, exp_id, parent_id, sweep.spec.preset, sweep.farm, sweep.counts) \
+    curves = start_front_curves(client, parent_id, sweep.spec.preset, sweep.farm, runs, sweep.counts) \
         if plan.learning_curves and sweep.farm else {}
     for grid in sweep.comparison_grids:
         with ending.fitting():
