@@ -21,7 +21,7 @@ from platform.results import tracking
 from platform.results.comparison_grid import format_comparison
 from platform.results.summary import SweepSummary, format_summary, log_summary, read_summary
 from platform.run.interrupts import SweepEnding
-from platform.run.launch import CaughtUp, Sweep, log_raw_references
+from platform.run.launch import CaughtUp, Sweep
 from search_spaces import Preset, SweepFigure, SweepTrials
 
 
@@ -83,13 +83,12 @@ def figure_name(figure: SweepFigure) -> str:
 
 
 def publish_sweep(sweep: Sweep, results: Any, caught_up: CaughtUp, ending: SweepEnding) -> int:
-    """The sweep's last step: raw-data reference points and the summary on the parent run, the terminal's table, the report
-    and where to look; the parent run FINISHED when every planned trial finished and every checkpoint was attacked,
-    else the sweep says it is incomplete (KILLED). The report states that final status: the run ends after it, so
+    """The sweep's last step: the summary on the parent run, the terminal's table, the report and where to look; the
+    parent run FINISHED when every planned trial finished and every checkpoint was attacked, else the sweep says it is
+    incomplete (KILLED). The report states that final status: the run ends after it, so
     a Ctrl+C while publishing leaves the sweep KILLED and ``--resume`` publishes it again."""
     client, parent_id, preset = sweep.client, sweep.parent_id, sweep.spec.preset
     print(f"sweep {sweep.plan.name}: publishing its summary, figures and report", flush=True)
-    log_raw_references(sweep)
     summary = publish(client, parent_id, preset)
     tell(sweep, summary)
     complete = finished(sweep, results, caught_up)

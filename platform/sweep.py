@@ -11,6 +11,7 @@ import json
 import time
 from pathlib import Path
 
+from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
 from attacks.attackers.registry import check_names
@@ -134,11 +135,14 @@ def plan_sweep(args: SweepOptions) -> SweepPlan:
         name = f"{spec.preset.name}-{spec.profile}-{time.strftime('%Y%m%d-%H%M%S')}"
     else:
         name = find_sweep(storage, spec.preset.name, args.resume or None)
+        experiment = args.experiment or f"putlab-{spec.preset.name}"
+        parent = resume_options.recorded_parent(client, experiment, name)
         if not args.resume:
-            check_newest_unfinished(client, args.experiment or f"putlab-{spec.preset.name}", storage, name,
-                                    spec.preset.name, [args.preset] if args.preset else ["--preset-file", str(preset_file)])
+            check_newest_unfinished(client, parent, storage, name, spec.preset.name,
+                                    [args.preset] if args.preset else ["--preset-file", str(preset_file)])
         check_resume_source(storage, name, grids)
-        args, spec = resume_options.resume(client, args, spec, attackers, name, preset_file, grids)
+        recorded = resume_options.recorded_params(client, parent, experiment, name)
+        args, spec = resume_options.resume(args, spec, attackers, recorded, preset_file, grids)
         attackers = farm_attackers(args, spec)
     options = {"--tracking-uri": tracking_uri, "--storage": storage, "--experiment": args.experiment,
                "--address": args.address, "--attackers": args.attackers,
@@ -159,16 +163,14 @@ def learning_curves(asked: bool | None, profile: str) -> bool:
     return asked if asked is not None else profile != "smoke"
 
 
-def check_newest_unfinished(client: MlflowClient, experiment: str, storage: str, name: str, preset: str,
+def check_newest_unfinished(client: MlflowClient, parent: Run | None, storage: str, name: str, preset: str,
                             start: list[str]) -> None:
-    """A bare ``--resume`` continues the newest sweep of ``preset`` (``name``) only while it is unfinished: once its
-    parent run has FINISHED, a UsageError naming it, how to start a new sweep (``start``: the preset's arguments) and
-    the unfinished sweeps of the preset that ``--resume`` can name."""
-    found = client.get_experiment_by_name(experiment)
-    parent = tracking.find_parent(client, found.experiment_id, name) if found is not None else None
-    if found is None or parent is None or client.get_run(parent).info.status != "FINISHED":
+    """A bare ``--resume`` continues the newest sweep of ``preset`` (``name``, whose ``parent`` run the store holds, or
+    None) only while it is unfinished: once its parent run has FINISHED, a UsageError naming it, how to start a new
+    sweep (``start``: the preset's arguments) and the unfinished sweeps of the preset that ``--resume`` can name."""
+    if parent is None or parent.info.status != "FINISHED":
         return
-    sweeps = client.search_runs([found.experiment_id], filter_string=f"tags.`{tracking.TAG_ROLE}` = 'sweep'",
+    sweeps = client.search_runs([parent.info.experiment_id], filter_string=f"tags.`{tracking.TAG_ROLE}` = 'sweep'",
                                 order_by=["attributes.start_time DESC"], max_results=1000)
     unfinished = [r.info.run_name for r in sweeps if r.info.status != "FINISHED" and r.data.params.get("preset") == preset
                   and tune_storage.exists(tune_storage.join(storage, r.info.run_name, TUNER_STATE))]

@@ -13,11 +13,10 @@ import torch
 from conftest import run_sweep, store
 
 from core.image_quality import psnr
-from platform.plan.comparison_grid import comparison_grid_spec
+from platform.plan.comparison_grid import comparison_grid_spec, comparison_grids
 from platform.plan.spec import resolve
 from platform.results import tracking
 from platform.results.comparison_grid import ComparisonGrid
-from platform.run.launch import comparison_grids
 from search_spaces import presets
 from trainables.prototype.mechanism import DigitPrototypeBaseline, class_means
 from trainables.shared.tune_loop import write_checkpoint

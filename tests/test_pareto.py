@@ -258,8 +258,8 @@ def test_a_value_holding_only_the_shared_anchor_is_no_group_and_seeds_average() 
 
 def test_fronts_by_figure_draws_one_front_per_alpha_and_the_joint_front(tmp_path) -> None:
     groups = _fronts(PER_ALPHA)
-    joint = _per_alpha(PER_ALPHA)
-    joint["pareto_front"] = pareto_mask(joint, AXES)
+    points = _per_alpha(PER_ALPHA)
+    joint = points[pareto_mask(points, AXES)]
     fig = fronts_by_figure(groups, joint, AXES)
     legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert legend[:2] == ["α = 1", "α = ∞"] and "joint front" in legend

@@ -380,8 +380,8 @@ def plot_fronts_by(groups: Sequence[GroupFront], joint: pd.DataFrame, axes: Sequ
 
 def fronts_by_figure(groups: Sequence[GroupFront], joint: pd.DataFrame, axes: Sequence[Axis]) -> Figure:
     """Each group's points and front in its own colour (``fronts_figure``), labelled by the other axes (a point shared
-    by every group, such as the λ = 0 anchor, once), and the joint front of ``joint`` (a point table with
-    ``pareto_front``) dashed in black over them; with more than two axes, every front on the first two."""
+    by every group, such as the λ = 0 anchor, once), and the joint front ``joint`` (its points, on the first two axes:
+    ``SweepSummary.plane_front``) dashed in black over them; with more than two axes, every front on the first two."""
     if not groups:
         raise ValueError("fronts_by_figure needs at least one group")
     symbol = SYMBOLS.get(groups[0].axis, groups[0].axis)
@@ -399,8 +399,7 @@ def fronts_by_figure(groups: Sequence[GroupFront], joint: pd.DataFrame, axes: Se
     ax = fig.axes[0]
     if not joint.empty:
         ax_x, ax_y = axes[:2]
-        on = joint[pareto_mask(joint, axes[:2]) if len(axes) > 2 else joint["pareto_front"].astype(bool)]
-        on = on.iloc[np.argsort(ax_x.to_min(on[ax_x.metric].to_numpy(dtype=float)), kind="stable")]
+        on = joint.iloc[np.argsort(ax_x.to_min(joint[ax_x.metric].to_numpy(dtype=float)), kind="stable")]
         ax.step(on[ax_x.metric], on[ax_y.metric], where="post", color="black", linestyle="--", linewidth=1,
                 label="joint front", zorder=2.5)
     ax.set_title(f"one front per {symbol}" + (f"; {ax.get_title()}" if ax.get_title() else ""), fontsize=8)

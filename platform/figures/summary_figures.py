@@ -10,7 +10,6 @@ import pandas as pd
 
 from platform.figures.front import plot_front, plot_fronts_by
 from platform.figures.trends import plot_trends
-from platform.results.pareto import pareto_mask
 from platform.results.summary import SweepSummary
 from search_spaces import Preset
 
@@ -38,14 +37,14 @@ def draw_summary(summary: SweepSummary, preset: Preset, folder: Path) -> list[Pa
     drawn = []
     if len(summary.groups) > 1:
         drawn.append(folder / f"front_by_{summary.groups[0].axis}.png")
-        plot_fronts_by(summary.groups, points, axes, drawn[-1])
+        plot_fronts_by(summary.groups, points[summary.plane_front], axes, drawn[-1])
     if summary.front.any():
         drawn.append(folder / "front.png")
         plot_front(points, axes, points["pareto_front"].to_numpy(), "name", drawn[-1],
                    baselines=comparison_curves(summary), imputation=summary.imputation, dominated=dominated(summary))
         if len(axes) > 2:
             drawn.append(folder / "front_2d.png")
-            plot_front(points, axes[:2], pareto_mask(points, axes[:2]), "name", drawn[-1],
+            plot_front(points, axes[:2], summary.plane_front.to_numpy(), "name", drawn[-1],
                        baselines=comparison_curves(summary), imputation=summary.imputation)
     drawn.append(folder / "trends.png")
     plot_trends(summary.trials.assign(pareto_front=summary.front), preset.label_keys,

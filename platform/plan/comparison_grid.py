@@ -39,6 +39,13 @@ def comparison_grid_spec(spec: SweepSpec, baseline: ComparisonGrid) -> SweepSpec
     return SweepSpec(base, profile, {k: v for k, v in typed[0].items() if k not in axes}, base_grids)
 
 
+def comparison_grids(spec: SweepSpec, params: dict[str, str], grids: tuple[ComparisonGrid, ...]) -> tuple[SweepSpec, ...]:
+    """Those of the preset's comparison ``grids`` the parent run says the sweep runs (``<baseline>_baseline`` params),
+    on the grid it logged: a sweep recorded before its preset gained a baseline runs only those it recorded."""
+    ran = [b for b in grids if params.get(b.param) == "True"]
+    return tuple(comparison_grid_spec(logged_spec(spec, params), baseline) for baseline in ran)
+
+
 def logged_value(text: str) -> Any:
     """A config value as the parent run logged it: a list as JSON (``tracking.flatten``), anything else as text."""
     return parse_json(text, list[Any], "a recorded config list") if text.startswith("[") else parse_value(text)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
 from core.files.structured import parse_json
@@ -24,14 +25,19 @@ from platform.results.replicates import SEED
 KEPT = "a resumed sweep keeps its own options"
 
 
-def recorded_params(client: MlflowClient, experiment: str, sweep: str) -> dict[str, str]:
-    """The params the sweep's parent run recorded; a UsageError when the store holds no such run."""
+def recorded_parent(client: MlflowClient, experiment: str, sweep: str) -> Run | None:
+    """The sweep's parent run in the store, read once (None when the store holds no such run)."""
     found = client.get_experiment_by_name(experiment)
     parent = tracking.find_parent(client, found.experiment_id, sweep) if found is not None else None
+    return None if parent is None else client.get_run(parent)
+
+
+def recorded_params(client: MlflowClient, parent: Run | None, experiment: str, sweep: str) -> dict[str, str]:
+    """The params the sweep's ``parent`` run recorded; a UsageError when the store holds no such run."""
     if parent is None:
         raise UsageError(f"sweep {sweep} has no run in MLflow experiment {experiment!r} of {client.tracking_uri}: "
                          f"resume it with the --tracking-uri and --experiment it ran with")
-    return client.get_run(parent).data.params
+    return parent.data.params
 
 
 def recorded_attackers(params: dict[str, str]) -> tuple[str, ...]:
@@ -122,12 +128,12 @@ def summary(recorded: Recorded, spec: SweepSpec) -> str:
             "its own config and grid")
 
 
-def resume(client: MlflowClient, args: SweepOptions, cli: SweepSpec, attackers: tuple[str, ...], sweep: str,
+def resume(args: SweepOptions, cli: SweepSpec, attackers: tuple[str, ...], params: dict[str, str],
            preset_file: str | None, grids: tuple[ComparisonGrid, ...]) -> tuple[SweepOptions, SweepSpec]:
-    """(args, spec) of a resumed sweep: its recorded options, once no option of the command line contradicts them
-    (``cli`` and ``attackers``: the command line's spec and farm; ``grids``: its preset's comparison grids); says so
-    in one line."""
-    recorded = Recorded.read(recorded_params(client, args.experiment or f"putlab-{cli.preset.name}", sweep), grids)
+    """(args, spec) of a resumed sweep: its recorded options (``params``: its parent run's), once no option of the
+    command line contradicts them (``cli`` and ``attackers``: the command line's spec and farm; ``grids``: its preset's
+    comparison grids); says so in one line."""
+    recorded = Recorded.read(params, grids)
     check_given(args, recorded, cli, attackers, preset_file)
     spec = resumed_spec(args, recorded.params, preset_file)
     print(summary(recorded, spec), flush=True)

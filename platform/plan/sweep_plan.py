@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from platform.plan.spec import SweepSpec
 from platform.results.comparison_grid import ComparisonGrid
@@ -43,3 +44,18 @@ class SweepPlan:
     def again(self) -> str:
         """How a resume command names the preset: its file, else its name."""
         return f"--preset-file={self.preset_file}" if self.preset_file else self.spec.preset.name
+
+    def parent_params(self, spec: SweepSpec, machine: str) -> dict[str, Any]:
+        """What the parent run records of the sweep (``spec``: the plan's with each trial's threads; ``machine``: the
+        cluster's kind): what a resume runs again, and what the store's views show."""
+        params: dict[str, Any] = {
+            "preset": spec.preset.name, "profile": spec.profile, "mechanism": spec.preset.mechanism_name,
+            "dataset": spec.preset.dataset, "search": self.search, "storage": self.location,
+            "grid": spec.grid_param, "config": spec.config, "planned_trials": self.planned, "attackers": self.attackers,
+            "machine": machine,
+        }
+        if self.preset_file:
+            params["preset_file"] = self.preset_file
+        for baseline in self.comparison_grids:
+            params[baseline.param] = self.with_comparison_grids
+        return params

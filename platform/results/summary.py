@@ -56,6 +56,7 @@ class SweepSummary:
     comparisons: tuple[ComparisonCurve, ...] = ()  # the preset's comparison grids (``Preset.comparison_grids``), their points
     compared: pd.DataFrame = field(default_factory=pd.DataFrame)  # the front beside every baseline
     imputation: Imputation | None = None  # the privacy axis's imputation attacker (points then hold ADDED)
+    plane_front: pd.Series = field(default_factory=lambda: pd.Series(dtype=bool))  # the points' front on the first two axes
 
     @property
     def comparison_trials(self) -> pd.DataFrame:
@@ -137,13 +138,14 @@ def summarise(table: pd.DataFrame, axes: list[Axis], label_keys: tuple[str, ...]
         return SweepSummary(table, pd.Series(False, index=table.index), float("nan"), float("nan"), axes=axes)
     points = point_table(usable, axes, label_keys)
     points["pareto_front"] = pareto_mask(points, axes)
+    plane_front = pd.Series(pareto_mask(points, axes[:2]), index=points.index)  # what the two-axis views draw
     mask = pd.Series(False, index=table.index)
     mask[usable.index] = points["pareto_front"].to_numpy()[point_index(usable, label_keys)]
     plane = (float(hypervolume_by_seed(usable, axes[:2]).mean()),
              float(hypervolume_by_seed(usable, axes[:2], normalised=True).mean()))
     return SweepSummary(table, mask, float(hypervolume_by_seed(usable, axes).mean()),
                         float(hypervolume_by_seed(usable, axes, normalised=True).mean()),
-                        points, spread_metrics(usable, points, axes), axes, plane)
+                        points, spread_metrics(usable, points, axes), axes, plane, plane_front=plane_front)
 
 
 def read_summary(client: MlflowClient, parent_id: str, preset: Preset) -> SweepSummary:

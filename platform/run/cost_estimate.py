@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from mlflow.tracking import MlflowClient
 
+from platform.plan.spec import SweepSpec
 from platform.results import tracking
 from platform.results.clock import clock
 
@@ -52,6 +53,15 @@ class CostEstimate:
                           "follows the first finished trial)"
         return (f"{plan}; about {clock(self.seconds)} here (sweep {self.source.name}: {self.source.trials} trials in "
                 f"{clock(self.source.wall_s)})")
+
+
+def planned_cost(client: MlflowClient, exp_id: str, spec: SweepSpec, planned: int, baseline_trials: int,
+                 attackers: tuple[str, ...]) -> CostEstimate:
+    """The sweep's plan and its expected wall time, priced from the newest finished sweep like it in the store."""
+    epochs, every = spec.config.get("epochs"), spec.config.get("checkpoint_every") or 0
+    checkpoints = 1 if not epochs else len({e for e in range(1, epochs + 1) if e == epochs or (every and e % every == 0)})
+    like = {"preset": spec.preset.name, "profile": spec.profile} | tracking.flatten("attackers", attackers)
+    return CostEstimate(planned, baseline_trials, attackers, checkpoints, last_finished(client, exp_id, like))
 
 
 def last_finished(client: MlflowClient, exp_id: str, params: dict[str, str]) -> Measured | None:

@@ -13,7 +13,6 @@ import ray
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
-from platform.results import tracking
 from platform.results.summary import read_summary
 from platform.run.catch_up import checkpoints_of, trial_config
 from platform.run.farm import FarmPlan
@@ -23,14 +22,14 @@ from search_spaces import Preset
 AVAILABLE = "attacker_records_max"  # the data counts' records outside the test split an attacker could release
 
 
-def start_front_curves(client: MlflowClient, exp_id: str, parent_id: str, preset: Preset, farm: FarmPlan,
-                       config: dict) -> dict[ray.ObjectRef, CurveJob]:
+def start_front_curves(client: MlflowClient, parent_id: str, preset: Preset, farm: FarmPlan, runs: Sequence[Run],
+                       counts: dict[str, int]) -> dict[ray.ObjectRef, CurveJob]:
     """Submit the curves of the front points' strongest attackers (none already drawn) and return them under way;
-    ``config``: a grid point's, whose data counts say how many records a 200 % point may use."""
+    ``runs``: the sweep's trial runs (as the catch-up read them); ``counts``: a grid point's data counts, which say how
+    many records a 200 % point may use."""
     summary = read_summary(client, parent_id, preset)
     front = set(summary.trials.loc[summary.front, "run_id"]) if summary.front.any() else set()
-    runs = [run for run in tracking.child_runs(client, exp_id, parent_id) if run.info.run_id in front]
-    pending = start_curves(client, runs, farm, available_records(preset, config))
+    pending = start_curves(client, [run for run in runs if run.info.run_id in front], farm, counts.get(AVAILABLE))
     if pending:
         print(f"learning curves: refitting the strongest attacker of {len(pending)} front point(s) on parts of its "
               "records, as Ray tasks beside whatever runs next (off: --no-learning-curve)", flush=True)

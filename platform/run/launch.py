@@ -8,15 +8,14 @@ from typing import Any
 import ray
 from mlflow.tracking import MlflowClient
 
-from platform.plan.comparison_grid import comparison_grid_spec, logged_spec
+from platform.plan.comparison_grid import comparison_grids
 from platform.plan.spec import SweepSpec
 from platform.plan.sweep_plan import SweepPlan
 from platform.results import tracking
-from platform.results.comparison_grid import ComparisonGrid
 from platform.run import preflight
 from platform.run.catch_up import attack_missing
 from platform.run.comparison_grid import comparison_grid_farm, run_baseline
-from platform.run.cost_estimate import CostEstimate, last_finished
+from platform.run.cost_estimate import planned_cost
 from platform.run.farm import FarmPlan
 from platform.run.front_curves import start_front_curves
 from platform.run.interrupts import SweepEnding, resume_command
@@ -31,7 +30,7 @@ from search_spaces import Preset
 class Sweep:
     """A launched sweep: its plan and spec (with each trial's threads), parent run, resources per trial, farm, baseline
     grids (none without) with their trial counts, raw-data reference points under way (None when recorded already or
-    the preset has none), and its grid's first point (what the reference points and the learning curves' data read)."""
+    the preset has none), and the data counts of its grid's first point (the learning curves' 200 % point reads them)."""
 
     plan: SweepPlan
     spec: SweepSpec
@@ -44,7 +43,7 @@ class Sweep:
     comparison_trials: tuple[int, ...]  # each comparison grid's trials, in its order
     raw_references: ray.ObjectRef | None
     planned: int  # the parent run's own plan (a resumed sweep keeps it)
-    first_point: dict[str, Any]
+    counts: dict[str, int]
 
 
 def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Sweep:
@@ -54,7 +53,7 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
     spec, resources = with_resources(plan)
     client = MlflowClient(plan.tracking_uri)
     exp_id = tracking.experiment_id(client, plan.experiment)
-    parent_id, reopened = tracking.start_parent(client, exp_id, plan.name, parent_params(plan, spec))
+    parent_id, reopened = tracking.start_parent(client, exp_id, plan.name, plan.parent_params(spec, cluster_kind()))
     ending.attach(client, exp_id, parent_id, resume_command(plan.again, plan.name, dict(plan.options)))
     parent = client.get_run(parent_id).data
     params = parent.params
@@ -73,14 +72,7 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
     if plan.attackers and spec.preset.checkpoint_inputs is not None:
         farm = FarmPlan(spec.preset.checkpoint_inputs, plan.attackers, spec.preset.farm.privacy, resources)
     return Sweep(plan, spec, client, exp_id, parent_id, resources, farm, grids, grid_trials,
-                 start_raw_references(parent.metrics, spec.preset, first_point, resources), planned, first_point)
-
-
-def comparison_grids(spec: SweepSpec, params: dict[str, str], grids: tuple[ComparisonGrid, ...]) -> tuple[SweepSpec, ...]:
-    """Those of the preset's comparison ``grids`` the parent run says the sweep runs (``<baseline>_baseline`` params),
-    on the grid it logged: a sweep recorded before its preset gained a baseline runs only those it recorded."""
-    ran = [b for b in grids if params.get(b.param) == "True"]
-    return tuple(comparison_grid_spec(logged_spec(spec, params), baseline) for baseline in ran)
+                 start_raw_references(parent.metrics, spec.preset, first_point, resources), planned, counts)
 
 
 def with_resources(plan: SweepPlan) -> tuple[SweepSpec, dict[str, float]]:
@@ -92,30 +84,6 @@ def with_resources(plan: SweepPlan) -> tuple[SweepSpec, dict[str, float]]:
         print(f"ray: {ray.cluster_resources()}; per trial {resources}", flush=True)
     preflight.check_resources(resources, ray.cluster_resources())
     return replace(plan.spec, config={**plan.spec.config, "threads": max(1, int(cpus))}), resources
-
-
-def parent_params(plan: SweepPlan, spec: SweepSpec) -> dict[str, Any]:
-    """What the parent run records of the sweep: what a resume runs again, and what the store's views show."""
-    params: dict[str, Any] = {
-        "preset": spec.preset.name, "profile": spec.profile, "mechanism": spec.preset.mechanism_name,
-        "dataset": spec.preset.dataset, "search": plan.search, "storage": plan.location,
-        "grid": spec.grid_param, "config": spec.config, "planned_trials": plan.planned, "attackers": plan.attackers,
-        "machine": cluster_kind(),
-    }
-    if plan.preset_file:
-        params["preset_file"] = plan.preset_file
-    for baseline in plan.comparison_grids:
-        params[baseline.param] = plan.with_comparison_grids
-    return params
-
-
-def planned_cost(client: MlflowClient, exp_id: str, spec: SweepSpec, planned: int, baseline_trials: int,
-                 attackers: tuple[str, ...]) -> CostEstimate:
-    """The sweep's plan and its expected wall time, priced from the newest finished sweep like it in the store."""
-    epochs, every = spec.config.get("epochs"), spec.config.get("checkpoint_every") or 0
-    checkpoints = 1 if not epochs else len({e for e in range(1, epochs + 1) if e == epochs or (every and e % every == 0)})
-    like = {"preset": spec.preset.name, "profile": spec.profile} | tracking.flatten("attackers", attackers)
-    return CostEstimate(planned, baseline_trials, attackers, checkpoints, last_finished(client, exp_id, like))
 
 
 def start_raw_references(recorded: dict[str, float], preset: Preset, point: dict[str, Any],
@@ -191,13 +159,14 @@ class CaughtUp:
 def catch_up(sweep: Sweep, ending: SweepEnding) -> CaughtUp | None:
     """Attack the checkpoints left without their farm metrics (an interruption, an attack that raised), start the front
     points' learning curves (``platform.run.front_curves``), then run the comparison grids one after the other, catching
-    up on each one's checkpoints likewise, and collect the curves; None when interrupted."""
+    up on each one's checkpoints likewise, and collect the curves and the raw-data reference points; None when
+    interrupted."""
     client, exp_id, parent_id = sweep.client, sweep.exp_id, sweep.parent_id
-    caught_up, failed = attack_missing(client, tracking.child_runs(client, exp_id, parent_id), sweep.farm) \
-        if sweep.farm else (0, 0)
+    runs = tracking.child_runs(client, exp_id, parent_id) if sweep.farm else []
+    caught_up, failed = attack_missing(client, runs, sweep.farm) if sweep.farm else (0, 0)
     baseline_results = []
     plan = sweep.plan
-    curves = start_front_curves(client, exp_id, parent_id, sweep.spec.preset, sweep.farm, sweep.first_point) \
+    curves = start_front_curves(client, parent_id, sweep.spec.preset, sweep.farm, runs, sweep.counts) \
         if plan.learning_curves and sweep.farm else {}
     for grid in sweep.comparison_grids:
         with ending.fitting():
@@ -222,4 +191,5 @@ def catch_up(sweep: Sweep, ending: SweepEnding) -> CaughtUp | None:
     except KeyboardInterrupt:
         cancel_curves(curves)
         raise
+    log_raw_references(sweep)
     return CaughtUp(caught_up, failed, tuple(baseline_results), drawn, curve_failed)
