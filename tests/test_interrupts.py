@@ -127,7 +127,7 @@ def store_digest(workdir: Path) -> dict[str, str]:
 def test_a_stop_during_the_game_ends_the_sweep_within_seconds_and_cancels_the_farm(
         workdir: Path, signals: tuple[signal.Signals, ...]) -> None:
     # the first trial's checkpoint is with the farm (its attackers train for longer than the next trial starts)
-    proc = start_sweep(workdir, "--no-baseline")
+    proc = start_sweep(workdir, "--no-comparison-grids")
     took, log = interrupt_at(proc, r"^trials 1/3 done, 1 running", signals)
     assert proc.returncode == 130 and took <= STOP_BOUND_S, (took, log[-3000:])
     assert "continue with:" in log and "Traceback" not in log, log[-3000:]

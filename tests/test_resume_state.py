@@ -176,7 +176,7 @@ def test_a_second_ctrl_c_stops_the_wait_for_the_farm_at_once_and_the_sweep_resum
     # the preset's farm trains reference models for a while: the first checkpoint's attacks are still pending when
     # the first Ctrl+C has stopped the trials
     args = ["amnist", "--profile", "smoke", "--set", "alpha=2", "--set", "lam=0,10", "--max-concurrent", "1",
-            "--no-baseline",
+            "--no-comparison-grids",
             "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}", "--storage", str(workdir / "runs")]
     proc = subprocess.Popen([sys.executable, "-m", "platform.sweep", *args], cwd=REPO, env=sweep_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

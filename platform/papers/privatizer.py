@@ -31,7 +31,7 @@ PAPER = Paper("privatizer", "Privatizer (learning data-derived privacy-preservin
 STUDIES: tuple[Study, ...] = (
     # the thickness attackers only: the claims read the secret terms and the strongest attacker, not membership
     Study("privatizer", "amnist-privatizer",
-          extra=("--set", "algorithm=1", "--no-baseline", "--attackers", "deep_raw,thickness", "--set",
+          extra=("--set", "algorithm=1", "--no-comparison-grids", "--attackers", "deep_raw,thickness", "--set",
                  f"attack_records={AMNIST_TRAIN}")),  # every AMNIST training record released, not the quick 5,000
     Study("gmm", "gmm"),
     # the paper's three algorithms side by side at its intermediate codependence (Algorithm 1 again, as the pair's base)
