@@ -237,19 +237,32 @@ def assert_cancelled(ref: ray.ObjectRef) -> None:
 
 @pytest.mark.slow  # a Ray of its own and two task workers: 33 s at a load of 20 on 2 cores (about 10 s idle)
 @pytest.mark.usefixtures("local_ray")
-# Passes alone, but twice in three runs of the whole slow suite on this machine the SIGINT sent from a timer thread
-# went unhandled and the wait ran the stand-in attack's full 300 s: an interaction with the tests before it, not yet
-# found. The farm's wait is also stopped, end to end, by test_a_stop_at_each_later_phase_... (its "farm wait" phase).
-@pytest.mark.xfail(reason="in the whole slow suite the timer's SIGINT can go unhandled (under investigation)", strict=False)
+# Passes alone, but in the whole slow suite the second SIGINT went unhandled and the wait ran the stand-in attack's
+# full 300 s: an earlier in-process test leaves SIGINT ignored (SIG_IGN, seen in the suite's warnings), which
+# SweepEnding rightly restores when its block ends. The test now sets its premise (a terminal's Ctrl+C); the marker
+# stays until the whole suite confirms it. The farm's wait is also stopped, end to end, by
+# test_a_stop_at_each_later_phase_... (its "farm wait" phase).
+@pytest.mark.xfail(reason="in the whole slow suite an earlier test left SIGINT ignored (fixed here, to be confirmed)",
+                   strict=False)
 def test_a_stop_ends_the_farms_wait_at_once_and_cancels_its_attacks(tmp_path: Path) -> None:
     # while Tune runs, the first Ctrl+C asks Tune to stop (a stand-in for the SIGUSR1 handler tune.run installs)
     # and the farm's wait (here the one at the end of Tune's run) cancels its attacks and returns
-    # what the earlier tests left: a SIGINT blocked in this thread (the timer thread inherits the mask) or a handler
-    # other than Python's would explain the unhandled signal; said in the warnings summary, the test goes on
+    # what the earlier tests left (said in the warnings summary: which test leaves SIGINT ignored is still to find),
+    # then the premise of a terminal: Ctrl+C raises KeyboardInterrupt
     blocked, handler = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []), signal.getsignal(signal.SIGINT)
     if blocked or handler is not signal.default_int_handler:
         warnings.warn(f"before the farm-wait test: SIGINT blocked in the main thread: {blocked}; handler: {handler!r}",
                       stacklevel=1)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        stop_the_farms_wait(tmp_path)
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_DFL if handler is None else handler)
+
+
+def stop_the_farms_wait(tmp_path: Path) -> None:
+    """The farm-wait test's body: a stop inside a sweep's block, then Ctrl+C outside it."""
     scheduler, ref = a_farm_with_one_attack_in_flight(tmp_path)
     tune_stops: list[int] = []
     with SweepEnding() as ending, ending.fitting():
