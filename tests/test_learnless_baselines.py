@@ -120,8 +120,8 @@ def test_the_amnist_presets_run_all_three_baselines_on_their_data() -> None:
     grids = {b.name: comparison_grid_spec(spec, b) for b in ComparisonGrid.all(spec.preset)}
     assert {k: len(g.grid_points()) for k, g in grids.items()} == {"noise": 6, "stroke-redraw": 2, "digit-prototype": 1}
     for grid in grids.values():  # the releaser's quick data and attacker budget
-        assert {k: grid.config[k] for k in ("n_train", "n_test", "attack_records", "attack_epochs")} == {
-            "n_train": 2000, "n_test": 1000, "attack_records": 5000, "attack_epochs": 24}
+        assert {k: grid.config[k] for k in ("n_train", "n_test", "attack_records", "attack_epochs", "attack_patience")} == {
+            "n_train": 2000, "n_test": 1000, "attack_records": 5000, "attack_epochs": 48, "attack_patience": 8}
 
 
 def test_a_sweep_recorded_with_the_noise_grid_alone_resumes_with_it_alone() -> None:
