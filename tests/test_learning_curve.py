@@ -14,12 +14,14 @@ import numpy as np
 import pytest
 import torch
 from conftest import REPO, run_sweep, store, sweep_env
+from ray import tune
 
 from attacks.attackers.knn import KnnAttacker
 from attacks.audits.learning_curve import CurvePoint, LearningCurve, learning_curve, nested_parts, still_learning, training_part
-from attacks.base import AttackInput
+from attacks.base import AttackInput, CheckpointInputs
 from attacks.plots.learning_curve_plot import curve_png
 from platform.figures.html_report import learning_curves
+from platform.run.learning_curves import CurveJob, lanes, run_lane
 
 
 def board(n: int, cells: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -178,3 +180,37 @@ def test_platform_attack_draws_the_fronts_learning_curves(workdir: Path, ray_tmp
     assert "Is the attacker still learning?" in report and "learning curve" in report
     second = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert second.returncode == 0 and "drew 0 learning curve(s)" in second.stdout, second.stderr[-3000:]
+
+
+def job(name: str) -> CurveJob:
+    return CurveJob(run_id=name, trial=name, step=1, location="", attacker="knn")
+
+
+@pytest.mark.parametrize(("jobs", "slots", "beside", "expected"), [
+    ("abcd", 2, True, ["abcd"]),  # 2 CPUs beside the grids: one lane, the grid keeps a CPU
+    ("abcd", 2, False, ["ac", "bd"]),  # nothing beside them (platform.attack): every slot
+    ("abcde", 4, True, ["ad", "be", "c"]),
+    ("ab", 8, False, ["a", "b"]),  # never more lanes than curves
+    ("ab", 1, True, ["ab"]),  # at least one lane
+])
+def test_curves_run_in_lanes_that_leave_a_slot_to_the_work_beside_them(jobs: str, slots: int, beside: bool,
+                                                                         expected: list[str]) -> None:
+    dealt = lanes([job(n) for n in jobs], slots, beside)
+    assert ["".join(j.trial for j in lane) for lane in dealt] == expected
+
+
+def test_a_lane_draws_its_curves_in_order_and_a_failing_one_does_not_stop_the_others(tmp_path: Path) -> None:
+    data = split(cells=1)
+
+    def load(config: dict, directory: str) -> CheckpointInputs:
+        if config["bad"]:
+            raise ValueError(f"no release for {config['name']}")
+        return CheckpointInputs(data)
+
+    checkpoint = tune.Checkpoint.from_directory(str(tmp_path))
+    tasks = [({"bad": True, "name": "first"}, checkpoint, "knn", None), ({"bad": False}, checkpoint, "knn", None),
+             ({"bad": True, "name": "third"}, checkpoint, "knn", None)]
+    first, curve, third = run_lane(load, tasks)
+    assert first == "ValueError: no release for first" and third == "ValueError: no release for third"
+    assert isinstance(curve, LearningCurve)
+    assert curve == learning_curve(KnnAttacker(), data, CheckpointInputs(data).config.seed)

@@ -9,30 +9,31 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import ray
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
 from platform.results.summary import read_summary
 from platform.run.catch_up import checkpoints_of, trial_config
 from platform.run.farm import FarmPlan
-from platform.run.learning_curves import CurveJob, start_curves
+from platform.run.learning_curves import Pending, start_curves
 from search_spaces import Preset
 
 AVAILABLE = "attacker_records_max"  # the data counts' records outside the test split an attacker could release
 
 
 def start_front_curves(client: MlflowClient, parent_id: str, preset: Preset, farm: FarmPlan, runs: Sequence[Run],
-                       counts: dict[str, int]) -> dict[ray.ObjectRef, CurveJob]:
+                       counts: dict[str, int]) -> Pending:
     """Submit the curves of the front points' strongest attackers (none already drawn) and return them under way;
     ``runs``: the sweep's trial runs (as the catch-up read them); ``counts``: a grid point's data counts, which say how
     many records a 200 % point may use."""
     summary = read_summary(client, parent_id, preset)
     front = set(summary.trials.loc[summary.front, "run_id"]) if summary.front.any() else set()
-    pending = start_curves(client, [run for run in runs if run.info.run_id in front], farm, counts.get(AVAILABLE))
+    pending = start_curves(client, [run for run in runs if run.info.run_id in front], farm, counts.get(AVAILABLE),
+                           beside=True)
     if pending:
-        print(f"learning curves: refitting the strongest attacker of {len(pending)} front point(s) on parts of its "
-              "records, as Ray tasks beside whatever runs next (off: --no-learning-curve)", flush=True)
+        points = sum(map(len, pending.values()))
+        print(f"learning curves: refitting the strongest attacker of {points} front point(s) on parts of its records, "
+              f"in {len(pending)} Ray task(s) beside the comparison grids (off: --no-learning-curve)", flush=True)
     return pending
 
 

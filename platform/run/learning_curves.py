@@ -6,20 +6,23 @@ records, and 200 % where the data set holds that many outside its test split, in
 (attacks/audits/learning_curve.py); the curve and its fitted saturation are logged at that checkpoint's step, the saturation
 also beside the privacy axis as ``attack/max/saturation`` (with ``/ci_low`` and ``/ci_high``), its picture under the
 run's ``attacks/``. A trial whose curve is already logged there is not run again. :func:`start_curves` submits the
-tasks and returns at once, so a sweep runs its comparison grids meanwhile; :func:`collect_curves` waits and logs.
+curves in lanes (one Ray task each, its curves one after the other) and returns at once, so a sweep runs its
+comparison grids meanwhile; :func:`collect_curves` waits and logs.
 """
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import ray
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
+from ray import tune
 
 from attacks.audits.learning_curve import LearningCurve, run_curve
+from attacks.base import CheckpointInputs
 from attacks.plots.learning_curve_plot import FILE_PREFIX, curve_png
 from core.numbers import readable
 from platform.results import tracking
@@ -96,16 +99,42 @@ def log_curve(client: MlflowClient, job: CurveJob, curve: LearningCurve) -> None
     print(curve_line(job.trial, job.step, curve), flush=True)
 
 
-def start_curves(client: MlflowClient, runs: Iterable[Run], plan: FarmPlan,
-                 available: int | None = None) -> dict[ray.ObjectRef, CurveJob]:
-    """Submit every job of :func:`curve_jobs` as a Ray task (``available``: records outside the test split); returns
-    the tasks under way without waiting for them."""
-    task = ray.remote(run_curve).options(num_cpus=plan.resources.get("cpu", 1), num_gpus=plan.resources.get("gpu", 0))
-    return {task.remote(plan.load, trial_config(job.location), tune_checkpoint(job.location), job.attacker,
-                        job.budget): job for job in curve_jobs(client, runs, plan.privacy_attackers, available)}
+Pending = dict[ray.ObjectRef, tuple[CurveJob, ...]]  # each lane's Ray task and the curves it draws, in order
+CurveTask = tuple[dict, tune.Checkpoint, str, int | None]  # run_curve's arguments after ``load``
 
 
-def cancel_curves(pending: dict[ray.ObjectRef, CurveJob]) -> None:
+def run_lane(load: Callable[[dict, str], CheckpointInputs], tasks: list[CurveTask]) -> list[LearningCurve | str]:
+    """Ray task: one lane's curves one after the other; a curve that raises gives its one-line failure instead."""
+    results: list[LearningCurve | str] = []
+    for config, checkpoint, attacker, budget in tasks:
+        try:
+            results.append(run_curve(load, config, checkpoint, attacker, budget))
+        except Exception as exc:  # noqa: BLE001 - one curve's failure is reported, the lane's others still drawn
+            results.append(failure_line(exc))
+    return results
+
+
+def lanes(jobs: list[CurveJob], slots: int, beside: bool) -> list[tuple[CurveJob, ...]]:
+    """``jobs`` dealt round-robin into as many lanes as the cluster has task ``slots``, one fewer when other work runs
+    ``beside`` them (at least one): on 2 CPUs beside the comparison grids the curves run one after the other, so a
+    grid trial always finds a CPU instead of waiting behind every curve."""
+    count = min(len(jobs), max(1, slots - (1 if beside else 0)))
+    return [tuple(jobs[i::count]) for i in range(count)]
+
+
+def start_curves(client: MlflowClient, runs: Iterable[Run], plan: FarmPlan, available: int | None = None,
+                 beside: bool = False) -> Pending:
+    """Submit the jobs of :func:`curve_jobs` in :func:`lanes` (``available``: records outside the test split;
+    ``beside``: other work runs meanwhile); returns the lanes under way without waiting for them."""
+    cpu = plan.resources.get("cpu", 1)
+    slots = int(ray.cluster_resources().get("CPU", 1) // cpu) if cpu else 1
+    task = ray.remote(run_lane).options(num_cpus=cpu, num_gpus=plan.resources.get("gpu", 0))
+    jobs = curve_jobs(client, runs, plan.privacy_attackers, available)
+    return {task.remote(plan.load, [(trial_config(job.location), tune_checkpoint(job.location), job.attacker, job.budget)
+                                    for job in lane]): lane for lane in lanes(jobs, slots, beside)}
+
+
+def cancel_curves(pending: Pending) -> None:
     """Cancel the curves still under way (nothing of theirs is logged; a resumed sweep draws them again)."""
     for ref in pending:
         ray.cancel(ref, force=True)
@@ -116,14 +145,22 @@ def draw_curves(client: MlflowClient, runs: Iterable[Run], plan: FarmPlan, avail
     return collect_curves(client, start_curves(client, runs, plan, available))
 
 
-def collect_curves(client: MlflowClient, pending: dict[ray.ObjectRef, CurveJob]) -> tuple[int, int]:
-    """Wait for every curve under way and log it; returns (curves drawn, failed)."""
-    failed = 0
-    for ref, job in pending.items():
+def collect_curves(client: MlflowClient, pending: Pending) -> tuple[int, int]:
+    """Wait for every lane under way and log its curves; returns (curves drawn, failed)."""
+    drawn = failed = 0
+    for ref, jobs in pending.items():
         try:
-            log_curve(client, job, ray.get(ref))
-        except Exception as exc:  # noqa: BLE001 - one trial's failure is reported, the others are still logged
-            failed += 1
-            print(f"learning curve failed on [{job.trial}] checkpoint {job.step} ({job.attacker}): "
-                  f"{failure_line(exc)}", flush=True)
-    return len(pending) - failed, failed
+            results: list[LearningCurve | str] = ray.get(ref)
+        except Exception as exc:  # noqa: BLE001 - a lane lost (e.g. its worker died): its curves are reported failed
+            results = [failure_line(exc)] * len(jobs)
+        for job, result in zip(jobs, results, strict=True):
+            try:
+                if isinstance(result, str):
+                    raise RuntimeError(result)
+                log_curve(client, job, result)
+                drawn += 1
+            except Exception as exc:  # noqa: BLE001 - one trial's failure is reported, the others are still logged
+                failed += 1
+                print(f"learning curve failed on [{job.trial}] checkpoint {job.step} ({job.attacker}): "
+                      f"{failure_line(exc)}", flush=True)
+    return drawn, failed
