@@ -59,6 +59,9 @@ def test_unknown_names_give_one_line_listing_the_known_ones() -> None:
     assert "\n" not in str(err.value)
     with pytest.raises(ValueError, match=r"unknown attacker\(s\) laser; known: deep"):
         primary_metric("laser")
+    with pytest.raises(ValueError) as err:  # found by the hostile-commands property test: "0\n0" split the error line
+        REGISTRY.check_names(["0\n0"])
+    assert str(err.value).startswith("unknown attacker(s) '0\\n0'; known: deep") and "\n" not in str(err.value)
 
 
 def test_bad_declarations_are_refused() -> None:

@@ -46,7 +46,8 @@ class Registry:
         """Reject unknown attacker names with one line listing the known ones."""
         unknown = [n for n in names if n not in self._specs]
         if unknown:
-            raise ValueError(f"unknown attacker(s) {', '.join(unknown)}; known: {', '.join(self._specs)}")
+            shown = ", ".join(n if n.isprintable() else repr(n) for n in unknown)  # a newline must not split the line
+            raise ValueError(f"unknown attacker(s) {shown}; known: {', '.join(self._specs)}")
 
 
 REGISTRY = Registry.discover()
