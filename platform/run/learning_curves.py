@@ -154,13 +154,13 @@ def collect_curves(client: MlflowClient, pending: Pending) -> tuple[int, int]:
         except Exception as exc:  # noqa: BLE001 - a lane lost (e.g. its worker died): its curves are reported failed
             results = [failure_line(exc)] * len(jobs)
         for job, result in zip(jobs, results, strict=True):
-            try:
-                if isinstance(result, str):
-                    raise RuntimeError(result)
-                log_curve(client, job, result)
-                drawn += 1
-            except Exception as exc:  # noqa: BLE001 - one trial's failure is reported, the others are still logged
-                failed += 1
-                print(f"learning curve failed on [{job.trial}] checkpoint {job.step} ({job.attacker}): "
-                      f"{failure_line(exc)}", flush=True)
+            if isinstance(result, LearningCurve):
+                try:
+                    log_curve(client, job, result)
+                    drawn += 1
+                    continue
+                except Exception as exc:  # noqa: BLE001 - one trial's failure is reported, the others are still logged
+                    result = failure_line(exc)
+            failed += 1
+            print(f"learning curve failed on [{job.trial}] checkpoint {job.step} ({job.attacker}): {result}", flush=True)
     return drawn, failed
