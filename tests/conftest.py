@@ -32,6 +32,12 @@ def sweep_env() -> dict[str, str]:
     return env
 
 
+def user_env() -> dict[str, str]:
+    """The environment of the README's command in the repo root: no PYTHONPATH, so Ray's workers find the repository
+    only after the standard ``platform`` module (what they are shipped must not need the driver's package)."""
+    return {key: value for key, value in sweep_env().items() if key != "PYTHONPATH"}
+
+
 def run_sweep(workdir: Path, *args: str, timeout: float = 300, env: dict[str, str] | None = None,
               cwd: Path = REPO, baseline: bool = False) -> subprocess.CompletedProcess:
     """``python -m platform.sweep ARGS`` with an isolated store and storage under ``workdir``; without the image

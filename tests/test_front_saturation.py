@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import run_sweep, store, sweep_env
+from conftest import run_sweep, store, user_env
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -60,7 +60,8 @@ def test_the_front_figure_draws_a_whisker_from_the_measured_to_the_estimated_val
 
 @pytest.mark.slow  # a real smoke sweep with its front's learning curves: about two minutes on 2 busy cores
 def test_a_sweep_logs_each_front_points_saturation_beside_its_privacy(workdir) -> None:
-    out = run_sweep(workdir, "noise", "--profile", "smoke", "--learning-curve", env=sweep_env(), timeout=900)
+    # the README's environment (no PYTHONPATH): the curves' Ray tasks must load in a worker as a user starts it
+    out = run_sweep(workdir, "noise", "--profile", "smoke", "--learning-curve", env=user_env(), timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
     client = store(workdir)
     exp = client.get_experiment_by_name("putlab-noise")

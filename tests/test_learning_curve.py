@@ -13,15 +13,23 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import REPO, run_sweep, store, sweep_env
+from conftest import REPO, run_sweep, store, user_env
 from ray import tune
 
 from attacks.attackers.knn import KnnAttacker
-from attacks.audits.learning_curve import CurvePoint, LearningCurve, learning_curve, nested_parts, still_learning, training_part
+from attacks.audits.learning_curve import (
+    CurvePoint,
+    LearningCurve,
+    learning_curve,
+    nested_parts,
+    run_lane,
+    still_learning,
+    training_part,
+)
 from attacks.base import AttackInput, CheckpointInputs
 from attacks.plots.learning_curve_plot import curve_png
 from platform.figures.html_report import learning_curves
-from platform.run.learning_curves import CurveJob, lanes, run_lane
+from platform.run.learning_curves import CurveJob, lanes
 
 
 def board(n: int, cells: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -149,7 +157,7 @@ def ray_tmp() -> Iterator[Path]:
 
 @pytest.mark.slow  # a smoke sweep and a re-attack: over a minute on 2 busy cores; runs under -m slow
 def test_platform_attack_draws_the_fronts_learning_curves(workdir: Path, ray_tmp: Path) -> None:
-    env = sweep_env() | {"RAY_TMPDIR": str(ray_tmp)}
+    env = user_env() | {"RAY_TMPDIR": str(ray_tmp)}  # the README's environment: no PYTHONPATH
     out = run_sweep(workdir, "noise", "--profile", "smoke", env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     cmd = [sys.executable, "-m", "platform.attack", "putlab-noise", "--learning-curve",

@@ -4,7 +4,9 @@ where the data set holds that many records outside its test split (docs/attacks.
 An attacker whose accuracy still rises with more records bounds leakage from below a second way: more data would
 likely make it stronger. ``learning_curve`` refits one attacker on nested, stratified parts of the released training
 split (the test split untouched) and scores each once, and fits where the curve is heading
-(:func:`core.saturation.saturation`); ``run_curve`` is its Ray task on a stored checkpoint.
+(:func:`core.saturation.saturation`); ``run_curve`` draws it on a stored checkpoint and ``run_lane``, the Ray task the
+driver submits, draws a lane of them in turn (worker code: the driver's ``platform`` package is not importable in a
+Ray worker, so the task lives here).
 """
 from __future__ import annotations
 
@@ -18,10 +20,13 @@ from sklearn.model_selection import StratifiedKFold
 
 from attacks.attackers.registry import REGISTRY
 from attacks.base import Attacker, AttackInput, CheckpointInputs
+from core.messages import first_line
 from core.saturation import Saturation, saturation
 
 if TYPE_CHECKING:  # a checkpoint is only read here, so the curve runs without Ray installed
     from ray import tune
+
+    CurveTask = tuple[dict, tune.Checkpoint, str, int | None]  # run_curve's arguments after ``load``
 
 FRACTIONS = (0.25, 0.5, 1.0)  # quarters: the parts are one stratified fold, two, and the whole split
 DOUBLED = 2.0  # the point past the attacker's own budget: twice its records, where the data set holds them
@@ -135,3 +140,14 @@ def run_curve(load: Callable[[dict, str], CheckpointInputs], config: dict, check
         inputs = load(config if budget is None else config | {"attack_records": 2 * budget}, directory)
     built = cast(Attacker, REGISTRY[attacker].build(inputs.config, False))
     return learning_curve(built, inputs.data, inputs.config.seed, budget)
+
+
+def run_lane(load: Callable[[dict, str], CheckpointInputs], tasks: list[CurveTask]) -> list[LearningCurve | str]:
+    """Ray task: one lane's curves one after the other; a curve that raises gives its one-line failure instead."""
+    results: list[LearningCurve | str] = []
+    for config, checkpoint, attacker, budget in tasks:
+        try:
+            results.append(run_curve(load, config, checkpoint, attacker, budget))
+        except Exception as exc:  # noqa: BLE001 - one curve's failure is reported, the lane's others still drawn
+            results.append(first_line(f"{type(exc).__name__}: {exc}")[:500])
+    return results

@@ -6,23 +6,21 @@ records, and 200 % where the data set holds that many outside its test split, in
 (attacks/audits/learning_curve.py); the curve and its fitted saturation are logged at that checkpoint's step, the saturation
 also beside the privacy axis as ``attack/max/saturation`` (with ``/ci_low`` and ``/ci_high``), its picture under the
 run's ``attacks/``. A trial whose curve is already logged there is not run again. :func:`start_curves` submits the
-curves in lanes (one Ray task each, its curves one after the other) and returns at once, so a sweep runs its
+curves in lanes (one Ray task each, ``run_lane``: its curves one after the other) and returns at once, so a sweep runs its
 comparison grids meanwhile; :func:`collect_curves` waits and logs.
 """
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import ray
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
-from ray import tune
 
-from attacks.audits.learning_curve import LearningCurve, run_curve
-from attacks.base import CheckpointInputs
+from attacks.audits.learning_curve import LearningCurve, run_lane
 from attacks.plots.learning_curve_plot import FILE_PREFIX, curve_png
 from core.numbers import readable
 from platform.results import tracking
@@ -100,20 +98,6 @@ def log_curve(client: MlflowClient, job: CurveJob, curve: LearningCurve) -> None
 
 
 Pending = dict[ray.ObjectRef, tuple[CurveJob, ...]]  # each lane's Ray task and the curves it draws, in order
-CurveTask = tuple[dict, tune.Checkpoint, str, int | None]  # run_curve's arguments after ``load``
-
-
-def run_lane(load: Callable[[dict, str], CheckpointInputs], tasks: list[CurveTask]) -> list[LearningCurve | str]:
-    """Ray task: one lane's curves one after the other; a curve that raises gives its one-line failure instead."""
-    results: list[LearningCurve | str] = []
-    for config, checkpoint, attacker, budget in tasks:
-        try:
-            results.append(run_curve(load, config, checkpoint, attacker, budget))
-        except Exception as exc:  # noqa: BLE001 - one curve's failure is reported, the lane's others still drawn
-            results.append(failure_line(exc))
-    return results
-
-
 def lanes(jobs: list[CurveJob], slots: int, beside: bool) -> list[tuple[CurveJob, ...]]:
     """``jobs`` dealt round-robin into as many lanes as the cluster has task ``slots``, one fewer when other work runs
     ``beside`` them (at least one): on 2 CPUs beside the comparison grids the curves run one after the other, so a
