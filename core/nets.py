@@ -103,30 +103,40 @@ class ConvReleaser(nn.Module):
     """Conv encoder-decoder Y = R(X, Z) with output in [0, 1] and the same shape as X.
 
     Uniform noise channels Z join the bottleneck (H/4 × W/4, 7×7 for AMNIST) so the release can be stochastic;
-    with ``noise_channels=0`` the releaser is deterministic.
+    with ``noise_channels=0`` the releaser is deterministic. That code is spatial: each output pixel sees only a patch
+    of the input. ``latent`` > 0 adds a global code: the 7×7 grid passes through ``latent`` dense units (the noise, as
+    ``noise_channels`` uniform values, joins them) and back, so the release is drawn from a few numbers per image.
     """
 
-    def __init__(self, width: int = 16, noise_channels: int = 4, in_shape: tuple[int, int, int] = AMNIST_SHAPE) -> None:
+    def __init__(self, width: int = 16, noise_channels: int = 4, in_shape: tuple[int, int, int] = AMNIST_SHAPE,
+                 latent: int = 0) -> None:
         super().__init__()
-        channels = checked_shape(in_shape, "ConvReleaser")[0]
-        self.noise_channels = noise_channels
+        channels, height, breadth = checked_shape(in_shape, "ConvReleaser")
+        self.noise_channels, self.latent = noise_channels, latent
         self.encoder = nn.Sequential(
             nn.Conv2d(channels, width, 3, stride=2, padding=1), nn.ReLU(),
             nn.Conv2d(width, 2 * width, 3, stride=2, padding=1), nn.ReLU(),
         )
         self.decoder = nn.Sequential(
-            nn.ConvTranspose2d(2 * width + noise_channels, width, 4, stride=2, padding=1), nn.ReLU(),
+            nn.ConvTranspose2d(2 * width + (0 if latent else noise_channels), width, 4, stride=2, padding=1), nn.ReLU(),
             nn.ConvTranspose2d(width, width, 4, stride=2, padding=1), nn.ReLU(),
             nn.Conv2d(width, channels, 3, padding=1),
         )
+        if latent:
+            grid = (2 * width, height // 4, breadth // 4)  # the encoder's output: two stride-2 convolutions
+            cells = grid[0] * grid[1] * grid[2]
+            self.squeeze = nn.Sequential(nn.Flatten(), nn.Linear(cells, latent), nn.ReLU())
+            self.expand = nn.Sequential(nn.Linear(latent + noise_channels, cells), nn.ReLU(), nn.Unflatten(1, grid))
 
     def forward(self, x: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
         h = self.encoder(x)
+        if self.latent:
+            h = self.squeeze(h)
         if self.noise_channels:
             shape = (h.shape[0], self.noise_channels, *h.shape[2:])
             z = torch.rand(shape, device=h.device, dtype=h.dtype, generator=generator)
             h = torch.cat([h, z], dim=1)
-        return torch.sigmoid(self.decoder(h))
+        return torch.sigmoid(self.decoder(self.expand(h) if self.latent else h))
 
 
 class StochasticUNet(nn.Module):

@@ -1,6 +1,7 @@
 """The releaser game and the deep attacker on real AMNIST, run in-process (Tune is tested elsewhere)."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from attacks.base import AttackInput
 from core.config import AttackBudget
 from core.data import load_amnist
 from core.image_quality import image_quality, squared_error
-from core.nets import game_classifier
+from core.nets import ConvReleaser, game_classifier
 from trainables.releaser.config import ReleaserConfig
 from trainables.releaser.mechanism import RESTART_SEED_STRIDE, Releaser
 from trainables.shared.mechanism import STATE_FILE, CheckpointError
@@ -190,3 +191,37 @@ def test_membership_references_mirror_the_adversary_since_its_last_restart() -> 
     assert [mechanism.adversary_epochs(e) for e in (1, 2, 3, 4)] == [2 + 1, 2 + 2, 2 + 1, 2 + 2]
     never = restarting(every=0)
     assert never.adversary_epochs(3) == never.cfg.pretrain_epochs + 3 * never.cfg.adv_steps
+
+
+def pixel_response(net: torch.nn.Module, corner: tuple[int, int], probe: tuple[int, int]) -> float:
+    """How much the release at ``probe`` moves when the input pixel at ``corner`` is lit (same noise both times)."""
+    x = torch.zeros(1, 1, 28, 28)
+    lit = x.clone()
+    lit[0, 0, corner[0], corner[1]] = 1.0
+    with torch.no_grad():
+        moved = net(lit, torch.Generator().manual_seed(0)) - net(x, torch.Generator().manual_seed(0))
+    return moved[0, 0, probe[0], probe[1]].abs().item()
+
+
+def test_the_latent_code_makes_the_release_global_and_without_it_nothing_changes() -> None:
+    torch.manual_seed(0)
+    patchwise = ConvReleaser(8, 2)
+    torch.manual_seed(0)
+    unchanged = ConvReleaser(8, 2, latent=0)
+    assert patchwise.state_dict().keys() == unchanged.state_dict().keys()  # old checkpoints load as before
+    assert all(torch.equal(a, b) for a, b in zip(patchwise.state_dict().values(), unchanged.state_dict().values(),
+                                                 strict=True))
+    # without the code an output pixel sees only a patch: a pixel in the far corner leaves it untouched
+    assert pixel_response(patchwise, (0, 0), (27, 27)) == 0.0 and pixel_response(patchwise, (0, 0), (1, 1)) > 0
+    coded = ConvReleaser(8, 2, latent=16)
+    assert coded.squeeze[1].out_features == 16 and coded.expand[0].in_features == 16 + 2
+    assert pixel_response(coded, (0, 0), (27, 27)) > 0  # through the global code every pixel reaches every other
+    x = torch.rand(3, 1, 28, 28)
+    same = coded(x, torch.Generator().manual_seed(1)), coded(x, torch.Generator().manual_seed(1))
+    assert torch.equal(*same) and not torch.equal(same[0], coded(x, torch.Generator().manual_seed(2)))  # noise joins
+    game = Releaser(ReleaserConfig(latent=16, n_train=256, n_test=128, pretrain_epochs=0, width=8, threads=2, lam=10.0),
+                    torch.device("cpu"))
+    game.setup()  # the trial's releaser carries the code, and a round of the game trains through it
+    before = game.releaser.squeeze[1].weight.clone()
+    assert game.releaser.latent == 16 and math.isfinite(game.train_epoch()["train/loss_releaser"])
+    assert not torch.equal(before, game.releaser.squeeze[1].weight)

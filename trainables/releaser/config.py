@@ -65,5 +65,9 @@ class ReleaserConfig(ImageData, Training, AttackBudget, AttackerRecords, Checkpo
                                                                            "the current release before the game goes on.")
     noise_channels: NoiseChannels = 4
     width: Width = Field(16, description="Base channel width of the releaser's conv encoder-decoder.")
+    latent: int = Field(0, ge=0, le=4_096, description="Dense units of a global code between the releaser's encoder "
+                                                       "and decoder (the noise channels join it as values); 0: the "
+                                                       "7×7 convolutional code alone, where each output pixel sees "
+                                                       "only a patch of the input.")
     pretrain_epochs: PretrainEpochs = Field(1, description="Releaser as an autoencoder and the estimators on raw "
                                                            "images, before the game.")

@@ -63,7 +63,7 @@ class Releaser(ImageGame):
         """Fresh networks on the device, seeded by the config."""
         cfg, device = self.cfg, self.device
         torch.manual_seed(cfg.seed)
-        self.releaser = ConvReleaser(cfg.width, cfg.noise_channels, in_shape=self.shape).to(device)
+        self.releaser = ConvReleaser(cfg.width, cfg.noise_channels, self.shape, cfg.latent).to(device)
         self.adversary = self.fresh_adversary()
         self.utility = game_classifier(self.u_classes, cfg.width, self.shape, cfg.player_input_norm).to(device)
         self.opt_r = torch.optim.Adam(self.releaser.parameters(), lr=cfg.releaser_lr or cfg.lr)
