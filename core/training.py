@@ -124,7 +124,9 @@ class EarlyStoppedFit:
     Keeps the best-validation weights; :meth:`finish` restores them. Epochs can be run in slices
     (:meth:`run`), which lets a tuner spread a budget over several configurations (successive halving).
     Validation is balanced accuracy, so imbalanced labels need no special care; training cross-entropy is
-    class-weighted for the same reason.
+    class-weighted for the same reason. Patience counts epochs without progress; while the score has not left
+    chance, a lower validation cross-entropy is progress too: a weak signal lowers the loss for many epochs before
+    it flips a prediction, and a fit stopped there reads chance where the signal is learnable.
     """
 
     def __init__(self, model: nn.Module, train: tuple[torch.Tensor, torch.Tensor], val: tuple[torch.Tensor, torch.Tensor],
@@ -135,12 +137,23 @@ class EarlyStoppedFit:
         self.opt = torch.optim.Adam(model.parameters(), lr=lr)
         self.weights = inverse_frequency_weights(train[1].flatten(), num_classes)
         self.epochs, self.best_epoch, self.best = 0, 0, -1.0
+        self.progress_epoch, self.best_loss = 0, float("inf")  # the last epoch that improved the score or the loss
         self.best_state = copy.deepcopy(model.state_dict())
 
     @property
     def stopped(self) -> bool:
         """True once patience ran out or the epoch cap was reached."""
-        return self.epochs >= self.stopping.max_epochs or self.epochs - self.best_epoch >= self.stopping.patience
+        return self.epochs >= self.stopping.max_epochs or self.epochs - self.progress_epoch >= self.stopping.patience
+
+    @property
+    def at_chance(self) -> bool:
+        """True while the best validation score is no better than predicting one class (balanced accuracy 1/classes)."""
+        return self.best <= 1 / self.num_classes + self.stopping.min_delta
+
+    @property
+    def rank(self) -> tuple[float, float]:
+        """How a tuner ranks fits: by the best score; among fits still at chance, the lower validation loss first."""
+        return self.best, -self.best_loss if self.at_chance else 0.0
 
     def run(self, epochs: int | None = None) -> float:
         """Up to ``epochs`` more epochs (default: until stopped); returns the best validation accuracy so far."""
@@ -156,18 +169,28 @@ class EarlyStoppedFit:
                 self.opt.step()
             self.epochs += 1
             done += 1
-            vx, vy = self.val
-            score = balanced_accuracy(predict_logits(self.model, vx).argmax(1).flatten(), vy.flatten(), self.num_classes)
-            if score > self.best + self.stopping.min_delta:
-                self.best, self.best_epoch = score, self.epochs
-                self.best_state = copy.deepcopy(self.model.state_dict())
+            self.validate()
         return self.best
+
+    def validate(self) -> None:
+        """Score the epoch on the validation split; keep its weights when the score improved, and note progress."""
+        vx, vy = self.val
+        with torch.no_grad():
+            logits = predict_logits(self.model, vx)
+            loss = F.cross_entropy(logits, vy, weight=self.weights).item()
+        score = balanced_accuracy(logits.argmax(1).flatten(), vy.flatten(), self.num_classes)
+        if score > self.best + self.stopping.min_delta:
+            self.best, self.best_epoch, self.progress_epoch = score, self.epochs, self.epochs
+            self.best_state = copy.deepcopy(self.model.state_dict())
+        elif self.at_chance and loss < self.best_loss - self.stopping.min_delta:
+            self.progress_epoch = self.epochs
+        self.best_loss = min(self.best_loss, loss)
 
     def finish(self) -> FitLog:
         """Restore the best-validation weights and say how training ended."""
         self.model.load_state_dict(self.best_state)
         self.model.eval()
-        capped = self.epochs >= self.stopping.max_epochs and self.epochs - self.best_epoch < self.stopping.patience
+        capped = self.epochs >= self.stopping.max_epochs and self.epochs - self.progress_epoch < self.stopping.patience
         return FitLog(self.epochs, self.best_epoch, self.best, capped)
 
 

@@ -207,3 +207,35 @@ def test_the_raw_trained_attacker_reads_a_noisy_release_instead_of_predicting_on
     assert raw.metrics["accuracy"] > 0.9
     brittle = DeepAttacker(one, cache_dir=None).fit(train, s[:300], 2)  # the 1 % floor, trained on the same images
     assert brittle.model(noisy).argmax(1).unique().numel() == 1  # the control: one class for every noisy image
+
+
+def stuck_at_chance(seed: int = 2) -> EarlyStoppedFit:
+    """A learnable task whose network starts predicting one class for every input (a large bias): for several epochs
+    the validation loss falls while every prediction, and so the balanced accuracy (0.5), stays the same."""
+    gen = torch.Generator().manual_seed(seed)
+    w = torch.randn(20, generator=gen)
+    x = torch.randn(2000, 20, generator=gen)
+    y = (x @ w > 0).long()
+    torch.manual_seed(seed)
+    model = mlp(2, 32)
+    with torch.no_grad():
+        model[-1].bias.copy_(torch.tensor([30.0, -30.0]))
+    return EarlyStoppedFit(model, (x[:1500], y[:1500]), (x[1500:], y[1500:]), 2,
+                           stopping=EarlyStopping(max_epochs=60, patience=3), batch_size=64, lr=1e-3, generator=gen)
+
+
+def test_a_fit_whose_loss_still_falls_at_chance_is_not_stopped_there() -> None:
+    fit = stuck_at_chance()
+    fit.run(3)
+    assert fit.best == 0.5 and fit.best_epoch == 1 and not fit.stopped  # patience 3 from epoch 1 would end it here
+    fit.run()
+    log = fit.finish()
+    assert log.best_val_accuracy > 0.9 and log.best_epoch > 4
+    # the tuner's ranking: a better score first; among fits at chance, the lower validation loss
+    other = stuck_at_chance()
+    other.run(1)
+    assert fit.rank > other.rank and other.at_chance and not fit.at_chance
+    worse = stuck_at_chance()
+    worse.best_loss = other.best_loss + 1.0
+    worse.best = 0.5
+    assert other.rank > worse.rank

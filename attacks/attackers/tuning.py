@@ -93,10 +93,10 @@ def tune_classifier(build: ModelBuilder, x: torch.Tensor, y: torch.Tensor, num_c
         while len(alive) > 1:
             for cand in alive:
                 fits[cand].run(budget.attack_rung_epochs)
-            alive = sorted(alive, key=lambda c: -fits[c].best)[: math.ceil(len(alive) / 2)]
+            alive = sorted(alive, key=lambda c: fits[c].rank, reverse=True)[: math.ceil(len(alive) / 2)]
     for cand in alive:
         fits[cand].run()
-    chosen = max(alive, key=lambda c: fits[c].best)
+    chosen = max(alive, key=lambda c: fits[c].rank)
     log = fits[chosen].finish()
     return TunedFit(fits[chosen].model, chosen, log, {c.label: fits[c].best for c in fits}, len(x))
 
