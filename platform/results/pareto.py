@@ -7,6 +7,7 @@ higher-is-better axis are negated), so dominance and hypervolume are written onc
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import pairwise
 
 import numpy as np
@@ -126,3 +127,25 @@ def hypervolume(df: pd.DataFrame, axes: Sequence[Axis], normalised: bool = False
     if normalised:
         volume /= float(np.prod([abs(ax.bound - ax.ideal) for ax in axes]))
     return volume
+
+
+@dataclass(frozen=True)
+class Volumes:
+    """One hypervolume per group of rows (e.g. per seed), raw and normalised, indexed alike."""
+
+    raw: pd.Series
+    normalised: pd.Series
+
+
+def volumes_by(df: pd.DataFrame, axes: Sequence[Axis], by: str) -> Volumes:
+    """Each ``by`` group's own front's hypervolume (its rows alone), indexed by the group's value in increasing order;
+    one entry where ``df`` has no ``by`` column or no rows."""
+    return Volumes(_volumes(df, axes, by, normalised=False), _volumes(df, axes, by, normalised=True))
+
+
+def _volumes(df: pd.DataFrame, axes: Sequence[Axis], by: str, normalised: bool) -> pd.Series:
+    """One of :func:`volumes_by`'s two series."""
+    if by not in df or df.empty:
+        return pd.Series([hypervolume(df, axes, normalised=normalised)], dtype=float)
+    return pd.Series({key: hypervolume(group, axes, normalised=normalised)
+                      for key, group in df.groupby(by, sort=True)}, dtype=float)

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from core.pareto_axis import Axis
-from platform.results.pareto import hypervolume
+from platform.results.pareto import Volumes, hypervolume
 
 SEED = "seed"
 _SEED_IN_NAME = re.compile(rf"\s*\b{SEED}=\S+")
@@ -90,24 +90,24 @@ def hypervolume_by_seed(trials: pd.DataFrame, axes: Sequence[Axis], normalised: 
                       for seed, group in trials.groupby(SEED, sort=True)}, dtype=float)
 
 
-def spread_metrics(trials: pd.DataFrame, points: pd.DataFrame, axes: Sequence[Axis]) -> dict[str, float]:
-    """What the parent run logs about the seed-to-seed spread (empty with one seed).
+def spread_metrics(trials: pd.DataFrame, points: pd.DataFrame, axes: Sequence[Axis], seeds: Volumes,
+                   of_means: tuple[float, float]) -> dict[str, float]:
+    """What the parent run logs about the seed-to-seed spread of trials over more than one seed, from each seed's
+    hypervolume (``seeds``) and that of the front of per-point means (``of_means``, raw and normalised).
 
     ``front/seeds``, ``front/points``; per axis ``front/seed_std/<metric>`` (mean over points of the std over seeds)
     and ``.../max`` (the largest); for raw and normalised hypervolume: ``/std`` (ddof = 1), ``/min``, ``/max``,
-    ``/seed_<s>`` for each seed and ``/of_means`` (the hypervolume of the front of per-point means).
+    ``/seed_<s>`` for each seed and ``/of_means``.
     """
-    if not replicated(trials):
-        return {}
     out = {"front/seeds": float(trials[SEED].nunique()), "front/points": float(len(points))}
     for axis in axes:
         stds = points[f"{axis.metric}/std"].dropna()
         out[f"front/seed_std/{axis.metric}"] = float(stds.mean())
         out[f"front/seed_std/{axis.metric}/max"] = float(stds.max())
-    for name, normalised in (("front/hypervolume", False), ("front/hypervolume_normalised", True)):
-        per_seed = hypervolume_by_seed(trials, axes, normalised)
+    for name, per_seed, means in (("front/hypervolume", seeds.raw, of_means[0]),
+                                  ("front/hypervolume_normalised", seeds.normalised, of_means[1])):
         out |= {f"{name}/std": float(per_seed.std(ddof=1)), f"{name}/min": float(per_seed.min()),
-                f"{name}/max": float(per_seed.max()), f"{name}/of_means": hypervolume(points, axes, normalised=normalised)}
+                f"{name}/max": float(per_seed.max()), f"{name}/of_means": means}
         out |= {f"{name}/seed_{seed:g}": float(value) for seed, value in per_seed.items()}
     return out
 

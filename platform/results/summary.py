@@ -30,8 +30,8 @@ from platform.results.comparison_grid import (
 )
 from platform.results.front_groups import GroupFront, fronts_by, group_metrics
 from platform.results.imputation import ADDED, TAG_SOURCE, Imputation, read_imputation
-from platform.results.pareto import pareto_mask
-from platform.results.replicates import SEED, format_points, hypervolume_by_seed, point_index, point_table, spread_metrics
+from platform.results.pareto import hypervolume, pareto_mask, volumes_by
+from platform.results.replicates import SEED, format_points, point_index, point_table, replicated, spread_metrics
 from search_spaces import Preset
 
 PRIVACY, RECORDS = STRONGEST_ATTACK, STRONGEST_RECORDS  # the farm's privacy axis and its data budget
@@ -136,16 +136,19 @@ def summarise(table: pd.DataFrame, axes: list[Axis], label_keys: tuple[str, ...]
     usable = usable_trials(table, axes)
     if usable.empty or any(a.metric not in usable for a in axes):
         return SweepSummary(table, pd.Series(False, index=table.index), float("nan"), float("nan"), axes=axes)
+    index, seeds = point_index(usable, label_keys), replicated(usable)
     points = point_table(usable, axes, label_keys)
     points["pareto_front"] = pareto_mask(points, axes)
     plane_front = pd.Series(pareto_mask(points, axes[:2]), index=points.index)  # what the two-axis views draw
+    full, plane = volumes_by(usable, axes, SEED), volumes_by(usable, axes[:2], SEED)
+    spread: dict[str, float] = {}
+    if seeds:  # the spread over seeds, beside the hypervolume of the front of per-point means
+        of_means = (hypervolume(points, axes), hypervolume(points, axes, normalised=True))
+        spread = spread_metrics(usable, points, axes, full, of_means)
     mask = pd.Series(False, index=table.index)
-    mask[usable.index] = points["pareto_front"].to_numpy()[point_index(usable, label_keys)]
-    plane = (float(hypervolume_by_seed(usable, axes[:2]).mean()),
-             float(hypervolume_by_seed(usable, axes[:2], normalised=True).mean()))
-    return SweepSummary(table, mask, float(hypervolume_by_seed(usable, axes).mean()),
-                        float(hypervolume_by_seed(usable, axes, normalised=True).mean()),
-                        points, spread_metrics(usable, points, axes), axes, plane, plane_front=plane_front)
+    mask[usable.index] = points["pareto_front"].to_numpy()[index]
+    return SweepSummary(table, mask, float(full.raw.mean()), float(full.normalised.mean()), points, spread, axes,
+                        (float(plane.raw.mean()), float(plane.normalised.mean())), plane_front=plane_front)
 
 
 def read_summary(client: MlflowClient, parent_id: str, preset: Preset) -> SweepSummary:
