@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from core.pareto_axis import Axis
-from platform.results.pareto import pareto_mask
-from platform.results.replicates import hypervolume_by_seed, point_keys
+from platform.results.pareto import pareto_mask, volumes_by
+from platform.results.replicates import SEED, point_keys
 
 
 @dataclass(frozen=True)
@@ -61,12 +61,11 @@ def fronts_by(trials: pd.DataFrame, points: pd.DataFrame, axes: Sequence[Axis], 
     for value in values:
         if not (masks[value] & ~shared).any():
             continue
-        own = points[masks[value]].copy()
+        own, rows = points[masks[value]].copy(), trials[members(trials, axis, value, keys, canonical)]
         own["pareto_front"] = pareto_mask(own, axes)
-        rows = trials[members(trials, axis, value, keys, canonical)]
-        groups.append(GroupFront(axis, value, own.reset_index(drop=True),
-                                 float(hypervolume_by_seed(rows, axes).mean()),
-                                 float(hypervolume_by_seed(rows, axes, normalised=True).mean())))
+        volumes = volumes_by(rows, axes, SEED)
+        groups.append(GroupFront(axis, value, own.reset_index(drop=True), float(volumes.raw.mean()),
+                                 float(volumes.normalised.mean())))
     return groups
 
 

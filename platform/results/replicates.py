@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from core.pareto_axis import Axis
-from platform.results.pareto import Volumes, hypervolume
+from platform.results.pareto import Volumes
 
 SEED = "seed"
 _SEED_IN_NAME = re.compile(rf"\s*\b{SEED}=\S+")
@@ -80,14 +80,6 @@ def _axis_spread(group: pd.DataFrame, metric: str, row: dict) -> dict[str, float
     else:
         out |= {low: row.get(f"{metric}/ci_low", float("nan")), high: row.get(f"{metric}/ci_high", float("nan"))}
     return out
-
-
-def hypervolume_by_seed(trials: pd.DataFrame, axes: Sequence[Axis], normalised: bool = False) -> pd.Series:
-    """Each seed's own front's hypervolume (the trials of that seed alone), indexed by seed; one entry without seeds."""
-    if SEED not in trials or trials.empty:
-        return pd.Series([hypervolume(trials, axes, normalised=normalised)], dtype=float)
-    return pd.Series({seed: hypervolume(group, axes, normalised=normalised)
-                      for seed, group in trials.groupby(SEED, sort=True)}, dtype=float)
 
 
 def spread_metrics(trials: pd.DataFrame, points: pd.DataFrame, axes: Sequence[Axis], seeds: Volumes,

@@ -122,18 +122,22 @@ def usable_trials(table: pd.DataFrame, axes: list[Axis]) -> pd.DataFrame:
     return usable.dropna(subset=[a.metric for a in axes if a.metric in usable]) if not usable.empty else usable
 
 
-def group_fronts(summary: SweepSummary, axes: list[Axis], preset: Preset) -> list[GroupFront]:
-    """One front per value of the preset's ``front_by`` axis (``platform.results.front_groups``); none without one."""
+def group_fronts(summary: SweepSummary, usable: pd.DataFrame, axes: list[Axis], preset: Preset) -> list[GroupFront]:
+    """One front per value of the preset's ``front_by`` axis among the ``usable`` trials and the summary's points
+    (``platform.results.front_groups``); none without one."""
     if preset.front.by is None or summary.points.empty:
         return []
-    return fronts_by(usable_trials(summary.trials, axes), summary.points, axes, preset.front.by, preset.label_keys,
-                     preset.canonical)
+    return fronts_by(usable, summary.points, axes, preset.front.by, preset.label_keys, preset.canonical)
 
 
 def summarise(table: pd.DataFrame, axes: list[Axis], label_keys: tuple[str, ...] = ()) -> SweepSummary:
     """Front of the per-point means (over seeds) and hypervolume (mean over seeds) of the finished trials that report
     every axis; a point is a configuration of ``label_keys`` other than the seed."""
-    usable = usable_trials(table, axes)
+    return summarise_usable(table, usable_trials(table, axes), axes, label_keys)
+
+
+def summarise_usable(table: pd.DataFrame, usable: pd.DataFrame, axes: list[Axis], label_keys: tuple[str, ...]) -> SweepSummary:
+    """:func:`summarise` of ``table`` whose ``usable_trials`` are known already."""
     if usable.empty or any(a.metric not in usable for a in axes):
         return SweepSummary(table, pd.Series(False, index=table.index), float("nan"), float("nan"), axes=axes)
     index, seeds = point_index(usable, label_keys), replicated(usable)
@@ -159,9 +163,10 @@ def read_summary(client: MlflowClient, parent_id: str, preset: Preset) -> SweepS
     exp_id = parent.info.experiment_id
     table = trials_table(client, exp_id, parent_id, preset.label_keys)
     axes = front_axes(list(preset.front.axes), table)
-    summary = summarise(table, axes, preset.label_keys)
+    usable = usable_trials(table, axes)
+    summary = summarise_usable(table, usable, axes, preset.label_keys)
     summary = with_imputation(summary, read_imputation(parent.data.metrics, axes))
-    summary = replace(summary, groups=group_fronts(summary, axes, preset) if summary.front.any() else [])
+    summary = replace(summary, groups=group_fronts(summary, usable, axes, preset) if summary.front.any() else [])
     curves = tuple(read_curve(client, exp_id, parent_id, baseline, axes) for baseline in ComparisonGrid.all(preset))
     return replace(summary, comparisons=curves, compared=compare_all(summary.points, curves, axes))
 
