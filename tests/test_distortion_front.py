@@ -88,11 +88,16 @@ def test_a_store_without_the_distortion_keeps_its_two_axis_front() -> None:
     assert replace(AMNIST, comparison_grids=None).comparison_grids == ()
 
 
+def curve_of(baseline: ComparisonGrid, trials: pd.DataFrame, points: pd.DataFrame) -> ComparisonCurve:
+    """A comparison grid's curve as ``read_curve`` builds it, with its points' front on the first two axes."""
+    return ComparisonCurve(baseline, trials, points, points[pareto_mask(points, AXES[:2])] if not points.empty else points)
+
+
 # the stroke redraw's points: radius=1 and radius=1.5 each dominate A (as useful or more, more private, sharper);
 # radius=2 is more useful and more private than B but blurrier, so it does not dominate B; C's PSNR beats them all
 def compare_front(front: pd.DataFrame, curve: pd.DataFrame, axes: list[Axis], baseline: ComparisonGrid) -> pd.DataFrame:
     """The front beside one comparison grid, read the way the summary reads every grid (``compare_all``)."""
-    return compare_all(front, [ComparisonCurve(baseline, curve, curve)], axes)
+    return compare_all(front, [curve_of(baseline, curve, curve)], axes)
 
 
 CURVE = points({"radius=1": (0.92, 0.75, 21.0), "radius=1.5": (0.91, 0.76, 20.5), "radius=2": (0.7, 0.55, 9.0)})
@@ -108,7 +113,7 @@ def test_a_baseline_point_that_dominates_a_front_point_is_flagged_and_one_that_d
     # on the first two axes alone radius=2 would dominate B
     assert compare_front(front, CURVE, AXES[:2], STROKE).set_index("name").loc["B", STROKE.dominated_by] == "radius=2"
 
-    curve = ComparisonCurve(STROKE, CURVE.assign(status="FINISHED"), CURVE)
+    curve = curve_of(STROKE, CURVE.assign(status="FINISHED"), CURVE)
     metrics = comparison_metrics(compared.reset_index(), curve)
     assert metrics["front/dominated_by_stroke-redraw"] == 1 and metrics["front/stroke-redraw_trials"] == 3
     text = format_comparison(compared.reset_index(), curve, AXES)
@@ -131,7 +136,7 @@ def test_beating_a_baseline_at_equal_utility_respects_the_distortion() -> None:
     assert set(compared[STROKE.dominated_by]) == {""}  # neither is dominated: F loses at equal utility, not outright
     two_axis = compare_front(front, curve, AXES[:2], STROKE).set_index("name")
     assert list(two_axis[STROKE.beats]) == [1.0, 1.0]  # the control: without the distortion both would beat it
-    metrics = comparison_metrics(compared.reset_index(), ComparisonCurve(STROKE, curve, curve))
+    metrics = comparison_metrics(compared.reset_index(), curve_of(STROKE, curve, curve))
     assert metrics["front/beats_stroke-redraw_share"] == 0.5 and metrics["front/stroke-redraw_compared"] == 2
 
 
@@ -139,9 +144,9 @@ def test_the_front_is_compared_with_every_baseline_at_once() -> None:
     front = points(TRIALS).assign(pareto_front=True)
     noise, prototype = ComparisonGrid(presets()["noise"]), ComparisonGrid(presets()["digit-prototype"])
     corner = points({"mix=0": (0.95, 0.58, 12.8)}).assign(mix=[0.0])  # the prototype: useful, private, blurry
-    curves = [ComparisonCurve(STROKE, CURVE, CURVE),
-              ComparisonCurve(noise, pd.DataFrame(), pd.DataFrame()),  # no finished trial: left out
-              ComparisonCurve(prototype, corner, corner)]
+    curves = [curve_of(STROKE, CURVE, CURVE),
+              curve_of(noise, pd.DataFrame(), pd.DataFrame()),  # no finished trial: left out
+              curve_of(prototype, corner, corner)]
     compared = compare_all(front, curves, AXES).set_index("name")
     assert compared.loc["A", STROKE.dominated_by] == "radius=1; radius=1.5"
     # the prototype is more useful and more private than every trial, and sharper than B (10 dB) alone: it dominates B;
@@ -165,8 +170,8 @@ def test_bands_colour_each_psnr_and_the_figures_draw_the_front_on_three_axes_and
 
     table = df.drop(columns="pareto_front").assign(status="FINISHED", alpha=1.0, lam=[0.0, 1.0, 2.0], adv_steps=1)
     summary = summarise(table, AXES, AMNIST.label_keys)
-    summary = replace(summary, comparisons=(ComparisonCurve(STROKE, CURVE, CURVE),),
-                      compared=compare_all(summary.points, [ComparisonCurve(STROKE, CURVE, CURVE)], AXES))
+    summary = replace(summary, comparisons=(curve_of(STROKE, CURVE, CURVE),),
+                      compared=compare_all(summary.points, [curve_of(STROKE, CURVE, CURVE)], AXES))
     drawn = draw_summary(summary, AMNIST, tmp_path)
     assert [p.name for p in drawn] == ["front.png", "front_2d.png", "trends.png"]
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in drawn)

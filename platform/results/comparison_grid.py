@@ -86,12 +86,14 @@ class ComparisonGrid:
 
 @dataclass(frozen=True)
 class ComparisonCurve:
-    """One baseline beside a sweep: its trials (one row each) and its points (means over seeds, empty when no trial
-    reports every axis)."""
+    """One baseline beside a sweep: its trials (one row each), its points (means over seeds, empty when no trial
+    reports every axis) and, of those, the ones on its front on the first two axes (what :func:`beside` interpolates
+    along)."""
 
     grid: ComparisonGrid
     trials: pd.DataFrame
     points: pd.DataFrame
+    plane_front: pd.DataFrame
 
     @property
     def finished(self) -> int:
@@ -124,9 +126,11 @@ def comparison_grid_points(table: pd.DataFrame, axes: list[Axis], baseline: Comp
 
 
 def read_curve(client: MlflowClient, exp_id: str, parent_id: str, baseline: ComparisonGrid, axes: list[Axis]) -> ComparisonCurve:
-    """The baseline's trials of the sweep and its points."""
+    """The baseline's trials of the sweep, its points, and their front on the first two axes."""
     trials = comparison_grid_table(client, exp_id, parent_id, baseline)
-    return ComparisonCurve(baseline, trials, comparison_grid_points(trials, axes, baseline))
+    points = comparison_grid_points(trials, axes, baseline)
+    plane_front = points[pareto_mask(points, axes[:2])] if not points.empty else points
+    return ComparisonCurve(baseline, trials, points, plane_front)
 
 
 def attack_at_utility(utility: np.ndarray, curve: pd.DataFrame, axes: Sequence[Axis]) -> np.ndarray:
@@ -142,8 +146,12 @@ def attack_at_utility(utility: np.ndarray, curve: pd.DataFrame, axes: Sequence[A
 def value_at_utility(utility: np.ndarray, curve: pd.DataFrame, axes: Sequence[Axis], axis: Axis) -> np.ndarray:
     """The baseline's value of ``axis`` at each utility (``axes[0]``), interpolated along its front on the first two
     axes as :func:`attack_at_utility` does."""
+    return _value_along(utility, curve[pareto_mask(curve, axes[:2])] if not curve.empty else curve, axes, axis)
+
+
+def _value_along(utility: np.ndarray, front: pd.DataFrame, axes: Sequence[Axis], axis: Axis) -> np.ndarray:
+    """:func:`value_at_utility` along the baseline's ``front`` on the first two axes, already found."""
     u_axis = axes[0]
-    front = curve[pareto_mask(curve, axes[:2])] if not curve.empty else curve
     if front.empty:
         return np.full(len(utility), np.nan)
     goodness = -np.asarray(u_axis.to_min(front[u_axis.metric].to_numpy(dtype=float)))  # higher: more useful
@@ -169,11 +177,11 @@ def compare_all(points: pd.DataFrame, curves: Sequence[ComparisonCurve], axes: l
         return pd.DataFrame()
     front = points[points["pareto_front"]] if "pareto_front" in points else points
     for curve in with_points:
-        front = front.assign(**beside(front, curve.points, axes, curve.grid))
+        front = front.assign(**beside(front, curve, axes))
     return front
 
 
-def beside(front: pd.DataFrame, curve: pd.DataFrame, axes: list[Axis], baseline: ComparisonGrid) -> dict[str, Any]:
+def beside(front: pd.DataFrame, curve: ComparisonCurve, axes: list[Axis]) -> dict[str, Any]:
     """The columns comparing ``front``'s points with a baseline's ``curve``: its privacy value at their utility
     (``baseline.at_utility``) and, for each further axis (the distortion), its value there too
     (``baseline.at(axis)``); its points that dominate them on every axis (``baseline.dominated_by``); and whether they
@@ -181,18 +189,19 @@ def beside(front: pd.DataFrame, curve: pd.DataFrame, axes: list[Axis], baseline:
     there, 0 not, NaN where the baseline does not reach that utility). A point some baseline point dominates never
     beats it: that point's utility is at least the front point's, so the baseline at the front point's utility is at
     least as private."""
+    baseline = curve.grid
     u_axis, p_axis = axes[:2]
     utility = front[u_axis.metric].to_numpy(dtype=float)
     columns: dict[str, Any] = {}
     better = np.ones(len(front), dtype=bool)
     for i, axis in enumerate(axes[1:]):
-        at = value_at_utility(utility, curve, axes, axis)
+        at = _value_along(utility, curve.plane_front, axes, axis)
         mine, theirs = (np.asarray(axis.to_min(v)) for v in (front[axis.metric].to_numpy(dtype=float), at))
         better &= (mine < theirs) if i == 0 else (mine <= theirs)  # more private; no more distorted
         columns[baseline.at_utility if axis is p_axis else baseline.at(axis)] = at
     reached = ~np.isnan(columns[baseline.at_utility])
     columns[baseline.beats] = np.where(reached, better.astype(float), np.nan)
-    columns[baseline.dominated_by] = dominated_by(front, curve, axes)
+    columns[baseline.dominated_by] = dominated_by(front, curve.points, axes)
     return columns
 
 
