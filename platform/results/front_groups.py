@@ -17,6 +17,7 @@ import pandas as pd
 from core.pareto_axis import Axis
 from platform.results.pareto import pareto_mask, volumes_by
 from platform.results.replicates import SEED, point_keys
+from search_spaces import Preset
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,14 @@ def fronts_by(trials: pd.DataFrame, points: pd.DataFrame, axes: Sequence[Axis], 
         groups.append(GroupFront(axis, value, own.reset_index(drop=True), float(volumes.raw.mean()),
                                  float(volumes.normalised.mean())))
     return groups
+
+
+def fronts_of(preset: Preset, usable: pd.DataFrame, points: pd.DataFrame, axes: Sequence[Axis]) -> list[GroupFront]:
+    """:func:`fronts_by` of the preset's ``front_by`` axis among a sweep's ``usable`` trials and their ``points``; none
+    where the preset has no such axis."""
+    if preset.front.by is None or points.empty:
+        return []
+    return fronts_by(usable, points, axes, preset.front.by, preset.label_keys, preset.canonical)
 
 
 def group_metrics(groups: Sequence[GroupFront]) -> dict[str, float]:

@@ -1,4 +1,4 @@
-"""Replicates over seeds: per-point means and bands, and the seed-to-seed spread of a front.
+"""Replicates over seeds: per-point means and bands, and the per-point table the terminal shows with the front's spread.
 
 A *point* is a trial's configuration without its seed (the preset's label keys other than ``seed``); the trials of
 one point differ only in the seed. Pure computation on the trials table (one row per trial), no MLflow, no plotting.
@@ -15,7 +15,6 @@ import numpy as np
 import pandas as pd
 
 from core.pareto_axis import Axis
-from platform.results.pareto import Volumes
 
 SEED = "seed"
 _SEED_IN_NAME = re.compile(rf"\s*\b{SEED}=\S+")
@@ -79,28 +78,6 @@ def _axis_spread(group: pd.DataFrame, metric: str, row: dict) -> dict[str, float
         out |= {f"{metric}/std": std, low: row[metric] - std, high: row[metric] + std}
     else:
         out |= {low: row.get(f"{metric}/ci_low", float("nan")), high: row.get(f"{metric}/ci_high", float("nan"))}
-    return out
-
-
-def spread_metrics(trials: pd.DataFrame, points: pd.DataFrame, axes: Sequence[Axis], seeds: Volumes,
-                   of_means: tuple[float, float]) -> dict[str, float]:
-    """What the parent run logs about the seed-to-seed spread of trials over more than one seed, from each seed's
-    hypervolume (``seeds``) and that of the front of per-point means (``of_means``, raw and normalised).
-
-    ``front/seeds``, ``front/points``; per axis ``front/seed_std/<metric>`` (mean over points of the std over seeds)
-    and ``.../max`` (the largest); for raw and normalised hypervolume: ``/std`` (ddof = 1), ``/min``, ``/max``,
-    ``/seed_<s>`` for each seed and ``/of_means``.
-    """
-    out = {"front/seeds": float(trials[SEED].nunique()), "front/points": float(len(points))}
-    for axis in axes:
-        stds = points[f"{axis.metric}/std"].dropna()
-        out[f"front/seed_std/{axis.metric}"] = float(stds.mean())
-        out[f"front/seed_std/{axis.metric}/max"] = float(stds.max())
-    for name, per_seed, means in (("front/hypervolume", seeds.raw, of_means[0]),
-                                  ("front/hypervolume_normalised", seeds.normalised, of_means[1])):
-        out |= {f"{name}/std": float(per_seed.std(ddof=1)), f"{name}/min": float(per_seed.min()),
-                f"{name}/max": float(per_seed.max()), f"{name}/of_means": means}
-        out |= {f"{name}/seed_{seed:g}": float(value) for seed, value in per_seed.items()}
     return out
 
 

@@ -28,10 +28,10 @@ from platform.results.comparison_grid import (
     comparison_metrics,
     read_curve,
 )
-from platform.results.front_groups import GroupFront, fronts_by, group_metrics
+from platform.results.front_groups import GroupFront, fronts_of, group_metrics
 from platform.results.imputation import ADDED, TAG_SOURCE, Imputation, read_imputation
-from platform.results.pareto import hypervolume, pareto_mask, volumes_by
-from platform.results.replicates import SEED, format_points, point_index, point_table, replicated, spread_metrics
+from platform.results.pareto import Volumes, hypervolume, pareto_mask, volumes_by
+from platform.results.replicates import SEED, format_points, point_index, point_table, replicated
 from search_spaces import Preset
 
 PRIVACY, RECORDS = STRONGEST_ATTACK, STRONGEST_RECORDS  # the farm's privacy axis and its data budget
@@ -42,7 +42,7 @@ SATURATION = "attack/max/saturation"  # the front points' fitted saturation (pla
 class SweepSummary:
     """All trials, the front's mask over them (a trial is on it when its point is), the front's hypervolume (raw and
     normalised; the mean over seeds), the per-point table (means over seeds, bands, ``pareto_front``) and the
-    seed-to-seed spread (``replicates.spread_metrics``; empty with one seed), all on ``axes``."""
+    seed-to-seed spread (:func:`spread_metrics`; empty with one seed), all on ``axes``."""
 
     trials: pd.DataFrame
     front: pd.Series
@@ -122,12 +122,26 @@ def usable_trials(table: pd.DataFrame, axes: list[Axis]) -> pd.DataFrame:
     return usable.dropna(subset=[a.metric for a in axes if a.metric in usable]) if not usable.empty else usable
 
 
-def group_fronts(summary: SweepSummary, usable: pd.DataFrame, axes: list[Axis], preset: Preset) -> list[GroupFront]:
-    """One front per value of the preset's ``front_by`` axis among the ``usable`` trials and the summary's points
-    (``platform.results.front_groups``); none without one."""
-    if preset.front.by is None or summary.points.empty:
-        return []
-    return fronts_by(usable, summary.points, axes, preset.front.by, preset.label_keys, preset.canonical)
+def spread_metrics(trials: pd.DataFrame, points: pd.DataFrame, axes: list[Axis], seeds: Volumes,
+                   of_means: tuple[float, float]) -> dict[str, float]:
+    """What the parent run logs about the seed-to-seed spread of trials over more than one seed, from each seed's
+    hypervolume (``seeds``) and that of the front of per-point means (``of_means``, raw and normalised).
+
+    ``front/seeds``, ``front/points``; per axis ``front/seed_std/<metric>`` (mean over points of the std over seeds)
+    and ``.../max`` (the largest); for raw and normalised hypervolume: ``/std`` (ddof = 1), ``/min``, ``/max``,
+    ``/seed_<s>`` for each seed and ``/of_means``.
+    """
+    out = {"front/seeds": float(trials[SEED].nunique()), "front/points": float(len(points))}
+    for axis in axes:
+        stds = points[f"{axis.metric}/std"].dropna()
+        out[f"front/seed_std/{axis.metric}"] = float(stds.mean())
+        out[f"front/seed_std/{axis.metric}/max"] = float(stds.max())
+    for name, per_seed, means in (("front/hypervolume", seeds.raw, of_means[0]),
+                                  ("front/hypervolume_normalised", seeds.normalised, of_means[1])):
+        out |= {f"{name}/std": float(per_seed.std(ddof=1)), f"{name}/min": float(per_seed.min()),
+                f"{name}/max": float(per_seed.max()), f"{name}/of_means": means}
+        out |= {f"{name}/seed_{seed:g}": float(value) for seed, value in per_seed.items()}
+    return out
 
 
 def summarise(table: pd.DataFrame, axes: list[Axis], label_keys: tuple[str, ...] = ()) -> SweepSummary:
@@ -166,7 +180,7 @@ def read_summary(client: MlflowClient, parent_id: str, preset: Preset) -> SweepS
     usable = usable_trials(table, axes)
     summary = summarise_usable(table, usable, axes, preset.label_keys)
     summary = with_imputation(summary, read_imputation(parent.data.metrics, axes))
-    summary = replace(summary, groups=group_fronts(summary, usable, axes, preset) if summary.front.any() else [])
+    summary = replace(summary, groups=fronts_of(preset, usable, summary.points, axes) if summary.front.any() else [])
     curves = tuple(read_curve(client, exp_id, parent_id, baseline, axes) for baseline in ComparisonGrid.all(preset))
     return replace(summary, comparisons=curves, compared=compare_all(summary.points, curves, axes))
 
