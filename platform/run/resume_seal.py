@@ -138,7 +138,11 @@ def write_seal(fs: pafs.FileSystem, folder: str, key: bytes, files: dict[str, li
 def verify(location: str) -> None:
     """Refuse (UsageError, one line) to resume the Tune folder at ``location`` (path or URI) unless every file Tune
     unpickles on restore is one this driver wrote and sealed with the resume key; reads no pickle."""
-    fs, folder = tune_storage.filesystem(location)
+    verify_folder(*tune_storage.filesystem(location))
+
+
+def verify_folder(fs: pafs.FileSystem, folder: str) -> None:
+    """:func:`verify` of the Tune folder ``folder`` on ``fs``."""
     name = Path(folder).name
     key = read_key()
     files = read_seal(fs, folder, key)
@@ -175,8 +179,11 @@ class StateSealer(tune.Callback):
         return StateSealer, ()
 
     def seal_tuner(self, location: str) -> None:
-        """Seal the ``tuner.pkl`` a new Tuner just wrote into the Tune folder at ``location``."""
-        fs, folder = tune_storage.filesystem(location)
+        """Seal the ``tuner.pkl`` a new Tuner just wrote into the Tune folder at ``location`` (path or URI)."""
+        self.seal_folder(*tune_storage.filesystem(location))
+
+    def seal_folder(self, fs: pafs.FileSystem, folder: str) -> None:
+        """:meth:`seal_tuner` of the Tune folder ``folder`` on ``fs``."""
         self._open(fs, folder)
         with fs.open_input_stream(f"{folder}/tuner.pkl") as stream:
             self._add("tuner.pkl", digest(stream.read()))

@@ -15,7 +15,7 @@ from platform.errors import UsageError
 from platform.plan.spec import SweepSpec
 from platform.run import preflight
 from platform.run import storage as tune_storage
-from platform.run.resume_seal import StateSealer, verify
+from platform.run.resume_seal import StateSealer, verify_folder
 
 TUNER_STATE = "tuner.pkl"
 
@@ -105,13 +105,15 @@ def build_tuner(spec: SweepSpec, *, search: str, samples: int | None, resources:
         verbose=1 if progress is not None else 0,  # 1: only the reporter speaks (Tune's legacy path, core.quiet)
     )
     tuner = tune.Tuner(trainable, param_space=param_space, tune_config=tune_config, run_config=run_config)
-    sealer.seal_tuner(tune_storage.join(storage, name))
+    fs, folder = tune_storage.filesystem(tune_storage.join(storage, name))
+    sealer.seal_folder(fs, folder)
     return tuner
 
 
 def restore_tuner(spec: SweepSpec, resources: dict[str, float], location: str) -> tune.Tuner:
     """The interrupted Tuner at ``location`` (its Tune run's folder), once its seal proves the state is the sweep's own
     (nothing is unpickled before): finished trials stay finished, unfinished and errored ones continue."""
-    verify(location)
+    fs, folder = tune_storage.filesystem(location)
+    verify_folder(fs, folder)
     trainable = tune.with_resources(spec.preset.trainable, resources)
     return tune.Tuner.restore(location, trainable=trainable, resume_unfinished=True, resume_errored=True)
