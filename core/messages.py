@@ -13,3 +13,8 @@ def first_line(exc: BaseException | str) -> str:
 def one_line(text: str) -> str:
     """``text`` with its line breaks (and other control characters) as spaces: a message that prints as one line."""
     return "".join(" " if not c.isprintable() else c for c in text).strip()
+
+
+def exception_line(exc: BaseException) -> str:
+    """An exception as one line of at most 500 characters: its type's name, then its message's first line."""
+    return first_line(f"{type(exc).__name__}: {exc}")[:500]

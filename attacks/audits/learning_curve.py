@@ -20,7 +20,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from attacks.attackers.registry import REGISTRY
 from attacks.base import Attacker, AttackInput, CheckpointInputs
-from core.messages import first_line
+from core.messages import exception_line
 from core.saturation import Saturation, saturation
 
 if TYPE_CHECKING:  # a checkpoint is only read here, so the curve runs without Ray installed
@@ -149,5 +149,5 @@ def run_lane(load: Callable[[dict, str], CheckpointInputs], tasks: list[CurveTas
         try:
             results.append(run_curve(load, config, checkpoint, attacker, budget))
         except Exception as exc:  # noqa: BLE001 - one curve's failure is reported, the lane's others still drawn
-            results.append(first_line(f"{type(exc).__name__}: {exc}")[:500])
+            results.append(exception_line(exc))
     return results

@@ -19,7 +19,7 @@ from ray import tune
 from attacks.audits.exposure import CSV_FILE as EXPOSED_FILE
 from attacks.audits.exposure import exposed_csv
 from attacks.farm.checkpoint import FarmReport, run_farm
-from core.messages import first_line
+from core.messages import exception_line
 from core.metric_names import STRONGEST_ATTACK, STRONGEST_RECORDS
 from core.numbers import readable
 from platform.results import tracking
@@ -120,7 +120,7 @@ def failure_line(exc: BaseException) -> str:
     """What failed, in one line: a task's own exception (Ray wraps it in a RayTaskError whose text names only the task,
     its process and node, e.g. ``RayTaskError(CheckpointError): ray::run_farm() (pid=1, ip=…)``), else ``exc``."""
     cause = exc.cause if isinstance(exc, ray.exceptions.RayTaskError) and exc.cause is not None else exc
-    return first_line(f"{type(cause).__name__}: {cause}")[:500]
+    return exception_line(cause)
 
 
 class FarmScheduler:
