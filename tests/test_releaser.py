@@ -16,6 +16,7 @@ from core.nets import ConvReleaser, game_classifier
 from trainables.releaser.config import ReleaserConfig
 from trainables.releaser.mechanism import RESTART_SEED_STRIDE, Releaser
 from trainables.shared.mechanism import STATE_FILE, CheckpointError
+from trainables.shared.release_map import release
 from trainables.shared.tune_loop import epochs as play_epochs
 
 N_TRAIN, N_TEST = 3000, 1000
@@ -225,3 +226,36 @@ def test_the_latent_code_makes_the_release_global_and_without_it_nothing_changes
     before = game.releaser.squeeze[1].weight.clone()
     assert game.releaser.latent == 16 and math.isfinite(game.train_epoch()["train/loss_releaser"])
     assert not torch.equal(before, game.releaser.squeeze[1].weight)
+
+
+def test_evaluation_reads_the_players_with_the_current_releases_statistics() -> None:
+    """The in-game players standardise their inputs with running statistics that trail a release moving every step;
+    evaluation first recomputes them on the current release of the training split (4 equal batches here, so the
+    mean is exact), without drawing from the game's generator or touching a weight."""
+    cfg = ReleaserConfig(n_train=512, n_test=256, epochs=2, pretrain_epochs=0, width=8, threads=2,
+                         player_input_norm=True, batch_size=128)
+    mechanism = Releaser(cfg, torch.device("cpu"))
+    mechanism.setup()
+    mechanism.train_epoch()
+    drawn = mechanism.gen.get_state()
+    weights = [p.clone() for net in (mechanism.utility, mechanism.adversary) for p in net.parameters()]
+    mechanism.release_test()  # what evaluation draws first; the training split is released from there
+    after = mechanism.gen.get_state()
+    released = release(mechanism.releaser, mechanism.train.x, mechanism.gen)
+    mechanism.gen.set_state(drawn)
+    flat = released.flatten(1)
+    batch_vars = torch.stack([b.var(0) for b in flat.split(128)]).mean(0)
+
+    def matches(player: torch.nn.Module) -> bool:
+        norm = player.norm
+        return (torch.allclose(norm.running_mean, flat.mean(0), atol=1e-5)
+                and torch.allclose(norm.running_var, batch_vars, rtol=1e-3, atol=1e-9))
+
+    for player in (mechanism.utility, mechanism.adversary):
+        player.norm.reset_running_stats()  # a control: statistics from elsewhere do not match
+        assert not matches(player)
+    mechanism.evaluate(attack=False)
+    assert all(matches(p) for p in (mechanism.utility, mechanism.adversary))
+    assert torch.equal(mechanism.gen.get_state(), after)  # it drew only the released test split's noise, as before
+    now = [p for net in (mechanism.utility, mechanism.adversary) for p in net.parameters()]
+    assert all(torch.equal(a, b) for a, b in zip(weights, now, strict=True))

@@ -14,6 +14,7 @@ from typing import ClassVar
 
 import torch
 from torch.nn import functional as F
+from torch.optim.swa_utils import update_bn
 
 from attacks.base import CheckpointInputs
 from attacks.farm.reference import reference_cache_dir
@@ -25,6 +26,7 @@ from trainables.releaser.config import ReleaserConfig
 from trainables.shared.alpha_mi import leakage_alpha_mi, normalised_alpha_mi
 from trainables.shared.image_game import ImageGame, classifier_reference
 from trainables.shared.mechanism import Capability
+from trainables.shared.release_map import release
 
 NETWORKS = ("releaser", "adversary", "utility", "opt_r", "opt_a", "opt_u")  # a checkpoint's state, by name
 RESTART_SEED_STRIDE = 100_003  # a restarted adversary's weights: torch seed = seed + stride · (epochs done + 1)
@@ -191,6 +193,7 @@ class Releaser(ImageGame):
         with torch.no_grad():
             posteriors = torch.cat([self.adversary(c).softmax(1) for c in released_test.split(1024)])
             leakage = leakage_alpha_mi(posteriors, self.cfg.alpha).item()
+        self.recalibrate_players()
         metrics = {
             UTILITY_ACCURACY: evaluate(self.utility, released_test, test.u, self.u_classes),
             "utility/mse": F.mse_loss(released_test, test.x).item(),
@@ -198,6 +201,18 @@ class Releaser(ImageGame):
             NORMALISED_ALPHA_MI: leakage,
         } | image_quality(released_test, test.x)
         return metrics | (self.deep_attack() | self.data_user() if attack else {})
+
+    def recalibrate_players(self) -> None:
+        """The players' input statistics (their batch norms' running means and variances) recomputed on the current
+        release of the training split, the game's generator left where it was, so that evaluation standardises the
+        release as training does. Running statistics trail a release that moves every step; on a faint release (a
+        per-pixel spread of 1e-4) a lag of a few hundredths in a pixel's mean is hundreds of its spreads."""
+        drawn = self.gen.get_state()
+        released_train = release(self.releaser, self.train.x, self.gen)
+        self.gen.set_state(drawn)
+        with torch.no_grad():
+            for player in (self.utility, self.adversary):
+                update_bn(released_train.split(self.cfg.batch_size), player)
 
     def figure_title(self, epoch: int) -> str:
         quality = image_quality(self.released_test, self.test.x)
