@@ -213,11 +213,25 @@ def parse_args() -> argparse.Namespace:
                    help="the independent attacker trains on this many times the farm attacker's records (default 2.5)")
     p.add_argument("--records", type=records_list,
                    help="comma-separated record counts to release instead (e.g. 5000,12500,all), one row each")
+    p.add_argument("--bits", type=int, help="round the released splits to this many bits per pixel first (e.g. 8)")
+    p.add_argument("--read", choices=("secret", "utility"), default="secret",
+                   help="what the attacker reads: the secret S (default) or the release's utility attribute U, as a "
+                        "data user would")
     p.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
     args = p.parse_args()
     if min(args.seeds, args.width, args.threads, args.max_epochs) < 1 or args.min_epochs < 0 or args.records_factor <= 0:
         p.error("--seeds, --width, --threads and --max-epochs must be >= 1, --min-epochs >= 0, --records-factor > 0")
+    if args.bits is not None and not 1 <= args.bits <= 16:
+        p.error(f"--bits must be between 1 and 16 (got {args.bits})")
     return args
+
+
+def rounded(x: torch.Tensor, bits: int | None) -> torch.Tensor:
+    """``x`` in [0, 1] rounded to ``bits`` bits per value (unchanged for None): what an image file would keep."""
+    if bits is None:
+        return x
+    levels = 2**bits - 1
+    return torch.round(x.clamp(0, 1) * levels) / levels
 
 
 def seeded_reading(fits: list[Reading], name: str) -> Reading:
@@ -247,13 +261,20 @@ def main() -> None:
         config = trial_config(directory)
         farm_records = int(run.data.metrics.get("attack/max/train_records", config.get("n_train") or 0))
         m = run.data.metrics
-        reported = m.get("attack/max/accuracy", float("nan"))
-        low, high = m.get("attack/max/accuracy/ci_low", float("nan")), m.get("attack/max/accuracy/ci_high", float("nan"))
-        before = previous_farm(preset.checkpoint_inputs(config, str(directory)).data, m, 0)
+        metric = "attack/max/accuracy" if args.read == "secret" else "utility/fresh_accuracy"  # what the row checks
+        reported = m.get(metric, float("nan"))
+        low, high = m.get(f"{metric}/ci_low", float("nan")), m.get(f"{metric}/ci_high", float("nan"))
+        before = (previous_farm(preset.checkpoint_inputs(config, str(directory)).data, m, 0) if args.read == "secret"
+                  else float("nan"))
         for records in record_budgets(args, farm_records, preset, config):
             d = preset.checkpoint_inputs(config | {"attack_records": records}, str(directory)).data
             t0 = time.perf_counter()
-            fits = [independent_accuracy(d.train_x.cpu(), d.train_s.cpu(), d.test_x.cpu(), d.test_s.cpu(), seed, recipe)
+            train_x, test_x = (rounded(x.cpu(), args.bits) for x in (d.train_x, d.test_x))
+            labels = (d.train_s, d.test_s) if args.read == "secret" else (d.train_u, d.test_u)
+            assert labels[0] is not None and labels[1] is not None, "the release has no utility attribute to read"
+            train_y, test_y = labels[0].cpu(), labels[1].cpu()
+            classes = int(max(train_y.max(), test_y.max())) + 1
+            fits = [independent_accuracy(train_x, train_y, test_x, test_y, seed, recipe, classes)
                     for seed in range(args.seeds)]
             r = seeded_reading(fits, run.info.run_name)
             lo, hi = r.interval

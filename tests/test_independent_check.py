@@ -46,3 +46,11 @@ def test_records_take_counts_or_all_and_refuse_anything_else() -> None:
     for bad in ("0", "5000,", "many", "-3"):
         with pytest.raises(argparse.ArgumentTypeError, match="record counts >= 1 or 'all'"):
             records(bad)
+
+
+def test_rounding_keeps_what_an_image_file_of_that_many_bits_keeps() -> None:
+    rounded = benchmark_script("independent_check").rounded
+    x = torch.tensor([0.0, 0.5, 0.25 / 255, 0.75 / 255, 0.999, 1.2, -0.1])
+    assert torch.equal(rounded(x, None), x)
+    assert torch.allclose(rounded(x, 8), torch.tensor([0.0, 128 / 255, 0.0, 1 / 255, 1.0, 1.0, 0.0]))
+    assert torch.allclose(rounded(x, 1), torch.tensor([0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0]))  # 0.5 rounds to even
