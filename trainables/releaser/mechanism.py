@@ -206,7 +206,10 @@ class Releaser(ImageGame):
         """The players' input statistics (their batch norms' running means and variances) recomputed on the current
         release of the training split, the game's generator left where it was, so that evaluation standardises the
         release as training does. Running statistics trail a release that moves every step; on a faint release (a
-        per-pixel spread of 1e-4) a lag of a few hundredths in a pixel's mean is hundreds of its spreads."""
+        per-pixel spread of 1e-4) a lag of a few hundredths in a pixel's mean is hundreds of its spreads. Players
+        without ``player_input_norm`` keep no statistics."""
+        if not self.cfg.player_input_norm:
+            return
         drawn = self.gen.get_state()
         released_train = release(self.releaser, self.train.x, self.gen)
         self.gen.set_state(drawn)
