@@ -261,17 +261,18 @@ def main() -> None:
         config = trial_config(directory)
         farm_records = int(run.data.metrics.get("attack/max/train_records", config.get("n_train") or 0))
         m = run.data.metrics
-        metric = "attack/max/accuracy" if args.read == "secret" else "utility/fresh_accuracy"  # what the row checks
+        secret = args.read == "secret"
+        metric = "attack/max/accuracy" if secret else "utility/fresh_accuracy"  # what the row checks
         reported = m.get(metric, float("nan"))
         low, high = m.get(f"{metric}/ci_low", float("nan")), m.get(f"{metric}/ci_high", float("nan"))
-        before = (previous_farm(preset.checkpoint_inputs(config, str(directory)).data, m, 0) if args.read == "secret"
-                  else float("nan"))
+        before = previous_farm(preset.checkpoint_inputs(config, str(directory)).data, m, 0) if secret else float("nan")
         for records in record_budgets(args, farm_records, preset, config):
             d = preset.checkpoint_inputs(config | {"attack_records": records}, str(directory)).data
             t0 = time.perf_counter()
             train_x, test_x = (rounded(x.cpu(), args.bits) for x in (d.train_x, d.test_x))
-            labels = (d.train_s, d.test_s) if args.read == "secret" else (d.train_u, d.test_u)
-            assert labels[0] is not None and labels[1] is not None, "the release has no utility attribute to read"
+            labels = (d.train_s, d.test_s) if secret else (d.train_u, d.test_u)
+            if labels[0] is None or labels[1] is None:
+                raise SystemExit(f"{run.info.run_name}: the release has no utility attribute to read (--read utility)")
             train_y, test_y = labels[0].cpu(), labels[1].cpu()
             classes = int(max(train_y.max(), test_y.max())) + 1
             fits = [independent_accuracy(train_x, train_y, test_x, test_y, seed, recipe, classes)
