@@ -2,13 +2,15 @@
 studies' sweeps in MLflow.
 
 Each study (platform/papers/, one module per paper) is one sweep command writing to its own experiment
-``repro-<study>``; the report reads the newest sweep of each, evaluates every claim of the four papers against it (the
-paper's number, putlab's with its seed band and test, the verdict, the row's data, scale and caveat), and names the
-command that re-runs the row. Beside the report, each study's folder keeps the sweep's figures and a snapshot of its
-runs (``study.json``, ``trials.csv``): a study the store lacks is read from its snapshot, so the report regenerates
-anywhere; ``--snapshots`` reads the snapshots alone (no store, no sweep run): the way to regenerate the committed
-report after its code changed. A snapshot file that is not what the report wrote is refused in one line, before
-anything is written. ``--run`` first runs the sweeps of studies that have none yet (``--rerun``: all of them again).
+``repro-<study>``; the report reads the newest sweep of each (a study run in parts, one sweep per seed: the parts of
+the newest's plan joined, from the store and the committed snapshot; platform/papers/parts.py), evaluates every claim
+of the four papers against it (the paper's number, putlab's with its seed band and test, the verdict, the row's data,
+scale and caveat), and names the command that re-runs the row. Beside the report, each study's folder keeps the
+sweep's figures and a snapshot of its runs (``study.json``, ``trials.csv``): a study the store lacks is read from its
+snapshot, so the report regenerates anywhere; ``--snapshots`` reads the snapshots alone (no store, no sweep run): the
+way to regenerate the committed report after its code changed. A snapshot file that is not what the report wrote is
+refused in one line, before anything is written. ``--run`` first runs the sweeps of studies that have none yet
+(``--rerun``: all of them again).
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ from platform.papers.catalogue import CLAIMS, STUDIES
 from platform.papers.claim import Study
 from platform.papers.markdown import evaluate, render, tally
 from platform.papers.measures import StudyRuns
+from platform.papers.parts import join
 from platform.plan.spec import preset_of
 from platform.results import tracking
 from platform.results.replicates import SEED
@@ -43,20 +46,20 @@ REPORT = Path("docs") / "reproduction.md"
 FIGURES = "reproduction"  # folder beside the report
 
 
-def newest_sweep(client: MlflowClient, study: Study, finished_only: bool = False) -> tuple[str, StudyRuns] | None:
-    """(parent run id, runs) of the study's newest sweep (``finished_only``: newest finished one), or None.
+def study_sweeps(client: MlflowClient, study: Study) -> list[tuple[str, StudyRuns]]:
+    """(parent run id, runs) of each of the study's sweeps in the store, newest first.
 
     A sweep still running or interrupted counts with the trials it finished; the report says so."""
     experiment = client.get_experiment_by_name(study.experiment)
     if experiment is None:
-        return None
-    done = " and attributes.status = 'FINISHED'" if finished_only else ""
-    parents = client.search_runs([experiment.experiment_id],
-                                 filter_string=f"tags.`{tracking.TAG_ROLE}` = 'sweep'{done}",
-                                 order_by=["attributes.start_time DESC"], max_results=1)
-    if not parents:
-        return None
-    parent = parents[0]
+        return []
+    parents = client.search_runs([experiment.experiment_id], filter_string=f"tags.`{tracking.TAG_ROLE}` = 'sweep'",
+                                 order_by=["attributes.start_time DESC"])
+    return [(parent.info.run_id, sweep_runs(client, parent)) for parent in parents]
+
+
+def sweep_runs(client: MlflowClient, parent: Run) -> StudyRuns:
+    """One sweep's parent run and finished trials as a study's runs."""
     params = parent.data.params
     preset = preset_of(params)
     summary = read_summary(client, parent.info.run_id, preset)
@@ -64,14 +67,18 @@ def newest_sweep(client: MlflowClient, study: Study, finished_only: bool = False
     if not table.empty:
         table = table[table["status"] == "FINISHED"].reset_index(drop=True)
     start, end = parent.info.start_time, parent.info.end_time
-    runs = StudyRuns(parent.info.run_name, params.get("profile", ""), dict(parent.data.metrics), table,
+    return StudyRuns(parent.info.run_name, params.get("profile", ""), dict(parent.data.metrics), table,
                      preset.label_keys, parent.info.status, int(params.get("planned_trials", len(table))),
                      params.get("dataset", ""), {k.removeprefix("config."): v for k, v in params.items()
                                                  if k.startswith("config.")},
                      datetime.fromtimestamp(start / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M"),
                      (end - start) / 60_000 if end else math.nan, params.get("machine", "not recorded"),
                      summary.comparison_trials)
-    return parent.info.run_id, runs
+
+
+def has_finished_sweep(client: MlflowClient, study: Study) -> bool:
+    """Whether the store holds a finished sweep of the study."""
+    return any(runs.status == "FINISHED" for _, runs in study_sweeps(client, study))
 
 
 def copy_figures(client: MlflowClient, parent_id: str, study: Study, out: Path) -> list[Path]:
@@ -148,20 +155,22 @@ def run(argv: list[str] | None = None) -> int:
     client = None if args.snapshots else tracking.connect(tracking_uri, create=args.run or args.rerun)
     if client is not None and (args.run or args.rerun):
         for key in only:
-            if args.rerun or newest_sweep(client, known[key], finished_only=True) is None:
+            if args.rerun or not has_finished_sweep(client, known[key]):
                 run_study(known[key], tracking_uri)
     report = Path(args.out) if args.out else REPORT
     out = report.parent / FIGURES
-    stored = {study.key: newest_sweep(client, study) if client is not None else None for study in STUDIES}
-    # every snapshot the report falls back on is read (and validated) before anything is written
-    saved = {key: snapshot.load(out / key) for key, found in stored.items() if found is None}
+    stored = {study.key: study_sweeps(client, study) if client is not None else [] for study in STUDIES}
+    # every snapshot is read (and validated) before anything is written: the report falls back on it, or joins its parts
+    saved = {study.key: snapshot.load(out / study.key) for study in STUDIES}
     runs: dict[str, StudyRuns] = {}
     figures: dict[str, list[Path]] = {}
     for study in STUDIES:
-        found, kept = stored[study.key], saved.get(study.key)
-        if client is not None and found is not None:
-            parent_id, runs[study.key] = found
-            figures[study.key] = copy_figures(client, parent_id, study, out)
+        found, kept = stored[study.key], saved[study.key]
+        if found and client is not None:
+            runs[study.key], left_out = join([r for _, r in found] + ([kept] if kept is not None else []))
+            for line in left_out:
+                print(f"study {study.key}: not joined: {line}")
+            figures[study.key] = copy_figures(client, found[0][0], study, out)
             snapshot.save(runs[study.key], out / study.key)
         elif kept is not None:
             runs[study.key], figures[study.key] = kept, sorted((out / study.key).glob("*.png"))

@@ -252,6 +252,32 @@ def test_the_command_writes_the_report_from_a_real_sweep(tmp_path):
         s.key for s in STUDIES)
 
 
+@pytest.mark.slow
+def test_a_study_run_in_parts_is_joined_and_its_snapshot_keeps_the_parts(tmp_path):
+    """Two real (smoke) GMM sweeps, one seed each, into the study's experiment: the report joins them (both parts named
+    with their seeds, both seeds' trials read), and without the store its snapshot gives the same studies line."""
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
+    for seed in (0, 1):
+        subprocess.run([sys.executable, "-m", "platform.sweep", "gmm", "--profile", "smoke", "--set", f"seed={seed}",
+                        "--experiment", "repro-gmm", "--tracking-uri", uri, "--storage", str(tmp_path / "runs")],
+                       cwd=REPO, env=env, check=True, capture_output=True, timeout=600)
+    out = tmp_path / "docs" / "reproduction.md"
+    out.parent.mkdir()
+    report = [sys.executable, "-m", "platform.reproduction", "--out", str(out)]
+    done = subprocess.run([*report, "--tracking-uri", uri], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    line = next(x for x in out.read_text().splitlines() if x.startswith("| gmm |"))
+    assert line.count("gmm-smoke-") == 2 and "(seed 0) + gmm-smoke-" in line and line.count("(seed 1)") == 1
+    kept = snapshot.load(out.parent / "reproduction" / "gmm")
+    assert kept is not None and sorted(kept.trials["seed"].unique()) == [0, 1] and len(kept.parts) == 2
+    (tmp_path / "mlflow.db").unlink()
+    again = subprocess.run([*report, "--snapshots"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert line in out.read_text().splitlines()
+
+
 def test_difference_drop_and_more_than_claims():
     table = TRIALS.assign(**{"noise/attack": [0.95, 0.9, 0.7, 0.6, 0.5, 0.6]})
     diff = Difference("attack/max/accuracy", "noise/attack", -1)(runs(table))

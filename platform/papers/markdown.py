@@ -258,7 +258,11 @@ HEADER = [
     f"construction and checks putlab's code, not the paper; it fails when its interval excludes the value (for a "
     f"bound: lies wholly on the wrong side of it). **{SAME_AS.format('N')}**: the paper's quantity is "
     f"tested by row N already and counted there. **{NOTHING}**: nothing to compare or nothing measured. "
-    "**not run**: the study has no sweep yet.", "",
+    "**not run**: the study has no sweep yet.",
+    "- **Parts**: a study too long for one sitting runs its command once per seed, `--set seed=K` in place of "
+    "`--seeds N` (same experiment); the report joins the parts of the newest sweep's plan whose seeds no newer part "
+    "holds, from the store and the committed snapshot, and the studies table names each part with its seeds and "
+    "sums their minutes. Its figures are the newest part's.", "",
 ]
 
 
@@ -316,9 +320,11 @@ def studies_table(runs: dict[str, StudyRuns], studies: Sequence[Study] = STUDIES
             lines.append(f"| {study.key} | not run | | | | | | | `{study.command()}` |")
             continue
         state = "" if r.status == "FINISHED" else f" ({r.status.lower()}: {len(r.trials)} of {r.planned} trials)"
+        sweep = " + ".join(f"{p.sweep} (seed{'s' * (len(p.seeds) > 1)} {', '.join(map(str, p.seeds))})"
+                           for p in r.parts) or r.sweep
         minutes = "" if math.isnan(r.minutes) else f"{r.minutes:.0f}"
         collapsed = "; ".join(trial_name(r, i) for i in collapsed_trials(r, study)) or (
             "none" if study.release is not None else "—")
-        lines.append(f"| {study.key} | {r.sweep}{state} | {r.started} | {r.machine} | {minutes} | {r.scale} | {r.data} "
+        lines.append(f"| {study.key} | {sweep}{state} | {r.started} | {r.machine} | {minutes} | {r.scale} | {r.data} "
                      f"| {collapsed} | `{study.command()}` |")
     return [*lines, ""]

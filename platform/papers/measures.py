@@ -37,8 +37,23 @@ STAND_IN_FLAG = "data/synthetic"  # the parent metric a loader with a stand-in l
 
 
 @dataclass(frozen=True)
+class Part:
+    """One sweep of a study run in parts (platform/papers/parts.py): its name, when it started (UTC), its minutes,
+    machine and status, the trials it planned and the seeds it ran."""
+
+    sweep: str
+    started: str
+    minutes: float
+    machine: str
+    status: str
+    planned: int
+    seeds: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class StudyRuns:
-    """A study's newest sweep: its parent metrics, one row per finished trial, and how far the sweep got."""
+    """A study's newest sweep (or its parts joined): its parent metrics, one row per finished trial, and how far the sweep
+    got."""
 
     sweep: str
     profile: str
@@ -55,6 +70,7 @@ class StudyRuns:
     # the comparison grids' trials (e.g. Gaussian noise), each row's baseline named in column ``baseline`` (a snapshot
     # from before there could be several has no such column: its rows are the noise grid's)
     baseline: pd.DataFrame = field(default_factory=pd.DataFrame)
+    parts: tuple[Part, ...] = ()  # the sweeps of a study run in parts, oldest first (empty: one sweep)
 
     @property
     def seeds(self) -> int:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.files.structured import read_json
 from core.files.tables import TableSchema, read_table
-from platform.papers.measures import StudyRuns
+from platform.papers.measures import Part, StudyRuns
 
 META, TRIALS, BASELINE = "study.json", "trials.csv", "baseline.csv"
 IDENTITY = ("trial_id", "run_id", "name", "status")  # the text columns of a trials table; every other is a number
@@ -26,9 +26,9 @@ TABLES = ("trials", "baseline")
 
 
 class StudyFile(BaseModel):
-    """What ``study.json`` holds: the sweep's parent run as :class:`StudyRuns` has it, and the columns of its tables
-    (``columns``, ``baseline_columns``; absent in snapshots saved before they were recorded, which then need only the
-    identity and grid columns)."""
+    """What ``study.json`` holds: the sweep's parent run as :class:`StudyRuns` has it (with the parts it was joined
+    from, for a study run in parts), and the columns of its tables (``columns``, ``baseline_columns``; absent in
+    snapshots saved before they were recorded, which then need only the identity and grid columns)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -43,6 +43,7 @@ class StudyFile(BaseModel):
     started: str
     minutes: float
     machine: str
+    parts: tuple[Part, ...] = ()
     columns: tuple[str, ...] | None = None
     baseline_columns: tuple[str, ...] | None = None
 
@@ -65,6 +66,7 @@ def save(runs: StudyRuns, folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     trials = runs.trials if len(runs.trials.columns) else pd.DataFrame(columns=[*IDENTITY, *runs.label_keys])
     meta = {f.name: getattr(runs, f.name) for f in dataclasses.fields(runs) if f.name not in TABLES}
+    meta["parts"] = [dataclasses.asdict(p) for p in runs.parts]
     meta |= {"label_keys": list(runs.label_keys), "columns": [str(c) for c in trials.columns]}
     if not runs.baseline.empty:
         meta["baseline_columns"] = [str(c) for c in runs.baseline.columns]
@@ -85,4 +87,5 @@ def load(folder: Path) -> StudyRuns | None:
     if meta.baseline_columns is not None or (folder / BASELINE).exists():
         baseline = read_table(folder / BASELINE, TableSchema(meta.baseline_columns or BASELINE_IDENTITY,
                                                              frozenset(BASELINE_IDENTITY)))
-    return StudyRuns(trials=trials, baseline=baseline, **meta.model_dump(exclude={"columns", "baseline_columns"}))
+    return StudyRuns(trials=trials, baseline=baseline, parts=meta.parts,
+                     **meta.model_dump(exclude={"columns", "baseline_columns", "parts"}))

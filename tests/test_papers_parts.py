@@ -1,0 +1,88 @@
+"""A study run in parts (one sweep per seed) is joined into one study: every part of the newest's plan once, a seed never
+twice, a part of another plan left out with its reason, and the joined study survives its snapshot."""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pandas as pd
+
+from platform.papers import snapshot
+from platform.papers.markdown import studies_table
+from platform.papers.measures import StudyRuns, seed_count
+from platform.papers.parts import join
+from platform.papers.privatizer import STUDIES as PRIVATIZER_STUDIES
+
+CONFIG = {"epochs": "2", "lr": "0.001"}
+
+
+def part(name: str, seed: int, started: str, minutes: float = 10.0, lr: str = "0.001") -> StudyRuns:
+    """A one-seed sweep as ``--set seed=K`` logs it: the seed in its config, not in its trials table."""
+    trials = pd.DataFrame({"trial_id": [f"{name}-a", f"{name}-b"], "k": [0.1, 0.4],
+                           "rho": [0.1 * (seed + 1), 0.2 * (seed + 1)]})
+    baseline = pd.DataFrame({"run_id": [f"{name}-n"], "name": ["noise"], "status": ["FINISHED"], "sigma": [1.0],
+                             "u": [0.5 + seed]})
+    return StudyRuns(name, "quick", {"m": float(seed)}, trials, ("k",), "FINISHED", 2, "gmm",
+                     {**CONFIG, "lr": lr, "seed": str(seed)}, started, minutes, "1 node, 2 CPUs, no GPU", baseline)
+
+
+A, B, C = part("gmm-a", 0, "2026-11-28 10:00"), part("gmm-b", 1, "2026-11-29 10:00", 20.0), part("gmm-c", 2,
+                                                                                               "2026-11-30 10:00")
+
+
+def test_parts_of_one_plan_join_with_their_seeds_and_summed_minutes():
+    joined, left_out = join([C, B, A])  # newest first, as the store lists them
+    assert left_out == []
+    assert seed_count(joined.trials) == 3 and len(joined.trials) == 6
+    assert sorted(joined.trials["seed"]) == [0, 0, 1, 1, 2, 2]
+    assert joined.trials.loc[joined.trials["seed"] == 1, "rho"].tolist() == [0.2, 0.4]  # B's rows carry B's seed
+    assert sorted(joined.baseline["u"]) == [0.5, 1.5, 2.5]
+    assert joined.sweep == "gmm-a + gmm-b + gmm-c" and joined.started == "2026-11-28 10:00"
+    assert joined.minutes == 40.0 and joined.planned == 6 and joined.label_keys == ("k", "seed")
+    assert [p.seeds for p in joined.parts] == [(0,), (1,), (2,)]
+    assert joined.parent_metrics == C.parent_metrics  # the newest part's sweep-level numbers
+
+
+def test_a_single_sweep_comes_back_as_it_is():
+    alone, left_out = join([A])
+    assert left_out == [] and alone.parts == () and alone.sweep == "gmm-a"
+    assert alone.trials["seed"].tolist() == [0, 0]
+
+
+def test_a_part_of_another_plan_is_left_out_naming_the_difference():
+    other = part("gmm-x", 1, "2026-11-29 11:00", lr="0.01")
+    joined, left_out = join([A, other])
+    assert joined.parts == () and seed_count(joined.trials) == 1
+    assert left_out == ["gmm-x: config lr = '0.01', not '0.001'"]
+    stand_in = replace(part("gmm-y", 1, "2026-11-29 12:00"), parent_metrics={"data/synthetic": 1.0})
+    real = replace(A, parent_metrics={"data/synthetic": 0.0})
+    assert join([real, stand_in])[1] == ["gmm-y: data 'synthetic stand-in', not 'real'"]
+
+
+def test_a_seed_is_never_counted_twice_and_a_part_never_split():
+    three = replace(part("gmm-old", 0, "2026-11-20 10:00"), config=CONFIG, label_keys=("k", "seed"),
+                    trials=pd.concat([part("o", s, "").trials.assign(seed=s) for s in (0, 1, 2)], ignore_index=True))
+    joined, left_out = join([B, three])  # an older 3-seed sweep holds seed 1 too: it is left out whole
+    assert seed_count(joined.trials) == 1 and joined.sweep == "gmm-b"
+    assert left_out == ["gmm-old: seeds [1] are a newer part's"]
+
+
+def test_the_same_part_read_from_the_store_and_the_snapshot_counts_once(tmp_path):
+    earlier, _ = join([B, A])  # last session: two parts, saved beside the report
+    snapshot.save(earlier, tmp_path / "gmm")
+    kept = snapshot.load(tmp_path / "gmm")
+    assert kept is not None and kept.parts == earlier.parts
+    again, left_out = join([B, kept])  # the same session regenerates: B is in the store and in the snapshot
+    assert left_out == [] and len(again.trials) == 4 and again.sweep == "gmm-a + gmm-b"
+    later, _ = join([C, kept])  # the next session's part on a machine whose store holds only it
+    assert later.sweep == "gmm-a + gmm-b + gmm-c" and seed_count(later.trials) == 3 and later.minutes == 40.0
+    assert later.trials.loc[later.trials["seed"] == 0, "rho"].tolist() == [0.1, 0.2]
+
+
+def test_the_studies_table_names_each_part_and_its_seeds():
+    joined, _ = join([B, A])
+    study = next(s for s in PRIVATIZER_STUDIES if s.key == "gmm")
+    line = next(x for x in studies_table({study.key: joined}, [study]) if x.startswith(f"| {study.key} |"))
+    assert "| gmm-a (seed 0) + gmm-b (seed 1) | 2026-11-28 10:00 |" in line and "| 30 |" in line
+    unfinished = replace(B, status="KILLED", minutes=math.nan)
+    assert join([unfinished, A])[0].status == "KILLED" and math.isnan(join([unfinished, A])[0].minutes)
