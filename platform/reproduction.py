@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from mlflow.tracking import MlflowClient
 from core.quiet import silence
 from platform.cli import guarded
 from platform.errors import UsageError
+from platform.figures.summary_figures import draw_summary
 from platform.papers import snapshot
 from platform.papers.catalogue import CLAIMS, STUDIES
 from platform.papers.claim import Study
@@ -38,9 +40,11 @@ from platform.papers.measures import StudyRuns
 from platform.papers.parts import join
 from platform.plan.spec import preset_of
 from platform.results import tracking
+from platform.results.comparison_grid import BASELINE
 from platform.results.replicates import SEED
-from platform.results.summary import read_summary
+from platform.results.summary import read_summary, summary_of
 from platform.run import preflight
+from search_spaces import Preset
 
 REPORT = Path("docs") / "reproduction.md"
 FIGURES = "reproduction"  # folder beside the report
@@ -110,6 +114,21 @@ def copy_figures(client: MlflowClient, parent_id: str, study: Study, out: Path) 
     return sorted(copied)
 
 
+def draw_joined(runs: StudyRuns, preset: Preset, folder: Path, copied: list[Path]) -> list[Path]:
+    """A study run in parts: its front and trends drawn again from the joined trials (every part's seeds) in place of
+    the newest part's; returns the study's figures."""
+    preset = replace(preset, label_keys=runs.label_keys)
+    baseline = runs.baseline
+    baselines = ({str(name): rows.drop(columns=BASELINE) for name, rows in baseline.groupby(BASELINE)}
+                 if BASELINE in baseline else {})
+    summary = summary_of(runs.trials, baselines, preset, runs.parent_metrics)
+    for path in copied:
+        if path.name.startswith(("front", "trends")):
+            path.unlink()
+    drawn = draw_summary(summary, preset, folder)
+    return sorted({*(p for p in copied if p.exists()), *drawn})
+
+
 def one_seed(trials: list[Run]) -> list[Run]:
     """The trials of the lowest seed among them (all of them when none records a seed)."""
     seeds = {t.data.params[SEED] for t in trials if SEED in t.data.params}
@@ -171,6 +190,9 @@ def run(argv: list[str] | None = None) -> int:
             for line in left_out:
                 print(f"study {study.key}: not joined: {line}")
             figures[study.key] = copy_figures(client, found[0][0], study, out)
+            if runs[study.key].parts:
+                preset = preset_of(client.get_run(found[0][0]).data.params)
+                figures[study.key] = draw_joined(runs[study.key], preset, out / study.key, figures[study.key])
             snapshot.save(runs[study.key], out / study.key)
         elif kept is not None:
             runs[study.key], figures[study.key] = kept, sorted((out / study.key).glob("*.png"))

@@ -43,6 +43,11 @@ def test_parts_of_one_plan_join_with_their_seeds_and_summed_minutes():
     assert joined.parent_metrics == C.parent_metrics  # the newest part's sweep-level numbers
 
 
+def test_parts_started_in_the_same_minute_keep_the_order_they_ran_in():
+    older, newer = part("gmm-a", 0, "2026-11-28 10:00"), part("gmm-b", 1, "2026-11-28 10:00")
+    assert join([newer, older])[0].sweep == "gmm-a + gmm-b"
+
+
 def test_a_single_sweep_comes_back_as_it_is():
     alone, left_out = join([A])
     assert left_out == [] and alone.parts == () and alone.sweep == "gmm-a"

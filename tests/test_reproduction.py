@@ -270,6 +270,13 @@ def test_a_study_run_in_parts_is_joined_and_its_snapshot_keeps_the_parts(tmp_pat
     assert done.returncode == 0, done.stderr
     line = next(x for x in out.read_text().splitlines() if x.startswith("| gmm |"))
     assert line.count("gmm-smoke-") == 2 and "(seed 0) + gmm-smoke-" in line and line.count("(seed 1)") == 1
+    client = tracking.connect(uri)
+    newest = client.search_runs([client.get_experiment_by_name("repro-gmm").experiment_id],
+                                filter_string=f"tags.`{tracking.TAG_ROLE}` = 'sweep'",
+                                order_by=["attributes.start_time DESC"])[0].info.run_id
+    part_front = Path(client.download_artifacts(newest, "front/front.png", str(tmp_path)))
+    joined_front = out.parent / "reproduction" / "gmm" / "front.png"
+    assert joined_front.read_bytes() != part_front.read_bytes()  # drawn again over both seeds
     kept = snapshot.load(out.parent / "reproduction" / "gmm")
     assert kept is not None and sorted(kept.trials["seed"].unique()) == [0, 1] and len(kept.parts) == 2
     (tmp_path / "mlflow.db").unlink()

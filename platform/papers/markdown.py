@@ -262,7 +262,8 @@ HEADER = [
     "- **Parts**: a study too long for one sitting runs its command once per seed, `--set seed=K` in place of "
     "`--seeds N` (same experiment); the report joins the parts of the newest sweep's plan whose seeds no newer part "
     "holds, from the store and the committed snapshot, and the studies table names each part with its seeds and "
-    "sums their minutes. Its figures are the newest part's.", "",
+    "sums their minutes. Its front and trends are drawn from the joined trials, its released images are the newest "
+    "part's.", "",
 ]
 
 

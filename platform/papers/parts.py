@@ -59,11 +59,11 @@ def join(sources: Sequence[StudyRuns]) -> tuple[StudyRuns, list[str]]:
     The newest source is always kept whole; an older part joins when its plan is the newest's and none of its seeds is
     taken. A single part comes back as it is (its seed column added)."""
     newest, *older = [with_seed_column(s) for s in sources]
-    taken: list[tuple[Part, StudyRuns]] = [(part, newest) for part in parts_of(newest)]
+    taken: list[tuple[Part, StudyRuns]] = [(part, newest) for part in reversed(parts_of(newest))]  # newest first
     left_out = []
     for source in older:
         reason = plan_difference(newest, source)
-        for part in parts_of(source):
+        for part in reversed(parts_of(source)):
             seeds = {s for p, _ in taken for s in p.seeds}
             if any(part.sweep == p.sweep for p, _ in taken):
                 continue  # the same sweep, read from the store and from the snapshot
@@ -81,7 +81,8 @@ def join(sources: Sequence[StudyRuns]) -> tuple[StudyRuns, list[str]]:
 
 def _joined(newest: StudyRuns, taken: list[tuple[Part, StudyRuns]]) -> StudyRuns:
     """The taken parts as one study: their trials and baseline rows (each part's seeds), oldest part first."""
-    taken = sorted(taken, key=lambda ps: ps[0].started)
+    read = {ps[0].sweep: i for i, ps in enumerate(taken)}  # newest first; a tie in started (same minute) goes by it
+    taken = sorted(taken, key=lambda ps: (ps[0].started, -read[ps[0].sweep]))
     parts = tuple(part for part, _ in taken)
     trials = pd.concat([_rows(source.trials, part) for part, source in taken], ignore_index=True)
     baselines = [_rows(source.baseline, part) for part, source in taken if not source.baseline.empty]

@@ -125,9 +125,9 @@ def comparison_grid_points(table: pd.DataFrame, axes: list[Axis], baseline: Comp
     return points
 
 
-def read_curve(client: MlflowClient, exp_id: str, parent_id: str, baseline: ComparisonGrid, axes: list[Axis]) -> ComparisonCurve:
-    """The baseline's trials of the sweep, its points, and their front on the first two axes."""
-    trials = comparison_grid_table(client, exp_id, parent_id, baseline)
+def curve_of(trials: pd.DataFrame, baseline: ComparisonGrid, axes: list[Axis]) -> ComparisonCurve:
+    """The baseline's trials (:func:`comparison_grid_table`'s rows), its points, and their front on the first two
+    axes."""
     points = comparison_grid_points(trials, axes, baseline)
     plane_front = points[pareto_mask(points, axes[:2])] if not points.empty else points
     return ComparisonCurve(baseline, trials, points, plane_front)

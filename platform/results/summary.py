@@ -10,6 +10,7 @@ including those finished before a ``--resume``, and can be rebuilt at any time.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -25,8 +26,9 @@ from platform.results.comparison_grid import (
     ComparisonCurve,
     ComparisonGrid,
     compare_all,
+    comparison_grid_table,
     comparison_metrics,
-    read_curve,
+    curve_of,
 )
 from platform.results.front_groups import GroupFront, fronts_of, group_metrics
 from platform.results.imputation import ADDED, TAG_SOURCE, Imputation, read_imputation
@@ -170,18 +172,25 @@ def summarise_usable(table: pd.DataFrame, usable: pd.DataFrame, axes: list[Axis]
 
 
 def read_summary(client: MlflowClient, parent_id: str, preset: Preset) -> SweepSummary:
-    """The sweep's summary, read from its child runs once: trials over the preset's ``label_keys`` (a point is a
-    configuration over seeds), the front and hypervolume on :func:`front_axes`, the per-group fronts and the
-    baselines' comparisons."""
+    """The sweep's summary, read from its child runs once (:func:`summary_of` its trials and baselines' trials)."""
     parent = client.get_run(parent_id)
     exp_id = parent.info.experiment_id
     table = trials_table(client, exp_id, parent_id, preset.label_keys)
+    baselines = {grid.name: comparison_grid_table(client, exp_id, parent_id, grid) for grid in ComparisonGrid.all(preset)}
+    return summary_of(table, baselines, preset, parent.data.metrics)
+
+
+def summary_of(table: pd.DataFrame, baselines: Mapping[str, pd.DataFrame], preset: Preset,
+               parent_metrics: Mapping[str, float]) -> SweepSummary:
+    """A sweep's summary from its trials (over the preset's ``label_keys``: a point is a configuration over seeds),
+    each comparison grid's trials by name and the parent's metrics: the front and hypervolume on :func:`front_axes`,
+    the imputation attacker, the per-group fronts and the baselines' comparisons."""
     axes = front_axes(list(preset.front.axes), table)
     usable = usable_trials(table, axes)
     summary = summarise_usable(table, usable, axes, preset.label_keys)
-    summary = with_imputation(summary, read_imputation(parent.data.metrics, axes))
+    summary = with_imputation(summary, read_imputation(parent_metrics, axes))
     summary = replace(summary, groups=fronts_of(preset, usable, summary.points, axes) if summary.front.any() else [])
-    curves = tuple(read_curve(client, exp_id, parent_id, baseline, axes) for baseline in ComparisonGrid.all(preset))
+    curves = tuple(curve_of(baselines.get(grid.name, pd.DataFrame()), grid, axes) for grid in ComparisonGrid.all(preset))
     return replace(summary, comparisons=curves, compared=compare_all(summary.points, curves, axes))
 
 
