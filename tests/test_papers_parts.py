@@ -20,8 +20,8 @@ def part(name: str, seed: int, started: str, minutes: float = 10.0, lr: str = "0
     """A one-seed sweep as ``--set seed=K`` logs it: the seed in its config, not in its trials table."""
     trials = pd.DataFrame({"trial_id": [f"{name}-a", f"{name}-b"], "k": [0.1, 0.4],
                            "rho": [0.1 * (seed + 1), 0.2 * (seed + 1)]})
-    baseline = pd.DataFrame({"run_id": [f"{name}-n"], "name": ["noise"], "status": ["FINISHED"], "sigma": [1.0],
-                             "u": [0.5 + seed]})
+    baseline = pd.DataFrame({"run_id": [f"{name}-n"], "name": ["noise sigma=1"], "status": ["FINISHED"],
+                             "sigma": [1.0], "u": [0.5 + seed], "baseline": ["noise"]})
     return StudyRuns(name, "quick", {"m": float(seed)}, trials, ("k",), "FINISHED", 2, "gmm",
                      {**CONFIG, "lr": lr, "seed": str(seed)}, started, minutes, "1 node, 2 CPUs, no GPU", baseline)
 
@@ -64,19 +64,38 @@ def test_a_part_of_another_plan_is_left_out_naming_the_difference():
     assert join([real, stand_in])[1] == ["gmm-y: data 'synthetic stand-in', not 'real'"]
 
 
-def test_a_seed_is_never_counted_twice_and_a_part_never_split():
-    three = replace(part("gmm-old", 0, "2026-11-20 10:00"), config=CONFIG, label_keys=("k", "seed"),
-                    trials=pd.concat([part("o", s, "").trials.assign(seed=s) for s in (0, 1, 2)], ignore_index=True))
-    joined, left_out = join([B, three])  # an older 3-seed sweep holds seed 1 too: it is left out whole
-    assert seed_count(joined.trials) == 1 and joined.sweep == "gmm-b"
-    assert left_out == ["gmm-old: seeds [1] are a newer part's"]
+def test_a_trial_is_never_counted_twice():
+    three = replace(part("gmm-old", 0, "2026-11-20 10:00"), config=CONFIG, label_keys=("k", "seed"), planned=6,
+                    trials=pd.concat([part("o", s, "").trials.assign(seed=s) for s in (0, 1, 2)], ignore_index=True),
+                    baseline=pd.DataFrame())
+    joined, notes = join([B, three])  # an older 3-seed sweep holds seed 1 too: only its seeds 0 and 2 join
+    assert sorted(joined.trials["seed"]) == [0, 0, 1, 1, 2, 2]
+    assert joined.trials.loc[joined.trials["seed"] == 1, "sweep"].unique().tolist() == ["gmm-b"]
+    assert notes == ["gmm-old: 2 of its trials are a newer part's, left out"]
+    assert [(p.sweep, p.seeds, p.trials) for p in joined.parts] == [("gmm-old", (0, 2), 4), ("gmm-b", (1,), 2)]
+    assert join([B, replace(three, trials=three.trials[three.trials["seed"] == 1])])[1] == [
+        "gmm-old: every trial is a newer part's"]
+
+
+def test_a_stopped_part_lands_with_its_trials_and_the_next_part_adds_the_rest():
+    stopped = replace(part("gmm-a", 0, "2026-11-28 10:00"), status="KILLED")
+    stopped = replace(stopped, trials=stopped.trials.iloc[:1], baseline=pd.DataFrame())
+    rest = part("gmm-r", 0, "2026-11-29 10:00")  # the same seed, its missing point only (--set k=0.4)
+    rest = replace(rest, trials=rest.trials.iloc[1:], planned=1)
+    joined, notes = join([rest, stopped])
+    assert notes == [] and len(joined.trials) == 2 and joined.status == "FINISHED" and joined.planned == 2
+    assert joined.trials["sweep"].tolist() == ["gmm-a", "gmm-r"] and joined.trials["k"].tolist() == [0.1, 0.4]
+    assert join([part("gmm-z", 0, "2026-11-30 10:00"), stopped])[1] == ["gmm-a: every trial is a newer part's"]
+    alone, _ = join([stopped])
+    assert alone.status == "KILLED" and len(alone.trials) == 1
 
 
 def test_the_same_part_read_from_the_store_and_the_snapshot_counts_once(tmp_path):
     earlier, _ = join([B, A])  # last session: two parts, saved beside the report
     snapshot.save(earlier, tmp_path / "gmm")
-    kept = snapshot.load(tmp_path / "gmm")
-    assert kept is not None and kept.parts == earlier.parts
+    kept = snapshot.load(tmp_path / "gmm")  # the text columns (each row's part and baseline) read back as text
+    assert kept is not None and kept.parts == earlier.parts and kept.baseline.equals(earlier.baseline)
+    assert kept.trials.equals(earlier.trials)
     again, left_out = join([B, kept])  # the same session regenerates: B is in the store and in the snapshot
     assert left_out == [] and len(again.trials) == 4 and again.sweep == "gmm-a + gmm-b"
     later, _ = join([C, kept])  # the next session's part on a machine whose store holds only it
@@ -89,5 +108,8 @@ def test_the_studies_table_names_each_part_and_its_seeds():
     study = next(s for s in PRIVATIZER_STUDIES if s.key == "gmm")
     line = next(x for x in studies_table({study.key: joined}, [study]) if x.startswith(f"| {study.key} |"))
     assert "| gmm-a (seed 0) + gmm-b (seed 1) | 2026-11-28 10:00 |" in line and "| 30 |" in line
-    unfinished = replace(B, status="KILLED", minutes=math.nan)
-    assert join([unfinished, A])[0].status == "KILLED" and math.isnan(join([unfinished, A])[0].minutes)
+    unfinished = replace(B, status="KILLED", minutes=math.nan, trials=B.trials.iloc[:1])
+    short, _ = join([unfinished, A])
+    assert short.status == "KILLED" and math.isnan(short.minutes) and len(short.trials) == 3 and short.planned == 4
+    line = next(x for x in studies_table({study.key: short}, [study]) if x.startswith(f"| {study.key} |"))
+    assert "| gmm-a (seed 0) + gmm-b (seed 1, 1 of 2 trials) (killed: 3 of 4 trials) |" in line

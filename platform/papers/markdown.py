@@ -29,6 +29,7 @@ from platform.papers.measures import (
     AgainstBaseline,
     Difference,
     Measured,
+    Part,
     StudyRuns,
     Trend,
     equivalence_p,
@@ -260,10 +261,11 @@ HEADER = [
     f"tested by row N already and counted there. **{NOTHING}**: nothing to compare or nothing measured. "
     "**not run**: the study has no sweep yet.",
     "- **Parts**: a study too long for one sitting runs its command once per seed, `--set seed=K` in place of "
-    "`--seeds N` (same experiment); the report joins the parts of the newest sweep's plan whose seeds no newer part "
-    "holds, from the store and the committed snapshot, and the studies table names each part with its seeds and "
-    "sums their minutes. Its front and trends are drawn from the joined trials, its released images are the newest "
-    "part's.", "",
+    "`--seeds N` (same experiment), and a part stopped before its end counts with the trials it finished. The report "
+    "joins every part of the newest sweep's plan, from the store and the committed snapshot, keeping of each the "
+    "trials (grid point and seed) no newer part holds; the studies table names each part with its seeds (and how many "
+    "of its trials count, when not all) and sums their minutes. Its front and trends are drawn from the joined trials, "
+    "its released images are the newest part's.", "",
 ]
 
 
@@ -309,6 +311,14 @@ def tally(rows: Sequence[Row]) -> str:
     return f"**{len(rows)} rows**: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
+def part_label(part: Part) -> str:
+    """A part of a study as the studies table names it: its sweep, its seeds, and how many of its planned trials the
+    study keeps when not all."""
+    seeds = f"seed{'s' * (len(part.seeds) > 1)} {', '.join(map(str, part.seeds))}"
+    counted = f", {part.trials} of {part.planned} trials" if part.trials < part.planned else ""
+    return f"{part.sweep} ({seeds}{counted})"
+
+
 def studies_table(runs: dict[str, StudyRuns], studies: Sequence[Study] = STUDIES) -> list[str]:
     """The studies: which sweep, when, on what machine, how long, at what scale, on what data, which seeds' releases
     collapsed, and the command."""
@@ -321,8 +331,7 @@ def studies_table(runs: dict[str, StudyRuns], studies: Sequence[Study] = STUDIES
             lines.append(f"| {study.key} | not run | | | | | | | `{study.command()}` |")
             continue
         state = "" if r.status == "FINISHED" else f" ({r.status.lower()}: {len(r.trials)} of {r.planned} trials)"
-        sweep = " + ".join(f"{p.sweep} (seed{'s' * (len(p.seeds) > 1)} {', '.join(map(str, p.seeds))})"
-                           for p in r.parts) or r.sweep
+        sweep = " + ".join(part_label(p) for p in r.parts) or r.sweep
         minutes = "" if math.isnan(r.minutes) else f"{r.minutes:.0f}"
         collapsed = "; ".join(trial_name(r, i) for i in collapsed_trials(r, study)) or (
             "none" if study.release is not None else "—")

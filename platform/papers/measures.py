@@ -39,7 +39,7 @@ STAND_IN_FLAG = "data/synthetic"  # the parent metric a loader with a stand-in l
 @dataclass(frozen=True)
 class Part:
     """One sweep of a study run in parts (platform/papers/parts.py): its name, when it started (UTC), its minutes,
-    machine and status, the trials it planned and the seeds it ran."""
+    machine and status, the trials it planned, and the seeds and number of the trials the study keeps of it."""
 
     sweep: str
     started: str
@@ -48,6 +48,7 @@ class Part:
     status: str
     planned: int
     seeds: tuple[int, ...]
+    trials: int
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from core.files.structured import read_json
 from core.files.tables import TableSchema, read_table
 from platform.papers.measures import Part, StudyRuns
+from platform.papers.parts import PART
+from platform.results.comparison_grid import BASELINE as BASELINE_COLUMN
 
 META, TRIALS, BASELINE = "study.json", "trials.csv", "baseline.csv"
-IDENTITY = ("trial_id", "run_id", "name", "status")  # the text columns of a trials table; every other is a number
+IDENTITY = ("trial_id", "run_id", "name", "status")  # the columns every trials table has
 BASELINE_IDENTITY = ("run_id", "name", "status")
+TEXT = frozenset({*IDENTITY, PART})  # the text columns of a trials table (a joined study's names its parts); every
+BASELINE_TEXT = frozenset({*BASELINE_IDENTITY, BASELINE_COLUMN, PART})  # other is a number; a baseline's rows name it
 TABLES = ("trials", "baseline")
 
 
@@ -82,10 +86,10 @@ def load(folder: Path) -> StudyRuns | None:
     if not (folder / META).exists():
         return None
     meta = read_json(folder / META, StudyFile)
-    trials = read_table(folder / TRIALS, TableSchema(meta.columns or (*IDENTITY, *meta.label_keys), frozenset(IDENTITY)))
+    trials = read_table(folder / TRIALS, TableSchema(meta.columns or (*IDENTITY, *meta.label_keys), TEXT))
     baseline = pd.DataFrame()
     if meta.baseline_columns is not None or (folder / BASELINE).exists():
         baseline = read_table(folder / BASELINE, TableSchema(meta.baseline_columns or BASELINE_IDENTITY,
-                                                             frozenset(BASELINE_IDENTITY)))
+                                                             BASELINE_TEXT))
     return StudyRuns(trials=trials, baseline=baseline, parts=meta.parts,
                      **meta.model_dump(exclude={"columns", "baseline_columns", "parts"}))

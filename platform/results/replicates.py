@@ -20,6 +20,11 @@ SEED = "seed"
 _SEED_IN_NAME = re.compile(rf"\s*\b{SEED}=\S+")
 
 
+def without_seed(name: str) -> str:
+    """A trial's name without its ``seed=...`` label: the name of its point."""
+    return _SEED_IN_NAME.sub("", name)
+
+
 def band_columns(metric: str) -> tuple[str, str]:
     """Columns of a point table holding the lower and upper end of ``metric``'s error bar."""
     return f"{metric}/band_low", f"{metric}/band_high"
@@ -55,7 +60,7 @@ def point_table(trials: pd.DataFrame, axes: Sequence[Axis], label_keys: Sequence
         group = trials[index == i]
         row: dict = {k: group[k].iloc[0] for k in keys}
         if "name" in group:
-            row["name"] = _SEED_IN_NAME.sub("", str(group["name"].iloc[0]))
+            row["name"] = without_seed(str(group["name"].iloc[0]))
         row["n_seeds"] = len(group)
         if SEED in group:
             row["seeds"] = " ".join(f"{s:g}" for s in group[SEED])
