@@ -25,9 +25,11 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pandas as pd
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
+from core.metric_names import STRONGEST_ATTACK
 from core.quiet import silence
 from platform.cli import guarded
 from platform.errors import UsageError
@@ -67,9 +69,7 @@ def sweep_runs(client: MlflowClient, parent: Run) -> StudyRuns:
     params = parent.data.params
     preset = preset_of(params)
     summary = read_summary(client, parent.info.run_id, preset)
-    table = summary.trials
-    if not table.empty:
-        table = table[table["status"] == "FINISHED"].reset_index(drop=True)
+    table = finished_trials(summary.trials)
     start, end = parent.info.start_time, parent.info.end_time
     return StudyRuns(parent.info.run_name, params.get("profile", ""), dict(parent.data.metrics), table,
                      preset.label_keys, parent.info.status, int(params.get("planned_trials", len(table))),
@@ -78,6 +78,17 @@ def sweep_runs(client: MlflowClient, parent: Run) -> StudyRuns:
                      datetime.fromtimestamp(start / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M"),
                      (end - start) / 60_000 if end else math.nan, params.get("machine", "not recorded"),
                      summary.comparison_trials)
+
+
+def finished_trials(table: pd.DataFrame) -> pd.DataFrame:
+    """The trials that finished, their farm's attacks included: where a sweep's trials report the strongest attacker,
+    one without it (a stopped sweep cancelled its attacks) is left for a later part to run."""
+    if table.empty:
+        return table
+    done = table["status"] == "FINISHED"
+    if STRONGEST_ATTACK in table:
+        done &= table[STRONGEST_ATTACK].notna()
+    return table[done].reset_index(drop=True)
 
 
 def has_finished_sweep(client: MlflowClient, study: Study) -> bool:

@@ -35,7 +35,7 @@ from platform.papers.measures import (
 )
 from platform.papers.membership import WithinBound
 from platform.papers.privatizer import BoundMargin, OverTrials
-from platform.reproduction import copy_figures
+from platform.reproduction import copy_figures, finished_trials
 from platform.results import tracking
 
 REPO = Path(__file__).resolve().parents[1]
@@ -283,6 +283,14 @@ def test_a_study_run_in_parts_is_joined_and_its_snapshot_keeps_the_parts(tmp_pat
     again = subprocess.run([*report, "--snapshots"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
     assert line in out.read_text().splitlines()
+
+
+def test_a_trial_the_farm_did_not_read_has_not_finished():
+    table = pd.DataFrame({"status": ["FINISHED", "FINISHED", "KILLED"], "lam": [0.0, 30.0, 100.0],
+                          "attack/max/accuracy": [0.9, math.nan, 0.7]})
+    assert finished_trials(table)["lam"].tolist() == [0.0]  # lam=30's attacks were cancelled; lam=100 was stopped
+    no_farm = table.drop(columns="attack/max/accuracy")  # a sweep without a farm: its finished trials all count
+    assert finished_trials(no_farm)["lam"].tolist() == [0.0, 30.0]
 
 
 def test_difference_drop_and_more_than_claims():

@@ -261,7 +261,8 @@ HEADER = [
     f"tested by row N already and counted there. **{NOTHING}**: nothing to compare or nothing measured. "
     "**not run**: the study has no sweep yet.",
     "- **Parts**: a study too long for one sitting runs its command once per seed, `--set seed=K` in place of "
-    "`--seeds N` (same experiment), and a part stopped before its end counts with the trials it finished. The report "
+    "`--seeds N` (same experiment), and a part stopped before its end counts with the trials it finished, their "
+    "attacks included. The report "
     "joins every part of the newest sweep's plan, from the store and the committed snapshot, keeping of each the "
     "trials (grid point and seed) no newer part holds; the studies table names each part with its seeds (and how many "
     "of its trials count, when not all) and sums their minutes. Its front and trends are drawn from the joined trials, "
