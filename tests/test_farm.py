@@ -91,6 +91,21 @@ def test_strongest_attacker_is_the_maximum_of_the_privacy_attackers(workdir: Pat
     assert client.get_run(run_id).data.tags[TAG_STRONGEST] == "deep_raw"
 
 
+def test_a_catch_up_reads_the_strongest_again_over_today_s_privacy_attackers(workdir: Path) -> None:
+    from platform.run.catch_up import refresh_strongest
+    from platform.run.farm import MAX_METRIC, TAG_STRONGEST, update_strongest
+
+    client = store(workdir)
+    run_id = client.create_run(client.create_experiment("refresh")).info.run_id
+    for step, scores in ((2, {"deep": 0.70, "fresh_adversary": 0.74}), (4, {"deep": 0.66, "fresh_adversary": 0.61})):
+        for name, value in scores.items():
+            client.log_metric(run_id, f"attack/{name}/accuracy", value, step=step)
+        update_strongest(client, run_id, step, ("deep",))  # logged when the paper's attacker did not count
+    refresh_strongest(client, [client.get_run(run_id)], ("deep", "fresh_adversary"))
+    assert history(client, run_id, MAX_METRIC) == [(2, 0.70), (2, 0.74), (4, 0.66)]  # step 4: deep stays strongest
+    assert client.get_run(run_id).data.tags[TAG_STRONGEST] == "deep"  # the last step's winner
+
+
 def test_skipped_attackers_are_tagged_and_said_once(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from platform.run.farm import TAG_SKIPPED, report_skipped
 

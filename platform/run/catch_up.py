@@ -1,5 +1,6 @@
 """Farm work missing from a sweep's stored checkpoints: every (checkpoint, attacker) pair without its metric in MLflow
-is attacked and logged, after a resume (the sweep) or for new attackers (``python -m platform.attack``)."""
+is attacked and logged, after a resume (the sweep) or for new attackers (``python -m platform.attack``), and the
+strongest attacker is read again over the preset's privacy attackers."""
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -14,7 +15,7 @@ from attacks.attackers.registry import primary_metric
 from core.files.structured import parse_json
 from platform.results import tracking
 from platform.run import storage as tune_storage
-from platform.run.farm import SWEEP_STOP_HINT, FarmPlan, FarmScheduler
+from platform.run.farm import SWEEP_STOP_HINT, FarmPlan, FarmScheduler, update_strongest
 from trainables.shared.mechanism import EPOCH_FILE
 
 CHECKPOINT_PREFIX = "checkpoint_"  # Tune's name for a trial's checkpoint folders
@@ -126,4 +127,15 @@ def attack_missing(client: MlflowClient, runs: Iterable[Run], plan: FarmPlan, at
                                  missing, figures=step == checkpoints[-1][0])
     submitted = len(scheduler.pending)
     scheduler.drain(hint)
+    refresh_strongest(client, runs, plan.privacy_attackers)
     return submitted, scheduler.failures
+
+
+def refresh_strongest(client: MlflowClient, runs: Iterable[Run], privacy_attackers: tuple[str, ...]) -> None:
+    """``attack/max/accuracy`` again at every step where a privacy attacker logged, over today's privacy attackers:
+    an attacker that logged before it counted (or whose run was stopped before the maximum) counts now."""
+    for run in runs:
+        steps = {m.step for a in privacy_attackers
+                 for m in client.get_metric_history(run.info.run_id, f"attack/{a}/accuracy")}
+        for step in sorted(steps):
+            update_strongest(client, run.info.run_id, step, privacy_attackers)
