@@ -65,7 +65,7 @@ def study_sweeps(client: MlflowClient, study: Study) -> list[tuple[str, StudyRun
 
 
 def sweep_runs(client: MlflowClient, parent: Run) -> StudyRuns:
-    """One sweep's parent run and finished trials as a study's runs."""
+    """One sweep's parent run and finished trials (its own and its comparison grids') as a study's runs."""
     params = parent.data.params
     preset = preset_of(params)
     summary = read_summary(client, parent.info.run_id, preset)
@@ -77,7 +77,7 @@ def sweep_runs(client: MlflowClient, parent: Run) -> StudyRuns:
                                                  if k.startswith("config.")},
                      datetime.fromtimestamp(start / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M"),
                      (end - start) / 60_000 if end else math.nan, params.get("machine", "not recorded"),
-                     summary.comparison_trials)
+                     finished_trials(summary.comparison_trials))
 
 
 def finished_trials(table: pd.DataFrame) -> pd.DataFrame:

@@ -112,4 +112,4 @@ def test_the_studies_table_names_each_part_and_its_seeds():
     short, _ = join([unfinished, A])
     assert short.status == "KILLED" and math.isnan(short.minutes) and len(short.trials) == 3 and short.planned == 4
     line = next(x for x in studies_table({study.key: short}, [study]) if x.startswith(f"| {study.key} |"))
-    assert "| gmm-a (seed 0) + gmm-b (seed 1, 1 of 2 trials) (killed: 3 of 4 trials) |" in line
+    assert "| gmm-a (seed 0) + gmm-b (seed 1, 1 of 2 trials) (killed: 3 of 4 trials, 2 comparison-grid trials) |" in line

@@ -331,7 +331,8 @@ def studies_table(runs: dict[str, StudyRuns], studies: Sequence[Study] = STUDIES
         if r is None:
             lines.append(f"| {study.key} | not run | | | | | | | `{study.command()}` |")
             continue
-        state = "" if r.status == "FINISHED" else f" ({r.status.lower()}: {len(r.trials)} of {r.planned} trials)"
+        state = "" if r.status == "FINISHED" else (f" ({r.status.lower()}: {len(r.trials)} of {r.planned} trials, "
+                                                   f"{len(r.baseline)} comparison-grid trials)")
         sweep = " + ".join(part_label(p) for p in r.parts) or r.sweep
         minutes = "" if math.isnan(r.minutes) else f"{r.minutes:.0f}"
         collapsed = "; ".join(trial_name(r, i) for i in collapsed_trials(r, study)) or (
