@@ -56,12 +56,18 @@ def study_sweeps(client: MlflowClient, study: Study) -> list[tuple[str, StudyRun
     """(parent run id, runs) of each of the study's sweeps in the store, newest first.
 
     A sweep still running or interrupted counts with the trials it finished; the report says so."""
+    return [(parent.info.run_id, sweep_runs(client, parent)) for parent in sweep_parents(client, study)]
+
+
+def sweep_parents(client: MlflowClient, study: Study, finished_only: bool = False) -> list[Run]:
+    """The parent runs of the study's sweeps, newest first (``finished_only``: the finished ones)."""
     experiment = client.get_experiment_by_name(study.experiment)
     if experiment is None:
         return []
-    parents = client.search_runs([experiment.experiment_id], filter_string=f"tags.`{tracking.TAG_ROLE}` = 'sweep'",
-                                 order_by=["attributes.start_time DESC"])
-    return [(parent.info.run_id, sweep_runs(client, parent)) for parent in parents]
+    done = " and attributes.status = 'FINISHED'" if finished_only else ""
+    return client.search_runs([experiment.experiment_id],
+                              filter_string=f"tags.`{tracking.TAG_ROLE}` = 'sweep'{done}",
+                              order_by=["attributes.start_time DESC"])
 
 
 def sweep_runs(client: MlflowClient, parent: Run) -> StudyRuns:
@@ -89,11 +95,6 @@ def finished_trials(table: pd.DataFrame) -> pd.DataFrame:
     if STRONGEST_ATTACK in table:
         done &= table[STRONGEST_ATTACK].notna()
     return table[done].reset_index(drop=True)
-
-
-def has_finished_sweep(client: MlflowClient, study: Study) -> bool:
-    """Whether the store holds a finished sweep of the study."""
-    return any(runs.status == "FINISHED" for _, runs in study_sweeps(client, study))
 
 
 def copy_figures(client: MlflowClient, parent_id: str, study: Study, out: Path) -> list[Path]:
@@ -185,7 +186,7 @@ def run(argv: list[str] | None = None) -> int:
     client = None if args.snapshots else tracking.connect(tracking_uri, create=args.run or args.rerun)
     if client is not None and (args.run or args.rerun):
         for key in only:
-            if args.rerun or not has_finished_sweep(client, known[key]):
+            if args.rerun or not sweep_parents(client, known[key], finished_only=True):
                 run_study(known[key], tracking_uri)
     report = Path(args.out) if args.out else REPORT
     out = report.parent / FIGURES
