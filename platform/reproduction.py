@@ -127,8 +127,8 @@ def copy_figures(client: MlflowClient, parent_id: str, study: Study, out: Path) 
 
 
 def draw_joined(runs: StudyRuns, preset: Preset, folder: Path, copied: list[Path]) -> list[Path]:
-    """A study run in parts: its front and trends drawn again from the joined trials (every part's seeds) in place of
-    the newest part's; returns the study's figures."""
+    """A study run in parts (or stopped before publishing): its front and trends drawn from the joined trials (every
+    part's seeds) in place of the newest part's; returns the study's figures."""
     preset = replace(preset, label_keys=runs.label_keys)
     baseline = runs.baseline
     baselines = ({str(name): rows.drop(columns=BASELINE) for name, rows in baseline.groupby(BASELINE)}
@@ -202,7 +202,8 @@ def run(argv: list[str] | None = None) -> int:
             for line in left_out:
                 print(f"study {study.key}: not joined: {line}")
             figures[study.key] = copy_figures(client, found[0][0], study, out)
-            if runs[study.key].parts:
+            if runs[study.key].parts or not any(p.name.startswith("front") for p in figures[study.key]):
+                # a study of parts, or one sweep stopped before it published its front: drawn from its trials
                 preset = preset_of(client.get_run(found[0][0]).data.params)
                 figures[study.key] = draw_joined(runs[study.key], preset, out / study.key, figures[study.key])
             snapshot.save(runs[study.key], out / study.key)

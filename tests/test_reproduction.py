@@ -590,3 +590,12 @@ def test_snapshots_mode_reads_no_store_and_refuses_to_run(tmp_path, capsys):
     assert main(["--snapshots", "--run"]) == 2
     assert capsys.readouterr().err.strip() == ("error: --snapshots reads no store and runs no sweep: leave out --run, "
                                                "--rerun and --tracking-uri")
+
+
+def test_scale_names_a_grid_some_seeds_of_which_are_missing():
+    """A stopped part can leave a point with fewer seeds: the scale counts grid points, not trials ÷ seeds."""
+    trials = pd.DataFrame({"alpha": [0.0, 0.0, 0.0, 1.0, 1.0], "seed": [0, 1, 2, 0, 1]})
+    runs = StudyRuns("w", "quick", {}, trials, ("alpha", "seed"))
+    assert runs.scale == "5 trials (2 points, 3 seeds, not every seed at every point)"
+    full = replace(runs, trials=trials.iloc[:3].assign(alpha=[0.0, 1.0, 2.0], seed=[0, 0, 0]))
+    assert full.scale == "3 trials (3 points × 1 seed)"

@@ -106,8 +106,12 @@ class StudyRuns:
             parts.append("all records" if records == "None" else f"{int(float(records)):,} records")
         if self.config.get("epochs") not in (None, "None"):
             parts.append(f"{self.config['epochs']} epochs")
-        points = len(self.trials) // max(self.seeds, 1)
-        parts.append(f"{len(self.trials)} trials ({points} points × {self.seeds} seed{'s' * (self.seeds > 1)})")
+        keys = point_keys(self.trials, self.label_keys)
+        points = len(self.trials.groupby(keys)) if keys else len(self.trials) // max(self.seeds, 1)
+        grid = f"{points} points × {self.seeds} seed{'s' * (self.seeds > 1)}"
+        if points * self.seeds != len(self.trials):
+            grid = f"{points} points, {self.seeds} seeds, not every seed at every point"
+        parts.append(f"{len(self.trials)} trials ({grid})")
         return ", ".join(parts)
 
 
