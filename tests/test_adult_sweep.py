@@ -42,6 +42,8 @@ def test_trend_table_averages_over_the_other_axes() -> None:
                           "status": ["FINISHED"] * 3 + ["FAILED"]})
     trend = trend_table(table, "n", "rho")
     assert trend.loc[1].tolist() == [3.0, 2.0, 4.0] and trend.loc[2].tolist() == [1.0, 1.0, 1.0]
+    # a table without a status column: every row counts (it raised KeyError)
+    assert trend_table(table.drop(columns="status"), "n", "rho").loc[2].tolist() == [2.0, 1.0, 3.0]
 
 
 def _box_row(n: int, median: float, status: str = "FINISHED") -> dict:

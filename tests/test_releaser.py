@@ -9,7 +9,7 @@ import torch
 
 from attacks.attackers.deep import DeepAttacker
 from attacks.base import AttackInput
-from core.config import AttackBudget
+from core.config import BUDGET_KEYS, AttackBudget
 from core.data import load_amnist
 from core.image_quality import image_quality, squared_error
 from core.nets import ConvReleaser, game_classifier
@@ -34,7 +34,8 @@ ONE = AttackBudget(attack_epochs=8, attack_patience=2, attack_width_factors=(1.0
 
 def play(lam: float, alpha: float = 2.0, epochs: int = 3) -> dict[str, float]:
     """The trial's own loop (pre-training, the game, evaluation with a fresh deep attacker), last epoch's metrics."""
-    cfg = ReleaserConfig(alpha=alpha, lam=lam, epochs=epochs, pretrain_epochs=2, n_train=N_TRAIN, n_test=N_TEST, threads=2)
+    cfg = ReleaserConfig(alpha=alpha, lam=lam, epochs=epochs, pretrain_epochs=2, n_train=N_TRAIN, n_test=N_TEST, threads=2,
+                         **ONE.model_dump(include=set(BUDGET_KEYS)))  # the farm's tuned family is tested elsewhere
     outcomes = list(play_epochs(Releaser(cfg, torch.device("cpu"))))
     assert [o.epoch for o in outcomes] == list(range(1, epochs + 1))
     return outcomes[-1].metrics

@@ -35,8 +35,9 @@ from platform.papers.measures import (
 )
 from platform.papers.membership import WithinBound
 from platform.papers.privatizer import BoundMargin, OverTrials
-from platform.reproduction import copy_figures, finished_trials
+from platform.reproduction import copy_figures, draw_joined, finished_trials
 from platform.results import tracking
+from search_spaces import presets
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -230,59 +231,70 @@ def test_a_snapshot_gives_back_the_study(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_command_writes_the_report_from_a_real_sweep(tmp_path):
-    """A real (smoke) GMM sweep into the study's experiment, then the report: its row is measured, its figures copied."""
+def test_the_command_writes_the_report_from_real_sweeps_and_joins_a_study_run_in_parts(tmp_path):
+    """A real (smoke) GMM sweep into the study's experiment, then the report: its row is measured, its figures copied.
+    A second sweep at another seed: the report joins the two (both parts named with their seeds, both seeds' trials
+    read, the front drawn again), and without the store its snapshot gives the same studies line."""
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
-    sweep = [sys.executable, "-m", "platform.sweep", "gmm", "--profile", "smoke", "--experiment", "repro-gmm",
-             "--tracking-uri", uri, "--storage", str(tmp_path / "runs")]
-    subprocess.run(sweep, cwd=REPO, env=env, check=True, capture_output=True, timeout=600)
     out = tmp_path / "docs" / "reproduction.md"
     out.parent.mkdir()  # the command writes into an existing folder (a missing one is refused, as for every --out)
-    done = subprocess.run([sys.executable, "-m", "platform.reproduction", "--tracking-uri", uri, "--out", str(out)],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    text = out.read_text()
-    assert "gmm-smoke-" in text and "(tmp)" not in text
-    assert (tmp_path / "docs" / "reproduction" / "gmm" / "front.png").exists()
-    assert "](reproduction/gmm/front.png)" in text
-    bad = subprocess.run([sys.executable, "-m", "platform.reproduction", "--tracking-uri", uri, "--only", "nope"],
-                         cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
-    assert bad.returncode == 2 and bad.stderr.strip() == "error: unknown study nope; known: " + ", ".join(
-        s.key for s in STUDIES)
+    report = [sys.executable, "-m", "platform.reproduction", "--out", str(out)]
 
-
-@pytest.mark.slow
-def test_a_study_run_in_parts_is_joined_and_its_snapshot_keeps_the_parts(tmp_path):
-    """Two real (smoke) GMM sweeps, one seed each, into the study's experiment: the report joins them (both parts named
-    with their seeds, both seeds' trials read), and without the store its snapshot gives the same studies line."""
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
-    for seed in (0, 1):
+    def sweep(seed: int) -> None:
         subprocess.run([sys.executable, "-m", "platform.sweep", "gmm", "--profile", "smoke", "--set", f"seed={seed}",
                         "--experiment", "repro-gmm", "--tracking-uri", uri, "--storage", str(tmp_path / "runs")],
                        cwd=REPO, env=env, check=True, capture_output=True, timeout=600)
-    out = tmp_path / "docs" / "reproduction.md"
-    out.parent.mkdir()
-    report = [sys.executable, "-m", "platform.reproduction", "--out", str(out)]
+
+    sweep(0)
+    done = subprocess.run([*report, "--tracking-uri", uri], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    assert "gmm-smoke-" in text and "(tmp)" not in text
+    client = tracking.connect(uri)
+    first = client.search_runs([client.get_experiment_by_name("repro-gmm").experiment_id],
+                               filter_string=f"tags.`{tracking.TAG_ROLE}` = 'sweep'")[0].info.run_id
+    copied = out.parent / "reproduction" / "gmm" / "front.png"
+    assert copied.read_bytes() == Path(client.download_artifacts(first, "front/front.png", str(tmp_path))).read_bytes()
+    assert "](reproduction/gmm/front.png)" in text
+    bad = subprocess.run([*report, "--tracking-uri", uri, "--only", "nope"], cwd=REPO, env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.strip() == "error: unknown study nope; known: " + ", ".join(
+        s.key for s in STUDIES)
+
+    sweep(1)
     done = subprocess.run([*report, "--tracking-uri", uri], cwd=REPO, env=env, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr
     line = next(x for x in out.read_text().splitlines() if x.startswith("| gmm |"))
     assert line.count("gmm-smoke-") == 2 and "(seed 0) + gmm-smoke-" in line and line.count("(seed 1)") == 1
-    client = tracking.connect(uri)
     newest = client.search_runs([client.get_experiment_by_name("repro-gmm").experiment_id],
                                 filter_string=f"tags.`{tracking.TAG_ROLE}` = 'sweep'",
                                 order_by=["attributes.start_time DESC"])[0].info.run_id
-    part_front = Path(client.download_artifacts(newest, "front/front.png", str(tmp_path)))
-    joined_front = out.parent / "reproduction" / "gmm" / "front.png"
-    assert joined_front.read_bytes() != part_front.read_bytes()  # drawn again over both seeds
+    (tmp_path / "part").mkdir()
+    part_front = Path(client.download_artifacts(newest, "front/front.png", str(tmp_path / "part")))
+    assert copied.read_bytes() != part_front.read_bytes()  # drawn again over both seeds
     kept = snapshot.load(out.parent / "reproduction" / "gmm")
     assert kept is not None and sorted(kept.trials["seed"].unique()) == [0, 1] and len(kept.parts) == 2
     (tmp_path / "mlflow.db").unlink()
     again = subprocess.run([*report, "--snapshots"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
     assert line in out.read_text().splitlines()
+
+
+def test_a_sweep_stopped_before_its_front_has_its_front_and_trends_drawn_from_its_trials(tmp_path):
+    """What a stopped sweep left (a trial's released images, a stale trends figure) is kept or drawn again: the front
+    and the trends come from the trials, over their seeds."""
+    trials = TRIALS.rename(columns={"utility/accuracy": "utility/fresh_accuracy"}).assign(
+        status="FINISHED", name=[f"trial {i}" for i in range(len(TRIALS))])  # as a sweep's table reads
+    released, stale = tmp_path / "released_x.png", tmp_path / "trends.png"
+    released.write_bytes(b"the trial's figure")
+    stale.write_bytes(b"a part's trends")
+    drawn = draw_joined(runs(trials), presets()["amnist"], tmp_path, [released, stale])
+    assert drawn == sorted([released, stale, *(tmp_path / f"front{part}.png" for part in ("", "_by_alpha"))])
+    assert released.read_bytes() == b"the trial's figure"
+    assert all(p.read_bytes().startswith(b"\x89PNG") for p in drawn if p != released)
 
 
 def test_a_trial_the_farm_did_not_read_has_not_finished():

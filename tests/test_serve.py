@@ -45,9 +45,10 @@ def select(workdir: Path, *args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory: pytest.TempPathFactory):
-    """A smoke sweep with the farm, its trials registered as points, and the service on a free port (torn down after)."""
+    """A smoke sweep with the farm (one quick attacker: serving is under test, not the attackers), its trials registered
+    as points, and the service on a free port (torn down after)."""
     workdir = tmp_path_factory.mktemp("serve")
-    out = run_sweep(workdir, "amnist", "--profile", "smoke")
+    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--attackers", "thickness")
     assert out.returncode == 0, out.stderr[-3000:]
     trials = sorted(r.info.run_name for r in store(workdir).search_runs(
         [store(workdir).get_experiment_by_name("putlab-amnist").experiment_id]) if r.data.tags.get("putlab.role") == "trial")
@@ -349,6 +350,8 @@ def test_every_fuzzed_request_gets_a_documented_answer(deployment) -> None:
     print(f"fuzzed {made[0]} requests in {time.monotonic() - started:.0f} s; statuses {dict(sorted(statuses.items()))}")
     assert made[0] >= 100
     assert session.get(f"{base}/health", timeout=30).status_code == 200
+
+
 def test_printed_serve_command_runs_as_printed(deployment) -> None:
     """The `serve it:` line of platform.select, pasted from the repository root into a shell without the venv."""
     workdir, _, _ = deployment

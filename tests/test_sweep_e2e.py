@@ -85,6 +85,7 @@ def test_smoke_sweep_logs_runs_metrics_and_front(workdir: Path) -> None:
 def test_interrupted_sweep_resumes_without_duplicates(workdir: Path) -> None:
     cmd = [sys.executable, "-m", "platform.sweep", "amnist", "--profile", "smoke", "--set", "alpha=2", "--set", "lam=0,1,2,3",
            "--set", "epochs=2", "--max-concurrent", "1",
+           "--no-comparison-grids", "--attackers", "thickness",  # resumed with grids and the farm: test_interrupts
            "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}", "--storage", str(workdir / "runs")]
     proc = subprocess.Popen(cmd, cwd=REPO, env=sweep_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     log = io.StringIO()
@@ -102,8 +103,8 @@ def test_interrupted_sweep_resumes_without_duplicates(workdir: Path) -> None:
     kept = {k: v for k, v in parent.data.metrics.items() if k.startswith("baseline/")}
     assert "baseline/utility/accuracy" in kept  # the raw-data reference points, done before the first trial, survive Ctrl+C
 
-    # three trials and their farm, then the noise baseline the sweep recorded (so no --no-comparison-grids)
-    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--resume", timeout=600, baseline=True)
+    # the other three trials and their farm, with the options the sweep recorded
+    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--resume", timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     parent, children = runs_by_role(workdir)
     assert parent.info.status == "FINISHED"

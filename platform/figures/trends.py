@@ -17,8 +17,10 @@ from core.numbers import readable
 
 
 def trend_table(table: pd.DataFrame, key: str, metric: str) -> pd.DataFrame:
-    """Mean, min and max of ``metric`` per value of grid axis ``key`` over finished trials."""
-    usable = table[table.get("status", "FINISHED") == "FINISHED"].dropna(subset=[key, metric])
+    """Mean, min and max of ``metric`` per value of grid axis ``key`` over finished trials (every row when the table
+    has no ``status`` column)."""
+    finished = table[table["status"] == "FINISHED"] if "status" in table else table
+    usable = finished.dropna(subset=[key, metric])
     return usable.groupby(key)[metric].agg(["mean", "min", "max"]).sort_index()
 
 
