@@ -346,9 +346,9 @@ SNAPSHOT_REFUSALS = [  # (file, what it holds now, the one line after its path):
     ("trials.csv", b"", "is empty (no header row)"),
     ("trials.csv", bytes(range(256)) * 4, "is binary (it holds NUL bytes), not text"),
     ("trials.csv", b"trial_id,run_id\n\xff\xfe\xfd\n", "is not UTF-8 text (undecodable byte at offset 16): a binary file?"),
-    ("trials.csv", _stripped(4), "lacks 57 of its 61 required columns: alpha, lam, adv_steps, releaser_si, seed, "
+    ("trials.csv", _stripped(4), "lacks 58 of its 62 required columns: alpha, lam, adv_steps, releaser_si, seed, "
                                  "train/loss_releaser, train/loss_adversary, train/ne_energy, train/privacy_term, "
-                                 "utility/ne_energy and 47 more"),
+                                 "utility/ne_energy and 48 more"),
 ]
 
 
