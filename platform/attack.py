@@ -64,7 +64,8 @@ def run(argv: list[str] | None = None) -> int:
     runs = tracking.child_runs(client, exp_id, parent_id)
     check_attackable(client.get_run(parent_id).info.run_name, preset.name, runs)
     init_ray(args.address)
-    plan = FarmPlan(preset.checkpoint_inputs, preset.farm.attackers, preset.farm.privacy, {"cpu": 1, "gpu": 0})
+    plan = FarmPlan.of(preset.mechanism, preset.checkpoint_inputs, preset.farm.attackers, preset.farm.privacy,
+                       {"cpu": 1, "gpu": 0})
     done, failed = attack_missing(client, runs, plan, attackers, hint=STOP_HINT)
     print(f"attacked {done} checkpoint(s) of sweep run {parent_id}" + (f", {failed} failed" if failed else ""), flush=True)
     summary = publish(client, parent_id, preset)

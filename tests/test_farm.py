@@ -24,6 +24,24 @@ def trials(workdir: Path) -> list:
     return client.search_runs([exp.experiment_id], filter_string="tags.`putlab.role` = 'trial'")
 
 
+def test_the_farm_leaves_out_an_attacker_the_trials_fit_themselves_and_only_on_their_mechanism() -> None:
+    """The releaser (an image game) fits a fresh deep attacker at every checkpoint and logs it as ``attack/deep``: a
+    farm fit on another release draw would overwrite it at the same step. A comparison grid reads the sweep's request
+    again, so a grid whose mechanism fits no deep attacker itself (Cloak here) still gets the farm's."""
+    from platform.plan.spec import resolve
+    from platform.run.comparison_grid import comparison_grid_farm
+    from platform.run.farm import FarmPlan
+
+    amnist = resolve("amnist", "smoke", [])
+    requested = ("deep", "thickness", "yeom")
+    farm = FarmPlan.of(amnist.preset.mechanism, print, requested, ("deep", "thickness"), {"cpu": 1})
+    assert (farm.attackers, farm.requested) == (("thickness", "yeom"), requested)
+    noise = comparison_grid_farm(resolve("noise", "smoke", []), farm)
+    assert noise is not None and noise.attackers == ("thickness",)  # yeom: noise trains no network to test
+    cloak = comparison_grid_farm(resolve("cloak-mnist", "smoke", []), farm)
+    assert cloak is not None and cloak.attackers == ("deep", "thickness", "yeom")
+
+
 @pytest.mark.slow  # end to end, over half a minute: runs under -m slow (CI runs both)
 def test_farm_attacks_every_checkpoint_and_max_is_the_strongest(workdir: Path) -> None:
     out = run_sweep(workdir, "amnist", "--profile", "smoke", "--set", "lam=0", "--set", "epochs=2")

@@ -8,7 +8,6 @@ farm; its trials log into child runs of the same parent run, tagged with the bas
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from attacks.attackers.registry import REGISTRY
@@ -28,11 +27,15 @@ def tune_name(sweep: str, baseline: str) -> str:
 
 def comparison_grid_farm(grid: SweepSpec, farm: FarmPlan | None) -> FarmPlan | None:
     """The sweep's farm on the baseline's checkpoints (its mechanism's loader), less the membership attackers unless
-    the baseline's own farm runs them (noise trains no network); None when nothing is left to attack."""
+    the baseline's own farm runs them (noise trains no network) and the attackers its trials fit themselves; None when
+    nothing is left to attack."""
     load = grid.preset.checkpoint_inputs
+    if farm is None or load is None:
+        return None
     own = grid.preset.farm.attackers
-    attackers = tuple(a for a in farm.attackers if not REGISTRY[a].per_target or a in own) if farm is not None else ()
-    return None if farm is None or load is None or not attackers else replace(farm, load=load, attackers=attackers)
+    named = tuple(a for a in farm.requested or farm.attackers if not REGISTRY[a].per_target or a in own)
+    grid_farm = FarmPlan.of(grid.preset.mechanism, load, named, farm.privacy_attackers, farm.resources)
+    return grid_farm if grid_farm.attackers else None
 
 
 def run_baseline(grid: SweepSpec, *, tracking_uri: str, exp_id: str, parent_id: str, storage: str, sweep: str,

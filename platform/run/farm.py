@@ -24,6 +24,7 @@ from core.metric_names import STRONGEST_ATTACK, STRONGEST_RECORDS
 from core.numbers import readable
 from platform.results import tracking
 from platform.run.interrupts import stop_requested
+from trainables.shared.mechanism import Mechanism
 
 MAX_METRIC = STRONGEST_ATTACK
 RECORDS_METRIC = STRONGEST_RECORDS
@@ -37,12 +38,22 @@ SWEEP_STOP_HINT = "Ctrl+C cancels them and stops the sweep; --resume runs them a
 
 @dataclass(frozen=True)
 class FarmPlan:
-    """What to run per checkpoint: the mechanism's loader, the attackers, which ones count for privacy, resources."""
+    """What to run per checkpoint: the mechanism's loader, the attackers, which ones count for privacy, resources;
+    ``requested``: the attackers the sweep named, before a mechanism's own (``trial_attackers``) were left out."""
 
     load: Callable
     attackers: tuple[str, ...]
     privacy_attackers: tuple[str, ...]
     resources: dict[str, float]
+    requested: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, mechanism: type[Mechanism], load: Callable, requested: Sequence[str], privacy_attackers: tuple[str, ...],
+           resources: dict[str, float]) -> FarmPlan:
+        """The farm on ``mechanism``'s checkpoints: ``requested`` less the attackers its trials fit themselves at every
+        checkpoint (a second fit, on another release draw, would overwrite the trial's reading at the same step)."""
+        attackers = tuple(a for a in requested if a not in mechanism.trial_attackers)
+        return cls(load, attackers, privacy_attackers, resources, tuple(requested))
 
 
 def metric_at(client: MlflowClient, run_id: str, key: str, step: int) -> float | None:

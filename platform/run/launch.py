@@ -70,7 +70,11 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
         tracking.log_metrics(client, parent_id, {f"data/{k}": float(v) for k, v in counts.items()})
     farm = None
     if plan.attackers and spec.preset.checkpoint_inputs is not None:
-        farm = FarmPlan(spec.preset.checkpoint_inputs, plan.attackers, spec.preset.farm.privacy, resources)
+        farm = FarmPlan.of(spec.preset.mechanism, spec.preset.checkpoint_inputs, plan.attackers,
+                           spec.preset.farm.privacy, resources)
+        if in_trial := sorted(set(plan.attackers) - set(farm.attackers)):
+            print(f"{', '.join(in_trial)}: every {spec.preset.mechanism_name} trial fits it at each checkpoint itself; "
+                  "the farm does not fit it again", flush=True)
     return Sweep(plan, spec, client, exp_id, parent_id, resources, farm, grids, grid_trials,
                  start_raw_references(parent.metrics, spec.preset, first_point, resources), planned, counts)
 

@@ -182,6 +182,7 @@ def counts_for(cfg: Any) -> dict[str, int]:
 class ImageGame(Mechanism):
     """A game on an image data set whose releasing network maps images to images: Y = net(X, Z)."""
     capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.SERVE, Capability.AUDIT, Capability.RAW_REFERENCE})
+    trial_attackers: ClassVar[frozenset[str]] = frozenset({"deep"})  # a fresh deep attacker at every checkpoint
 
     figures: ClassVar[tuple[str, ...]] = (FIGURE_FILE,)
     game_knobs: ClassVar[frozenset[str]] = frozenset()  # config keys its warm start never reads (λ, α, ...)

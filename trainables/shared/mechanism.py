@@ -100,6 +100,9 @@ class Mechanism(ABC, Generic[C]):
     trainable_name: ClassVar[str]  # the Tune trainable's name (it names the trials' directories)
     figures: ClassVar[tuple[str, ...]] = ()  # PNGs write_figures puts next to each checkpoint
     checkpoints: ClassVar[bool] = True  # False: never checkpointed, so never resumed (nothing to resume from)
+    # registry attackers evaluate(attack=True) fits itself at every checkpoint, logged under their own names: the farm
+    # leaves them out (a second fit on another release draw would overwrite the trial's reading at the same step)
+    trial_attackers: ClassVar[frozenset[str]] = frozenset()
     # metrics it reports that a preset may put on a Pareto axis or an Optuna objective beyond core.metric_names.DECLARED
     metrics: ClassVar[tuple[str, ...]] = ()
     capabilities: ClassVar[frozenset[Capability]] = frozenset()  # each one's method it implements (checked when defined)
