@@ -130,7 +130,8 @@ def test_a_planted_tuner_pkl_is_refused_unread_and_resume_keeps_the_recorded_opt
 
     stores = ["--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}", "--storage", str(workdir / "runs")]
     for contradicting, recorded in ((["--profile", "quick"], "profile smoke"), (["--set", "alpha=0.5"], "alpha = [0.1, 0.9]"),
-                                    (["--seeds", "2"], "seed = 0"), (["--attackers", "deep"], "attackers none")):
+                                    (["--seeds", "2"], "seed = 0"), (["--attackers", "deep"], "attackers none"),
+                                    (["--learning-curve"], "learning curves off")):
         assert sweep.main(["gmm", "--resume", folder.name, *stores, *contradicting]) == 2
         error = capsys.readouterr().err
         assert error.startswith("error: ") and len(error.strip().splitlines()) == 1, error
@@ -139,7 +140,8 @@ def test_a_planted_tuner_pkl_is_refused_unread_and_resume_keeps_the_recorded_opt
     resumed = run_sweep(workdir, "gmm", "--resume", folder.name, "--set", "alpha=0.9,0.1")  # the same grid, given again
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     # gmm runs no comparison grid, so the line names none (amnist's says "noise, stroke-redraw, digit-prototype baselines on")
-    assert "resuming with the sweep's recorded options: profile smoke, grid search, attackers none, 1 seed" in resumed.stdout
+    assert ("resuming with the sweep's recorded options: profile smoke, grid search, attackers none, learning curves off, "
+            "1 seed") in resumed.stdout
     assert client.get_run(parent.info.run_id).info.status == "FINISHED"
     assert not marker.exists()
 

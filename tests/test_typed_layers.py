@@ -126,6 +126,20 @@ def test_a_resume_keeps_the_options_type_with_the_record_in_place() -> None:
         "smoke", (), 1, "yeom", True)
 
 
+def test_a_resume_keeps_the_recorded_learning_curves_and_refuses_the_contrary_flag() -> None:
+    params = {"preset": "gmm", "profile": "smoke", "search": "grid", "planned_trials": "4", "attackers": '["yeom"]'}
+    grids = ComparisonGrid.all(presets()["gmm"])
+    off = resume_options.Recorded.read(params | {"learning_curves": "False"}, grids)
+    assert resume_options.restored(parse_args(["gmm", "--resume"]), off).learning_curve is False
+    with pytest.raises(UsageError, match=r"^--learning-curve contradicts the sweep's recorded learning curves off"):
+        resume_options.check_given(parse_args(["gmm", "--resume", "--learning-curve"]), off, resolve("gmm", "smoke", []),
+                                   ("yeom",), None)
+    on = resume_options.Recorded.read(params | {"learning_curves": "True"}, grids)
+    assert resume_options.restored(parse_args(["gmm", "--resume"]), on).learning_curve is True
+    older = resume_options.Recorded.read(params, grids)  # a sweep from before the record: the command line decides
+    assert resume_options.restored(parse_args(["gmm", "--resume", "--no-learning-curve"]), older).learning_curve is False
+
+
 def test_a_preset_file_with_an_old_flat_keyword_says_where_it_went(tmp_path: Path) -> None:
     path = tmp_path / "flat_preset.py"
     path.write_text("from search_spaces import Preset\nfrom search_spaces.amnist import PRESET as A\n"

@@ -1,5 +1,5 @@
 """``--resume`` keeps the sweep's own options: what its parent run recorded (profile, search, attackers, baseline
-grid, seeds, ``--set`` values) wins, and an option given again that contradicts it is a UsageError.
+grid, learning curves, seeds, ``--set`` values) wins, and an option given again that contradicts it is a UsageError.
 
 Options that only say how to run (``--max-concurrent``, ``--max-failures``, ``--gpus-per-trial``, ``--address``)
 are not recorded and may change on resume.
@@ -59,11 +59,14 @@ class Recorded:
     attackers: tuple[str, ...]
     grids: tuple[ComparisonGrid, ...]
     comparison_grids_on: bool
+    learning_curves: bool | None  # None: a sweep older than the record, which runs as the command line says
 
     @classmethod
     def read(cls, params: dict[str, str], grids: tuple[ComparisonGrid, ...]) -> Recorded:
         """The record of a parent run's ``params``."""
-        return cls(params, recorded_attackers(params), grids, comparison_grids_on(params, grids))
+        curves = params.get("learning_curves")
+        return cls(params, recorded_attackers(params), grids, comparison_grids_on(params, grids),
+                   None if curves is None else curves == "True")
 
 
 def axis_or_value(spec: SweepSpec, key: str) -> Any:
@@ -87,6 +90,9 @@ def check_given(args: SweepOptions, recorded: Recorded, cli: SweepSpec, attacker
         ("attackers", f"--attackers {args.attackers}", attackers != recorded.attackers,
          f"attackers {','.join(recorded.attackers) or 'none'}"),
         ("no_comparison_grids", "--no-comparison-grids", recorded.comparison_grids_on, "comparison grid on"),
+        ("learning_curve", "--learning-curve" if args.learning_curve else "--no-learning-curve",
+         recorded.learning_curves is not None and args.learning_curve != recorded.learning_curves,
+         f"learning curves {'on' if recorded.learning_curves else 'off'}"),
     ]
     for option, text, contradicts, was in differ:
         if option in args.given and contradicts:
@@ -107,8 +113,10 @@ def restored(args: SweepOptions, recorded: Recorded) -> SweepOptions:
     recorded config and grid, which :func:`resumed_spec` reads)."""
     params = recorded.params
     samples = int(params["planned_trials"]) if params["search"] == "optuna" else args.samples
+    curves = args.learning_curve if recorded.learning_curves is None else recorded.learning_curves
     return replace(args, profile=params["profile"], search=params["search"], samples=samples, overrides=(), seeds=1,
-                   attackers=",".join(recorded.attackers) or "none", no_comparison_grids=not recorded.comparison_grids_on)
+                   attackers=",".join(recorded.attackers) or "none", no_comparison_grids=not recorded.comparison_grids_on,
+                   learning_curve=curves)
 
 
 def resumed_spec(args: SweepOptions, params: dict[str, str], preset_file: str | None) -> SweepSpec:
@@ -123,8 +131,9 @@ def summary(recorded: Recorded, spec: SweepSpec) -> str:
     names = [b.name for b in recorded.grids if b.param in params]
     state = "on" if recorded.comparison_grids_on else "off"
     grid = f"{', '.join(names)} baseline{'s' if len(names) > 1 else ''} {state}, " if names else ""
+    curves = "" if recorded.learning_curves is None else f"learning curves {'on' if recorded.learning_curves else 'off'}, "
     return (f"resuming with the sweep's recorded options: profile {params['profile']}, {params['search']} search, "
-            f"attackers {','.join(recorded.attackers) or 'none'}, {grid}{seeds} seed{'s' if seeds > 1 else ''}, "
+            f"attackers {','.join(recorded.attackers) or 'none'}, {grid}{curves}{seeds} seed{'s' if seeds > 1 else ''}, "
             "its own config and grid")
 
 

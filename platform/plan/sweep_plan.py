@@ -52,7 +52,7 @@ class SweepPlan:
             "preset": spec.preset.name, "profile": spec.profile, "mechanism": spec.preset.mechanism_name,
             "dataset": spec.preset.dataset, "search": self.search, "storage": self.location,
             "grid": spec.grid_param, "config": spec.config, "planned_trials": self.planned, "attackers": self.attackers,
-            "machine": machine,
+            "learning_curves": self.learning_curves, "machine": machine,
         }
         if self.preset_file:
             params["preset_file"] = self.preset_file
