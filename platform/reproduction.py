@@ -39,7 +39,7 @@ from platform.papers.catalogue import CLAIMS, STUDIES
 from platform.papers.claim import Study
 from platform.papers.markdown import evaluate, render, tally
 from platform.papers.measures import StudyRuns
-from platform.papers.parts import join
+from platform.papers.parts import join, parts_of
 from platform.plan.spec import preset_of
 from platform.results import tracking
 from platform.results.comparison_grid import BASELINE
@@ -95,6 +95,15 @@ def finished_trials(table: pd.DataFrame) -> pd.DataFrame:
     if STRONGEST_ATTACK in table:
         done &= table[STRONGEST_ATTACK].notna()
     return table[done].reset_index(drop=True)
+
+
+def figures_parent(client: MlflowClient, found: list[tuple[str, StudyRuns]], runs: StudyRuns) -> str:
+    """The parent run (of ``found``, newest first) whose figures the study shows: the newest of its joined parts that
+    published its front, else its newest (a part stopped before publishing has no front, nor its trials' images)."""
+    joined = {p.sweep for p in parts_of(runs)}
+    parts = [run_id for run_id, sweep in found if sweep.sweep in joined] or [found[0][0]]
+    published = (run_id for run_id in parts if any(a.path.endswith(".png") for a in client.list_artifacts(run_id, "front")))
+    return next(published, parts[0])
 
 
 def copy_figures(client: MlflowClient, parent_id: str, study: Study, out: Path) -> list[Path]:
@@ -201,7 +210,7 @@ def run(argv: list[str] | None = None) -> int:
             runs[study.key], left_out = join([r for _, r in found] + ([kept] if kept is not None else []))
             for line in left_out:
                 print(f"study {study.key}: not joined: {line}")
-            figures[study.key] = copy_figures(client, found[0][0], study, out)
+            figures[study.key] = copy_figures(client, figures_parent(client, found, runs[study.key]), study, out)
             if runs[study.key].parts or not any(p.name.startswith("front") for p in figures[study.key]):
                 # a study of parts, or one sweep stopped before it published its front: drawn from its trials
                 preset = preset_of(client.get_run(found[0][0]).data.params)

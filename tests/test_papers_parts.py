@@ -9,7 +9,7 @@ import pandas as pd
 
 from platform.papers import snapshot
 from platform.papers.markdown import studies_table
-from platform.papers.measures import StudyRuns, seed_count
+from platform.papers.measures import ParentMetric, StudyRuns, seed_count
 from platform.papers.parts import join
 from platform.papers.privatizer import STUDIES as PRIVATIZER_STUDIES
 
@@ -40,7 +40,25 @@ def test_parts_of_one_plan_join_with_their_seeds_and_summed_minutes():
     assert joined.sweep == "gmm-a + gmm-b + gmm-c" and joined.started == "2026-11-28 10:00"
     assert joined.minutes == 40.0 and joined.planned == 6 and joined.label_keys == ("k", "seed")
     assert [p.seeds for p in joined.parts] == [(0,), (1,), (2,)]
-    assert joined.parent_metrics == C.parent_metrics  # the newest part's sweep-level numbers
+    assert joined.parent_metrics == {"m": 1.0}  # a sweep-level number: the mean of the parts' (0, 1, 2), not the newest's
+
+
+def test_a_sweep_level_number_of_a_joined_study_reads_over_the_parts_that_logged_it(tmp_path):
+    stopped = replace(C, parent_metrics={}, status="KILLED")  # stopped before it published its front
+    joined, _ = join([stopped, B, A])
+    measured = ParentMetric("m")(joined)
+    assert measured.value == 0.5 and measured.groups == ((0.0, 1.0),) and measured.seeds == 2
+    half = 12.706 * 0.5  # Student t (1 degree of freedom, 97.5 %) times the standard error of (0, 1)
+    assert math.isclose(measured.low, 0.5 - half, rel_tol=1e-4) and math.isclose(measured.high, 0.5 + half, rel_tol=1e-4)
+    assert measured.band == "95 % t interval over 2 sweeps"
+    every = ParentMetric("m")(join([C, B, A])[0])
+    assert every.value == 1.0 and math.isclose(every.high - every.value, 4.3027 / math.sqrt(3), rel_tol=1e-4)
+    snapshot.save(joined, tmp_path / "gmm")  # the parts' numbers survive the snapshot
+    kept = snapshot.load(tmp_path / "gmm")
+    assert kept is not None and ParentMetric("m")(kept) == measured
+    alone = ParentMetric("m")(A)  # one sweep: its own number and logged interval
+    assert alone.value == 0.0 and math.isnan(alone.low)
+    assert math.isnan(ParentMetric("m")(join([stopped])[0]).value)
 
 
 def test_parts_started_in_the_same_minute_keep_the_order_they_ran_in():

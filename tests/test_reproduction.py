@@ -26,6 +26,7 @@ from platform.papers.measures import (
     Drop,
     Measured,
     ParentMetric,
+    Part,
     PointMetric,
     Release,
     StudyRuns,
@@ -35,7 +36,7 @@ from platform.papers.measures import (
 )
 from platform.papers.membership import WithinBound
 from platform.papers.privatizer import BoundMargin, OverTrials
-from platform.reproduction import copy_figures, draw_joined, finished_trials
+from platform.reproduction import copy_figures, draw_joined, figures_parent, finished_trials
 from platform.results import tracking
 from search_spaces import presets
 
@@ -366,6 +367,24 @@ def test_report_copies_the_front_figures_and_each_front_trials_last_release(tmp_
                                         "released_alpha=1_lam=30.png"]  # front trials only, seed 0's noise
     assert copied[2].read_bytes() == b"alpha=1 lam=30 4"  # the last checkpoint's release
     assert copied[0].read_bytes() == b"noise 0"
+
+
+def test_the_figures_come_from_the_newest_joined_part_that_published_its_front(tmp_path: Path) -> None:
+    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    exp_id = tracking.experiment_id(client, "repro-amnist")
+    ids = {}
+    for name, published in (("other-plan", True), ("stopped", False), ("second", True), ("first", True)):  # newest first
+        ids[name] = client.create_run(exp_id, run_name=name, tags={tracking.TAG_ROLE: "sweep"}).info.run_id
+        if published:
+            with tempfile.TemporaryDirectory() as tmp:
+                (Path(tmp) / "front.png").write_bytes(name.encode())
+                client.log_artifacts(ids[name], tmp, "front")
+    found = [(run_id, StudyRuns(name, "quick", {}, pd.DataFrame())) for name, run_id in ids.items()]
+    parts = tuple(Part(name, "", 1.0, "", "FINISHED", 1, (seed,), 1)
+                  for seed, name in enumerate(("first", "second", "stopped")))
+    joined = StudyRuns("first + second + stopped", "quick", {}, pd.DataFrame(), parts=parts)
+    assert figures_parent(client, found, joined) == ids["second"]  # not the stopped part, nor a sweep not joined
+    assert figures_parent(client, found[1:2], found[1][1]) == ids["stopped"]  # one sweep without a front: its own
 
 
 def test_against_the_baseline_each_trial_meets_its_own_seeds_curve():

@@ -3,7 +3,8 @@ best value on the front under a privacy budget, or the direction of a trend alon
 
 Pure computation on a :class:`StudyRuns` (the parent run's metrics and the trials table), no MLflow and no plotting,
 so every measure is testable on a hand-made table. Intervals: over seeds (or trials), the Student t 95 % interval of
-the mean; a sweep-level number (a parent metric) carries the 95 % interval it logged (``<metric>/ci_low|ci_high``).
+the mean; a sweep-level number (a parent metric) carries the 95 % interval it logged (``<metric>/ci_low|ci_high``),
+and of a study run in parts it is the parts' mean with its t interval over them.
 Every measured value keeps the samples it was computed from (``groups``, one per grid point) and how many seeds they
 span, so the report can test a level by two one-sided t-tests (:func:`equivalence_p`) and count the seeds of the slice
 a row tests. Directions come with a test: a trend is Spearman's rank correlation of every trial's value with the axis
@@ -39,7 +40,8 @@ STAND_IN_FLAG = "data/synthetic"  # the parent metric a loader with a stand-in l
 @dataclass(frozen=True)
 class Part:
     """One sweep of a study run in parts (platform/papers/parts.py): its name, when it started (UTC), its minutes,
-    machine and status, the trials it planned, and the seeds and number of the trials the study keeps of it."""
+    machine and status, the trials it planned, the seeds and number of the trials the study keeps of it, and its parent
+    run's metrics (a joined study reads a sweep-level number over its parts; empty in snapshots saved before)."""
 
     sweep: str
     started: str
@@ -49,6 +51,7 @@ class Part:
     planned: int
     seeds: tuple[int, ...]
     trials: int
+    metrics: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -235,15 +238,23 @@ def over_trials(values: pd.Series, trials: pd.DataFrame, what: str = "trials") -
 
 @dataclass(frozen=True)
 class ParentMetric:
-    """A metric the sweep logged on its parent run (raw-data reference points, hypervolume, ...)."""
+    """A metric the sweep logged on its parent run (raw-data reference points, hypervolume, ...); of a study run in
+    parts, the mean of the parts that logged it with its t interval over them."""
 
     metric: str
 
     def __call__(self, runs: StudyRuns) -> Measured:
-        value = runs.parent_metrics.get(self.metric)
+        logged = [p for p in runs.parts if self.metric in p.metrics]
+        if len(logged) > 1:  # a study run in parts: each sweep's number, their mean with its t interval
+            values = [p.metrics[self.metric] for p in logged]
+            low, high = t_interval(values)
+            return Measured(float(np.mean(values)), low, high, f"95 % t interval over {len(values)} sweeps",
+                            seeds=len({s for p in logged for s in p.seeds}), groups=(tuple(values),))
+        metrics = logged[0].metrics if logged else runs.parent_metrics
+        value = metrics.get(self.metric)
         if value is None:
             return Measured(math.nan, text="not measured")
-        low, high = (runs.parent_metrics.get(f"{self.metric}/{end}", math.nan) for end in ("ci_low", "ci_high"))
+        low, high = (metrics.get(f"{self.metric}/{end}", math.nan) for end in ("ci_low", "ci_high"))
         return Measured(value, low, high, "95 % interval" if not math.isnan(low) else "")
 
     def describe(self) -> str:

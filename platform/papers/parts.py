@@ -5,7 +5,9 @@ part stopped before its end lands with the trials it finished: the next part run
 the study's sources newest first (the sweeps in the store, then the committed snapshot) and keeps, of every part whose
 plan is the newest's (profile, data set, grid axes and config, the seed aside), the trials no newer part holds: a trial
 (its grid point and seed; a baseline's trial: its baseline, name and seed) is never counted twice, and a part of
-another plan is left out with the reason. Pure computation on :class:`StudyRuns`, no MLflow.
+another plan is left out with the reason. A sweep-level number (a parent metric) of the joined study is its parts'
+mean; the report reads it over the parts that logged it, with its t interval. Pure computation on :class:`StudyRuns`,
+no MLflow.
 """
 from __future__ import annotations
 
@@ -47,7 +49,7 @@ def parts_of(runs: StudyRuns) -> tuple[Part, ...]:
     if runs.parts:
         return runs.parts
     return (Part(runs.sweep, runs.started, runs.minutes, runs.machine, runs.status, runs.planned,
-                 _seeds(runs.trials), len(runs.trials)),)
+                 _seeds(runs.trials), len(runs.trials), dict(runs.parent_metrics)),)
 
 
 def plan_difference(newest: StudyRuns, other: StudyRuns) -> str | None:
@@ -127,11 +129,19 @@ def _joined(newest: StudyRuns, taken: list[Taken]) -> StudyRuns:
     planned = max(p.planned for p in parts) * len({s for p in parts for s in p.seeds})
     trials = pd.concat([t.trials for t in taken], ignore_index=True)
     return replace(newest, sweep=" + ".join(p.sweep for p in parts), trials=trials,
+                   parent_metrics=newest.parent_metrics | _mean_metrics(parts),
                    baseline=pd.concat(baselines, ignore_index=True) if baselines else pd.DataFrame(),
                    label_keys=_axes(newest) + (SEED,),
                    status="FINISHED" if len(trials) >= planned or not unfinished else unfinished[-1], planned=planned,
                    started=parts[0].started, minutes=minutes if math.isfinite(minutes) else math.nan,
                    machine="; ".join(dict.fromkeys(p.machine for p in parts)), parts=parts)
+
+
+def _mean_metrics(parts: tuple[Part, ...]) -> dict[str, float]:
+    """Each parent metric's mean over the parts that logged it (a raw-data reference point: its mean over their
+    seeds), so no part's number stands for the study's."""
+    logged = pd.DataFrame([p.metrics for p in parts])
+    return {str(k): float(v) for k, v in logged.mean().items() if not math.isnan(v)} if not logged.empty else {}
 
 
 def _trial_keys(table: pd.DataFrame, axes: tuple[str, ...]) -> list[tuple]:
