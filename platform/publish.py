@@ -105,7 +105,7 @@ def publish_sweep(sweep: Sweep, results: Any, caught_up: CaughtUp, ending: Sweep
               "--resume tries them again)", file=sys.stderr, flush=True)
     if not complete:
         return ending.interrupted(f"{sweep.plan.name} incomplete")
-    client.set_terminated(parent_id, "FINISHED")
+    ending.close("FINISHED")
     return 0
 
 

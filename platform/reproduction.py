@@ -15,7 +15,6 @@ refused in one line, before anything is written. ``--run`` first runs the sweeps
 from __future__ import annotations
 
 import argparse
-import math
 import re
 import shutil
 import subprocess
@@ -76,13 +75,13 @@ def sweep_runs(client: MlflowClient, parent: Run) -> StudyRuns:
     preset = preset_of(params)
     summary = read_summary(client, parent.info.run_id, preset)
     table = finished_trials(summary.trials)
-    start, end = parent.info.start_time, parent.info.end_time
+    start = parent.info.start_time
     return StudyRuns(parent.info.run_name, params.get("profile", ""), dict(parent.data.metrics), table,
                      preset.label_keys, parent.info.status, int(params.get("planned_trials", len(table))),
                      params.get("dataset", ""), {k.removeprefix("config."): v for k, v in params.items()
                                                  if k.startswith("config.")},
                      datetime.fromtimestamp(start / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M"),
-                     (end - start) / 60_000 if end else math.nan, params.get("machine", "not recorded"),
+                     tracking.active_minutes(parent), params.get("machine", "not recorded"),
                      finished_trials(summary.comparison_trials))
 
 

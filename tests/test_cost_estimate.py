@@ -41,6 +41,17 @@ def test_the_estimate_is_the_newest_like_sweeps_pace_per_trial(workdir: Path) ->
     assert "9 trials + 6 baseline trials, 1 checkpoint(s) each, 2 farm attackers per checkpoint" in estimate.line()
 
 
+def test_a_resumed_sweep_is_priced_by_its_minutes_of_work_not_its_span(workdir: Path) -> None:
+    client = store(workdir)
+    exp_id = tracking.experiment_id(client, "putlab-amnist")
+    finished_sweep(client, exp_id, "resumed", "quick", wall_s=86_400, trials=9, baselines=6)  # a day from start to end
+    (parent,) = client.search_runs([exp_id], filter_string="attributes.run_name = 'resumed'")
+    client.log_metric(parent.info.run_id, tracking.ACTIVE_MINUTES, 10.0)  # of which it worked 10 minutes
+    like = {"preset": "amnist", "profile": "quick"} | tracking.flatten("attackers", FARM)
+    source = last_finished(client, exp_id, like)
+    assert source is not None and source.wall_s == 600.0
+
+
 def test_no_like_sweep_means_no_estimate(workdir: Path) -> None:
     client = store(workdir)
     exp_id = tracking.experiment_id(client, "putlab-amnist")

@@ -27,6 +27,7 @@ from mlflow.tracking import MlflowClient
 from sklearn.model_selection import ParameterGrid
 
 from platform.errors import UsageError
+from platform.results import tracking
 from platform.run.farm import DRAIN_POLL_S, FarmPlan, FarmScheduler
 from platform.run.interrupts import SweepEnding, stop_requested
 from platform.run.resume_seal import StateSealer, verify
@@ -70,6 +71,9 @@ def test_an_interrupt_marks_the_sweep_killed_and_resume_finishes_it(workdir: Pat
     runs = client.search_runs([exp.experiment_id])
     assert {r.info.status for r in runs} == {"FINISHED"}
     assert len([r for r in runs if r.data.tags.get("putlab.role") == "trial"]) == 2  # no duplicate, none lost
+    # its minutes: the interrupted command's, then the resume's added to them
+    interrupted, total = (m.value for m in client.get_metric_history(parent.info.run_id, tracking.ACTIVE_MINUTES))
+    assert 0 < interrupted < total
 
 
 STOP_BOUND_S = 5.0  # Ctrl+C stops a sweep within this many seconds, at any point (a second one at once)
@@ -203,6 +207,33 @@ def test_a_restored_run_with_nothing_left_to_run_seals_the_state_it_saves_at_its
         verify(str(folder))  # unsealed so far: the next --resume would refuse it
     restored.on_experiment_end([SimpleNamespace(storage=storage)])
     verify(str(folder))
+
+
+def test_a_sweeps_minutes_sum_its_commands_and_leave_out_the_pause_between_them(workdir: Path) -> None:
+    client = store(workdir)
+    exp_id = tracking.experiment_id(client, "putlab-gmm")
+    parent_id, _ = tracking.start_parent(client, exp_id, "gmm-smoke-1", {"preset": "gmm"})
+    first = SweepEnding()
+    first.attach(client, exp_id, parent_id, [], 0.0)
+    time.sleep(0.3)
+    first.close("KILLED")  # interrupted after 0.3 s of work
+    worked = tracking.active_minutes(client.get_run(parent_id))
+    assert 0.3 / 60 <= worked < 1.0 / 60
+    time.sleep(1.5)  # the pause before --resume
+    again, reopened = tracking.start_parent(client, exp_id, "gmm-smoke-1", {"preset": "gmm"})
+    assert (again, reopened) == (parent_id, True)
+    second = SweepEnding()
+    second.attach(client, exp_id, parent_id, [], tracking.active_minutes(client.get_run(parent_id)))
+    time.sleep(0.3)
+    second.close("FINISHED")
+    run = client.get_run(parent_id)
+    total = tracking.active_minutes(run)
+    assert run.info.status == "FINISHED" and worked + 0.3 / 60 <= total < worked + 1.0 / 60
+    span_minutes = (run.info.end_time - run.info.start_time) / 60_000
+    assert total < span_minutes - 1.4 / 60  # the pause is in the span, not in the minutes
+    legacy = tracking.start_parent(client, exp_id, "gmm-smoke-0", {"preset": "gmm"})[0]  # from before they were logged
+    client.set_terminated(legacy, "KILLED", end_time=client.get_run(legacy).info.start_time + 90_000)
+    assert tracking.active_minutes(client.get_run(legacy)) == 1.5  # its span, pauses and all
 
 
 @pytest.fixture(scope="module")

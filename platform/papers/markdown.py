@@ -265,7 +265,8 @@ HEADER = [
     "attacks included. The report "
     "joins every part of the newest sweep's plan, from the store and the committed snapshot, keeping of each the "
     "trials (grid point and seed) no newer part holds; the studies table names each part with its seeds (and how many "
-    "of its trials count, when not all) and sums their minutes. Its front and trends are drawn from the joined trials, "
+    "of its trials count, when not all) and sums their minutes of work (a resumed sweep's commands, not the pauses "
+    "between them). Its front and trends are drawn from the joined trials, "
     "its released images are those of the newest part that published its front. A sweep-level number (a share of "
     "the front, a hypervolume, a raw-data reference point) is the mean of the parts that logged it, with its t "
     "interval over them.", "",

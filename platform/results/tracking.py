@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from mlflow.entities import Metric, Param
+from mlflow.entities import Metric, Param, Run
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
@@ -38,6 +38,8 @@ TAG_BASELINE = "putlab.baseline"  # a baseline's trial runs (role "baseline"): w
 TAG_EXPERIMENT_KIND = "mlflow.experimentKind"
 EXPERIMENT_KIND = "custom_model_development"
 TAG_NOTE = "mlflow.note.content"  # a run's description in the UI
+# the minutes a sweep's commands worked on it, summed over its resumes (the pauses between them left out)
+ACTIVE_MINUTES = "sweep/active_minutes"
 METRIC_PREFIXES = ("utility/", "attack/", "train/", "leakage/", "fairness/", "time/", "baseline/", "pretrain/", "epoch")
 
 
@@ -158,6 +160,15 @@ def start_parent(client: MlflowClient, exp_id: str, sweep: str, params: Mapping[
     run = client.create_run(exp_id, run_name=sweep, tags={TAG_SWEEP: sweep, TAG_ROLE: "sweep", TAG_NOTE: sweep_note(sweep)})
     log_params(client, run.info.run_id, params)
     return run.info.run_id, False
+
+
+def active_minutes(run: Run) -> float:
+    """The minutes a sweep's parent ``run`` has worked: its logged ``ACTIVE_MINUTES``, else (a sweep from before they
+    were logged) its span from start to its last end, pauses included; NaN while it has never ended."""
+    logged = run.data.metrics.get(ACTIVE_MINUTES)
+    if logged is not None:
+        return logged
+    return (run.info.end_time - run.info.start_time) / 60_000 if run.info.end_time else math.nan
 
 
 def sweep_note(sweep: str) -> str:

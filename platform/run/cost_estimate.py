@@ -1,8 +1,9 @@
 """What a sweep will cost, said before it starts: its trials, the farm's attackers per checkpoint, and minutes.
 
 The minutes come from the newest finished sweep of the same preset, profile and farm in the same MLflow store (on a
-local store, this machine): its wall time per trial, times this sweep's trials. With no such sweep there is no
-estimate, and the progress line's ETA takes over from the first finished trial.
+local store, this machine): its minutes of work per trial (its resumes summed, the pauses between them left out),
+times this sweep's trials. With no such sweep there is no estimate, and the progress line's ETA takes over from the
+first finished trial.
 """
 from __future__ import annotations
 
@@ -79,4 +80,4 @@ def last_finished(client: MlflowClient, exp_id: str, params: dict[str, str]) -> 
     finished = sum(run.info.status == "FINISHED" for run in trials)
     if not finished:
         return None
-    return Measured(parent.info.run_name, finished, (parent.info.end_time - parent.info.start_time) / 1000)
+    return Measured(parent.info.run_name, finished, tracking.active_minutes(parent) * 60)

@@ -16,6 +16,7 @@ import shlex
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType, TracebackType
@@ -56,13 +57,25 @@ class SweepEnding:
         self.exp_id = self.parent_id = ""
         self.resume: list[str] = []
         self.signal: int | None = None
+        self._active_before, self._attached_at = 0.0, time.monotonic()
         self._fitting = False
         self._previous: dict[int, _Handler] = {}
 
-    def attach(self, client: MlflowClient, exp_id: str, parent_id: str, resume: list[str]) -> None:
-        """The sweep's parent run now exists: endings are recorded on it; ``resume`` is the command that continues it."""
+    def attach(self, client: MlflowClient, exp_id: str, parent_id: str, resume: list[str],
+               active_before: float = 0.0) -> None:
+        """The sweep's parent run now exists: endings are recorded on it; ``resume`` is the command that continues it,
+        ``active_before`` the minutes earlier commands worked on it (its clock starts now)."""
         self.client, self.exp_id, self.parent_id, self.resume = client, exp_id, parent_id, resume
+        self._active_before, self._attached_at = active_before, time.monotonic()
         self._take_signals()  # ray.init put its own (fatal) SIGTERM handler in place
+
+    def close(self, status: str) -> None:
+        """End the sweep with ``status`` (``close_sweep``), its minutes of work so far logged first: the earlier
+        commands' and this one's, the pauses between them left out."""
+        assert self.client is not None, "close() needs attach()"
+        minutes = self._active_before + (time.monotonic() - self._attached_at) / 60
+        self.client.log_metric(self.parent_id, tracking.ACTIVE_MINUTES, minutes)
+        close_sweep(self.client, self.exp_id, self.parent_id, status)
 
     def __enter__(self) -> SweepEnding:
         os.environ["TUNE_DISABLE_SIGINT_HANDLER"] = "1"  # ours forwards to Tune's SIGUSR1 stop instead
@@ -82,7 +95,7 @@ class SweepEnding:
             self.signal = self.signal or signal.SIGINT
             raise SystemExit(self.interrupted()) from None
         if self.client is not None and not issubclass(kind, SystemExit):
-            close_sweep(self.client, self.exp_id, self.parent_id, "FAILED")
+            self.close("FAILED")
             print(f"sweep failed; its MLflow run is marked FAILED. To retry: {shlex.join(self.resume)}", file=sys.stderr)
         return False
 
@@ -122,7 +135,7 @@ class SweepEnding:
         if self.client is None:
             print(f"{reason} before the sweep started; nothing was recorded", file=sys.stderr, flush=True)
             return EXIT_INTERRUPTED
-        close_sweep(self.client, self.exp_id, self.parent_id, "KILLED")
+        self.close("KILLED")
         print(f"sweep {reason}; continue with:  {shlex.join(self.resume)}", file=sys.stderr, flush=True)
         return EXIT_INTERRUPTED
 

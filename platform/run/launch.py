@@ -54,8 +54,10 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
     client = MlflowClient(plan.tracking_uri)
     exp_id = tracking.experiment_id(client, plan.experiment)
     parent_id, reopened = tracking.start_parent(client, exp_id, plan.name, plan.parent_params(spec, cluster_kind()))
-    ending.attach(client, exp_id, parent_id, resume_command(plan.again, plan.name, dict(plan.options)))
-    parent = client.get_run(parent_id).data
+    parent_run = client.get_run(parent_id)
+    ending.attach(client, exp_id, parent_id, resume_command(plan.again, plan.name, dict(plan.options)),
+                  tracking.active_minutes(parent_run) if reopened else 0.0)
+    parent = parent_run.data
     params = parent.params
     grids = comparison_grids(spec, params, plan.comparison_grids)
     grid_trials = tuple(len(grid.grid_points()) for grid in grids)
