@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import math
 import os
 import re
 import shlex
@@ -234,6 +235,24 @@ def test_a_sweeps_minutes_sum_its_commands_and_leave_out_the_pause_between_them(
     legacy = tracking.start_parent(client, exp_id, "gmm-smoke-0", {"preset": "gmm"})[0]  # from before they were logged
     client.set_terminated(legacy, "KILLED", end_time=client.get_run(legacy).info.start_time + 90_000)
     assert tracking.active_minutes(client.get_run(legacy)) == 1.5  # its span, pauses and all
+
+
+def test_a_sweep_killed_before_it_ended_is_resumed_with_its_minutes_counted_from_then_never_nan(
+        workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    client = store(workdir)
+    exp_id = tracking.experiment_id(client, "putlab-gmm")
+    parent_id, _ = tracking.start_parent(client, exp_id, "gmm-smoke-9", {"preset": "gmm"})  # then SIGKILL: no ending
+    assert math.isnan(tracking.active_minutes(client.get_run(parent_id)))
+    for command in range(2):  # the resume, then one more: NaN must not carry on from the first
+        again, reopened = tracking.start_parent(client, exp_id, "gmm-smoke-9", {"preset": "gmm"})
+        assert (again, reopened) == (parent_id, True)
+        ending = SweepEnding()
+        ending.attach(client, exp_id, parent_id, [], tracking.active_minutes(client.get_run(parent_id)))
+        time.sleep(0.2)
+        ending.close("KILLED")
+        minutes = tracking.active_minutes(client.get_run(parent_id))
+        assert (command + 1) * 0.2 / 60 <= minutes < (command + 1) * 1.0 / 60
+    assert capsys.readouterr().err.count("never recorded") == 1
 
 
 @pytest.fixture(scope="module")

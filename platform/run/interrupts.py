@@ -11,6 +11,7 @@ exits 130; ``--resume`` runs what was cancelled.
 """
 from __future__ import annotations
 
+import math
 import os
 import shlex
 import signal
@@ -64,8 +65,13 @@ class SweepEnding:
     def attach(self, client: MlflowClient, exp_id: str, parent_id: str, resume: list[str],
                active_before: float = 0.0) -> None:
         """The sweep's parent run now exists: endings are recorded on it; ``resume`` is the command that continues it,
-        ``active_before`` the minutes earlier commands worked on it (its clock starts now)."""
+        ``active_before`` the minutes earlier commands worked on it (its clock starts now). Unrecorded earlier minutes
+        (NaN: a command killed before it could end the run) count as none, said once, so later endings stay numbers."""
         self.client, self.exp_id, self.parent_id, self.resume = client, exp_id, parent_id, resume
+        if not math.isfinite(active_before):
+            print("note: this sweep's earlier minutes of work were never recorded (a command was killed before it "
+                  f"ended the run); {tracking.ACTIVE_MINUTES} counts from now", file=sys.stderr, flush=True)
+            active_before = 0.0
         self._active_before, self._attached_at = active_before, time.monotonic()
         self._take_signals()  # ray.init put its own (fatal) SIGTERM handler in place
 
