@@ -39,7 +39,7 @@ from platform.papers.claim import Study
 from platform.papers.markdown import evaluate, render, tally
 from platform.papers.measures import StudyRuns
 from platform.papers.parts import join, parts_of
-from platform.plan.spec import preset_of
+from platform.plan.spec import preset_of, resolve
 from platform.results import tracking
 from platform.results.comparison_grid import BASELINE
 from platform.results.replicates import SEED
@@ -156,6 +156,19 @@ def one_seed(trials: list[Run]) -> list[Run]:
     return [t for t in trials if t.data.params.get(SEED) == lowest]
 
 
+def plan_drift(study: Study, runs: StudyRuns) -> list[str]:
+    """``key = ran (today: value)`` for each config setting the study's sweep recorded that its command sets otherwise
+    today (the seed aside; a setting added since, which the sweep could not record, is not compared)."""
+    today = tracking.flatten("", resolve(study.preset, study.profile, study.overrides()).config)
+    return [f"{key} = {runs.config[key]} (today {today[key]})"
+            for key in sorted((runs.config.keys() & today.keys()) - {SEED}) if runs.config[key] != today[key]]
+
+
+def plan_drifts(runs: dict[str, StudyRuns]) -> dict[str, list[str]]:
+    """:func:`plan_drift` of every study the report shows."""
+    return {study.key: plan_drift(study, runs[study.key]) for study in STUDIES if study.key in runs}
+
+
 def run_study(study: Study, tracking_uri: str) -> None:
     """Run the study's sweep in a child process (its progress shows); a failure is a one-line UsageError."""
     print(f"study {study.key}: {study.command()}", flush=True)
@@ -219,7 +232,7 @@ def run(argv: list[str] | None = None) -> int:
             runs[study.key], figures[study.key] = kept, sorted((out / study.key).glob("*.png"))
     rows = evaluate(CLAIMS, runs)
     report.parent.mkdir(parents=True, exist_ok=True)
-    report.write_text(render(rows, runs, figures, report))
+    report.write_text(render(rows, runs, figures, report, plan_drifts(runs)))
     print(f"report: {report} ({tally(rows).replace('**', '')})")
     missing = [s.key for s in STUDIES if s.key not in runs]
     if missing:

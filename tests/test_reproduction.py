@@ -36,7 +36,7 @@ from platform.papers.measures import (
 )
 from platform.papers.membership import WithinBound
 from platform.papers.privatizer import BoundMargin, OverTrials
-from platform.reproduction import copy_figures, draw_joined, figures_parent, finished_trials
+from platform.reproduction import copy_figures, draw_joined, figures_parent, finished_trials, plan_drift, plan_drifts
 from platform.results import tracking
 from search_spaces import presets
 
@@ -607,7 +607,7 @@ def test_the_committed_report_is_what_its_snapshots_give(tmp_path):
     report = REPO / "docs" / "reproduction.md"
     found = {s.key: r for s in STUDIES if (r := snapshot.load(report.parent / "reproduction" / s.key)) is not None}
     figures = {key: sorted((report.parent / "reproduction" / key).glob("*.png")) for key in found}
-    assert render(evaluate(CLAIMS, found), found, figures, report) == report.read_text()
+    assert render(evaluate(CLAIMS, found), found, figures, report, plan_drifts(found)) == report.read_text()
 
 
 def test_snapshots_mode_reads_no_store_and_refuses_to_run(tmp_path, capsys):
@@ -630,3 +630,19 @@ def test_scale_names_a_grid_some_seeds_of_which_are_missing():
     assert runs.scale == "5 trials (2 points, 3 seeds, not every seed at every point)"
     full = replace(runs, trials=trials.iloc[:3].assign(alpha=[0.0, 1.0, 2.0], seed=[0, 0, 0]))
     assert full.scale == "3 trials (3 points × 1 seed)"
+
+
+def test_a_study_that_ran_an_earlier_plan_names_each_setting_it_ran_otherwise_and_a_current_one_names_none(
+        tmp_path: Path) -> None:
+    study = Study("amnist-scale", "amnist", "scale", extra=("--set", "attack_records=28476"))
+    today = tracking.flatten("", presets()["amnist"].base | presets()["amnist"].profiles["scale"].config)
+    current = StudyRuns("amnist-scale-1", "scale", {}, TRIALS, ("alpha", "lam", "seed"), dataset="amnist",
+                        config={k: today[k] for k in ("attack_epochs", "attack_patience", "epochs")} |
+                        {"attack_records": "28476", "seed": "2"})  # the seed of a part is no drift
+    assert plan_drift(study, current) == []
+    earlier = replace(current, config=current.config | {"attack_records": "5000", "epochs": "4", "gone_key": "1"})
+    assert plan_drift(study, earlier) == ["attack_records = 5000 (today 28476)", f"epochs = 4 (today {today['epochs']})"]
+    text = render([], {"amnist-scale": earlier}, {}, tmp_path / "reproduction.md",
+                  {"amnist-scale": plan_drift(study, earlier)})
+    assert "- **amnist-scale** ran attack_records = 5000 (today 28476), epochs = 4 (today 8): its rows measure" in text
+    assert "earlier plan" not in render([], {"amnist-scale": current}, {}, tmp_path / "r.md", {"amnist-scale": []})

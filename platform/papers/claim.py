@@ -2,6 +2,7 @@
 entry of a paper, quoted from its text, and the measure that reads putlab's number from the study's sweep)."""
 from __future__ import annotations
 
+import itertools
 import shlex
 from dataclasses import dataclass
 
@@ -55,6 +56,10 @@ class Study:
     def command(self) -> str:
         """The command a reader runs to re-run the study."""
         return shlex.join(["python", *self.argv()])
+
+    def overrides(self) -> list[str]:
+        """The ``KEY=VALUE`` of each ``--set`` its command gives."""
+        return [value for flag, value in itertools.pairwise(self.extra) if flag == "--set"]
 
 
 @dataclass(frozen=True)

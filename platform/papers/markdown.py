@@ -11,7 +11,7 @@ tested by two rows is counted at the first.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -273,10 +273,11 @@ HEADER = [
 ]
 
 
-def render(rows: Sequence[Row], runs: dict[str, StudyRuns], figures: dict[str, list[Path]], report: Path) -> str:
-    """The report's Markdown: the verdict counts, the studies, per paper a table of claims with every row's caveat,
-    and the studies' figures."""
-    lines = [*HEADER, tally(rows), "", *studies_table(runs)]
+def render(rows: Sequence[Row], runs: dict[str, StudyRuns], figures: dict[str, list[Path]], report: Path,
+           drift: Mapping[str, Sequence[str]] | None = None) -> str:
+    """The report's Markdown: the verdict counts, the studies (``drift``: per study, the settings it ran that its
+    command sets differently today), per paper a table of claims with every row's caveat, and the studies' figures."""
+    lines = [*HEADER, tally(rows), "", *studies_table(runs), *drift_notes(drift or {})]
     for paper in PAPERS:
         paper_rows = [(i, r) for i, r in enumerate(rows, 1) if r.claim.paper == paper.key]
         if not paper_rows:
@@ -313,6 +314,14 @@ def tally(rows: Sequence[Row]) -> str:
     for row in rows:
         counts[row.verdict] = counts.get(row.verdict, 0) + 1
     return f"**{len(rows)} rows**: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def drift_notes(drift: Mapping[str, Sequence[str]]) -> list[str]:
+    """One line per study whose sweep ran settings its command no longer gives: its rows measure what it ran."""
+    lines = [f"- **{key}** ran {', '.join(settings)}: its rows measure the plan it ran, not the one its command runs "
+             "today; run it again to measure that." for key, settings in drift.items() if settings]
+    return ["Studies that ran under an earlier plan (the settings they recorded that their command now sets "
+            "otherwise):", "", *lines, ""] if lines else []
 
 
 def part_label(part: Part) -> str:
