@@ -1,9 +1,9 @@
 """An attacker the farm does not use, against a finished AMNIST sweep: does it beat the reported privacy axis?
 
-For λ > 0 trials of an ``amnist`` (or ``amnist-privatizer``) sweep, rebuild the released splits from each
-trial's last checkpoint exactly as the farm does, train an attacker the farm does not use on the released training
-split and score it once on the released test split. The reported ``attack/max/accuracy`` claims no competent attacker
-does better; this prints the gap.
+For λ > 0 trials of an ``amnist`` (or ``amnist-privatizer``) sweep, or the trials of a ``noise`` sweep, rebuild the
+released splits from each trial's last checkpoint exactly as the farm does, train an attacker the farm does not use
+on the released training split and score it once on the released test split. The reported ``attack/max/accuracy``
+claims no competent attacker does better; this prints the gap.
 
 The attacker (:data:`DEFAULT`, picked by measurement in docs/measurements.md#a-strength-check-picked-by-measurement):
 a plain CNN of three conv layers of width 32 (``--net cnn``; the farm's CNN has two, and a dense layer of 64) on
@@ -200,6 +200,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--trial", help="only trials whose run name contains this text")
     p.add_argument("--seeds", type=int, default=1, help="independent fits per trial (seeds 0..N-1); the mean is compared")
     p.add_argument("--no-raw", action="store_true", help="skip the raw-image ceiling")
+    p.add_argument("--no-previous", action="store_true", help="skip the previous farm's number (two 3-epoch fits)")
     p.add_argument("--net", choices=("cnn", "resnet"), default=DEFAULT.net,
                    help="the plain 3-layer CNN (default) or the small ResNet")
     p.add_argument("--width", type=int, default=DEFAULT.width,
@@ -253,6 +254,10 @@ def main() -> None:
     preset = presets()[client.get_run(parent_id).data.params["preset"]]
     runs = [r for r in tracking.child_runs(client, exp_id, parent_id) if float(r.data.params.get("lam", 1)) > 0]
     runs = [r for r in runs if args.trial is None or args.trial in r.info.run_name]
+    unready = [r.info.run_name for r in runs if not checkpoints_of(r)]
+    if unready:
+        print(f"left out, no stored checkpoint (still running, or its storage is gone): {', '.join(unready)}")
+    runs = [r for r in runs if r.info.run_name not in unready]
     runs.sort(key=lambda r: r.data.tags.get(tracking.TAG_FRONT) != "true")
     print(f"independent attacker: {recipe}")
     print(f"{'trial':<26} {'previous farm':>13} {'reported max [95%]':>26} {'independent [95%]':>26} {'epochs':>6} {'gap':>6}")
@@ -265,7 +270,8 @@ def main() -> None:
         metric = "attack/max/accuracy" if secret else "utility/fresh_accuracy"  # what the row checks
         reported = m.get(metric, float("nan"))
         low, high = m.get(f"{metric}/ci_low", float("nan")), m.get(f"{metric}/ci_high", float("nan"))
-        before = previous_farm(preset.checkpoint_inputs(config, str(directory)).data, m, 0) if secret else float("nan")
+        before = (previous_farm(preset.checkpoint_inputs(config, str(directory)).data, m, 0)
+                  if secret and not args.no_previous else float("nan"))
         for records in record_budgets(args, farm_records, preset, config):
             d = preset.checkpoint_inputs(config | {"attack_records": records}, str(directory)).data
             t0 = time.perf_counter()
