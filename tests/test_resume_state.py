@@ -106,6 +106,7 @@ def test_the_key_lives_outside_the_storage_and_only_its_owner_reads_it(tmp_path:
     assert resume_seal.key_path() == resume_key
 
 
+@pytest.mark.slow  # three real sweeps (33 s); the seal and the option checks have unit tests in the default run
 def test_a_planted_tuner_pkl_is_refused_unread_and_resume_keeps_the_recorded_options(
         workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = run_sweep(workdir, "gmm", "--profile", "smoke")
