@@ -157,7 +157,7 @@ def one_seed(trials: list[Run]) -> list[Run]:
 
 
 def plan_drift(study: Study, runs: StudyRuns) -> list[str]:
-    """``key = ran (today: value)`` for each config setting the study's sweep recorded that its command sets otherwise
+    """``key = ran (today value)`` for each config setting the study's sweep recorded that its command sets otherwise
     today (the seed aside; a setting added since, which the sweep could not record, is not compared)."""
     today = tracking.flatten("", resolve(study.preset, study.profile, study.overrides()).config)
     return [f"{key} = {runs.config[key]} (today {today[key]})"
