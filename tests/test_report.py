@@ -223,3 +223,15 @@ def test_registered_points_show_their_audit_verdict(sweep) -> None:
     assert rows == [("putlab-amnist/1", "alpha=2 lam=3 adv_steps=1", "⚠ failed"),
                     ("putlab-amnist/2", "alpha=2 lam=0.0001 adv_steps=1", "not audited")]
     assert "1 [0.985, 1]" in section and "0.62 [0.59, 0.65]" in section
+
+
+def test_a_resumed_sweeps_header_gives_its_minutes_of_work_beside_its_span(tmp_path: Path) -> None:
+    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    parent_id = make_sweep(client, "amnist-quick-resumed")
+    html = render_sweep(client, parent_id, *summarised(client, parent_id))
+    assert "worked" not in html.split("trials finished")[0]  # never paused: its span is its working time
+    start = client.get_run(parent_id).info.start_time
+    client.set_terminated(parent_id, "FINISHED", end_time=start + 86_400_000)  # a day from start to end
+    client.log_metric(parent_id, tracking.ACTIVE_MINUTES, 10.5)  # of which it worked 10.5 minutes
+    html = render_sweep(client, parent_id, *summarised(client, parent_id))
+    assert "worked 10:30 (span 24:00:00, pauses included)" in html

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import math
 import re
 import tempfile
 import time
@@ -16,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
 from attacks.attackers.membership_stats import LOW_FPRS
@@ -208,6 +210,14 @@ def _duration(start_ms: int | None, end_ms: int | None) -> str:
     return clock(((end_ms or time.time() * 1000) - start_ms) / 1000)
 
 
+def _worked(parent: Run) -> str:
+    """The minutes an ended sweep worked (``sweep/active_minutes``) where its span holds pauses of over a minute (it
+    was interrupted and resumed); "" where the span is its working time or it has not ended."""
+    minutes = tracking.active_minutes(parent)
+    span = tracking.span_minutes(parent)
+    return clock(minutes * 60) if math.isfinite(minutes) and span - minutes > 1 else ""
+
+
 def registered_points(client: MlflowClient, names: dict[str, str]) -> list[dict[str, str]]:
     """The registry versions made from the trials ``names`` (run id -> trial name), each with its latest audit of the
     served point (``python -m platform.audit``), or "not audited"."""
@@ -265,7 +275,7 @@ def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary:
         "preset": preset.name, "mechanism": preset.mechanism_name, "dataset": params.get("dataset", ""),
         "profile": params.get("profile", ""), "search": params.get("search", ""),
         "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(parent.info.start_time / 1000)),
-        "wall": _duration(parent.info.start_time, parent.info.end_time),
+        "wall": _duration(parent.info.start_time, parent.info.end_time), "worked": _worked(parent),
         "planned": params.get("planned_trials", ""), "finished": finished, "failed": failed,
         "axes": axes, "label_keys": preset.label_keys, "attackers": attackers,
         "membership_columns": membership_columns(table) if not table.empty else [],

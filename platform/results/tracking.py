@@ -166,8 +166,11 @@ def active_minutes(run: Run) -> float:
     """The minutes a sweep's parent ``run`` has worked: its logged ``ACTIVE_MINUTES``, else (a sweep from before they
     were logged) its span from start to its last end, pauses included; NaN while it has never ended."""
     logged = run.data.metrics.get(ACTIVE_MINUTES)
-    if logged is not None:
-        return logged
+    return span_minutes(run) if logged is None else logged
+
+
+def span_minutes(run: Run) -> float:
+    """The minutes from a run's start to its last end, pauses included; NaN while it has never ended."""
     return (run.info.end_time - run.info.start_time) / 60_000 if run.info.end_time else math.nan
 
 
