@@ -131,3 +131,15 @@ def test_the_studies_table_names_each_part_and_its_seeds():
     assert short.status == "KILLED" and math.isnan(short.minutes) and len(short.trials) == 3 and short.planned == 4
     line = next(x for x in studies_table({study.key: short}, [study]) if x.startswith(f"| {study.key} |"))
     assert "| gmm-a (seed 0) + gmm-b (seed 1, 1 of 2 trials) (killed: 3 of 4 trials, 2 comparison-grid trials) |" in line
+
+
+def test_a_joined_studys_interval_of_a_sweep_level_number_is_the_t_interval_over_its_parts_not_a_mean_of_theirs():
+    with_intervals = [replace(p, parent_metrics={"m": p.parent_metrics["m"], "m/ci_low": p.parent_metrics["m"] - 0.1,
+                                                 "m/ci_high": p.parent_metrics["m"] + 0.1}) for p in (C, B, A)]
+    joined, _ = join(with_intervals)
+    half = 4.302653 / math.sqrt(3)  # t(0.975, 2 df) × the standard error of (0, 1, 2), whose std is 1
+    assert joined.parent_metrics["m"] == 1.0
+    assert math.isclose(joined.parent_metrics["m/ci_low"], 1.0 - half, rel_tol=1e-5)  # not the mean of 0.9s: 0.9
+    assert math.isclose(joined.parent_metrics["m/ci_high"], 1.0 + half, rel_tol=1e-5)
+    alone, _ = join([with_intervals[0]])  # one part: its own interval
+    assert (alone.parent_metrics["m/ci_low"], alone.parent_metrics["m/ci_high"]) == (1.9, 2.1)

@@ -17,10 +17,11 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from platform.papers.measures import Part, StudyRuns
+from platform.papers.measures import Part, StudyRuns, t_interval
 from platform.results.comparison_grid import BASELINE
 from platform.results.replicates import SEED, without_seed
 
+CI_ENDS = ("/ci_low", "/ci_high")
 PART = "sweep"  # the column of a joined study's tables naming the part each row came from
 
 
@@ -139,9 +140,17 @@ def _joined(newest: StudyRuns, taken: list[Taken]) -> StudyRuns:
 
 def _mean_metrics(parts: tuple[Part, ...]) -> dict[str, float]:
     """Each parent metric's mean over the parts that logged it (a raw-data reference point: its mean over their
-    seeds), so no part's number stands for the study's."""
+    seeds), so no part's number stands for the study's; its ``/ci_low`` and ``/ci_high`` are the t interval of that
+    mean where two or more parts logged it (a mean of intervals is no interval), the part's own interval otherwise."""
     logged = pd.DataFrame([p.metrics for p in parts])
-    return {str(k): float(v) for k, v in logged.mean().items() if not math.isnan(v)} if not logged.empty else {}
+    if logged.empty:
+        return {}
+    means = {str(k): float(v) for k, v in logged.mean().items() if not math.isnan(v)}
+    for key in [k for k in means if not k.endswith(CI_ENDS)]:
+        values = logged[key].dropna()
+        if len(values) > 1 and f"{key}/ci_low" in means:
+            means[f"{key}/ci_low"], means[f"{key}/ci_high"] = t_interval(values)
+    return means
 
 
 def _trial_keys(table: pd.DataFrame, axes: tuple[str, ...]) -> list[tuple]:
