@@ -13,6 +13,7 @@ import pytest
 import torch
 from conftest import REPO, benchmark_script
 
+from search_spaces import presets
 from trainables.shared.release_map import ReleaseMap
 
 WORKER_MODULES = ("trainables.releaser.mechanism", "trainables.privatizer.mechanism", "trainables.cloak.mechanism",
@@ -58,3 +59,15 @@ def test_release_runs_with_deterministic_kernels_and_restores_the_flags() -> Non
     assert not torch.equal(served.release(x, seed=1), served.release(x, seed=2))
     assert seen == [(True, False)] * 4
     assert (torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark) == before
+
+
+def test_one_seeds_game_gives_the_same_weights_twice_and_another_seed_does_not() -> None:
+    benchmark_script("bench_gpu")  # same_seed reads its config from there
+    same_seed = benchmark_script("same_seed")
+    preset = presets()["amnist"]
+    config = preset.validate({**benchmark_script("bench_gpu").preset_config("amnist", "smoke", None), "alpha": 1.0,
+                              "lam": 1000.0, "seed": 0, "threads": 1})
+    first, again = same_seed.run_game(config, 0), same_seed.run_game(config, 1)
+    assert same_seed.largest_difference(first, again) == 0.0
+    other = same_seed.run_game(preset.validate({**config, "seed": 1}), 2)
+    assert same_seed.largest_difference(first, other) > 0.01

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import torch
 from conftest import REPO, assert_runs_as_printed, run_sweep, store, sweep_env
 
 from search_spaces import presets
@@ -48,6 +49,9 @@ def test_smoke_sweep_logs_runs_metrics_and_front(workdir: Path) -> None:
     assert "report/report.html" in [a.path for a in client.list_artifacts(parent.info.run_id, "report")]
 
     assert parent.info.status == "FINISHED"
+    # the build and CPU kernels a seed's game reproduces on, beside the cluster
+    kernels = torch.backends.cpu.get_cpu_capability()
+    assert parent.data.params["machine"].endswith(f", torch {torch.__version__.split('+')[0]}, CPU kernels {kernels}")
     assert {"front/hypervolume", "front/hypervolume_2d", "front/size", "baseline/utility/accuracy",
             "baseline/attack/deep/accuracy", "data/amnist_test"} <= set(parent.data.metrics)
     assert parent.data.metrics["data/amnist_test"] == 4681 and parent.data.metrics["data/amnist_train"] == 28476

@@ -5,6 +5,7 @@ import os
 from typing import Any
 
 import ray
+import torch
 from ray import tune
 from ray.tune import ProgressReporter
 from ray.tune.search.basic_variant import BasicVariantGenerator
@@ -43,14 +44,16 @@ def default_gpus_per_trial() -> float:
 
 
 def cluster_kind() -> str:
-    """The cluster in words, as a sweep records it: nodes, CPUs, and GPUs with their model (e.g. "1 node, 2 CPUs, no
-    GPU")."""
+    """The cluster in words, as a sweep records it: nodes, CPUs, GPUs with their model, and the torch build with the
+    CPU kernels it picks here (e.g. "1 node, 2 CPUs, no GPU, torch 2.14.1, CPU kernels AVX512"): a seed's game
+    reproduces bit for bit only on the same build and kernels (docs/measurements.md#same-seed-same-release)."""
     nodes = [n for n in ray.nodes() if n.get("Alive")]
     resources = ray.cluster_resources()
     cpus, gpus = int(resources.get("CPU", 0)), int(resources.get("GPU", 0))
     models = sorted({k.removeprefix("accelerator_type:") for k in resources if k.startswith("accelerator_type:")})
     shown = f"{gpus} GPU{'s' * (gpus > 1)}" + (f" ({', '.join(models)})" if models else "") if gpus else "no GPU"
-    return f"{len(nodes)} node{'s' * (len(nodes) > 1)}, {cpus} CPUs, {shown}"
+    build = f"torch {torch.__version__.split('+')[0]}, CPU kernels {torch.backends.cpu.get_cpu_capability()}"
+    return f"{len(nodes)} node{'s' * (len(nodes) > 1)}, {cpus} CPUs, {shown}, {build}"
 
 
 def find_sweep(storage: str, preset: str, name: str | None) -> str:
