@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import math
+import time
 
+import adjustText
 import numpy as np
 import pandas as pd
 import pytest
@@ -267,3 +269,20 @@ def test_fronts_by_figure_draws_one_front_per_alpha_and_the_joint_front(tmp_path
     assert labels == ["λ=0", "λ=0.3", "λ=1", "λ=1"]  # front points; the anchor labelled once; k=1 shared, so dropped
     out = plot_fronts_by(groups, joint, AXES, tmp_path / "front_by_alpha.png")
     assert imread(out).shape[:2] == (round(FIGSIZE[1] * DPI), round(FIGSIZE[0] * DPI))
+
+
+def test_a_front_draws_the_same_picture_on_a_slow_machine(tmp_path, monkeypatch) -> None:
+    rng = np.random.default_rng(0)
+    crowded = {f"t{i}": (0.9 + 0.01 * rng.random(), 0.9 + 0.01 * rng.random()) for i in range(80)}
+    df = _frame(crowded | {"far": (0.1, 0.5)})  # more labels than their corner holds: the layout never settles
+    df["label"] = [f"α={i} λ=1000 k=1" for i in range(len(df))]
+    axes = (ATTACK, UTIL)
+    fast = plot_front(df, axes, pareto_mask(df, axes), "label", tmp_path / "fast.png").read_bytes()
+    steps = adjustText.iterate
+
+    def slow(*args, **kwargs):
+        time.sleep(0.002)  # a busy machine: each step of the label layout takes longer
+        return steps(*args, **kwargs)
+
+    monkeypatch.setattr(adjustText, "iterate", slow)
+    assert plot_front(df, axes, pareto_mask(df, axes), "label", tmp_path / "slow.png").read_bytes() == fast

@@ -33,6 +33,9 @@ from platform.results.replicates import band_columns
 from platform.results.summary import PRIVACY, SATURATION
 
 FIGSIZE = (6.4, 4.8)  # inches; at DPI this is 768 x 576 pixels
+# adjustText stops after a second unless given a count of steps: a busy machine then lays crowded labels out otherwise
+# and the same front draws another picture; at a fixed count it draws the same one (about 0.7 s on 2 busy cores)
+LABEL_ITERATIONS = 1000
 DPI = 120
 CHANCE = 0.5  # an axis whose ideal is this value is an attacker's balanced accuracy
 # The distortion bands a three-objective figure colours points by: edges on the third axis (PSNR in dB: below 12 dB a
@@ -79,7 +82,7 @@ def label_points(ax: Axes, xs: Sequence[float], ys: Sequence[float], labels: Seq
              for (px, py, colour), names in at_point.items()]
     if texts:
         points = np.array([(px, py) for px, py, _ in at_point])
-        adjust_text(texts, x=points[:, 0], y=points[:, 1], ax=ax,
+        adjust_text(texts, x=points[:, 0], y=points[:, 1], ax=ax, iter_lim=LABEL_ITERATIONS,
                     arrowprops={"arrowstyle": "-", "color": "0.5", "linewidth": 0.5})
 
 
