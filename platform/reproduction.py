@@ -39,7 +39,7 @@ from platform.papers.claim import Study
 from platform.papers.markdown import evaluate, render, tally
 from platform.papers.measures import StudyRuns
 from platform.papers.parts import join, parts_of
-from platform.plan.spec import preset_of, resolve
+from platform.plan.spec import get_preset, preset_of, resolve
 from platform.results import tracking
 from platform.results.comparison_grid import BASELINE
 from platform.results.replicates import SEED
@@ -132,6 +132,18 @@ def copy_figures(client: MlflowClient, parent_id: str, study: Study, out: Path) 
                     name = re.sub(r"[^A-Za-z0-9.=-]+", "_", trial.info.run_name or trial.info.run_id)
                     copied.append(Path(shutil.copy(local, target / f"{prefix}_{name}.png")))
     return sorted(copied)
+
+
+def rejoined(kept: StudyRuns, study: Study, folder: Path) -> tuple[StudyRuns, list[Path]]:
+    """A committed snapshot as the report reads it, with its figures: a study of parts joined again by today's rules
+    (its sweep-level numbers, front and trends drawn again, the snapshot saved again), one sweep as it was saved."""
+    figures = sorted(folder.glob("*.png"))
+    if len(kept.parts) < 2:
+        return kept, figures
+    runs, _ = join([kept])
+    figures = draw_joined(runs, get_preset(study.preset), folder, figures)
+    snapshot.save(runs, folder)
+    return runs, figures
 
 
 def draw_joined(runs: StudyRuns, preset: Preset, folder: Path, copied: list[Path]) -> list[Path]:
@@ -229,7 +241,7 @@ def run(argv: list[str] | None = None) -> int:
                 figures[study.key] = draw_joined(runs[study.key], preset, out / study.key, figures[study.key])
             snapshot.save(runs[study.key], out / study.key)
         elif kept is not None:
-            runs[study.key], figures[study.key] = kept, sorted((out / study.key).glob("*.png"))
+            runs[study.key], figures[study.key] = rejoined(kept, study, out / study.key)
     rows = evaluate(CLAIMS, runs)
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(render(rows, runs, figures, report, plan_drifts(runs)))

@@ -143,3 +143,9 @@ def test_a_joined_studys_interval_of_a_sweep_level_number_is_the_t_interval_over
     assert math.isclose(joined.parent_metrics["m/ci_high"], 1.0 + half, rel_tol=1e-5)
     alone, _ = join([with_intervals[0]])  # one part: its own interval
     assert (alone.parent_metrics["m/ci_low"], alone.parent_metrics["m/ci_high"]) == (1.9, 2.1)
+
+
+def test_parts_that_read_the_same_number_keep_their_own_interval_not_one_of_no_width():
+    at_ceiling = [replace(p, parent_metrics={"m": 1.0, "m/ci_low": 0.996, "m/ci_high": 1.0}) for p in (C, B, A)]
+    joined, _ = join(at_ceiling)
+    assert (joined.parent_metrics["m/ci_low"], joined.parent_metrics["m/ci_high"]) == (0.996, 1.0)

@@ -35,8 +35,17 @@ from platform.papers.measures import (
     paired,
 )
 from platform.papers.membership import WithinBound
+from platform.papers.parts import join
 from platform.papers.privatizer import BoundMargin, OverTrials
-from platform.reproduction import copy_figures, draw_joined, figures_parent, finished_trials, plan_drift, plan_drifts
+from platform.reproduction import (
+    copy_figures,
+    draw_joined,
+    figures_parent,
+    finished_trials,
+    plan_drift,
+    plan_drifts,
+    rejoined,
+)
 from platform.results import tracking
 from search_spaces import presets
 
@@ -646,3 +655,25 @@ def test_a_study_that_ran_an_earlier_plan_names_each_setting_it_ran_otherwise_an
                   {"amnist-scale": plan_drift(study, earlier)})
     assert "- **amnist-scale** ran attack_records = 5000 (today 28476), epochs = 4 (today 8): its rows measure" in text
     assert "earlier plan" not in render([], {"amnist-scale": current}, {}, tmp_path / "r.md", {"amnist-scale": []})
+
+
+def test_a_committed_snapshot_of_parts_is_joined_again_by_todays_rules_and_its_front_drawn_again(tmp_path):
+    trials = TRIALS.rename(columns={"utility/accuracy": "utility/fresh_accuracy"}).assign(
+        status="FINISHED", name=[f"trial {i}" for i in range(len(TRIALS))])
+    parts = [replace(runs(trials[trials["seed"] == s].reset_index(drop=True),
+                          {"m": float(s), "m/ci_low": s - 0.1, "m/ci_high": s + 0.1}),
+                     sweep=f"part-{s}", started=f"2026-11-2{s + 1} 10:00", minutes=10.0) for s in (0, 1)]
+    joined, _ = join(parts[::-1])
+    snapshot.save(replace(joined, parent_metrics=joined.parent_metrics | {"m/ci_low": 0.4, "m/ci_high": 0.6}),
+                  tmp_path)  # an interval an earlier rule saved: the mean of the parts' interval ends
+    kept = snapshot.load(tmp_path)
+    assert kept is not None and len(kept.parts) == 2
+    again, figures = rejoined(kept, next(s for s in STUDIES if s.key == "amnist"), tmp_path)
+    expected = t_band([0.0, 1.0])  # today's rule: the t interval of the parts' mean
+    assert np.allclose((again.parent_metrics["m/ci_low"], again.parent_metrics["m/ci_high"]), expected)
+    saved = snapshot.load(tmp_path)
+    assert saved is not None and np.allclose((saved.parent_metrics["m/ci_low"], saved.parent_metrics["m/ci_high"]),
+                                             expected)
+    assert tmp_path / "front.png" in figures and (tmp_path / "front.png").read_bytes().startswith(b"\x89PNG")
+    one_sweep = replace(parts[0], parent_metrics={"m": 0.0, "m/ci_low": 0.4, "m/ci_high": 0.6})
+    assert rejoined(one_sweep, STUDIES[0], tmp_path)[0] is one_sweep  # one sweep: as it was saved

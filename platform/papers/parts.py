@@ -141,14 +141,15 @@ def _joined(newest: StudyRuns, taken: list[Taken]) -> StudyRuns:
 def _mean_metrics(parts: tuple[Part, ...]) -> dict[str, float]:
     """Each parent metric's mean over the parts that logged it (a raw-data reference point: its mean over their
     seeds), so no part's number stands for the study's; its ``/ci_low`` and ``/ci_high`` are the t interval of that
-    mean where two or more parts logged it (a mean of intervals is no interval), the part's own interval otherwise."""
+    mean where two or more parts logged it and differ (a mean of intervals is no interval), else the mean of the
+    parts' own intervals (equal values, at a ceiling say, leave the t interval no width)."""
     logged = pd.DataFrame([p.metrics for p in parts])
     if logged.empty:
         return {}
     means = {str(k): float(v) for k, v in logged.mean().items() if not math.isnan(v)}
     for key in [k for k in means if not k.endswith(CI_ENDS)]:
         values = logged[key].dropna()
-        if len(values) > 1 and f"{key}/ci_low" in means:
+        if values.nunique() > 1 and f"{key}/ci_low" in means:
             means[f"{key}/ci_low"], means[f"{key}/ci_high"] = t_interval(values)
     return means
 
