@@ -149,3 +149,13 @@ def test_parts_that_read_the_same_number_keep_their_own_interval_not_one_of_no_w
     at_ceiling = [replace(p, parent_metrics={"m": 1.0, "m/ci_low": 0.996, "m/ci_high": 1.0}) for p in (C, B, A)]
     joined, _ = join(at_ceiling)
     assert (joined.parent_metrics["m/ci_low"], joined.parent_metrics["m/ci_high"]) == (0.996, 1.0)
+
+
+def test_a_one_trial_part_completing_a_three_seed_sweep_finishes_the_study_without_multiplying_its_plan():
+    three_seeds = pd.concat([part("old", s, "2026-11-28 10:00").trials.assign(seed=s) for s in (0, 1, 2)],
+                            ignore_index=True).iloc[:-1]  # killed one trial short: seed 2 at k = 0.4
+    old = replace(A, sweep="old", trials=three_seeds, planned=6, status="KILLED", config=CONFIG)
+    missing = replace(part("new", 2, "2026-11-29 10:00"), planned=1)
+    missing = replace(missing, trials=missing.trials.iloc[1:])  # --set seed=2 --set k=0.4: that trial alone
+    joined, _ = join([missing, old])
+    assert len(joined.trials) == 6 and joined.planned == 6 and joined.status == "FINISHED"

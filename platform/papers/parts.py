@@ -120,14 +120,16 @@ def _unheld(whole: Taken, taken: Sequence[Taken], axes: tuple[str, ...]) -> Take
 
 def _joined(newest: StudyRuns, taken: list[Taken]) -> StudyRuns:
     """The taken parts as one study, oldest part first (a tie in their start minute: the order they were read); it
-    planned the most any part planned per seed, for each seed; finished when it holds that many trials."""
+    planned the most any part planned per seed (its planned trials over its seeds), for each seed; finished when it
+    holds that many trials."""
     read = {t.part.sweep: i for i, t in enumerate(taken)}
     taken = sorted(taken, key=lambda t: (t.part.started, -read[t.part.sweep]))
     parts = tuple(t.part for t in taken)
     baselines = [t.baseline for t in taken if not t.baseline.empty]
     minutes = sum(p.minutes for p in parts)
     unfinished = [p.status for p in parts if p.status != "FINISHED"]
-    planned = max(p.planned for p in parts) * len({s for p in parts for s in p.seeds})
+    per_seed = max(math.ceil(p.planned / max(1, len(p.seeds))) for p in parts)
+    planned = per_seed * len({s for p in parts for s in p.seeds})
     trials = pd.concat([t.trials for t in taken], ignore_index=True)
     return replace(newest, sweep=" + ".join(p.sweep for p in parts), trials=trials,
                    parent_metrics=newest.parent_metrics | _mean_metrics(parts),
