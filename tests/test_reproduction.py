@@ -100,6 +100,17 @@ def test_best_under_a_budget_picks_the_point_by_its_means():
     assert at_one.value == pytest.approx(0.60)
 
 
+
+def test_best_under_a_budget_at_a_setting_no_trial_ran_is_not_measured_and_gets_no_verdict():
+    claim = Claim("alpha-mi", "Fig. 3", "α = 5", "x", "amnist", BestUnder("utility/accuracy", "attack/max/accuracy",
+                                                                           0.6, where={"alpha": 5.0}), target=0.9)
+    measured = claim.measure(runs(TRIALS))  # a study stopped before any α = 5 trial: nothing reached, nothing missed
+    assert measured.text == "not measured" and not measured.unreached
+    assert verdict(claim, measured, runs(TRIALS)) == "—"
+    three = runs(pd.concat([TRIALS, TRIALS[TRIALS["seed"] == 0].assign(seed=2)], ignore_index=True))
+    reached_nowhere = BestUnder("utility/accuracy", "attack/max/accuracy", 0.5)(three)  # ran, and no point reaches it
+    assert reached_nowhere.unreached and verdict(claim, reached_nowhere, three) == "differs"
+
 def test_trend_reads_the_direction_along_an_axis():
     table = pd.DataFrame({"n": [10, 30, 100, 10, 30, 100], "seed": [0, 0, 0, 1, 1, 1],
                           "rho": [3.0, 0.3, 0.03, 2.0, 0.4, 0.02]})

@@ -290,8 +290,8 @@ class BestUnder:
 
     def __call__(self, runs: StudyRuns) -> Measured:
         trials = select_where(runs.trials, self.where).reset_index(drop=True)
-        if self.metric not in trials or self.budget_metric not in trials:
-            return Measured(math.nan, text="not measured")
+        if trials.empty or self.metric not in trials or self.budget_metric not in trials:
+            return Measured(math.nan, text="not measured")  # no trial at the setting reaches nothing, nor fails to
         index = point_index(trials, runs.label_keys)
         means = trials[list(dict.fromkeys((self.metric, self.budget_metric)))].groupby(index).mean()
         eligible = means[means[self.budget_metric] <= self.budget].dropna()
