@@ -281,7 +281,7 @@ def test_a_front_draws_the_same_picture_on_a_slow_machine(tmp_path, monkeypatch)
     steps = adjustText.iterate
 
     def slow(*args, **kwargs):
-        time.sleep(0.002)  # a busy machine: each step of the label layout takes longer
+        time.sleep(0.001)  # a busy machine: each step of the label layout takes longer
         return steps(*args, **kwargs)
 
     monkeypatch.setattr(adjustText, "iterate", slow)
