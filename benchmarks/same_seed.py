@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import importlib
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 import torch
 from bench_gpu import preset_config
 
+from search_spaces.amnist import PRESET
 from trainables.shared import tune_loop
 
 SHOWN = ("utility/accuracy", "utility/mse", "attack/deep/accuracy")  # the release's utility and the in-game attacker
@@ -47,9 +47,8 @@ def largest_difference(first: Any, other: Any) -> float:
 def run_game(config: dict[str, Any], run: int) -> Any:
     """One game from scratch, its warm start computed (not read from the machine's shared store); prints each epoch's
     release-side metrics and returns the last state."""
-    preset = importlib.import_module("search_spaces.amnist").PRESET
     started = time.perf_counter()
-    mechanism = preset.mechanism.create(config, torch.device("cpu"))
+    mechanism = PRESET.mechanism.create(config, torch.device("cpu"))
     mechanism.warm_start_dir = None
     for outcome in tune_loop.epochs(mechanism):
         shown = {k: round(outcome.metrics[k], 4) for k in SHOWN if k in outcome.metrics}
@@ -66,8 +65,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--runs", type=int, default=2)
     args = parser.parse_args()
-    preset = importlib.import_module("search_spaces.amnist").PRESET
-    config = preset.validate({**preset_config("amnist", args.profile, None), "alpha": args.alpha, "lam": args.lam,
+    config = PRESET.validate({**preset_config("amnist", args.profile, None), "alpha": args.alpha, "lam": args.lam,
                               "seed": args.seed, "threads": 1})
     print(f"torch {torch.__version__}, CPU kernels {torch.backends.cpu.get_cpu_capability()}; "
           f"{args.profile} profile, α = {args.alpha:g}, λ = {args.lam:g}, seed {args.seed}", flush=True)
