@@ -61,6 +61,14 @@ def test_a_sweep_level_number_of_a_joined_study_reads_over_the_parts_that_logged
     assert math.isnan(ParentMetric("m")(join([stopped])[0]).value)
 
 
+def test_a_number_every_part_logged_alike_reads_as_one_sweep_s_with_the_parts_own_interval():
+    counted = [replace(p, parent_metrics={"n": 28476.0, "n/ci_low": lo, "n/ci_high": hi})
+               for p, lo, hi in ((A, 1.0, 3.0), (B, 2.0, 6.0))]
+    measured = ParentMetric("n")(join(counted[::-1])[0])
+    assert (measured.value, measured.low, measured.high) == (28476.0, 1.5, 4.5)
+    assert measured.band == "95 % interval" and measured.seeds == 0  # a count is no draw: no three-seed rule
+
+
 def test_parts_started_in_the_same_minute_keep_the_order_they_ran_in():
     older, newer = part("gmm-a", 0, "2026-11-28 10:00"), part("gmm-b", 1, "2026-11-28 10:00")
     assert join([newer, older])[0].sweep == "gmm-a + gmm-b"

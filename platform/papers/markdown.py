@@ -269,7 +269,8 @@ HEADER = [
     "between them). Its front and trends are drawn from the joined trials, "
     "its released images are those of the newest part that published its front. A sweep-level number (a share of "
     "the front, a hypervolume, a raw-data reference point) is the mean of the parts that logged it, with its t "
-    "interval over them.",
+    "interval over them; a number every part logged alike (a count of the data) reads as one sweep's, with the "
+    "parts' own interval.",
     "- **Seeds and machines**: one seed gives the same release bit for bit on one torch build and one kind of CPU "
     "kernels, and another release on another: the game carries the kernels' rounding on "
     "([measurements](measurements.md#same-seed-same-release)). Parts run on different machines are draws like seeds, which is "

@@ -239,18 +239,19 @@ def over_trials(values: pd.Series, trials: pd.DataFrame, what: str = "trials") -
 @dataclass(frozen=True)
 class ParentMetric:
     """A metric the sweep logged on its parent run (raw-data reference points, hypervolume, ...); of a study run in
-    parts, the mean of the parts that logged it with its t interval over them."""
+    parts, the mean of the parts that logged it with its t interval over them, or, when every part logged the same
+    number (a count of the data, say), that number with the parts' own interval, as one sweep's."""
 
     metric: str
 
     def __call__(self, runs: StudyRuns) -> Measured:
         logged = [p for p in runs.parts if self.metric in p.metrics]
-        if len(logged) > 1:  # a study run in parts: each sweep's number, their mean with its t interval
-            values = [p.metrics[self.metric] for p in logged]
+        values = [p.metrics[self.metric] for p in logged]
+        if len(set(values)) > 1:  # a study run in parts: each sweep's number, their mean with its t interval
             low, high = t_interval(values)
             return Measured(float(np.mean(values)), low, high, f"95 % t interval over {len(values)} sweeps",
                             seeds=len({s for p in logged for s in p.seeds}), groups=(tuple(values),))
-        metrics = logged[0].metrics if logged else runs.parent_metrics
+        metrics = logged[0].metrics if len(logged) == 1 else runs.parent_metrics
         value = metrics.get(self.metric)
         if value is None:
             return Measured(math.nan, text="not measured")
