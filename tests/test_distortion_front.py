@@ -140,6 +140,20 @@ def test_beating_a_baseline_at_equal_utility_respects_the_distortion() -> None:
     assert metrics["front/beats_stroke-redraw_share"] == 0.5 and metrics["front/stroke-redraw_compared"] == 2
 
 
+def test_a_release_collapsed_below_the_baseline_s_utility_is_compared_with_nothing() -> None:
+    # K went black (digit at chance, attacker at 50 %): more private than the baseline's least useful point, but the
+    # baseline never ran at K's utility, so K neither beats it nor counts in the share; L is compared as before
+    front = points({"K": (0.1, 0.50, 9.6), "L": (0.8, 0.60, 25.0)}).assign(pareto_front=True)
+    curve = points({"radius=1": (0.9, 0.70, 21.0), "radius=2": (0.7, 0.60, 9.0)}).assign(radius=[1.0, 2.0])
+    compared = compare_front(front, curve, AXES, STROKE).set_index("name")
+    assert np.isnan(compared.loc["K", STROKE.at_utility]) and np.isnan(compared.loc["K", STROKE.beats])
+    assert compared.loc["L", STROKE.beats] == 1.0
+    metrics = comparison_metrics(compared.reset_index(), curve_of(STROKE, curve, curve))
+    assert metrics["front/beats_stroke-redraw_share"] == 1.0 and metrics["front/stroke-redraw_compared"] == 1
+    text = format_comparison(compared.reset_index(), curve_of(STROKE, curve, curve), AXES)
+    assert "  K: 0.1 / 0.5 / 9.6; stroke-redraw does not reach this utility" in text
+
+
 def test_the_front_is_compared_with_every_baseline_at_once() -> None:
     front = points(TRIALS).assign(pareto_front=True)
     noise, prototype = ComparisonGrid(presets()["noise"]), ComparisonGrid(presets()["digit-prototype"])

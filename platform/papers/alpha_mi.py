@@ -253,7 +253,8 @@ def amnist_scale(steps: int) -> tuple[Claim, ...]:
               "digit accuracy, each trial against its own seed's noise curve (negative: the release hides more)", "—",
               "amnist-scale", AgainstBaseline(FRESH, MAX_ATTACK, where=at), kind=OWN,
               caveat=f"{SCALE}; the noise curve is σ ∈ {{0, 0.1, 0.3, 0.5, 1, 2}} on the same data and attackers; "
-              "trials more useful than the noise at σ = 0 are left out. The row says whether the difference is shown "
+              "trials outside the noise curve's utility (more useful than σ = 0, or less useful than σ = 2, as a "
+              "release collapsed to chance is) are left out. The row says whether the difference is shown "
               "(signed-rank test), shown level within ±0.02 (two one-sided t-tests), or neither: a difference the "
               "test does not find is not a level; the front figure shows the release's points on the noise curve"),
         Claim("alpha-mi", "Fig. 3", f"{setting}: in-game adversary − strongest freshly trained attacker at the most "

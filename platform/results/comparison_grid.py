@@ -137,9 +137,9 @@ def attack_at_utility(utility: np.ndarray, curve: pd.DataFrame, axes: Sequence[A
     """The baseline's privacy value (``axes[1]``) at each utility (``axes[0]``), linearly interpolated along its front
     on those two axes.
 
-    Below its least useful point it is that point's value (a baseline such as noise only gets more private as it
-    loses utility, so this is generous to the mechanism); beyond its most useful one it is NaN: the baseline does not
-    reach that utility at all."""
+    Outside its front's range, below its least useful point or beyond its most useful one, it is NaN: the baseline
+    does not reach that utility, so nothing is compared there (its least useful point's value would only bound the
+    baseline's privacy there from above, and a release collapsed to chance would beat it)."""
     return value_at_utility(utility, curve, axes, axes[1])
 
 
@@ -158,7 +158,7 @@ def _value_along(utility: np.ndarray, front: pd.DataFrame, axes: Sequence[Axis],
     order = np.argsort(goodness, kind="stable")
     known, values = goodness[order], front[axis.metric].to_numpy(dtype=float)[order]
     query = -np.asarray(u_axis.to_min(np.asarray(utility, dtype=float)))
-    return np.where(query > known[-1], np.nan, np.interp(query, known, values))
+    return np.where((query > known[-1]) | (query < known[0]), np.nan, np.interp(query, known, values))
 
 
 def dominated_by(points: pd.DataFrame, curve: pd.DataFrame, axes: Sequence[Axis]) -> list[str]:
