@@ -410,9 +410,9 @@ class AgainstBaseline:
     """The mechanism's attacker minus the baseline's (e.g. Gaussian noise) at equal utility, trial by trial: each
     trial against the baseline curve of its own seed (interpolated along that curve's front, as the front figure
     draws it), read as :func:`paired`; trials outside the curve's utility (more useful than its most useful point, or
-    less useful than its least) are left out. ``expected`` -1: the
-    mechanism's attacker reads less (it is more private). ``baseline`` names the comparison grid (a preset's name:
-    ``noise``, ``stroke-redraw``, ``digit-prototype``)."""
+    less useful than its least) are left out. ``expected`` -1: the mechanism's attacker reads less (it is more
+    private). ``baseline`` names the comparison grid (a preset's name: ``noise``, ``stroke-redraw``,
+    ``digit-prototype``)."""
 
     utility: str
     privacy: str
