@@ -69,7 +69,9 @@ SCALE_FINDING = {
         "λ = 300 to 3000 keeps the digit (0.93–0.96) while its in-game adversary falls to 0.61–0.69 and the "
         "strongest fresh attacker still reads thickness at 0.91–0.94: the releaser outruns its adversary instead of "
         "hiding S. Seed 1's release went black in its second epoch at λ = 300 and 1000 (digit accuracy 0.10, every "
-        "attacker 0.50: collapsed), the point the releaser's loss prices lowest at these λ (a black image costs "
+        "farm attacker 0.50: collapsed; the pixels are below 1e-13 yet differ, and a linear attacker on their logarithm "
+        "still reads thickness at 0.57 and the digit at 0.38 at λ = 1000, so 0.50 is the farm's blind spot), the "
+        "point the releaser's loss prices lowest at these λ (a black image costs "
         "about 92; seed 0's live releases cost 87–112 an epoch from epoch 2 on at λ = 300, 170–287 at λ = 1000), and "
         "once black its gradient is 0. At λ = 3000 seed 1 dimmed to near black (PSNR 9.6 dB), its digit read at "
         "0.91 and its thickness at 0.90"),
