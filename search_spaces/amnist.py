@@ -76,7 +76,7 @@ PRESET = Preset(
             optuna_samples=8,
         ),
         "scale": Profile(
-            description=("the reproduction's headline on 2 CPUs (about 2 h 20 min a seed, its baselines included): "
+            description=("the reproduction's headline on 2 CPUs (about 2 hours a seed, its baselines included): "
                          "4,000 training images, "
                          "8 epochs, α = 1, the adversary taking 1 step per releaser step at λ ∈ {0, 300, 1000, 3000} "
                          "and 5 steps at λ ∈ {10, 30, 100}; attackers trained on the release of all 28,476 training "
