@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from core.pareto_axis import Axis
-from platform.figures.front import BAND_COLOURS, bands, distortion_figure, draw_comparison_grid
-from platform.figures.summary_figures import draw_summary
+from platform.figures.front import BAND_COLOURS, bands, distortion_figure, draw_comparison_grid, draw_seeds
+from platform.figures.summary_figures import draw_summary, seed_trials
 from platform.results.comparison_grid import (
     ComparisonCurve,
     ComparisonGrid,
@@ -22,6 +22,7 @@ from platform.results.comparison_grid import (
     format_comparison,
 )
 from platform.results.pareto import hypervolume, pareto_mask
+from platform.results.replicates import SEED
 from platform.results.summary import front_axes, summarise
 from search_spaces import PSNR_AXIS, presets
 
@@ -189,3 +190,28 @@ def test_bands_colour_each_psnr_and_the_figures_draw_the_front_on_three_axes_and
     drawn = draw_summary(summary, AMNIST, tmp_path)
     assert [p.name for p in drawn] == ["front.png", "front_2d.png", "trends.png"]
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in drawn)
+
+
+def test_a_point_averaging_a_live_and_a_black_seed_draws_each_seed_where_it_lies(tmp_path: Path) -> None:
+    # λ=300 averages a live seed (0.93, 0.93) and a black one (0.10, 0.50): its mean (0.515, 0.715) is no release at
+    # all, so the figure must also draw both seeds' own trials; λ=0 has its two seeds close together
+    table = pd.DataFrame([
+        {"name": "λ=0", "lam": 0.0, SEED: 0, U: 0.97, P: 0.96, D: 26.0},
+        {"name": "λ=0", "lam": 0.0, SEED: 1, U: 0.98, P: 0.97, D: 26.5},
+        {"name": "λ=300", "lam": 300.0, SEED: 0, U: 0.93, P: 0.93, D: 14.0},
+        {"name": "λ=300", "lam": 300.0, SEED: 1, U: 0.10, P: 0.50, D: 9.6},
+    ]).assign(status="FINISHED", alpha=1.0, adv_steps=1)
+    summary = summarise(table, AXES, AMNIST.label_keys)
+    np.testing.assert_allclose(summary.points.set_index("lam").loc[300.0, [U, P]].to_numpy(float), [0.515, 0.715])
+    seeds = seed_trials(summary)
+    assert seeds is not None and len(seeds) == 4
+    fig = distortion_figure(summary.points, AXES, summary.points["pareto_front"].to_numpy(), "name")
+    draw_seeds(fig.axes[0], seeds, AXES)
+    rings = [c for c in fig.axes[0].collections if c.get_label() == "one seed's trial"]
+    assert len(rings) == 1
+    drawn = {tuple(np.round(xy, 3)) for xy in rings[0].get_offsets()}
+    assert drawn == {(0.97, 0.96), (0.98, 0.97), (0.93, 0.93), (0.10, 0.50)}
+    assert "one seed's trial" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    # one seed a point: the points are the trials, and nothing is drawn twice
+    assert seed_trials(summarise(table[table[SEED] == 0], AXES, AMNIST.label_keys)) is None
+    assert [p.name for p in draw_summary(summary, AMNIST, tmp_path)] == ["front.png", "front_2d.png", "trends.png"]

@@ -127,22 +127,41 @@ def plot_front(
     baselines: Sequence[tuple[str, pd.DataFrame, str]] = (),
     imputation: Imputation | None = None,
     dominated: np.ndarray | None = None,
+    seeds: pd.DataFrame | None = None,
 ) -> Path:
     """Draw the front and save it as a PNG; returns the path written. Two axes: ``front_figure``; three:
     ``distortion_figure`` (``dominated``: the rows some baseline point dominates on every axis, crossed out).
     ``baselines``: for each comparison grid, (name, its point table, the axis its curve follows), drawn on the same
     axes (``draw_comparison_grid``); ``imputation``: the privacy axis's imputation attacker as a reference line
-    (``draw_imputation``)."""
+    (``draw_imputation``); ``seeds``: the trials the points average, each drawn where it lies (``draw_seeds``)."""
     if len(axes) > 2:
         fig = distortion_figure(df, axes, front_mask, label_col, dominated)
     else:
         fig = front_figure(df, axes, front_mask, label_col)
+    if seeds is not None:
+        draw_seeds(fig.axes[0], seeds, axes)
     for style, (name, points, key) in enumerate(baselines):
         draw_comparison_grid(fig.axes[0], points, axes, name, key, style)
     if imputation is not None:
         draw_imputation(fig.axes[0], imputation, axes)
     draw_saturation(fig.axes[0], df, axes)
     return _save(fig, path)
+
+
+def draw_seeds(ax: Axes, trials: pd.DataFrame, axes: Sequence[Axis]) -> None:
+    """Each seed's own trial as a small hollow ring, and the legend redrawn to name it: a point that averages seeds
+    far apart (one live release, one gone black) then shows where its seeds lie, not only their mean and spread."""
+    ax_x, ax_y = axes[:2]
+    if trials.empty or ax_x.metric not in trials or ax_y.metric not in trials:
+        return
+    x = trials[ax_x.metric].to_numpy(dtype=float, na_value=np.nan)
+    y = trials[ax_y.metric].to_numpy(dtype=float, na_value=np.nan)
+    shown = np.isfinite(x) & np.isfinite(y)
+    if not shown.any():
+        return
+    ax.scatter(x[shown], y[shown], s=22, marker="o", facecolors="none", edgecolors="0.25", linewidths=0.7,
+               zorder=3.2, label="one seed's trial")
+    ax.legend(loc="best", fontsize=7)
 
 
 def draw_saturation(ax: Axes, df: pd.DataFrame, axes: Sequence[Axis]) -> None:

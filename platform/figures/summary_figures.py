@@ -29,11 +29,19 @@ def dominated(summary: SweepSummary) -> np.ndarray:
     return found
 
 
+def seed_trials(summary: SweepSummary) -> pd.DataFrame | None:
+    """The trials the front figures draw one by one beside their points: all of them where some point averages more
+    than one seed, else None (each point is then its one trial)."""
+    points = summary.points
+    return summary.trials if "n_seeds" in points and (points["n_seeds"] > 1).any() else None
+
+
 def draw_summary(summary: SweepSummary, preset: Preset, folder: Path) -> list[Path]:
     """``front.png`` (when there is a front; with a distortion axis, coloured by band, and ``front_2d.png``, the
-    two-axis view), ``front_by_<axis>.png`` (two groups or more) and ``trends.png`` in ``folder``; returns the files
-    drawn."""
+    two-axis view; each seed's trial drawn beside points that average seeds), ``front_by_<axis>.png`` (two groups or
+    more) and ``trends.png`` in ``folder``; returns the files drawn."""
     axes, points = summary.axes, summary.points
+    seeds = seed_trials(summary)
     drawn = []
     if len(summary.groups) > 1:
         drawn.append(folder / f"front_by_{summary.groups[0].axis}.png")
@@ -41,11 +49,12 @@ def draw_summary(summary: SweepSummary, preset: Preset, folder: Path) -> list[Pa
     if summary.front.any():
         drawn.append(folder / "front.png")
         plot_front(points, axes, points["pareto_front"].to_numpy(), "name", drawn[-1],
-                   baselines=comparison_curves(summary), imputation=summary.imputation, dominated=dominated(summary))
+                   baselines=comparison_curves(summary), imputation=summary.imputation, dominated=dominated(summary),
+                   seeds=seeds)
         if len(axes) > 2:
             drawn.append(folder / "front_2d.png")
             plot_front(points, axes[:2], summary.plane_front.to_numpy(), "name", drawn[-1],
-                       baselines=comparison_curves(summary), imputation=summary.imputation)
+                       baselines=comparison_curves(summary), imputation=summary.imputation, seeds=seeds)
     drawn.append(folder / "trends.png")
     plot_trends(summary.trials.assign(pareto_front=summary.front), preset.label_keys,
                 preset.presentation.trend_metrics or tuple(a.metric for a in axes), drawn[-1])
