@@ -101,8 +101,12 @@ def figures_parent(client: MlflowClient, found: list[tuple[str, StudyRuns]], run
     published its front, else its newest (a part stopped before publishing has no front, nor its trials' images)."""
     joined = {p.sweep for p in parts_of(runs)}
     parts = [run_id for run_id, sweep in found if sweep.sweep in joined] or [found[0][0]]
-    published = (run_id for run_id in parts if any(a.path.endswith(".png") for a in client.list_artifacts(run_id, "front")))
-    return next(published, parts[0])
+    return next((run_id for run_id in parts if published(client, run_id)), parts[0])
+
+
+def published(client: MlflowClient, parent_id: str) -> bool:
+    """Whether the sweep published its front (a PNG under the parent's ``front/``)."""
+    return any(a.path.endswith(".png") for a in client.list_artifacts(parent_id, "front"))
 
 
 def copy_figures(client: MlflowClient, parent_id: str, study: Study, out: Path) -> list[Path]:
@@ -234,7 +238,12 @@ def run(argv: list[str] | None = None) -> int:
             runs[study.key], left_out = join([r for _, r in found] + ([kept] if kept is not None else []))
             for line in left_out:
                 print(f"study {study.key}: not joined: {line}")
-            figures[study.key] = copy_figures(client, figures_parent(client, found, runs[study.key]), study, out)
+            parent = figures_parent(client, found, runs[study.key])
+            if kept is not None and runs[study.key].parts and not published(client, parent):
+                # no part in the store published its front (one stopped early): the snapshot's images stay
+                figures[study.key] = sorted((out / study.key).glob("*.png"))
+            else:
+                figures[study.key] = copy_figures(client, parent, study, out)
             if runs[study.key].parts or not any(p.name.startswith("front") for p in figures[study.key]):
                 # a study of parts, or one sweep stopped before it published its front: drawn from its trials
                 preset = preset_of(client.get_run(found[0][0]).data.params)

@@ -44,6 +44,7 @@ from platform.reproduction import (
     finished_trials,
     plan_drift,
     plan_drifts,
+    published,
     rejoined,
 )
 from platform.results import tracking
@@ -393,9 +394,9 @@ def test_the_figures_come_from_the_newest_joined_part_that_published_its_front(t
     client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
     exp_id = tracking.experiment_id(client, "repro-amnist")
     ids = {}
-    for name, published in (("other-plan", True), ("stopped", False), ("second", True), ("first", True)):  # newest first
+    for name, has_front in (("other-plan", True), ("stopped", False), ("second", True), ("first", True)):  # newest first
         ids[name] = client.create_run(exp_id, run_name=name, tags={tracking.TAG_ROLE: "sweep"}).info.run_id
-        if published:
+        if has_front:
             with tempfile.TemporaryDirectory() as tmp:
                 (Path(tmp) / "front.png").write_bytes(name.encode())
                 client.log_artifacts(ids[name], tmp, "front")
@@ -405,6 +406,8 @@ def test_the_figures_come_from_the_newest_joined_part_that_published_its_front(t
     joined = StudyRuns("first + second + stopped", "quick", {}, pd.DataFrame(), parts=parts)
     assert figures_parent(client, found, joined) == ids["second"]  # not the stopped part, nor a sweep not joined
     assert figures_parent(client, found[1:2], found[1][1]) == ids["stopped"]  # one sweep without a front: its own
+    # a stopped part alone in the store published nothing: the report keeps the snapshot's images then
+    assert published(client, ids["second"]) and not published(client, ids["stopped"])
 
 
 def test_against_the_baseline_each_trial_meets_its_own_seeds_curve():
