@@ -62,12 +62,14 @@ RAW_SCALE = ("read from the scale study, which logs the raw-image baselines (the
 RAW_STRONGER = ("putlab's raw-image attacker (a tuned family trained on every training image) reads thickness above "
                 "the paper's number here; the paper names 'a model' on the original images, without its training "
                 "budget")
-# What the scale study found (seeds 0 and 1 at today's plan, every attacker on all 28,476 records; seed 2 is still
-# to run); the numbers are the report's rows and the trials' logged curves, the reading is ours
+# What the scale study found (seeds 0, 1 and 2 at today's plan, every attacker on all 28,476 records; seed 2 still
+# lacks λ = 30 and 100 at five steps, and its baselines); the numbers are the report's rows and the trials' logged
+# curves, the reading is ours
 SCALE_FINDING = {
-    1: ("measured at seeds 0 and 1 (seed 2 still to run): with one adversary step per releaser step, seed 0 at "
+    1: ("measured at seeds 0, 1 and 2: with one adversary step per releaser step, seed 0 at "
         "λ = 300 to 3000 keeps the digit (0.93–0.96) while its in-game adversary falls to 0.61–0.69 and the "
-        "strongest fresh attacker still reads thickness at 0.91–0.94: the releaser outruns its adversary instead of "
+        "strongest fresh attacker still reads thickness at 0.91–0.94 (seed 2 alike: digit 0.96–0.97, strongest "
+        "attacker 0.92–0.95): the releaser outruns its adversary instead of "
         "hiding S. Seed 1's release went black in its second epoch at λ = 300 and 1000 (digit accuracy 0.10, every "
         "farm attacker 0.50: collapsed; the pixels are below 1e-13 yet differ, and a linear attacker on their logarithm "
         "still reads thickness at 0.57 and the digit at 0.38 at λ = 1000, so 0.50 is the farm's blind spot), the "
@@ -75,7 +77,7 @@ SCALE_FINDING = {
         "about 92; seed 0's live releases cost 87–112 an epoch from epoch 2 on at λ = 300, 170–287 at λ = 1000), and "
         "once black its gradient is 0. At λ = 3000 seed 1 dimmed to near black (PSNR 9.6 dB), its digit read at "
         "0.91 and its thickness at 0.90"),
-    5: ("measured at seeds 0 and 1 (seed 2 still to run): with five adversary steps the in-game adversary stays "
+    5: ("measured at seeds 0 and 1 (seed 2 has run λ = 10 only so far): with five adversary steps the in-game adversary stays "
         "closer to a fresh one (0.75–0.92), and from λ = 10 to 100 the digit accuracy falls from 0.98–0.99 to "
         "0.92–0.97 and PSNR from 26 to 12.5–15 dB while the strongest attacker falls only from 0.96 to 0.90–0.93; "
         "no release collapsed"),

@@ -262,7 +262,8 @@ HEADER = [
     "**not run**: the study has no sweep yet.",
     "- **Parts**: a study too long for one sitting runs its command once per seed, `--set seed=K` in place of "
     "`--seeds N` (same experiment), and a part stopped before its end counts with the trials it finished, their "
-    "attacks included. The report "
+    "attacks included; the next part of that seed may run only the grid points still missing (`--set` on the grid "
+    "axes, e.g. `--set adv_steps=5 --set lam=30,100`). The report "
     "joins every part of the newest sweep's plan, from the store and the committed snapshot, keeping of each the "
     "trials (grid point and seed) no newer part holds; the studies table names each part with its seeds (and how many "
     "of its trials count, when not all) and sums their minutes of work (a resumed sweep's commands, not the pauses "
