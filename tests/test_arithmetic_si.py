@@ -19,12 +19,6 @@ FAST = AttackBudget(attack_epochs=10, attack_patience=2, attack_width_factors=(1
                     attack_batch_size=256)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def two_threads():
-    """Stay within the two CPU cores this suite shares."""
-    torch.set_num_threads(2)
-
-
 @pytest.fixture(scope="module")
 def amnist():
     train, test, _ = load_amnist(n_train=2000, n_test=1000, seed=0)

@@ -307,7 +307,6 @@ def test_network_shape_errors_are_one_line() -> None:
 
 
 def test_deep_attacker_on_colour_images() -> None:
-    torch.set_num_threads(2)
     gen = torch.Generator().manual_seed(0)
     s = torch.randint(0, 2, (96,), generator=gen)
     x = torch.rand(96, 3, 32, 32, generator=gen) * 0.2

@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 
 import pytest
-import torch
 from conftest import benchmark_script
 
 from attacks.attackers.deep import DeepAttacker
@@ -15,7 +14,6 @@ BUDGET = {"attack_epochs": 6, "attack_patience": 2, "attack_width_factors": (1.0
 
 
 def test_a_refit_at_the_trials_own_budget_is_the_farms_fit_and_another_budget_is_applied() -> None:
-    torch.set_num_threads(2)
     mechanism = NoiseBaseline.create({"sigma": 0.5, "n_train": 600, "n_test": 300, "seed": 0, **BUDGET})
     mechanism.setup()
     data = mechanism.farm_inputs().data

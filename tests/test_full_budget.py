@@ -43,7 +43,7 @@ def select(workdir: Path, *args: str) -> subprocess.CompletedProcess:
 def test_select_registers_the_full_budget_number(workdir: Path) -> None:
     """The noise preset's smoke sweep (its farm trains on the release of 512 records), σ = 1 selected twice: by default
     its attackers train on every AMNIST training record (28,476) and that number is registered as the point's privacy,
-    with the sweep's beside it; with --attack-records 5000 another number is registered, on 5,000."""
+    with the sweep's beside it; with --attack-records 1000 another number is registered, on 1,000."""
     out = run_sweep(workdir, "noise", "--profile", "smoke", timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
     client = store(workdir)
@@ -66,10 +66,10 @@ def test_select_registers_the_full_budget_number(workdir: Path) -> None:
         a.path for a in client.list_artifacts(trial.info.run_id, "operating_point")))).joinpath("putlab_point.json").read_text())
     assert point["metrics"]["attack/max/accuracy"] == pytest.approx(float(first["metric.attack/max/accuracy"]), rel=1e-5)
 
-    fewer = select(workdir, "--attack-records", "5000")
+    fewer = select(workdir, "--attack-records", "1000")
     assert fewer.returncode == 0, fewer.stderr[-3000:]
     second = client.get_model_version("putlab-noise", "2").tags
-    assert second["metric.attack/max/train_records"] == "5000"
+    assert second["metric.attack/max/train_records"] == "1000"
     assert second["metric.attack/max/accuracy"] != first["metric.attack/max/accuracy"]
     assert second["metric.attack/max/sweep_accuracy"] == first["metric.attack/max/sweep_accuracy"]
 

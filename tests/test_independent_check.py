@@ -24,7 +24,6 @@ def release(sigma: float, n_train: int = 1200):
 
 
 def test_the_independent_check_beats_a_deliberately_weakened_farm() -> None:
-    torch.set_num_threads(2)
     check = benchmark_script("independent_check")
     cfg, data = release(0.5)
     weak = DeepAttacker(cfg, cache_dir=None).run(data).metrics["accuracy"]
@@ -34,7 +33,6 @@ def test_the_independent_check_beats_a_deliberately_weakened_farm() -> None:
 
 
 def test_the_independent_check_reads_chance_where_the_release_holds_nothing() -> None:
-    torch.set_num_threads(2)
     _, data = release(100.0, n_train=600)  # clipped to [0, 1]: every pixel a coin flip
     strong = benchmark_script("independent_check").independent_accuracy(data.train_x, data.train_s, data.test_x, data.test_s, 0)
     assert abs(strong.accuracy - 0.5) < 0.07

@@ -78,6 +78,9 @@ def test_an_interrupt_marks_the_sweep_killed_and_resume_finishes_it(workdir: Pat
 
 
 STOP_BOUND_S = 5.0  # Ctrl+C stops a sweep within this many seconds, at any point (a second one at once)
+# two of the farm's attackers, a learned one and a membership one: what a stop cancels and a resume catches up on (the
+# whole set's attacks: test_farm)
+FARM = ("--attackers", "thickness,yeom")
 
 
 def start_sweep(workdir: Path, *args: str) -> subprocess.Popen:
@@ -131,7 +134,7 @@ def store_digest(workdir: Path) -> dict[str, str]:
 def test_a_stop_during_the_game_ends_the_sweep_within_seconds_and_cancels_the_farm(
         workdir: Path, signals: tuple[signal.Signals, ...]) -> None:
     # the first trial's checkpoint is with the farm (its attackers train for longer than the next trial starts)
-    proc = start_sweep(workdir, "--no-comparison-grids")
+    proc = start_sweep(workdir, "--no-comparison-grids", *FARM)
     took, log = interrupt_at(proc, r"^trials 1/3 done, 1 running", signals)
     assert proc.returncode == 130 and took <= STOP_BOUND_S, (took, log[-3000:])
     assert "continue with:" in log and "Traceback" not in log, log[-3000:]
@@ -161,7 +164,7 @@ def test_a_stop_at_each_later_phase_ends_the_sweep_within_seconds_and_resume_fin
         "report": r"publishing its summary, figures and report",
     }
     for i, (phase, line) in enumerate(phases.items()):
-        proc = start_sweep(workdir, *(["--resume"] if i else []))
+        proc = start_sweep(workdir, *(["--resume"] if i else FARM))
         took, log = interrupt_at(proc, line)
         assert proc.returncode == 130 and took <= STOP_BOUND_S, (phase, took, log[-3000:])
         assert "continue with:" in log and "Traceback" not in log, (phase, log[-3000:])

@@ -143,8 +143,9 @@ def test_bad_alpha_on_the_command_line_exits_2_before_ray(workdir: Path) -> None
 
 @pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
 def test_smoke_sweep_logs_the_privatizer_beside_the_releaser(workdir: Path) -> None:
-    for preset in ("amnist-privatizer", "amnist"):
-        out = run_sweep(workdir, preset, "--profile", "smoke")
+    # the attackers whose numbers it reads (the reference-model attacks: test_mia_control), one for the releaser's front
+    for preset, attackers in (("amnist-privatizer", "deep_raw,thickness,yeom"), ("amnist", "thickness")):
+        out = run_sweep(workdir, preset, "--profile", "smoke", "--attackers", attackers)
         assert out.returncode == 0, out.stderr[-3000:]
     client = store(workdir)
     exp = client.get_experiment_by_name("putlab-amnist-privatizer")

@@ -24,7 +24,6 @@ N_TRAIN, N_TEST = 3000, 1000
 
 @pytest.fixture(scope="module")
 def amnist():
-    torch.set_num_threads(2)
     train, test, _ = load_amnist(n_train=N_TRAIN, n_test=N_TEST, seed=0)
     return train, test
 

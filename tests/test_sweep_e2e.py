@@ -125,7 +125,7 @@ def test_interrupted_sweep_resumes_without_duplicates(workdir: Path) -> None:
 @pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
 def test_killed_worker_is_retried_from_its_checkpoint(workdir: Path) -> None:
     out = run_sweep(workdir, "amnist", "--profile", "smoke", "--set", "lam=0", "--set", "epochs=3",
-                    env={**sweep_env(), KILL_ENV: "1"})
+                    "--attackers", "thickness", env={**sweep_env(), KILL_ENV: "1"})  # the farm: test_farm
     assert out.returncode == 0, out.stderr[-3000:]
     _, (child,) = runs_by_role(workdir)
     client = store(workdir)
@@ -138,7 +138,8 @@ def test_killed_worker_is_retried_from_its_checkpoint(workdir: Path) -> None:
 @pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
 @pytest.mark.parametrize("search", ["optuna"])
 def test_optuna_search_runs_and_builds_the_same_front(workdir: Path, search: str) -> None:
-    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--search", search, "--samples", "2")
+    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--search", search, "--samples", "2",
+                    "--attackers", "thickness")  # one quick attacker gives the front its privacy axis
     assert out.returncode == 0, out.stderr[-3000:]
     parent, children = runs_by_role(workdir)
     assert len(children) == 2 and "front/hypervolume" in parent.data.metrics

@@ -22,11 +22,6 @@ SMALL = AttackBudget(attack_epochs=6, attack_patience=2, attack_width_factors=(1
                      attack_augment=(False, True), attack_rung_epochs=1)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def two_threads():
-    torch.set_num_threads(2)
-
-
 def mlp(num_classes: int, width: int) -> nn.Module:
     return nn.Sequential(nn.Flatten(), nn.Linear(20, width), nn.ReLU(), nn.Linear(width, num_classes))
 
