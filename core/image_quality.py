@@ -3,7 +3,6 @@ compares releases by (pixels in [0, 1]; PSNR and SSIM from torchmetrics, the ref
 from __future__ import annotations
 
 import torch
-from torchmetrics.functional.image import peak_signal_noise_ratio, structural_similarity_index_measure
 
 from core.metric_names import PSNR, SQUARED_ERROR, SSIM
 
@@ -24,6 +23,8 @@ def squared_error(released: torch.Tensor, raw: torch.Tensor) -> torch.Tensor:
 def psnr(released: torch.Tensor, raw: torch.Tensor) -> float:
     """Mean over images of each image's PSNR in dB, 10·log10(1 / per-pixel MSE) capped at :data:`PSNR_MAX`, for
     batches [N, C, H, W]."""
+    from torchmetrics.functional.image import peak_signal_noise_ratio  # here: importing torchmetrics costs seconds
+
     per_image = peak_signal_noise_ratio(released.float(), raw.float(), data_range=DATA_RANGE, dim=(1, 2, 3),
                                         reduction="none")
     return float(per_image.clamp(max=PSNR_MAX).mean())
@@ -31,6 +32,8 @@ def psnr(released: torch.Tensor, raw: torch.Tensor) -> float:
 
 def ssim(released: torch.Tensor, raw: torch.Tensor) -> float:
     """Mean structural similarity (Wang et al. 2004: 11×11 Gaussian window, σ = 1.5, K1 = 0.01, K2 = 0.03)."""
+    from torchmetrics.functional.image import structural_similarity_index_measure
+
     value = structural_similarity_index_measure(released.float(), raw.float(), data_range=DATA_RANGE)
     assert isinstance(value, torch.Tensor)  # a tuple only when the full SSIM image is asked for
     return float(value)

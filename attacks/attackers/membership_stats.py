@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from scipy.stats import rankdata
 
 # TPR at these false-positive rates: 1 %, 0.1 %, 0.01 % and 0 % (the threshold above every non-member's score).
 LOW_FPRS = {"tpr_at_1pct_fpr": 0.01, "tpr_at_0.1pct_fpr": 0.001, "tpr_at_0.01pct_fpr": 0.0001, "tpr_at_0pct_fpr": 0.0}
@@ -48,6 +47,8 @@ def measurable(n_nonmembers: int, fpr: float) -> bool:
 
 def _batch_stats(members: np.ndarray, nonmembers: np.ndarray, threshold: float | None) -> dict[str, np.ndarray]:
     """Per-row metrics of [B, n1] member and [B, n0] non-member score matrices (one row = one replicate)."""
+    from scipy.stats import rankdata  # here: importing scipy.stats costs a second in every process that loads presets
+
     n1, n0 = members.shape[1], nonmembers.shape[1]
     scores = np.concatenate([members, nonmembers], axis=1)
     ranks = rankdata(scores, axis=1, method="average")[:, :n1]  # ties count one half, as the trapezoid AUC
