@@ -26,14 +26,12 @@ from platform.plan.schema import config_model, text_table
 from platform.plan.seed_axis import with_seeds
 from platform.plan.spec import SweepSpec, get_preset, resolve
 from platform.plan.sweep_plan import SweepPlan
-from platform.publish import publish_sweep
 from platform.results import tracking
 from platform.results.comparison_grid import ComparisonGrid
 from platform.run import preflight, resume_seal
 from platform.run import storage as tune_storage
 from platform.run.comparison_grid import tune_name
 from platform.run.interrupts import SweepEnding
-from platform.run.launch import catch_up, fit, launch
 from platform.run.tuner import TUNER_STATE, find_sweep
 
 
@@ -207,6 +205,10 @@ def announce(plan: SweepPlan, counts: dict[str, int]) -> None:
 
 def run(args: SweepOptions, ending: SweepEnding) -> int:
     """The sweep as named steps; returns the process exit code (``ending`` records interruptions and crashes)."""
+    # imported here, not at the top: they cost seconds, and a refused command or --help needs neither
+    from platform.publish import publish_sweep
+    from platform.run.launch import catch_up, fit, launch
+
     preflight.check_sweep_options(args)
     silence(args.verbose)
     plan = plan_sweep(args)
