@@ -79,6 +79,27 @@ def resume_key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield path
 
 
+# Modules whose module-scoped fixture is costly (test_serve's: a sweep and a service, about 5 minutes on 2 busy cores):
+# one test process runs each of them whole, so the fixture is set up once, not once in each process.
+ONE_PROCESS_MODULES = ("test_serve.py", "test_game_curves.py", "test_audit.py", "test_bad_inputs.py")
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """Under ``--dist loadscope``: every test is its own unit of work, handed to whichever process is free, except the
+    modules of :data:`ONE_PROCESS_MODULES`, each one unit. (pytest-xdist's ``xdist_group`` mark names tests by
+    rewriting an attribute pytest 9 no longer reads, so it no longer groups them.)"""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class TestsApartButCostlyModules(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if Path(module).name in ONE_PROCESS_MODULES else nodeid
+
+    return TestsApartButCostlyModules(config, log)
+
+
 def threads_per_process() -> int:
     """Torch threads for a test process: the machine's cores shared among the test processes (pytest-xdist's workers),
     so that no core runs two busy threads (two threads on two busy cores made some tests 50 times slower)."""
