@@ -44,7 +44,7 @@ def test_select_registers_the_full_budget_number(workdir: Path) -> None:
     """The noise preset's smoke sweep (its farm trains on the release of 512 records), σ = 1 selected twice: by default
     its attackers train on every AMNIST training record (28,476) and that number is registered as the point's privacy,
     with the sweep's beside it; with --attack-records 1000 another number is registered, on 1,000."""
-    out = run_sweep(workdir, "noise", "--profile", "smoke", timeout=900)
+    out = run_sweep(workdir, "noise", "--profile", "smoke", "--set", "sigma=1", timeout=900)  # the point it selects
     assert out.returncode == 0, out.stderr[-3000:]
     client = store(workdir)
     exp = client.get_experiment_by_name("putlab-noise")

@@ -158,7 +158,7 @@ def ray_tmp() -> Iterator[Path]:
 @pytest.mark.slow  # a smoke sweep and a re-attack: over a minute on 2 busy cores; runs under -m slow
 def test_platform_attack_draws_the_fronts_learning_curves(workdir: Path, ray_tmp: Path) -> None:
     env = user_env() | {"RAY_TMPDIR": str(ray_tmp)}  # the README's environment: no PYTHONPATH
-    out = run_sweep(workdir, "noise", "--profile", "smoke", env=env)
+    out = run_sweep(workdir, "noise", "--profile", "smoke", "--set", "sigma=1", env=env)  # one front point
     assert out.returncode == 0, out.stderr[-3000:]
     cmd = [sys.executable, "-m", "platform.attack", "putlab-noise", "--learning-curve",
            "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}"]

@@ -137,8 +137,10 @@ def test_a_sweep_recorded_with_the_noise_grid_alone_resumes_with_it_alone() -> N
 
 @pytest.mark.slow  # end to end, minutes on 2 CPUs: the smoke grid, then the three comparison grids with their farms
 def test_smoke_sweep_runs_every_baseline_beside_its_front(workdir: Path) -> None:
-    # one quick attacker gives every point its privacy axis (the farm's whole set: test_farm)
-    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--attackers", "thickness", baseline=True, timeout=900)
+    # one point of the sweep's own (λ = 0) and one quick attacker giving every point its privacy axis (the farm's whole
+    # set: test_farm); the grids are what it checks
+    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--set", "lam=0", "--attackers", "thickness", baseline=True,
+                    timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
     for name in ("noise", "stroke-redraw", "digit-prototype"):
         assert f"{name} comparison grid: " in out.stdout and f"{name} baseline (utility/fresh_accuracy" in out.stdout, name

@@ -31,7 +31,7 @@ def runs_by_role(workdir: Path) -> tuple[object, list]:
 
 
 def test_smoke_sweep_logs_runs_metrics_and_front(workdir: Path) -> None:
-    out = run_sweep(workdir, "amnist", "--profile", "smoke")
+    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--attackers", "thickness")  # the whole farm: test_farm
     assert out.returncode == 0, out.stderr[-3000:]
     assert "Pareto front: " in out.stdout and "trials (*) on 3 objectives; hypervolume" in out.stdout
     assert "mlflow ui --backend-store-uri sqlite:///" in out.stdout
