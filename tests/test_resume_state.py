@@ -149,7 +149,8 @@ def test_a_planted_tuner_pkl_is_refused_unread_and_resume_keeps_the_recorded_opt
 
 @pytest.mark.slow
 def test_resume_keeps_attackers_none_and_counts_the_finished_noise_trials(workdir: Path) -> None:
-    cmd = [sys.executable, "-m", "platform.sweep", "amnist", "--profile", "smoke", "--attackers", "none",
+    # one point of the sweep's own (λ = 0), then the comparison grids
+    cmd = [sys.executable, "-m", "platform.sweep", "amnist", "--profile", "smoke", "--set", "lam=0", "--attackers", "none",
            "--max-concurrent", "1", "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}", "--storage", str(workdir / "runs")]
     proc = subprocess.Popen(cmd, cwd=REPO, env=sweep_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     log = io.StringIO()
