@@ -170,7 +170,8 @@ def test_a_sweep_without_a_game_has_no_section(tmp_path: Path) -> None:
 @pytest.mark.slow  # a real sweep with its farm: about two minutes on 2 CPUs
 def test_a_real_sweep_draws_its_game_with_the_farms_fresh_attacker_at_each_checkpoint(workdir: Path) -> None:
     out = run_sweep(workdir, "amnist", "--profile", "smoke", "--set", "alpha=2", "--set", "lam=10", "--set", "epochs=2",
-                    "--set", "checkpoint_every=1", timeout=600)
+                    "--set", "checkpoint_every=1", "--attackers", "deep_raw,thickness",  # the privacy attackers it reads
+                    timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     client = store(workdir)
     (run,) = [r for r in client.search_runs([client.get_experiment_by_name("putlab-amnist").experiment_id])
