@@ -87,7 +87,7 @@ ONE_PROCESS_MODULES = ("test_serve.py", "test_game_curves.py", "test_audit.py", 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
     """Under ``--dist loadscope``: every test is its own unit of work, handed to whichever process is free, except the
     modules of :data:`ONE_PROCESS_MODULES`, each one unit. (pytest-xdist's ``xdist_group`` mark names tests by
-    rewriting an attribute pytest 9 no longer reads, so it no longer groups them.)"""
+    rewriting an attribute pytest 9 no longer reads, so it no longer groups them: pytest-xdist issue #1386.)"""
     if config.getvalue("dist") != "loadscope":
         return None
     from xdist.scheduler import LoadScopeScheduling
