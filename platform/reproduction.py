@@ -109,15 +109,17 @@ def published(client: MlflowClient, parent_id: str) -> bool:
     return any(a.path.endswith(".png") for a in client.list_artifacts(parent_id, "front"))
 
 
-def copy_figures(client: MlflowClient, parent_id: str, study: Study, out: Path) -> list[Path]:
+def copy_figures(client: MlflowClient, parent_id: str, study: Study, out: Path, keep: bool = False) -> list[Path]:
     """The sweep's figures (PNGs under the parent's ``front/``), each front trial's last released-images figure
     (``released_<trial>.png``, where the mechanism draws one) and, beside them, one seed's baseline-grid releases
-    (``baseline_<trial>.png``, e.g. Gaussian noise at each σ), copied to ``out/<study>/``; returns their paths."""
+    (``baseline_<trial>.png``, e.g. Gaussian noise at each σ), copied to ``out/<study>/``; returns the folder's
+    figures. ``keep``: the folder's images the sweep does not replace stay (a part that ran some of the study's points
+    or no comparison grid), else the folder starts empty."""
     target = out / study.key
-    if target.exists():
+    if target.exists() and not keep:
         shutil.rmtree(target)
-    target.mkdir(parents=True)
-    copied = []
+    target.mkdir(parents=True, exist_ok=True)
+    copied = sorted(target.glob("*.png"))
     with tempfile.TemporaryDirectory() as tmp:
         for artifact in client.list_artifacts(parent_id, "front"):
             if artifact.path.endswith(".png"):
@@ -135,7 +137,7 @@ def copy_figures(client: MlflowClient, parent_id: str, study: Study, out: Path) 
                     local = Path(client.download_artifacts(trial.info.run_id, released[-1], tmp))
                     name = re.sub(r"[^A-Za-z0-9.=-]+", "_", trial.info.run_name or trial.info.run_id)
                     copied.append(Path(shutil.copy(local, target / f"{prefix}_{name}.png")))
-    return sorted(copied)
+    return sorted(set(copied))
 
 
 def rejoined(kept: StudyRuns, study: Study, folder: Path) -> tuple[StudyRuns, list[Path]]:
@@ -163,6 +165,12 @@ def draw_joined(runs: StudyRuns, preset: Preset, folder: Path, copied: list[Path
             path.unlink()
     drawn = draw_summary(summary, preset, folder)
     return sorted({*(p for p in copied if p.exists()), *drawn})
+
+
+def joins(runs: StudyRuns, kept: StudyRuns | None) -> bool:
+    """Whether the study joins parts of its committed snapshot: then the store's images add to the snapshot's (a part
+    may run some of the points, or no comparison grid), else they replace them."""
+    return kept is not None and bool({p.sweep for p in parts_of(kept)} & {p.sweep for p in runs.parts})
 
 
 def one_seed(trials: list[Run]) -> list[Run]:
@@ -243,7 +251,7 @@ def run(argv: list[str] | None = None) -> int:
                 # no part in the store published its front (one stopped early): the snapshot's images stay
                 figures[study.key] = sorted((out / study.key).glob("*.png"))
             else:
-                figures[study.key] = copy_figures(client, parent, study, out)
+                figures[study.key] = copy_figures(client, parent, study, out, keep=joins(runs[study.key], kept))
             if runs[study.key].parts or not any(p.name.startswith("front") for p in figures[study.key]):
                 # a study of parts, or one sweep stopped before it published its front: drawn from its trials
                 preset = preset_of(client.get_run(found[0][0]).data.params)

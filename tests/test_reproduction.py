@@ -42,6 +42,7 @@ from platform.reproduction import (
     draw_joined,
     figures_parent,
     finished_trials,
+    joins,
     plan_drift,
     plan_drifts,
     published,
@@ -388,6 +389,48 @@ def test_report_copies_the_front_figures_and_each_front_trials_last_release(tmp_
                                         "released_alpha=1_lam=30.png"]  # front trials only, seed 0's noise
     assert copied[2].read_bytes() == b"alpha=1 lam=30 4"  # the last checkpoint's release
     assert copied[0].read_bytes() == b"noise 0"
+
+
+def test_a_part_that_ran_some_points_adds_its_images_to_the_snapshot_s_and_a_whole_sweep_replaces_them(
+        tmp_path: Path) -> None:
+    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    exp_id = tracking.experiment_id(client, "repro-amnist")
+    parent = client.create_run(exp_id, run_name="part-2", tags={tracking.TAG_ROLE: "sweep"}).info.run_id
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "front.png").write_bytes(b"new front")
+        client.log_artifacts(parent, tmp, "front")
+    trial = client.create_run(exp_id, run_name="alpha=1 lam=30", tags={tracking.TAG_PARENT: parent,
+                                                                      tracking.TAG_FRONT: "true"}).info.run_id
+    with tempfile.TemporaryDirectory() as tmp:  # the part ran one point and no comparison grid
+        (Path(tmp) / "epoch004_released.png").write_bytes(b"lam=30, part 2")
+        client.log_artifacts(trial, tmp, "figures")
+    study = next(s for s in STUDIES if s.key == "amnist")
+    old = {"front.png": b"old front", "released_alpha=1_lam=0.png": b"lam=0, part 0",
+           "released_alpha=1_lam=30.png": b"lam=30, part 0", "baseline_noise_sigma=0.3.png": b"noise, part 0"}
+
+    def folder() -> Path:
+        target = tmp_path / "out" / study.key
+        target.mkdir(parents=True, exist_ok=True)
+        for name, data in old.items():
+            (target / name).write_bytes(data)
+        return target
+
+    target = folder()
+    kept = copy_figures(client, parent, study, tmp_path / "out", keep=True)
+    assert [p.name for p in kept] == sorted(old)  # the snapshot's other point and its noise grid stay
+    assert {p.name: p.read_bytes() for p in kept} == old | {"front.png": b"new front",
+                                                           "released_alpha=1_lam=30.png": b"lam=30, part 2"}
+    target = folder()
+    replaced = copy_figures(client, parent, study, tmp_path / "out")
+    assert [p.name for p in replaced] == ["front.png", "released_alpha=1_lam=30.png"]
+    assert sorted(p.name for p in target.iterdir()) == ["front.png", "released_alpha=1_lam=30.png"]
+
+    parts = tuple(Part(f"part-{seed}", "", 1.0, "", "FINISHED", 1, (seed,), 1) for seed in range(5))
+    snapshot_of_two = StudyRuns("part-0 + part-1", "quick", {}, pd.DataFrame(), parts=parts[:2])
+    assert joins(StudyRuns("joined", "quick", {}, pd.DataFrame(), parts=parts[:3]), snapshot_of_two)
+    rerun = StudyRuns("part-3 + part-4", "quick", {}, pd.DataFrame(), parts=parts[3:])  # every trial a newer part's
+    assert not joins(rerun, snapshot_of_two)
+    assert not joins(StudyRuns("part-2", "quick", {}, pd.DataFrame()), None)
 
 
 def test_the_figures_come_from_the_newest_joined_part_that_published_its_front(tmp_path: Path) -> None:
