@@ -167,3 +167,27 @@ def test_a_one_trial_part_completing_a_three_seed_sweep_finishes_the_study_witho
     missing = replace(missing, trials=missing.trials.iloc[1:])  # --set seed=2 --set k=0.4: that trial alone
     joined, _ = join([missing, old])
     assert len(joined.trials) == 6 and joined.planned == 6 and joined.status == "FINISHED"
+
+
+def test_a_seed_two_parts_ran_is_measured_once_and_a_part_of_some_points_gives_no_front_number():
+    whole = [replace(p, parent_metrics={"m": float(s), "front/h": float(s)}) for s, p in enumerate((A, B))]
+    stopped = replace(C, trials=C.trials.iloc[:1], status="KILLED", parent_metrics={"m": 2.0})  # killed before its front
+    rest = replace(part("gmm-r", 2, "2026-12-01 10:00"), planned=1, parent_metrics={"m": 2.0, "front/h": 9.0})
+    rest = replace(rest, trials=rest.trials.iloc[1:], baseline=pd.DataFrame())  # seed 2's missing point alone, no
+    # comparison grid: its front is of that point
+    joined, notes = join([rest, stopped, *whole[::-1]])
+    assert notes == [] and len(joined.trials) == 6 and [p.seeds for p in joined.parts] == [(0,), (1,), (2,), (2,)]
+    m = ParentMetric("m")(joined)
+    assert m.band == "95 % t interval over 3 sweeps" and m.groups == ((0.0, 1.0, 2.0),) and m.seeds == 3
+    front = ParentMetric("front/h")(joined)
+    assert front.value == 0.5 and front.groups == ((0.0, 1.0),)  # the one-point front of seed 2 is no seed's front
+    assert joined.parent_metrics["m"] == 1.0 and joined.parent_metrics["front/h"] == 0.5
+
+
+def test_the_studies_table_says_at_which_seeds_the_comparison_grids_ran_when_not_at_every_seed():
+    study = next(s for s in PRIVATIZER_STUDIES if s.key == "gmm")
+    no_grid = replace(C, baseline=pd.DataFrame())  # seed 2's part ran no comparison grid
+    line = next(x for x in studies_table({study.key: join([no_grid, B, A])[0]}, [study]) if x.startswith("| gmm |"))
+    assert "gmm-c (seed 2) (comparison grids at seeds 0, 1 only) |" in line
+    line = next(x for x in studies_table({study.key: join([C, B, A])[0]}, [study]) if x.startswith("| gmm |"))
+    assert "comparison grids" not in line

@@ -62,9 +62,8 @@ RAW_SCALE = ("read from the scale study, which logs the raw-image baselines (the
 RAW_STRONGER = ("putlab's raw-image attacker (a tuned family trained on every training image) reads thickness above "
                 "the paper's number here; the paper names 'a model' on the original images, without its training "
                 "budget")
-# What the scale study found (seeds 0, 1 and 2 at today's plan, every attacker on all 28,476 records; seed 2 still
-# lacks λ = 30 and 100 at five steps, and its baselines); the numbers are the report's rows and the trials' logged
-# curves, the reading is ours
+# What the scale study found (seeds 0, 1 and 2 at today's plan, every attacker on all 28,476 records; seed 2's
+# comparison grids have not run); the numbers are the report's rows and the trials' logged curves, the reading is ours
 SCALE_FINDING = {
     1: ("measured at seeds 0, 1 and 2: with one adversary step per releaser step, seed 0 at "
         "λ = 300 to 3000 keeps the digit (0.93–0.96) while its in-game adversary falls to 0.61–0.69 and the "
@@ -77,10 +76,9 @@ SCALE_FINDING = {
         "about 92; seed 0's live releases cost 87–112 an epoch from epoch 2 on at λ = 300, 170–287 at λ = 1000), and "
         "once black its gradient is 0. At λ = 3000 seed 1 dimmed to near black (PSNR 9.6 dB), its digit read at "
         "0.91 and its thickness at 0.90"),
-    5: ("measured at seeds 0 and 1 (seed 2 has run λ = 10 only so far): with five adversary steps the in-game adversary stays "
-        "closer to a fresh one (0.75–0.92), and from λ = 10 to 100 the digit accuracy falls from 0.98–0.99 to "
-        "0.92–0.97 and PSNR from 26 to 12.5–15 dB while the strongest attacker falls only from 0.96 to 0.90–0.93; "
-        "no release collapsed"),
+    5: ("measured at seeds 0, 1 and 2: with five adversary steps the in-game adversary stays closer to a fresh one "
+        "(0.75–0.92), and from λ = 10 to 100 the digit accuracy falls from 0.98–0.99 to 0.92–0.97 and PSNR from 26 "
+        "to 12.5–15 dB while the strongest attacker falls only from 0.96 to 0.90–0.93; no release collapsed"),
 }
 SCALE_WHY = ("the digit alone reads thickness at about 0.62 (`baseline/attack/imputation/accuracy`), so the paper's "
              "'about 60 %' is the release hiding all but what the digit says; no release here that keeps the digit "

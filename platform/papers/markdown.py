@@ -268,7 +268,8 @@ HEADER = [
     "trials (grid point and seed) no newer part holds; the studies table names each part with its seeds (and how many "
     "of its trials count, when not all) and sums their minutes of work (a resumed sweep's commands, not the pauses "
     "between them). Its front and trends are drawn from the joined trials, "
-    "its released images are those of the newest part that published its front. A sweep-level number (a share of "
+    "its released images are those of the newest part that published its front, and of each point or comparison grid "
+    "that part did not run, the images an older part left. A sweep-level number (a share of "
     "the front, a hypervolume, a raw-data reference point) is the mean of the parts that logged it, with its t "
     "interval over them; a number every part logged alike (a count of the data) reads as one sweep's, with the "
     "parts' own interval.",
@@ -339,6 +340,17 @@ def part_label(part: Part) -> str:
     return f"{part.sweep} ({seeds}{counted})"
 
 
+def grid_seeds(runs: StudyRuns) -> str:
+    """`` (comparison grids at seeds …)`` where a study's comparison grids ran at fewer seeds than its trials, else
+    nothing."""
+    if runs.baseline.empty or SEED not in runs.baseline or SEED not in runs.trials:
+        return ""
+    grids = sorted(int(s) for s in runs.baseline[SEED].unique())
+    if len(grids) >= runs.trials[SEED].nunique():
+        return ""
+    return f" (comparison grids at seed{'s' * (len(grids) > 1)} {', '.join(map(str, grids))} only)"
+
+
 def studies_table(runs: dict[str, StudyRuns], studies: Sequence[Study] = STUDIES) -> list[str]:
     """The studies: which sweep, when, on what machine, how long, at what scale, on what data, which seeds' releases
     collapsed, and the command."""
@@ -353,6 +365,7 @@ def studies_table(runs: dict[str, StudyRuns], studies: Sequence[Study] = STUDIES
         state = "" if r.status == "FINISHED" else (f" ({r.status.lower()}: {len(r.trials)} of {r.planned} trials, "
                                                    f"{len(r.baseline)} comparison-grid trials)")
         sweep = " + ".join(part_label(p) for p in r.parts) or r.sweep
+        state += grid_seeds(r)
         minutes = "" if math.isnan(r.minutes) else f"{r.minutes:.0f}"
         collapsed = "; ".join(trial_name(r, i) for i in collapsed_trials(r, study)) or (
             "none" if study.release is not None else "—")

@@ -34,6 +34,7 @@ MARGIN = 0.02  # the equivalence margin of a level (in the row's unit: accuracy,
 CHANCE_TOLERANCE = 0.001  # a balanced accuracy this close to 1/classes is a constant prediction's
 
 STAND_IN, REAL, UNKNOWN = "synthetic stand-in", "real", "unknown"  # a study's data provenance
+FRONT = "front/"  # the parent metrics of a sweep's Pareto front (hypervolume, shares beating a baseline, ...)
 STAND_IN_FLAG = "data/synthetic"  # the parent metric a loader with a stand-in logs: 1 stand-in, 0 the real files
 
 
@@ -52,6 +53,26 @@ class Part:
     seeds: tuple[int, ...]
     trials: int
     metrics: dict[str, float] = field(default_factory=dict)
+
+
+def sweep_numbers(parts: Iterable[Part]) -> list[tuple[tuple[int, ...], dict[str, float]]]:
+    """The parts' sweep-level numbers as a joined study counts them, one set per seeds (oldest part first): a seed two
+    parts ran (the second running the points the first missed) is measured once, the newest part's number; and a part
+    that planned fewer points a seed than the study gives no ``front/`` number (its front is of those points only)."""
+    parts = list(parts)
+    per_seed = max((planned_per_seed(p) for p in parts), default=0)
+    numbers: dict[tuple[int, ...] | str, tuple[tuple[int, ...], dict[str, float]]] = {}
+    for part in parts:
+        whole = planned_per_seed(part) >= per_seed
+        own = {k: v for k, v in part.metrics.items() if whole or not k.startswith(FRONT)}
+        key = part.seeds or part.sweep
+        numbers[key] = (part.seeds, numbers.get(key, ((), {}))[1] | own)
+    return list(numbers.values())
+
+
+def planned_per_seed(part: Part) -> int:
+    """The trials a part planned for each of its seeds."""
+    return math.ceil(part.planned / max(1, len(part.seeds)))
 
 
 @dataclass(frozen=True)
@@ -239,19 +260,20 @@ def over_trials(values: pd.Series, trials: pd.DataFrame, what: str = "trials") -
 @dataclass(frozen=True)
 class ParentMetric:
     """A metric the sweep logged on its parent run (raw-data reference points, hypervolume, ...); of a study run in
-    parts, the mean of the parts that logged it with its t interval over them, or, when every part logged the same
-    number (a count of the data, say), that number with the parts' own interval, as one sweep's."""
+    parts, the mean of the parts that logged it (as :func:`sweep_numbers` counts them) with its t interval, or, when
+    every part logged the same number (a count of the data, say), that number with the parts' own interval, as one
+    sweep's."""
 
     metric: str
 
     def __call__(self, runs: StudyRuns) -> Measured:
-        logged = [p for p in runs.parts if self.metric in p.metrics]
-        values = [p.metrics[self.metric] for p in logged]
+        logged = [(seeds, numbers) for seeds, numbers in sweep_numbers(runs.parts) if self.metric in numbers]
+        values = [numbers[self.metric] for _, numbers in logged]
         if len(set(values)) > 1:  # a study run in parts: each sweep's number, their mean with its t interval
             low, high = t_interval(values)
             return Measured(float(np.mean(values)), low, high, f"95 % t interval over {len(values)} sweeps",
-                            seeds=len({s for p in logged for s in p.seeds}), groups=(tuple(values),))
-        metrics = logged[0].metrics if len(logged) == 1 else runs.parent_metrics
+                            seeds=len({s for seeds, _ in logged for s in seeds}), groups=(tuple(values),))
+        metrics = logged[0][1] if len(logged) == 1 else runs.parent_metrics
         value = metrics.get(self.metric)
         if value is None:
             return Measured(math.nan, text="not measured")

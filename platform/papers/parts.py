@@ -6,7 +6,8 @@ the study's sources newest first (the sweeps in the store, then the committed sn
 plan is the newest's (profile, data set, grid axes and config, the seed aside), the trials no newer part holds: a trial
 (its grid point and seed; a baseline's trial: its baseline, name and seed) is never counted twice, and a part of
 another plan is left out with the reason. A sweep-level number (a parent metric) of the joined study is its parts'
-mean; the report reads it over the parts that logged it, with its t interval. Pure computation on :class:`StudyRuns`,
+mean, a seed that two parts ran counted once (the newer's number) and a part of some of a seed's points giving no
+front number; the report reads it over the parts that logged it, with its t interval. Pure computation on :class:`StudyRuns`,
 no MLflow.
 """
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from platform.papers.measures import Part, StudyRuns, t_interval
+from platform.papers.measures import Part, StudyRuns, planned_per_seed, sweep_numbers, t_interval
 from platform.results.comparison_grid import BASELINE
 from platform.results.replicates import SEED, without_seed
 
@@ -128,7 +129,7 @@ def _joined(newest: StudyRuns, taken: list[Taken]) -> StudyRuns:
     baselines = [t.baseline for t in taken if not t.baseline.empty]
     minutes = sum(p.minutes for p in parts)
     unfinished = [p.status for p in parts if p.status != "FINISHED"]
-    per_seed = max(math.ceil(p.planned / max(1, len(p.seeds))) for p in parts)
+    per_seed = max(planned_per_seed(p) for p in parts)
     planned = per_seed * len({s for p in parts for s in p.seeds})
     trials = pd.concat([t.trials for t in taken], ignore_index=True)
     return replace(newest, sweep=" + ".join(p.sweep for p in parts), trials=trials,
@@ -141,11 +142,12 @@ def _joined(newest: StudyRuns, taken: list[Taken]) -> StudyRuns:
 
 
 def _mean_metrics(parts: tuple[Part, ...]) -> dict[str, float]:
-    """Each parent metric's mean over the parts that logged it (a raw-data reference point: its mean over their
-    seeds), so no part's number stands for the study's; its ``/ci_low`` and ``/ci_high`` are the t interval of that
-    mean where two or more parts logged it and differ (a mean of intervals is no interval), else the mean of the
-    parts' own intervals (equal values, at a ceiling say, leave the t interval no width)."""
-    logged = pd.DataFrame([p.metrics for p in parts])
+    """Each parent metric's mean over the parts that logged it, as :func:`sweep_numbers` counts them (a raw-data
+    reference point: its mean over their seeds), so no part's number stands for the study's; its ``/ci_low`` and
+    ``/ci_high`` are the t interval of that mean where two or more parts logged it and differ (a mean of intervals is
+    no interval), else the mean of the parts' own intervals (equal values, at a ceiling say, leave the t interval no
+    width)."""
+    logged = pd.DataFrame([numbers for _, numbers in sweep_numbers(parts)])
     if logged.empty:
         return {}
     means = {str(k): float(v) for k, v in logged.mean().items() if not math.isnan(v)}
