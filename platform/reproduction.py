@@ -96,12 +96,13 @@ def finished_trials(table: pd.DataFrame) -> pd.DataFrame:
     return table[done].reset_index(drop=True)
 
 
-def figures_parent(client: MlflowClient, found: list[tuple[str, StudyRuns]], runs: StudyRuns) -> str:
-    """The parent run (of ``found``, newest first) whose figures the study shows: the newest of its joined parts that
-    published its front, else its newest (a part stopped before publishing has no front, nor its trials' images)."""
+def figures_parent(client: MlflowClient, found: list[tuple[str, StudyRuns]], runs: StudyRuns) -> tuple[str, bool]:
+    """The parent run (of ``found``, newest first) whose figures the study shows, and whether it published its front:
+    the newest of its joined parts that did, else its newest (a part stopped before publishing has no front, nor its
+    trials' images)."""
     joined = {p.sweep for p in parts_of(runs)}
     parts = [run_id for run_id, sweep in found if sweep.sweep in joined] or [found[0][0]]
-    return next((run_id for run_id in parts if published(client, run_id)), parts[0])
+    return next(((run_id, True) for run_id in parts if published(client, run_id)), (parts[0], False))
 
 
 def published(client: MlflowClient, parent_id: str) -> bool:
@@ -246,8 +247,8 @@ def run(argv: list[str] | None = None) -> int:
             runs[study.key], left_out = join([r for _, r in found] + ([kept] if kept is not None else []))
             for line in left_out:
                 print(f"study {study.key}: not joined: {line}")
-            parent = figures_parent(client, found, runs[study.key])
-            if kept is not None and runs[study.key].parts and not published(client, parent):
+            parent, fronted = figures_parent(client, found, runs[study.key])
+            if kept is not None and runs[study.key].parts and not fronted:
                 # no part in the store published its front (one stopped early): the snapshot's images stay
                 figures[study.key] = sorted((out / study.key).glob("*.png"))
             else:

@@ -447,8 +447,8 @@ def test_the_figures_come_from_the_newest_joined_part_that_published_its_front(t
     parts = tuple(Part(name, "", 1.0, "", "FINISHED", 1, (seed,), 1)
                   for seed, name in enumerate(("first", "second", "stopped")))
     joined = StudyRuns("first + second + stopped", "quick", {}, pd.DataFrame(), parts=parts)
-    assert figures_parent(client, found, joined) == ids["second"]  # not the stopped part, nor a sweep not joined
-    assert figures_parent(client, found[1:2], found[1][1]) == ids["stopped"]  # one sweep without a front: its own
+    assert figures_parent(client, found, joined) == (ids["second"], True)  # not the stopped part, nor a sweep not joined
+    assert figures_parent(client, found[1:2], found[1][1]) == (ids["stopped"], False)  # one sweep without a front: its own
     # a stopped part alone in the store published nothing: the report keeps the snapshot's images then
     assert published(client, ids["second"]) and not published(client, ids["stopped"])
 
