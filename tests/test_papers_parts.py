@@ -184,10 +184,21 @@ def test_a_seed_two_parts_ran_is_measured_once_and_a_part_of_some_points_gives_n
     assert joined.parent_metrics["m"] == 1.0 and joined.parent_metrics["front/h"] == 0.5
 
 
-def test_the_studies_table_says_at_which_seeds_the_comparison_grids_ran_when_not_at_every_seed():
+def test_the_studies_table_says_at_which_seeds_each_comparison_grid_ran_whole_when_not_at_every_seed():
     study = next(s for s in PRIVATIZER_STUDIES if s.key == "gmm")
     no_grid = replace(C, baseline=pd.DataFrame())  # seed 2's part ran no comparison grid
     line = next(x for x in studies_table({study.key: join([no_grid, B, A])[0]}, [study]) if x.startswith("| gmm |"))
-    assert "gmm-c (seed 2) (comparison grids at seeds 0, 1 only) |" in line
+    assert "gmm-c (seed 2) (noise at seeds 0, 1 only) |" in line
+    grids = pd.concat([C.baseline, C.baseline.assign(run_id="p", name="mix=0", baseline="digit-prototype")])
+    prototype_missing = [replace(p, baseline=grids) for p in (A, B)] + [C]  # seed 2's part stopped before it
+    line = next(x for x in studies_table({study.key: join(prototype_missing[::-1])[0]}, [study])
+                if x.startswith("| gmm |"))
+    assert "gmm-c (seed 2) (digit-prototype at seeds 0, 1 only) |" in line
+    part_way = replace(C, baseline=pd.concat([C.baseline, C.baseline.assign(run_id="m", name="noise sigma=2")]))
+    grids_of_two = [replace(p, baseline=part_way.baseline) for p in (A, B)] + [C]  # seed 2 ran 1 of its 2 σ
+    line = next(x for x in studies_table({study.key: join(grids_of_two[::-1])[0]}, [study]) if x.startswith("| gmm |"))
+    assert "(noise at seeds 0, 1 only) |" in line
+    whole = next(x for x in studies_table({study.key: join([C, B, A])[0]}, [study]) if x.startswith("| gmm |"))
+    assert " only)" not in whole
     line = next(x for x in studies_table({study.key: join([C, B, A])[0]}, [study]) if x.startswith("| gmm |"))
     assert "comparison grids" not in line

@@ -35,6 +35,7 @@ from platform.papers.measures import (
     equivalence_p,
     t_interval,
 )
+from platform.results.comparison_grid import BASELINE
 from platform.results.replicates import SEED, point_keys
 
 MIN_SEEDS = 3  # a verdict read from trials needs at least this many seeds in the slice it tests
@@ -341,14 +342,19 @@ def part_label(part: Part) -> str:
 
 
 def grid_seeds(runs: StudyRuns) -> str:
-    """`` (comparison grids at seeds …)`` where a study's comparison grids ran at fewer seeds than its trials, else
-    nothing."""
+    """`` (<grid> at seeds …)`` for each comparison grid that ran whole at fewer seeds than the study's trials (a seed
+    where it ran fewer trials than at its fullest is not counted), else nothing."""
     if runs.baseline.empty or SEED not in runs.baseline or SEED not in runs.trials:
         return ""
-    grids = sorted(int(s) for s in runs.baseline[SEED].unique())
-    if len(grids) >= runs.trials[SEED].nunique():
-        return ""
-    return f" (comparison grids at seed{'s' * (len(grids) > 1)} {', '.join(map(str, grids))} only)"
+    seeds = runs.trials[SEED].nunique()
+    names = runs.baseline.get(BASELINE, pd.Series("comparison grids", index=runs.baseline.index))
+    short = []
+    for grid, table in runs.baseline.groupby(names):
+        counts = table.groupby(SEED).size()
+        whole = sorted(int(s) for s in counts.index[counts == counts.max()])
+        if len(whole) < seeds:
+            short.append(f"{grid} at seed{'s' * (len(whole) > 1)} {', '.join(map(str, whole))}")
+    return f" ({'; '.join(short)} only)" if short else ""
 
 
 def studies_table(runs: dict[str, StudyRuns], studies: Sequence[Study] = STUDIES) -> list[str]:
