@@ -63,7 +63,8 @@ RAW_STRONGER = ("putlab's raw-image attacker (a tuned family trained on every tr
                 "the paper's number here; the paper names 'a model' on the original images, without its training "
                 "budget")
 # What the scale study found (seeds 0, 1 and 2 at today's plan, every attacker on all 28,476 records; seed 2's
-# comparison grids have not run); the numbers are the report's rows and the trials' logged curves, the reading is ours
+# stroke-redraw and digit-prototype grids have not run, and no row reads them); the numbers are the report's rows and
+# the trials' logged curves, the reading is ours
 SCALE_FINDING = {
     1: ("measured at seeds 0, 1 and 2: with one adversary step per releaser step, seed 0 at "
         "λ = 300 to 3000 keeps the digit (0.93–0.96) while its in-game adversary falls to 0.61–0.69 and the "

@@ -267,13 +267,15 @@ HEADER = [
     "axes, e.g. `--set adv_steps=5 --set lam=30,100`). The report "
     "joins every part of the newest sweep's plan, from the store and the committed snapshot, keeping of each the "
     "trials (grid point and seed) no newer part holds; the studies table names each part with its seeds (and how many "
-    "of its trials count, when not all) and sums their minutes of work (a resumed sweep's commands, not the pauses "
+    "of its trials count, when not all) and each comparison grid that ran whole at fewer seeds than the trials, and sums "
+    "their minutes of work (a resumed sweep's commands, not the pauses "
     "between them). Its front and trends are drawn from the joined trials, "
     "its released images are those of the newest part that published its front, and of each point or comparison grid "
     "that part did not run, the images an older part left. A sweep-level number (a share of "
     "the front, a hypervolume, a raw-data reference point) is the mean of the parts that logged it, with its t "
     "interval over them; a number every part logged alike (a count of the data) reads as one sweep's, with the "
-    "parts' own interval.",
+    "parts' own interval; a number from the front (`front/…`) counts only from a part that ran every point of its "
+    "seed, and of a seed two parts ran whole, the newer's.",
     "- **Seeds and machines**: one seed gives the same release bit for bit on one torch build and one kind of CPU "
     "kernels, and another release on another: the game carries the kernels' rounding on "
     "([measurements](measurements.md#same-seed-same-release)). Parts run on different machines are draws like seeds, which is "
