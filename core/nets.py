@@ -14,6 +14,13 @@ from torch.nn import functional as F
 AMNIST_SHAPE = (1, 28, 28)
 
 
+def channels_last(module: nn.Module) -> nn.Module:
+    """``module`` with its convolution weights in channels-last layout: on x86 CPUs without AVX-512 a SmallCNN training
+    step runs 1.3–1.8× faster that way (docs/measurements.md#channels-last-convolutions), on GPUs no slower; inputs may
+    stay in the default layout, and the arithmetic is the same up to summation order."""
+    return module.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
+
+
 def checked_shape(in_shape: tuple[int, ...], network: str) -> tuple[int, int, int]:
     """(C, H, W) with H and W multiples of 4; anything else is a one-line ValueError naming the network."""
     shape = tuple(int(v) for v in in_shape)
@@ -34,6 +41,7 @@ class SmallCNN(nn.Module):
         )
         flat = 2 * width * (height // 4) * (width_px // 4)
         self.head = nn.Sequential(nn.Flatten(), nn.Linear(flat, 64), nn.ReLU(), nn.Linear(64, num_classes))
+        channels_last(self)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.features(x))
@@ -127,6 +135,7 @@ class ConvReleaser(nn.Module):
             cells = grid[0] * grid[1] * grid[2]
             self.squeeze = nn.Sequential(nn.Flatten(), nn.Linear(cells, latent), nn.ReLU())
             self.expand = nn.Sequential(nn.Linear(latent + noise_channels, cells), nn.ReLU(), nn.Unflatten(1, grid))
+        channels_last(self)
 
     def forward(self, x: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
         h = self.encoder(x)
@@ -155,6 +164,7 @@ class StochasticUNet(nn.Module):
         self.up2 = nn.Sequential(nn.ConvTranspose2d(2 * width + noise_channels, 2 * width, 4, stride=2, padding=1), nn.ReLU())
         self.up1 = nn.Sequential(nn.ConvTranspose2d(4 * width, width, 4, stride=2, padding=1), nn.ReLU())
         self.out = nn.Conv2d(2 * width, channels, 3, padding=1)
+        channels_last(self)
 
     def forward(self, x: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
         h1 = self.down1(x)  # H × W

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +27,7 @@ from attacks.audits.learning_curve import (
     still_learning,
     training_part,
 )
-from attacks.base import AttackInput, CheckpointInputs
+from attacks.base import AttackInput, AttackResult, CheckpointInputs
 from attacks.plots.learning_curve_plot import curve_png
 from platform.figures.html_report import learning_curves
 from platform.run.learning_curves import CurveJob, lanes
@@ -85,6 +86,33 @@ def test_twice_the_budget_adds_a_200_point_on_the_same_test_split() -> None:
     # a budget whose double the data do not hold: no 200 % point
     assert [p.records for p in learning_curve(KnnAttacker(), split(cells=8, n_train=2000), budget=1200).points] == [
         300, 600, 1200]
+
+
+@dataclass
+class CountingKnn:
+    """k-NN that notes the records of every fit it makes."""
+
+    fitted: list[int] = field(default_factory=list)
+    name: str = "knn"
+
+    def run(self, data: AttackInput) -> AttackResult:
+        self.fitted.append(len(data.train_s))
+        return KnnAttacker().run(data)
+
+
+def test_the_farm_s_own_reading_is_the_100_point_and_is_not_fitted_again() -> None:
+    # The farm read 0.77 [0.74, 0.80] on these 1,200 records: the curve takes that point as it is and fits only the
+    # 25, 50 and 200 % parts (300, 600 and 2,400 records), each as the plain curve fits it.
+    data = split(cells=8, n_train=2400)
+    attacker = CountingKnn()
+    farm = CurvePoint(1.0, 1200, 0.77, 0.74, 0.80)
+    curve = learning_curve(attacker, data, budget=1200, full=farm)
+    assert attacker.fitted == [300, 600, 2400]
+    assert curve.points[2] == farm
+    plain = learning_curve(KnnAttacker(), data, budget=1200)
+    assert [p.accuracy for i, p in enumerate(curve.points) if i != 2] == [p.accuracy for i, p in enumerate(plain.points)
+                                                                           if i != 2]
+    assert curve.logged()["attack/knn/curve/100"] == 0.77 and curve.logged()["attack/knn/curve/100/ci_low"] == 0.74
 
 
 def test_parts_are_nested_stratified_and_seeded() -> None:
@@ -216,8 +244,8 @@ def test_a_lane_draws_its_curves_in_order_and_a_failing_one_does_not_stop_the_ot
         return CheckpointInputs(data)
 
     checkpoint = tune.Checkpoint.from_directory(str(tmp_path))
-    tasks = [({"bad": True, "name": "first"}, checkpoint, "knn", None), ({"bad": False}, checkpoint, "knn", None),
-             ({"bad": True, "name": "third"}, checkpoint, "knn", None)]
+    tasks = [({"bad": True, "name": "first"}, checkpoint, "knn", None, None),
+             ({"bad": False}, checkpoint, "knn", None, None), ({"bad": True, "name": "third"}, checkpoint, "knn", None, None)]
     first, curve, third = run_lane(load, tasks)
     assert first == "ValueError: no release for first" and third == "ValueError: no release for third"
     assert isinstance(curve, LearningCurve)

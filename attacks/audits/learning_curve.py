@@ -1,5 +1,6 @@
-"""Is the attacker still learning? Its accuracy refitted on 25, 50 and 100 % of its training records, and on 200 %
-where the data set holds that many records outside its test split (docs/attacks.md#is-the-attacker-still-learning).
+"""Is the attacker still learning? Its accuracy refitted on 25 and 50 % of its training records, beside the farm's own
+reading at 100 %, and on 200 % where the data set holds that many records outside its test split
+(docs/attacks.md#is-the-attacker-still-learning).
 
 An attacker whose accuracy still rises with more records bounds leakage from below a second way: more data would
 likely make it stronger. ``learning_curve`` refits one attacker on nested, stratified parts of the released training
@@ -26,7 +27,7 @@ from core.saturation import Saturation, saturation
 if TYPE_CHECKING:  # a checkpoint is only read here, so the curve runs without Ray installed
     from ray import tune
 
-    CurveTask = tuple[dict, tune.Checkpoint, str, int | None]  # run_curve's arguments after ``load``
+    CurveTask = tuple[dict, tune.Checkpoint, str, int | None, "CurvePoint | None"]  # run_curve's arguments after ``load``
 
 FRACTIONS = (0.25, 0.5, 1.0)  # quarters: the parts are one stratified fold, two, and the whole split
 DOUBLED = 2.0  # the point past the attacker's own budget: twice its records, where the data set holds them
@@ -112,10 +113,12 @@ def training_part(data: AttackInput, idx: np.ndarray) -> AttackInput:
                    raw_train_x=pick(data.raw_train_x), train_si=pick(data.train_si))
 
 
-def learning_curve(attacker: Attacker, data: AttackInput, seed: int = 0, budget: int | None = None) -> LearningCurve:
+def learning_curve(attacker: Attacker, data: AttackInput, seed: int = 0, budget: int | None = None,
+                   full: CurvePoint | None = None) -> LearningCurve:
     """Fit ``attacker`` afresh on each nested part of the training split and score each fit once on the unchanged test
     split. ``budget``: the attacker's own records (100 %), the first of ``data``'s, when ``data`` holds twice as many
-    (200 %, its whole training split); None: the whole split is 100 %."""
+    (200 %, its whole training split); None: the whole split is 100 %. ``full``: the 100 % point as the farm already
+    read it (the same attacker on the same records), taken as it is instead of fitted again."""
     n = budget or len(data.train_s)
     fractions: tuple[float, ...] = FRACTIONS
     parts = nested_parts(data.train_s[:n], seed)
@@ -123,6 +126,9 @@ def learning_curve(attacker: Attacker, data: AttackInput, seed: int = 0, budget:
         fractions, parts = (*FRACTIONS, DOUBLED), [*parts, np.arange(2 * n)]
     points = []
     for fraction, idx in zip(fractions, parts, strict=True):
+        if fraction == 1.0 and full is not None:
+            points.append(replace(full, fraction=1.0))
+            continue
         part = data if len(idx) == len(data.train_s) else training_part(data, idx)
         metrics = attacker.run(part).metrics
         points.append(CurvePoint(fraction, len(idx), metrics["accuracy"], metrics["accuracy/ci_low"],
@@ -131,23 +137,23 @@ def learning_curve(attacker: Attacker, data: AttackInput, seed: int = 0, budget:
 
 
 def run_curve(load: Callable[[dict, str], CheckpointInputs], config: dict, checkpoint: tune.Checkpoint,
-              attacker: str, budget: int | None = None) -> LearningCurve:
+              attacker: str, budget: int | None = None, full: CurvePoint | None = None) -> LearningCurve:
     """Ray task: load the checkpoint's release (as the farm does), build the named attacker from the trial's config and
     draw its learning curve, with the trial's seed choosing the parts. ``budget``: the attacker's records in the farm,
     where the data set holds twice as many: the release is then loaded over ``2 × budget`` records (``attack_records``)
-    for the 200 % point."""
+    for the 200 % point. ``full``: the farm's own reading, the curve's 100 % point."""
     with checkpoint.as_directory() as directory:
         inputs = load(config if budget is None else config | {"attack_records": 2 * budget}, directory)
     built = cast(Attacker, REGISTRY[attacker].build(inputs.config, False))
-    return learning_curve(built, inputs.data, inputs.config.seed, budget)
+    return learning_curve(built, inputs.data, inputs.config.seed, budget, full)
 
 
 def run_lane(load: Callable[[dict, str], CheckpointInputs], tasks: list[CurveTask]) -> list[LearningCurve | str]:
     """Ray task: one lane's curves one after the other; a curve that raises gives its one-line failure instead."""
     results: list[LearningCurve | str] = []
-    for config, checkpoint, attacker, budget in tasks:
+    for config, checkpoint, attacker, budget, full in tasks:
         try:
-            results.append(run_curve(load, config, checkpoint, attacker, budget))
+            results.append(run_curve(load, config, checkpoint, attacker, budget, full))
         except Exception as exc:  # noqa: BLE001 - one curve's failure is reported, the lane's others still drawn
             results.append(exception_line(exc))
     return results

@@ -1,8 +1,9 @@
 """Learning curves of the front's strongest attackers (after a sweep's grid, and ``python -m platform.attack SWEEP
 --learning-curve``).
 
-Per front trial, the strongest privacy attacker at its last checkpoint is refitted on 25, 50 and 100 % of its training
-records, and 200 % where the data set holds that many outside its test split, in a Ray task
+Per front trial, the strongest privacy attacker at its last checkpoint is refitted on 25 and 50 % of its training
+records, and 200 % where the data set holds that many outside its test split, its own reading at that checkpoint the
+100 % point, in a Ray task
 (attacks/audits/learning_curve.py); the curve and its fitted saturation are logged at that checkpoint's step, the saturation
 also beside the privacy axis as ``attack/max/saturation`` (with ``/ci_low`` and ``/ci_high``), its picture under the
 run's ``attacks/``. A trial whose curve is already logged there is not run again. :func:`start_curves` submits the
@@ -20,7 +21,7 @@ import ray
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
-from attacks.audits.learning_curve import LearningCurve, run_lane
+from attacks.audits.learning_curve import CurvePoint, LearningCurve, run_lane
 from attacks.plots.learning_curve_plot import FILE_PREFIX, curve_png
 from core.numbers import readable
 from platform.results import tracking
@@ -40,6 +41,7 @@ class CurveJob:
     location: str
     attacker: str
     budget: int | None = None
+    full: CurvePoint | None = None
 
 
 def doubled_budget(client: MlflowClient, run_id: str, step: int, attacker: str, available: int | None) -> int | None:
@@ -66,8 +68,20 @@ def curve_jobs(client: MlflowClient, runs: Iterable[Run], privacy_attackers: tup
         winner = max(scores, key=scores.__getitem__)
         if metric_at(client, run.info.run_id, f"attack/{winner}/still_learning", step) is None:
             budget = doubled_budget(client, run.info.run_id, step, winner, available)
-            jobs.append(CurveJob(run.info.run_id, run.info.run_name, step, location, winner, budget))
+            full = logged_point(client, run.info.run_id, step, winner)
+            jobs.append(CurveJob(run.info.run_id, run.info.run_name, step, location, winner, budget, full))
     return jobs
+
+
+def logged_point(client: MlflowClient, run_id: str, step: int, attacker: str) -> CurvePoint | None:
+    """The attacker's own reading at ``step`` (accuracy, its interval and records) as the curve's 100 % point, so the
+    curve does not fit it again; None where any of the four was not logged."""
+    keys = ("accuracy", "accuracy/ci_low", "accuracy/ci_high", "train_records")
+    values = [metric_at(client, run_id, f"attack/{attacker}/{key}", step) for key in keys]
+    if any(value is None for value in values):
+        return None
+    accuracy, low, high, records = (float(v) for v in values if v is not None)
+    return CurvePoint(1.0, int(records), accuracy, low, high)
 
 
 def curve_line(trial: str, step: int, curve: LearningCurve) -> str:
@@ -114,8 +128,8 @@ def start_curves(client: MlflowClient, runs: Iterable[Run], plan: FarmPlan, avai
     slots = int(ray.cluster_resources().get("CPU", 1) // cpu) if cpu else 1
     task = ray.remote(run_lane).options(num_cpus=cpu, num_gpus=plan.resources.get("gpu", 0))
     jobs = curve_jobs(client, runs, plan.privacy_attackers, available)
-    return {task.remote(plan.load, [(trial_config(job.location), tune_checkpoint(job.location), job.attacker, job.budget)
-                                    for job in lane]): lane for lane in lanes(jobs, slots, beside)}
+    return {task.remote(plan.load, [(trial_config(job.location), tune_checkpoint(job.location), job.attacker, job.budget,
+                                     job.full) for job in lane]): lane for lane in lanes(jobs, slots, beside)}
 
 
 def cancel_curves(pending: Pending) -> None:
