@@ -17,11 +17,14 @@ import torch
 from conftest import REPO, run_sweep, store, user_env
 from ray import tune
 
+from attacks.attackers.deep import DeepAttacker
 from attacks.attackers.knn import KnnAttacker
+from attacks.attackers.tuning import Candidate, family
 from attacks.audits.learning_curve import (
     CurvePoint,
     LearningCurve,
     learning_curve,
+    narrowed,
     nested_parts,
     run_lane,
     still_learning,
@@ -29,6 +32,7 @@ from attacks.audits.learning_curve import (
 )
 from attacks.base import AttackInput, AttackResult, CheckpointInputs
 from attacks.plots.learning_curve_plot import curve_png
+from core.config import AttackBudget
 from platform.figures.html_report import learning_curves
 from platform.run.learning_curves import CurveJob, lanes
 
@@ -113,6 +117,17 @@ def test_the_farm_s_own_reading_is_the_100_point_and_is_not_fitted_again() -> No
     assert [p.accuracy for i, p in enumerate(curve.points) if i != 2] == [p.accuracy for i, p in enumerate(plain.points)
                                                                            if i != 2]
     assert curve.logged()["attack/knn/curve/100"] == 0.77 and curve.logged()["attack/knn/curve/100/ci_low"] == 0.74
+
+
+def test_the_parts_are_fitted_with_the_configuration_the_farm_s_search_chose() -> None:
+    # the quick profile's family: widths 16 and 32, with and without augmentation; the farm chose the wide one with it
+    budget = AttackBudget(attack_lrs=(1e-3,), attack_width_factors=(1.0, 2.0), attack_augment=(False, True))
+    deep = DeepAttacker(budget)
+    assert len(family(deep.budget, deep.width)) == 4
+    one = narrowed(deep, Candidate(32, 1e-3, True))
+    assert isinstance(one, DeepAttacker) and family(one.budget, one.width) == [Candidate(32, 1e-3, True)]
+    assert one.name == "deep" and one.budget.seed == budget.seed
+    assert narrowed(deep, None) is deep and narrowed(KnnAttacker(), Candidate(32, 1e-3, True)) == KnnAttacker()
 
 
 def test_parts_are_nested_stratified_and_seeded() -> None:
@@ -244,8 +259,9 @@ def test_a_lane_draws_its_curves_in_order_and_a_failing_one_does_not_stop_the_ot
         return CheckpointInputs(data)
 
     checkpoint = tune.Checkpoint.from_directory(str(tmp_path))
-    tasks = [({"bad": True, "name": "first"}, checkpoint, "knn", None, None),
-             ({"bad": False}, checkpoint, "knn", None, None), ({"bad": True, "name": "third"}, checkpoint, "knn", None, None)]
+    tasks = [({"bad": True, "name": "first"}, checkpoint, "knn", None, None, None),
+             ({"bad": False}, checkpoint, "knn", None, None, None),
+             ({"bad": True, "name": "third"}, checkpoint, "knn", None, None, None)]
     first, curve, third = run_lane(load, tasks)
     assert first == "ValueError: no release for first" and third == "ValueError: no release for third"
     assert isinstance(curve, LearningCurve)

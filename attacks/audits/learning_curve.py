@@ -1,6 +1,6 @@
 """Is the attacker still learning? Its accuracy refitted on 25 and 50 % of its training records, beside the farm's own
-reading at 100 %, and on 200 % where the data set holds that many records outside its test split
-(docs/attacks.md#is-the-attacker-still-learning).
+reading at 100 %, and on 200 % where the data set holds that many records outside its test split, each refit with the
+configuration the farm's own search chose (docs/attacks.md#is-the-attacker-still-learning).
 
 An attacker whose accuracy still rises with more records bounds leakage from below a second way: more data would
 likely make it stronger. ``learning_curve`` refits one attacker on nested, stratified parts of the released training
@@ -13,21 +13,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
 from sklearn.model_selection import StratifiedKFold
 
 from attacks.attackers.registry import REGISTRY
+from attacks.attackers.tuning import Candidate
 from attacks.base import Attacker, AttackInput, CheckpointInputs
+from core.config import AttackBudget
 from core.messages import exception_line
 from core.saturation import Saturation, saturation
 
 if TYPE_CHECKING:  # a checkpoint is only read here, so the curve runs without Ray installed
     from ray import tune
 
-    CurveTask = tuple[dict, tune.Checkpoint, str, int | None, "CurvePoint | None"]  # run_curve's arguments after ``load``
+    # run_curve's arguments after ``load``
+    CurveTask = tuple[dict, tune.Checkpoint, str, int | None, "CurvePoint | None", Candidate | None]
 
 FRACTIONS = (0.25, 0.5, 1.0)  # quarters: the parts are one stratified fold, two, and the whole split
 DOUBLED = 2.0  # the point past the attacker's own budget: twice its records, where the data set holds them
@@ -136,24 +139,37 @@ def learning_curve(attacker: Attacker, data: AttackInput, seed: int = 0, budget:
     return LearningCurve(attacker.name, tuple(points))
 
 
+def narrowed(attacker: Attacker, chosen: Candidate | None) -> Attacker:
+    """``attacker`` with its tuned family narrowed to ``chosen``, the configuration its own search picked on the farm's
+    records: the curve's parts reuse that search instead of running it again. Unchanged for an attacker with no
+    family (no ``budget`` and base ``width``) or where no choice was logged."""
+    budget, width = getattr(attacker, "budget", None), getattr(attacker, "width", None)
+    if chosen is None or not isinstance(budget, AttackBudget) or not width:
+        return attacker
+    one = {"attack_width_factors": (chosen.width / width,), "attack_lrs": (chosen.lr,), "attack_augment": (chosen.augment,)}
+    return cast(Attacker, replace(cast(Any, attacker), budget=budget.model_copy(update=one)))
+
+
 def run_curve(load: Callable[[dict, str], CheckpointInputs], config: dict, checkpoint: tune.Checkpoint,
-              attacker: str, budget: int | None = None, full: CurvePoint | None = None) -> LearningCurve:
+              attacker: str, budget: int | None = None, full: CurvePoint | None = None,
+              chosen: Candidate | None = None) -> LearningCurve:
     """Ray task: load the checkpoint's release (as the farm does), build the named attacker from the trial's config and
     draw its learning curve, with the trial's seed choosing the parts. ``budget``: the attacker's records in the farm,
     where the data set holds twice as many: the release is then loaded over ``2 × budget`` records (``attack_records``)
-    for the 200 % point. ``full``: the farm's own reading, the curve's 100 % point."""
+    for the 200 % point. ``full``: the farm's own reading, the curve's 100 % point; ``chosen``: the configuration the
+    farm's search picked, the one the parts are fitted with (:func:`narrowed`)."""
     with checkpoint.as_directory() as directory:
         inputs = load(config if budget is None else config | {"attack_records": 2 * budget}, directory)
-    built = cast(Attacker, REGISTRY[attacker].build(inputs.config, False))
+    built = narrowed(cast(Attacker, REGISTRY[attacker].build(inputs.config, False)), chosen)
     return learning_curve(built, inputs.data, inputs.config.seed, budget, full)
 
 
 def run_lane(load: Callable[[dict, str], CheckpointInputs], tasks: list[CurveTask]) -> list[LearningCurve | str]:
     """Ray task: one lane's curves one after the other; a curve that raises gives its one-line failure instead."""
     results: list[LearningCurve | str] = []
-    for config, checkpoint, attacker, budget, full in tasks:
+    for config, checkpoint, attacker, budget, full, chosen in tasks:
         try:
-            results.append(run_curve(load, config, checkpoint, attacker, budget, full))
+            results.append(run_curve(load, config, checkpoint, attacker, budget, full, chosen))
         except Exception as exc:  # noqa: BLE001 - one curve's failure is reported, the lane's others still drawn
             results.append(exception_line(exc))
     return results

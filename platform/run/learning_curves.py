@@ -2,8 +2,8 @@
 --learning-curve``).
 
 Per front trial, the strongest privacy attacker at its last checkpoint is refitted on 25 and 50 % of its training
-records, and 200 % where the data set holds that many outside its test split, its own reading at that checkpoint the
-100 % point, in a Ray task
+records, and 200 % where the data set holds that many outside its test split, with the configuration its own search
+chose there, its own reading at that checkpoint the 100 % point, in a Ray task
 (attacks/audits/learning_curve.py); the curve and its fitted saturation are logged at that checkpoint's step, the saturation
 also beside the privacy axis as ``attack/max/saturation`` (with ``/ci_low`` and ``/ci_high``), its picture under the
 run's ``attacks/``. A trial whose curve is already logged there is not run again. :func:`start_curves` submits the
@@ -21,6 +21,7 @@ import ray
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
+from attacks.attackers.tuning import Candidate
 from attacks.audits.learning_curve import CurvePoint, LearningCurve, run_lane
 from attacks.plots.learning_curve_plot import FILE_PREFIX, curve_png
 from core.numbers import readable
@@ -42,6 +43,7 @@ class CurveJob:
     attacker: str
     budget: int | None = None
     full: CurvePoint | None = None
+    chosen: Candidate | None = None
 
 
 def doubled_budget(client: MlflowClient, run_id: str, step: int, attacker: str, available: int | None) -> int | None:
@@ -69,8 +71,20 @@ def curve_jobs(client: MlflowClient, runs: Iterable[Run], privacy_attackers: tup
         if metric_at(client, run.info.run_id, f"attack/{winner}/still_learning", step) is None:
             budget = doubled_budget(client, run.info.run_id, step, winner, available)
             full = logged_point(client, run.info.run_id, step, winner)
-            jobs.append(CurveJob(run.info.run_id, run.info.run_name, step, location, winner, budget, full))
+            chosen = logged_choice(client, run.info.run_id, step, winner)
+            jobs.append(CurveJob(run.info.run_id, run.info.run_name, step, location, winner, budget, full, chosen))
     return jobs
+
+
+def logged_choice(client: MlflowClient, run_id: str, step: int, attacker: str) -> Candidate | None:
+    """The configuration the attacker's own search chose at ``step`` (its width, Adam step and augmentation), or None
+    for an attacker with no tuned family."""
+    keys = ("chosen_width", "chosen_lr", "chosen_augment")
+    values = [metric_at(client, run_id, f"attack/{attacker}/{key}", step) for key in keys]
+    if any(value is None for value in values):
+        return None
+    width, lr, augment = (float(v) for v in values if v is not None)
+    return Candidate(int(width), lr, bool(augment))
 
 
 def logged_point(client: MlflowClient, run_id: str, step: int, attacker: str) -> CurvePoint | None:
@@ -129,7 +143,7 @@ def start_curves(client: MlflowClient, runs: Iterable[Run], plan: FarmPlan, avai
     task = ray.remote(run_lane).options(num_cpus=cpu, num_gpus=plan.resources.get("gpu", 0))
     jobs = curve_jobs(client, runs, plan.privacy_attackers, available)
     return {task.remote(plan.load, [(trial_config(job.location), tune_checkpoint(job.location), job.attacker, job.budget,
-                                     job.full) for job in lane]): lane for lane in lanes(jobs, slots, beside)}
+                                     job.full, job.chosen) for job in lane]): lane for lane in lanes(jobs, slots, beside)}
 
 
 def cancel_curves(pending: Pending) -> None:
