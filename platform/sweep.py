@@ -47,8 +47,9 @@ def parse_args(argv: list[str] | None = None) -> SweepOptions:
     p.add_argument("preset", nargs="?", help="preset name, e.g. amnist (see search_spaces/); or give --preset-file")
     p.add_argument("--preset-file", metavar="PATH",
                    help="a Python file defining PRESET = search_spaces.Preset(...) with your own mechanism (see examples/)")
-    p.add_argument("--profile", help="scale of the sweep: smoke | quick (default) | paper "
-                                     "(adult-membership: paper-n, paper-lam, paper-p_x, paper-sigma)")
+    p.add_argument("--profile", help="scale of the sweep: smoke | quick | paper, amnist also fast (its default) and scale; "
+                                     "the preset's default otherwise (adult-membership: paper-n, paper-lam, paper-p_x, "
+                                     "paper-sigma)")
     p.add_argument("--set", dest="overrides", action="append", metavar="KEY=VALUE",
                    help="override a config value, or a grid axis with comma-separated values (alpha=0.5,1,inf)")
     p.add_argument("--search", choices=("grid", "optuna"),

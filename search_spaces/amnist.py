@@ -15,13 +15,13 @@ from trainables.releaser.mechanism import Releaser
 # 14.9 dB, λ = 100 0.849 / 0.863 / 12.9 dB. Without the norm the game dimmed its release to a near-black encoding at
 # λ = 60 and collapsed to a constant at λ = 100. The lists run log-spaced past that. Every λ = 0 point is one trial
 # (``lambda_zero_anchor``).
-# The quick profile keeps the points where the front bends: of the wide grid's nine (measured at commit f14dd58, fresh
-# digit accuracy / strongest attacker), λ = 1,000 gave up the digit (0.35 and 0.13) and α = ∞ at λ = 300 sat off the
-# front (0.852 / 0.875); α = 1 at λ = 30 and 100 (0.917 / 0.893, 0.905 / 0.889) and α = ∞ at λ = 30 and 100 (0.921 /
-# 0.898, 0.878 / 0.867) lie within each other's intervals. So: the anchor, α = 1 at λ = 100 and 300 (0.774 / 0.834, the
-# bend) and α = ∞ at λ = 100.
-QUICK_LAMBDAS = {1.0: [0.0, 100.0, 300.0], math.inf: [0.0, 100.0]}
-WIDE_LAMBDAS = {1.0: [0.0, 30.0, 100.0, 300.0, 1000.0], math.inf: [0.0, 30.0, 100.0, 300.0, 1000.0]}
+QUICK_LAMBDAS = {1.0: [0.0, 30.0, 100.0, 300.0, 1000.0], math.inf: [0.0, 30.0, 100.0, 300.0, 1000.0]}
+# The fast profile (the default) keeps the quick grid's points where the front bends: of its nine (measured at commit
+# f14dd58, fresh digit accuracy / strongest attacker), λ = 1,000 gave up the digit (0.35 and 0.13) and α = ∞ at λ = 300
+# sat off the front (0.852 / 0.875); α = 1 at λ = 30 and 100 (0.917 / 0.893, 0.905 / 0.889) and α = ∞ at λ = 30 and 100
+# (0.921 / 0.898, 0.878 / 0.867) lie within each other's intervals. So: the anchor, α = 1 at λ = 100 and 300 (0.774 /
+# 0.834, the bend) and α = ∞ at λ = 100.
+FAST_LAMBDAS = {1.0: [0.0, 100.0, 300.0], math.inf: [0.0, 100.0]}
 PAPER_LAMBDAS = {
     0.5: [0.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0],
     1.0: [0.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0],
@@ -72,20 +72,23 @@ PRESET = Preset(
             grid=per_value("alpha", "lam", {2.0: [0.0, 10.0], math.inf: [0.0, 3.0]}, adv_steps=[1]),
             optuna_samples=2,
         ),
+        "fast": Profile(
+            description=("the default, minutes on 2 CPUs: the quick profile's data, game and attackers (2,000 training "
+                         "images, a 6-epoch warm start, 4 epochs, attacked at the end by attackers trained on releases of "
+                         "5,000 records, each front point's number beside the saturation its learning curve heads for) "
+                         "over the 4 of its 9 trials where the front bends: the λ = 0 anchor, α = 1 at λ ∈ {100, 300}, "
+                         "α = ∞ at λ = 100"),
+            config=QUICK_CONFIG,
+            grid=per_value("alpha", "lam", FAST_LAMBDAS, adv_steps=[1]),
+            optuna_samples=4,
+        ),
         "quick": Profile(
-            description=("minutes on 2 CPUs: 2,000 training images, a 6-epoch warm start, 4 epochs (attacked at the end, "
-                         "attackers trained on releases of 5,000 records, so its privacy numbers are a 5,000-record "
-                         "lower bound, each front point's beside the saturation its learning curve heads for), 4 trials "
-                         "where the front bends (the λ = 0 anchor, α = 1 at λ ∈ {100, 300}, α = ∞ at λ = 100)"),
+            description=("tens of minutes on 2 CPUs: 2,000 training images, a 6-epoch warm start, 4 epochs (attacked at "
+                         "the end, attackers trained on releases of 5,000 records, so its privacy numbers are a "
+                         "5,000-record lower bound, each front point's beside the saturation its learning curve heads "
+                         "for), 9 trials (the λ = 0 anchor once, then α = 1 and α = ∞ at four λ each)"),
             config=QUICK_CONFIG,
             grid=per_value("alpha", "lam", QUICK_LAMBDAS, adv_steps=[1]),
-            optuna_samples=8,
-        ),
-        "wide": Profile(
-            description=("the quick profile's data, game and attackers over 9 trials (the λ = 0 anchor once, then α = 1 "
-                         "and α = ∞ at λ ∈ {30, 100, 300, 1000}), beside the comparison grids' wide profiles"),
-            config=QUICK_CONFIG,
-            grid=per_value("alpha", "lam", WIDE_LAMBDAS, adv_steps=[1]),
             optuna_samples=8,
         ),
         "scale": Profile(
@@ -118,7 +121,7 @@ PRESET = Preset(
             optuna_samples=200,
         ),
     },
-    default_profile="quick",
+    default_profile="fast",
     optuna={
         "alpha": OptunaRange(0.3, 50.0, log=True),
         "lam": OptunaRange(0.0, 3000.0),

@@ -50,6 +50,11 @@ def test_amnist_quick_runs_each_alpha_at_its_own_lambdas_and_lambda_zero_once() 
     assert spec.grid_param == per_value("alpha", "lam", QUICK_LAMBDAS, adv_steps=[1])  # what the parent run records
 
 
+def test_amnist_fast_is_four_of_the_quick_grid_s_points_where_its_front_bends() -> None:
+    fast, quick = (set(_pairs(resolve("amnist", p, []).grid_points())) for p in ("fast", "quick"))
+    assert fast == {(1.0, 0.0), (1.0, 100.0), (1.0, 300.0), (INF, 100.0)} and fast < quick
+
+
 def test_amnist_paper_has_seven_lambdas_per_alpha_and_one_anchor_per_adv_steps() -> None:
     assert sorted(PAPER_LAMBDAS) == [0.5, 1.0, 1.5, 2.0, 5.0, 10.0, INF]
     assert all(len(lams) == 7 and lams[0] == 0 and lams == sorted(lams) for lams in PAPER_LAMBDAS.values())

@@ -116,12 +116,18 @@ def test_the_farm_and_serving_restore_the_release_the_trial_scored(mechanism, co
 def test_the_amnist_presets_run_all_three_baselines_on_their_data() -> None:
     for name in ("amnist", "amnist-privatizer"):
         assert presets()[name].comparison_grids == ("noise", "stroke-redraw", "digit-prototype")
-    spec = resolve("amnist", "quick", [])
-    grids = {b.name: comparison_grid_spec(spec, b) for b in ComparisonGrid.all(spec.preset)}
-    assert {k: len(g.grid_points()) for k, g in grids.items()} == {"noise": 6, "stroke-redraw": 2, "digit-prototype": 1}
-    for grid in grids.values():  # the releaser's quick data and attacker budget
-        assert {k: grid.config[k] for k in ("n_train", "n_test", "attack_records", "attack_epochs", "attack_patience")} == {
-            "n_train": 2000, "n_test": 1000, "attack_records": 5000, "attack_epochs": 48, "attack_patience": 8}
+    # the quick profile's grids in full; beside the default (fast) profile, the σ that bracket its front and one pen
+    for profile, sizes in (("quick", {"noise": 6, "stroke-redraw": 2, "digit-prototype": 1}),
+                           ("fast", {"noise": 4, "stroke-redraw": 1, "digit-prototype": 1})):
+        spec = resolve("amnist", profile, [])
+        grids = {b.name: comparison_grid_spec(spec, b) for b in ComparisonGrid.all(spec.preset)}
+        assert {k: len(g.grid_points()) for k, g in grids.items()} == sizes
+        for grid in grids.values():  # the releaser's quick data and attacker budget
+            assert {k: grid.config[k] for k in ("n_train", "n_test", "attack_records", "attack_epochs",
+                                                "attack_patience")} == {
+                "n_train": 2000, "n_test": 1000, "attack_records": 5000, "attack_epochs": 48, "attack_patience": 8}
+    assert presets()["amnist"].default_profile == "fast"
+    assert resolve("amnist", "fast", []).config == resolve("amnist", "quick", []).config  # fewer points, not less work each
 
 
 def test_a_sweep_recorded_with_the_noise_grid_alone_resumes_with_it_alone() -> None:
