@@ -64,7 +64,7 @@ def main() -> None:
     print(f"torch {torch.__version__}, CPU kernels {torch.backends.cpu.get_cpu_capability()}, {args.threads} thread(s), "
           f"batch {args.batch}; median of {args.rounds} interleaved rounds")
     for name, (model, loss) in networks(args.batch).items():
-        default = copy.deepcopy(model).to(memory_format=torch.contiguous_format)  # type: ignore[call-overload]
+        default = copy.deepcopy(model).to(memory_format=torch.contiguous_format)
         times: dict[str, list[float]] = {"default": [], "channels-last": []}
         for _ in range(args.rounds):
             times["default"].append(step_time(default, x, loss, args.repeats))

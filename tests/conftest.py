@@ -1,16 +1,22 @@
 """Shared helpers: run the real CLI in a subprocess and read back the real MLflow store."""
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import json
 import os
 import shlex
+import shutil
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from filelock import FileLock
 from mlflow.tracking import MlflowClient
 
 REPO = Path(__file__).resolve().parents[1]
@@ -67,6 +73,67 @@ def store(workdir: Path) -> MlflowClient:
 @pytest.fixture()
 def workdir(tmp_path: Path) -> Path:
     return tmp_path
+
+
+# The smoke sweep every test that only reads a sweep's results shares (its store, storage, report and what it printed):
+# one per test session, whichever test process asks first runs it, the other waits for it (a lock beside it).
+SMOKE_SWEEP = ("amnist", "--profile", "smoke", "--attackers", "thickness")
+TRANSIENT = ("-journal", "-wal", "-shm")  # sqlite's own files while a reader has the store open
+
+
+@dataclass(frozen=True)
+class SharedSweep:
+    """The session's smoke sweep (:data:`SMOKE_SWEEP`): its folder (``mlflow.db``, ``runs/``, ``mlruns/``, ``reports/``)
+    and what the command printed. Read it only: a test that writes to it fails the session (:func:`tree_changes`)."""
+
+    folder: Path
+    stdout: str
+    stderr: str
+
+
+def tree_digest(folder: Path) -> dict[str, str]:
+    """Every file under ``folder`` (relative path) with the SHA-256 of its bytes, sqlite's transient files left out."""
+    return {str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted(folder.rglob("*")) if path.is_file() and not path.name.endswith(TRANSIENT)}
+
+
+def tree_changes(folder: Path, digest: dict[str, str]) -> list[str]:
+    """The files under ``folder`` added, removed or changed since ``digest`` (:func:`tree_digest`) was taken."""
+    now = tree_digest(folder)
+    return sorted(path for path in digest.keys() | now.keys() if digest.get(path) != now.get(path))
+
+
+@pytest.fixture(scope="session")
+def smoke_sweep(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedSweep]:
+    """The session's one smoke sweep, run once for every test process; after the session, unchanged or an error."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the folder the test processes' own temporary folders share
+    folder, record = shared / "smoke-sweep", shared / "smoke-sweep.json"
+    with FileLock(str(shared / "smoke-sweep.lock")):
+        if not record.exists():
+            folder.mkdir(exist_ok=True)
+            out = run_sweep(folder, *SMOKE_SWEEP, timeout=900)
+            assert out.returncode == 0, out.stderr[-3000:]
+            record.write_text(json.dumps({"stdout": out.stdout, "stderr": out.stderr, "digest": tree_digest(folder)}))
+    saved = json.loads(record.read_text())
+    yield SharedSweep(folder, saved["stdout"], saved["stderr"])
+    changed = tree_changes(folder, saved["digest"])
+    assert not changed, f"a test wrote to the shared smoke sweep ({folder}): {changed[:10]}"
+
+
+def copy_sweep(sweep: SharedSweep, destination: Path) -> Path:
+    """A copy of the shared sweep at ``destination`` that a test may write to: its files, and every absolute path its
+    store holds (artifact locations, checkpoint tags, the storage param) pointed at the copy; returns ``destination``."""
+    shutil.copytree(sweep.folder, destination, dirs_exist_ok=True)
+    old, new = str(sweep.folder), str(destination)
+    with sqlite3.connect(destination / "mlflow.db") as db:
+        tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        for table in tables:
+            for column in [row[1] for row in db.execute(f'PRAGMA table_info("{table}")')]:
+                db.execute(f'UPDATE "{table}" SET "{column}" = replace("{column}", ?, ?) '
+                           f'WHERE typeof("{column}") = \'text\' AND instr("{column}", ?) > 0', (old, new, old))
+    return destination
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -17,6 +17,7 @@ from platform.plan.comparison_grid import comparison_grid_spec, comparison_grids
 from platform.plan.spec import resolve
 from platform.results import tracking
 from platform.results.comparison_grid import ComparisonGrid
+from platform.run.launch import run_order
 from search_spaces import presets
 from trainables.prototype.mechanism import DigitPrototypeBaseline, class_means
 from trainables.shared.tune_loop import write_checkpoint
@@ -173,3 +174,12 @@ def test_smoke_sweep_runs_every_baseline_beside_its_front(workdir: Path) -> None
     html = report.read_text(encoding="utf-8")
     assert "Baselines beside the front" in html and "stroke redraw (<code>stroke-redraw</code>)" in html
     assert "digit prototype (<code>digit-prototype</code>)" in html
+
+
+def test_beside_the_learning_curves_the_one_trial_grids_run_first_and_results_keep_the_declared_order() -> None:
+    # the fast profile's grids: noise 4 trials, the stroke redraw 1, the digit prototype 1; the curves hold a slot
+    spec = resolve("amnist", "fast", [])
+    grids = tuple(comparison_grid_spec(spec, b) for b in ComparisonGrid.all(spec.preset))
+    assert [g.preset.name for g in grids] == ["noise", "stroke-redraw", "digit-prototype"]
+    assert run_order(grids, beside_curves=True) == [1, 2, 0]
+    assert run_order(grids, beside_curves=False) == [0, 1, 2]  # no curves (the smoke profile): as declared

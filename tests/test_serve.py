@@ -15,7 +15,7 @@ import pytest
 import requests
 import schemathesis
 import torch
-from conftest import REPO, assert_runs_as_printed, run_sweep, store, sweep_env
+from conftest import REPO, SharedSweep, assert_runs_as_printed, copy_sweep, store, sweep_env
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mlflow.artifacts import download_artifacts
@@ -44,12 +44,10 @@ def select(workdir: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def deployment(tmp_path_factory: pytest.TempPathFactory):
-    """A smoke sweep with the farm (one quick attacker: serving is under test, not the attackers), its trials registered
-    as points, and the service on a free port (torn down after)."""
-    workdir = tmp_path_factory.mktemp("serve")
-    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--attackers", "thickness")
-    assert out.returncode == 0, out.stderr[-3000:]
+def deployment(tmp_path_factory: pytest.TempPathFactory, smoke_sweep: SharedSweep):
+    """A copy of the session's smoke sweep (its farm one quick attacker: serving is under test, not the attackers), its
+    trials registered as points, and the service on a free port (torn down after)."""
+    workdir = copy_sweep(smoke_sweep, tmp_path_factory.mktemp("serve"))
     trials = sorted(r.info.run_name for r in store(workdir).search_runs(
         [store(workdir).get_experiment_by_name("putlab-amnist").experiment_id]) if r.data.tags.get("putlab.role") == "trial")
     for trial in trials:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import torch
-from conftest import REPO, assert_runs_as_printed, run_sweep, store, sweep_env
+from conftest import REPO, SharedSweep, assert_runs_as_printed, run_sweep, store, sweep_env
 
 from search_spaces import presets
 from trainables.shared.tune_loop import KILL_ENV
@@ -30,9 +30,9 @@ def runs_by_role(workdir: Path) -> tuple[object, list]:
     return parents[0], [r for r in runs if r.data.tags.get("putlab.role") == "trial"]
 
 
-def test_smoke_sweep_logs_runs_metrics_and_front(workdir: Path) -> None:
-    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--attackers", "thickness")  # the whole farm: test_farm
-    assert out.returncode == 0, out.stderr[-3000:]
+def test_smoke_sweep_logs_runs_metrics_and_front(smoke_sweep: SharedSweep, tmp_path: Path) -> None:
+    # the session's shared sweep: the smoke grid with the thickness attacker (the whole farm: test_farm)
+    workdir, out = smoke_sweep.folder, smoke_sweep
     assert "Pareto front: " in out.stdout and "trials (*) on 3 objectives; hypervolume" in out.stdout
     assert "mlflow ui --backend-store-uri sqlite:///" in out.stdout
     assert "trials 3/3 done, 0 running, 0 failed" in out.stdout and "checkpoint 1: strongest attacker" in out.stdout
@@ -79,7 +79,7 @@ def test_smoke_sweep_logs_runs_metrics_and_front(workdir: Path) -> None:
     computed = [1.0 - child.data.metrics["pretrain/cached"] for child in children]
     assert sum(computed) <= 1.0, computed
 
-    trials_csv = client.download_artifacts(parent.info.run_id, "front/trials.csv", str(workdir))
+    trials_csv = client.download_artifacts(parent.info.run_id, "front/trials.csv", str(tmp_path))
     table = pd.read_csv(trials_csv)
     assert len(table) == 3 and table["pareto_front"].any()
     assert parent.data.metrics["front/size"] == table["pareto_front"].sum()
