@@ -43,6 +43,11 @@ def select(workdir: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, cwd=REPO, env=sweep_env(), capture_output=True, text=True, timeout=120)
 
 
+# The tests of the running service: a smoke sweep's copy, its points registered and a Ray Serve endpoint, minutes on 2
+# CPUs, so they run under -m slow (CI runs both); choosing points and the key's rules are tested in the default run.
+SERVICE = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory: pytest.TempPathFactory, smoke_sweep: SharedSweep):
     """A copy of the session's smoke sweep (its farm one quick attacker: serving is under test, not the attackers), its
@@ -74,6 +79,7 @@ def test_choose_takes_the_best_utility_under_the_privacy_bound() -> None:
         choose(table, AXES, trial="d")
 
 
+@SERVICE
 def test_registered_versions_carry_config_metrics_and_checkpoint(deployment) -> None:
     workdir, _, trials = deployment
     client = store(workdir)
@@ -89,6 +95,7 @@ def test_registered_versions_carry_config_metrics_and_checkpoint(deployment) -> 
         assert (files / "state.pt").stat().st_size > 1000 and point["config"]["lam"] in (0.0, 10.0, 3.0)
 
 
+@SERVICE
 def test_select_refuses_an_impossible_bound_and_an_unknown_sweep(deployment) -> None:
     workdir, _, _ = deployment
     impossible = select(workdir, "--max-attack", "0.01")
@@ -101,6 +108,7 @@ def test_select_refuses_an_impossible_bound_and_an_unknown_sweep(deployment) -> 
     assert len(store(workdir).search_model_versions("name = 'putlab-amnist'")) == 3  # nothing registered by a refusal
 
 
+@SERVICE
 def test_served_release_equals_the_offline_transform(deployment) -> None:
     workdir, base, trials = deployment
     client = store(workdir)
@@ -156,6 +164,7 @@ SAMPLE = [[[0.5] * 28] * 28]
     (b'{"inputs": [[[[0.5]]]], "seed": ' + b"7" * 5000 + b"}", 422, "integer of 5000 digits is too large"),
     (b'{"inputs": [[[[1' + b"0" * 400 + b']]]]}', 422, "integer of 401 digits is too large"),
 ])
+@SERVICE
 def test_malformed_requests_get_a_4xx_and_the_service_keeps_answering(deployment, body, status, message) -> None:
     _, base, _ = deployment
     got, answer = call(f"{base}/points/putlab-amnist/1/release", body)
@@ -173,6 +182,7 @@ def test_malformed_requests_get_a_4xx_and_the_service_keeps_answering(deployment
     (torch.zeros(9, 1, 28, 28).numpy().tobytes(), None, "batch of 9 samples exceeds the limit of 8"),
     (torch.zeros(1, 1, 28, 28).numpy().tobytes(), "seven", "seed must be a whole number"),
 ])
+@SERVICE
 def test_malformed_binary_requests_get_a_4xx(deployment, body: bytes, seed: str | None, message: str) -> None:
     _, base, _ = deployment
     headers = {"content-type": "application/octet-stream"} | ({"x-putlab-seed": seed} if seed else {})
@@ -184,6 +194,7 @@ def test_malformed_binary_requests_get_a_4xx(deployment, body: bytes, seed: str 
     assert call(f"{base}/health")[0] == 200
 
 
+@SERVICE
 def test_nan_input_of_the_right_shape_is_refused(deployment) -> None:
     _, base, _ = deployment
     row = b"[" + b",".join([b"0.5"] * 27 + [b"NaN"]) + b"]"
@@ -192,6 +203,7 @@ def test_nan_input_of_the_right_shape_is_refused(deployment) -> None:
     assert got == 422 and answer["error"] == "inputs contain NaN or infinite values"
 
 
+@SERVICE
 def test_unknown_and_corrupt_points_are_refused_and_the_others_still_served(deployment) -> None:
     workdir, base, trials = deployment
     got, answer = call(f"{base}/points/putlab-amnist/99/release", {"inputs": [SAMPLE]})
@@ -221,6 +233,7 @@ def test_serve_refuses_a_short_api_key_in_one_line() -> None:
     assert out.returncode == 2 and out.stderr.strip() == expected
 
 
+@SERVICE
 def test_api_key_guards_every_route_but_health(deployment) -> None:
     """A service started with an API key in its environment: 401 without it or with a wrong one, 200 with it."""
     workdir, _, _ = deployment
@@ -248,6 +261,7 @@ def test_api_key_guards_every_route_but_health(deployment) -> None:
     assert "Authorization: Bearer $PUTLAB_SERVE_API_KEY required" in (workdir / "serve-keyed.log").read_text()
 
 
+@SERVICE
 def test_a_chunked_body_over_the_limit_is_refused_while_it_is_read(deployment) -> None:
     _, base, _ = deployment
     chunks = (b" " * 50_000 for _ in range(100))  # 5 MB in chunks, no Content-Length: the limit is 200,000
@@ -274,6 +288,7 @@ def raw_request(base: str, head: bytes, body: bytes, wait_s: float) -> tuple[byt
     return answer, closed, time.monotonic() - started
 
 
+@SERVICE
 def test_a_body_shorter_than_its_content_length_frees_the_worker_within_the_read_timeout(deployment) -> None:
     """A client that declares 1,000 bytes, sends 12 and waits: a 408 after the read timeout and the connection
     closed, not a slot held until the client gives up; the service keeps answering."""
@@ -288,6 +303,7 @@ def test_a_body_shorter_than_its_content_length_frees_the_worker_within_the_read
 
 
 @pytest.mark.parametrize("path, method, status", [("/nowhere", "GET", 404), ("/points/putlab-amnist/1/release", "GET", 405)])
+@SERVICE
 def test_framework_refusals_are_one_line_too(deployment, path: str, method: str, status: int) -> None:
     _, base, _ = deployment
     with pytest.raises(urllib.error.HTTPError) as refused:
@@ -295,6 +311,7 @@ def test_framework_refusals_are_one_line_too(deployment, path: str, method: str,
     assert refused.value.code == status and "\n" not in json.loads(refused.value.read())["error"]
 
 
+@SERVICE
 def test_unsupported_content_type_is_415(deployment) -> None:
     _, base, _ = deployment
     request = urllib.request.Request(f"{base}/points/putlab-amnist/1/release", data=b"inputs=1",
@@ -326,6 +343,7 @@ def cases(base: str) -> st.SearchStrategy:
     return st.one_of(strategies)
 
 
+@SERVICE
 def test_every_fuzzed_request_gets_a_documented_answer(deployment) -> None:
     _, base, _ = deployment
     session = requests.Session()
@@ -350,6 +368,7 @@ def test_every_fuzzed_request_gets_a_documented_answer(deployment) -> None:
     assert session.get(f"{base}/health", timeout=30).status_code == 200
 
 
+@SERVICE
 def test_printed_serve_command_runs_as_printed(deployment) -> None:
     """The `serve it:` line of platform.select, pasted from the repository root into a shell without the venv."""
     workdir, _, _ = deployment
