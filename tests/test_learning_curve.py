@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import torch
 from conftest import REPO, run_sweep, store, user_env
+from mlflow.tracking import MlflowClient
 from ray import tune
 
 from attacks.attackers.deep import DeepAttacker
@@ -34,7 +35,7 @@ from attacks.base import AttackInput, AttackResult, CheckpointInputs
 from attacks.plots.learning_curve_plot import curve_png
 from core.config import AttackBudget
 from platform.figures.html_report import learning_curves
-from platform.run.learning_curves import CurveJob, lanes
+from platform.run.learning_curves import CurveJob, lanes, logged_choice, logged_point
 
 
 def board(n: int, cells: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -266,3 +267,19 @@ def test_a_lane_draws_its_curves_in_order_and_a_failing_one_does_not_stop_the_ot
     assert first == "ValueError: no release for first" and third == "ValueError: no release for third"
     assert isinstance(curve, LearningCurve)
     assert curve == learning_curve(KnnAttacker(), data, CheckpointInputs(data).config.seed)
+
+
+def test_a_curve_job_reads_the_farm_s_own_point_and_choice_at_its_step(tmp_path: Path) -> None:
+    # what the farm logged at step 4 (and other values at step 2): the curve's 100 % point and the configuration its
+    # parts are fitted with; an attacker with no tuned family (no chosen_*) gives no choice
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    run_id = client.create_run(client.create_experiment("curves")).info.run_id
+    at_four = {"accuracy": 0.799, "accuracy/ci_low": 0.772, "accuracy/ci_high": 0.824, "train_records": 5000.0,
+               "chosen_width": 32.0, "chosen_lr": 1e-3, "chosen_augment": 1.0}
+    for key, value in at_four.items():
+        client.log_metric(run_id, f"attack/deep/{key}", value, step=4)
+        client.log_metric(run_id, f"attack/deep/{key}", 0.0, step=2)
+    client.log_metric(run_id, "attack/thickness/accuracy", 0.7, step=4)
+    assert logged_point(client, run_id, 4, "deep") == CurvePoint(1.0, 5000, 0.799, 0.772, 0.824)
+    assert logged_choice(client, run_id, 4, "deep") == Candidate(32, 1e-3, True)
+    assert logged_point(client, run_id, 4, "thickness") is None and logged_choice(client, run_id, 4, "thickness") is None

@@ -130,7 +130,7 @@ def learning_curve(attacker: Attacker, data: AttackInput, seed: int = 0, budget:
     points = []
     for fraction, idx in zip(fractions, parts, strict=True):
         if fraction == 1.0 and full is not None:
-            points.append(replace(full, fraction=1.0))
+            points.append(full)
             continue
         part = data if len(idx) == len(data.train_s) else training_part(data, idx)
         metrics = attacker.run(part).metrics

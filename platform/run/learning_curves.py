@@ -76,26 +76,25 @@ def curve_jobs(client: MlflowClient, runs: Iterable[Run], privacy_attackers: tup
     return jobs
 
 
+def logged_values(client: MlflowClient, run_id: str, step: int, attacker: str, keys: tuple[str, ...]) -> list[float] | None:
+    """The attacker's ``attack/<attacker>/<key>`` of each key at ``step``, in order; None where any was not logged."""
+    values = [metric_at(client, run_id, f"attack/{attacker}/{key}", step) for key in keys]
+    return None if any(value is None for value in values) else [float(v) for v in values if v is not None]
+
+
 def logged_choice(client: MlflowClient, run_id: str, step: int, attacker: str) -> Candidate | None:
     """The configuration the attacker's own search chose at ``step`` (its width, Adam step and augmentation), or None
     for an attacker with no tuned family."""
-    keys = ("chosen_width", "chosen_lr", "chosen_augment")
-    values = [metric_at(client, run_id, f"attack/{attacker}/{key}", step) for key in keys]
-    if any(value is None for value in values):
-        return None
-    width, lr, augment = (float(v) for v in values if v is not None)
-    return Candidate(int(width), lr, bool(augment))
+    values = logged_values(client, run_id, step, attacker, ("chosen_width", "chosen_lr", "chosen_augment"))
+    return None if values is None else Candidate(int(values[0]), values[1], bool(values[2]))
 
 
 def logged_point(client: MlflowClient, run_id: str, step: int, attacker: str) -> CurvePoint | None:
     """The attacker's own reading at ``step`` (accuracy, its interval and records) as the curve's 100 % point, so the
     curve does not fit it again; None where any of the four was not logged."""
-    keys = ("accuracy", "accuracy/ci_low", "accuracy/ci_high", "train_records")
-    values = [metric_at(client, run_id, f"attack/{attacker}/{key}", step) for key in keys]
-    if any(value is None for value in values):
-        return None
-    accuracy, low, high, records = (float(v) for v in values if v is not None)
-    return CurvePoint(1.0, int(records), accuracy, low, high)
+    values = logged_values(client, run_id, step, attacker, ("accuracy", "accuracy/ci_low", "accuracy/ci_high",
+                                                            "train_records"))
+    return None if values is None else CurvePoint(1.0, int(values[3]), values[0], values[1], values[2])
 
 
 def curve_line(trial: str, step: int, curve: LearningCurve) -> str:
