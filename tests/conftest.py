@@ -167,6 +167,13 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
     return TestsApartButCostlyModules(config, log)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow tests first (each a minute or more), the rest after them: the two test processes take the long ones
+    while much work is left and end on short ones, so neither waits long on the other at the end (``-m "slow or not
+    slow"``, as .ci/run runs them)."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def threads_per_process() -> int:
     """Torch threads for a test process: the machine's cores shared among the test processes (pytest-xdist's workers),
     so that no core runs two busy threads (two threads on two busy cores made some tests 50 times slower)."""

@@ -35,9 +35,8 @@ from platform.run.resume_seal import StateSealer, verify
 from search_spaces import presets
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_an_interrupt_marks_the_sweep_killed_and_resume_finishes_it(workdir: Path, sig: signal.Signals) -> None:
+@pytest.mark.slow  # SIGTERM (``kill PID``); Ctrl+C's stop and resume: the amnist tests below and test_resume_state
+def test_a_sigterm_marks_the_sweep_killed_and_resume_finishes_it(workdir: Path) -> None:
     args = ["gmm", "--profile", "smoke", "--set", "report_every=10", "--set", "steps=400", "-v",
             "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}", "--storage", str(workdir / "runs")]
     proc = subprocess.Popen([sys.executable, "-m", "platform.sweep", *args], cwd=REPO, env=sweep_env(),
@@ -49,7 +48,7 @@ def test_an_interrupt_marks_the_sweep_killed_and_resume_finishes_it(workdir: Pat
         if " step " in line or time.time() > deadline:
             break
     assert " step " in seen[-1], "".join(seen)
-    proc.send_signal(sig)
+    proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=180)
     assert proc.returncode == 130, err[-3000:]
 
@@ -128,9 +127,9 @@ def store_digest(workdir: Path) -> dict[str, str]:
             for p in sorted(workdir.rglob("*")) if p.is_file()}
 
 
+# A second Ctrl+C, and the resume after it: test_resume_state's test_a_second_ctrl_c_stops_the_wait_for_the_farm_...
 @pytest.mark.slow  # a smoke sweep to its second trial: about 2 min on 2 busy cores
-@pytest.mark.parametrize("signals", [(signal.SIGINT,), (signal.SIGTERM,), (signal.SIGINT, signal.SIGINT)],
-                         ids=["SIGINT", "SIGTERM", "SIGINT twice"])
+@pytest.mark.parametrize("signals", [(signal.SIGINT,), (signal.SIGTERM,)], ids=["SIGINT", "SIGTERM"])
 def test_a_stop_during_the_game_ends_the_sweep_within_seconds_and_cancels_the_farm(
         workdir: Path, signals: tuple[signal.Signals, ...]) -> None:
     # the first trial's checkpoint is with the farm (its attackers train for longer than the next trial starts)
@@ -142,18 +141,7 @@ def test_a_stop_during_the_game_ends_the_sweep_within_seconds_and_cancels_the_fa
     parent, children = sweep_runs(workdir)
     assert parent.info.status == "KILLED"
     assert {c.info.status for c in children} <= {"FINISHED", "KILLED"} and "KILLED" in {c.info.status for c in children}
-    if len(signals) == 1:  # a single stop cancelled what the farm had in flight (a second one cuts the wait shorter)
-        assert re.search(r"attack farm: cancelled \d+ checkpoint attack", log), log[-3000:]
-        return
-    # a second Ctrl+C left nothing broken: the resumed sweep finishes, every checkpoint attacked, none twice
-    resumed = subprocess.run(shlex.split(log.split("continue with:", 1)[1].splitlines()[0]), cwd=REPO,
-                             env=sweep_env(), capture_output=True, text=True, timeout=900)
-    assert resumed.returncode == 0, resumed.stderr[-3000:]
-    parent, children = sweep_runs(workdir)
-    assert parent.info.status == "FINISHED" and len(children) == 3
-    assert all(c.info.status == "FINISHED" and "attack/max/accuracy" in c.data.metrics for c in children)
-    client = store(workdir)
-    assert all(len(client.get_metric_history(c.info.run_id, "attack/max/accuracy")) == 1 for c in children)
+    assert re.search(r"attack farm: cancelled \d+ checkpoint attack", log), log[-3000:]
 
 
 @pytest.mark.slow  # a smoke sweep stopped three times and resumed: about 5 min on 2 busy cores

@@ -175,7 +175,7 @@ def test_resume_keeps_attackers_none_and_counts_the_finished_noise_trials(workdi
     assert not [r for r in runs if "attack/max/accuracy" in r.data.metrics]
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # Ctrl+C twice and a resume (the one end-to-end test of a resume after Ctrl+C with the whole farm)
 def test_a_second_ctrl_c_stops_the_wait_for_the_farm_at_once_and_the_sweep_resumes(workdir: Path) -> None:
     # the preset's farm trains reference models for a while: the first checkpoint's attacks are still pending when
     # the first Ctrl+C has stopped the trials
@@ -203,9 +203,19 @@ def test_a_second_ctrl_c_stops_the_wait_for_the_farm_at_once_and_the_sweep_resum
     exp = client.get_experiment_by_name("putlab-amnist")
     (parent,) = client.search_runs([exp.experiment_id], filter_string="tags.`putlab.role` = 'sweep'")
     assert parent.info.status == "KILLED"
+    # the raw-data reference points: kept if they were done by then (and not computed again), else run again
+    kept = {k: v for k, v in parent.data.metrics.items() if k.startswith("baseline/")}
 
+    # the other trial and the attacks the second Ctrl+C cut, with the options the sweep recorded
     out = run_sweep(workdir, "amnist", "--resume", timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
+    parent = client.get_run(parent.info.run_id)
+    assert parent.info.status == "FINISHED"
+    assert "baseline/utility/accuracy" in parent.data.metrics
+    assert {k: parent.data.metrics[k] for k in kept} == kept
     runs = client.search_runs([exp.experiment_id], filter_string="tags.`putlab.role` = 'trial'")
-    assert len(runs) == 2 and {r.info.status for r in runs} == {"FINISHED"}
-    assert all("attack/max/accuracy" in r.data.metrics for r in runs)  # the attacks the second Ctrl+C cut are made up
+    assert len(runs) == 2 and {r.info.status for r in runs} == {"FINISHED"}  # none lost, none duplicated
+    assert sorted(r.data.params["lam"] for r in runs) == ["0.0", "10.0"]
+    for run in runs:  # each epoch logged once, each checkpoint attacked once (the cut attacks made up)
+        assert [m.step for m in client.get_metric_history(run.info.run_id, "epoch")] == [1]
+        assert len(client.get_metric_history(run.info.run_id, "attack/max/accuracy")) == 1

@@ -1,16 +1,12 @@
 """End to end through real Ray Tune and a real sqlite MLflow store: runs, metrics, front, resume, retries."""
 from __future__ import annotations
 
-import io
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import torch
-from conftest import REPO, SharedSweep, assert_runs_as_printed, run_sweep, store, sweep_env
+from conftest import SharedSweep, assert_runs_as_printed, run_sweep, store, sweep_env
 
 from search_spaces import presets
 from trainables.shared.tune_loop import KILL_ENV
@@ -83,43 +79,6 @@ def test_smoke_sweep_logs_runs_metrics_and_front(smoke_sweep: SharedSweep, tmp_p
     table = pd.read_csv(trials_csv)
     assert len(table) == 3 and table["pareto_front"].any()
     assert parent.data.metrics["front/size"] == table["pareto_front"].sum()
-
-
-@pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
-def test_interrupted_sweep_resumes_without_duplicates(workdir: Path) -> None:
-    cmd = [sys.executable, "-m", "platform.sweep", "amnist", "--profile", "smoke", "--set", "alpha=2", "--set", "lam=0,1,2,3",
-           "--set", "epochs=2", "--max-concurrent", "1",
-           "--no-comparison-grids", "--attackers", "thickness",  # resumed with grids and the farm: test_interrupts
-           "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}", "--storage", str(workdir / "runs")]
-    proc = subprocess.Popen(cmd, cwd=REPO, env=sweep_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    log = io.StringIO()
-    for line in proc.stdout:
-        log.write(line)
-        if "finished in" in line:  # the first trial is done: interrupt like a user's Ctrl+C
-            proc.send_signal(signal.SIGINT)
-            break
-    log.write(proc.stdout.read())
-    assert proc.wait(timeout=120) == 130, log.getvalue()[-3000:]
-    assert "--resume" in log.getvalue()
-    parent, children = runs_by_role(workdir)
-    assert parent.info.status == "KILLED"
-    assert sum(c.info.status == "FINISHED" for c in children) < 4
-    kept = {k: v for k, v in parent.data.metrics.items() if k.startswith("baseline/")}
-    assert "baseline/utility/accuracy" in kept  # the raw-data reference points, done before the first trial, survive Ctrl+C
-
-    # the other three trials and their farm, with the options the sweep recorded
-    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--resume", timeout=600)
-    assert out.returncode == 0, out.stderr[-3000:]
-    parent, children = runs_by_role(workdir)
-    assert parent.info.status == "FINISHED"
-    assert {k: parent.data.metrics[k] for k in kept} == kept  # the resumed sweep did not compute them again
-    assert len(children) == 4
-    assert len({c.data.tags["putlab.trial_id"] for c in children}) == 4
-    assert sorted(c.data.params["lam"] for c in children) == ["0.0", "1.0", "2.0", "3.0"]
-    client = store(workdir)
-    for child in children:
-        assert child.info.status == "FINISHED"
-        assert [m.step for m in client.get_metric_history(child.info.run_id, "epoch")] == [1, 2]
 
 
 @pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
