@@ -17,7 +17,11 @@ from core.messages import first_line
 T = TypeVar("T")
 
 
-class PluginClash(ValueError):
+class PluginError(ValueError):
+    """An installed package's plug-in that does not load, is not of its kind, or takes a name already taken."""
+
+
+class PluginClash(PluginError):
     """Two plug-ins of one kind under one name."""
 
 
@@ -53,22 +57,22 @@ def built_in(package: str, attribute: str) -> Iterator[tuple[str, object]]:
 def installed(group: str) -> Iterator[tuple[str, object]]:
     """(source, value) of every entry point installed packages publish in ``group``, by entry-point name."""
     for point in sorted(entry_points(group=group), key=lambda p: p.name):
-        source = f"entry point {point.name} = {point.value}"
+        source = f"entry point {point.name} = {point.value}" + (f" of package {point.dist.name}" if point.dist else "")
         try:
             value = point.load()
         except Exception as exc:  # noqa: BLE001 - an installed package's import error: one line naming the entry point
-            raise ValueError(f"{source} does not load: {type(exc).__name__}: {first_line(exc)}") from None
+            raise PluginError(f"{source} does not load: {type(exc).__name__}: {first_line(exc)}") from None
         yield source, value
 
 
 def collect(kind: PluginKind[T], found: Iterable[tuple[str, object]]) -> dict[str, T]:
-    """The plug-ins ``found`` by name; one that is not of the kind's type is a ValueError, a taken name a PluginClash."""
+    """The plug-ins ``found`` by name; one that is not of the kind's type is a PluginError, a taken name a PluginClash."""
     items: dict[str, T] = {}
     sources: dict[str, str] = {}
     for source, value in found:
         for item in value if isinstance(value, tuple) else (value,):
             if not isinstance(item, kind.type):
-                raise ValueError(f"{source} is a {type(item).__name__}, not a {kind.type.__module__}."
+                raise PluginError(f"{source} is a {type(item).__name__}, not a {kind.type.__module__}."
                                  f"{kind.type.__qualname__}")
             name = kind.name(item)
             if name in items and items[name] is not item:

@@ -9,17 +9,19 @@ from typing import NoReturn
 import ray
 
 from core.files.source import InputFileError
+from core.plugins import PluginError
 from platform.errors import UsageError
 
 EXIT_USAGE = 2
 
 
 def guarded(work: Callable[[], int]) -> int:
-    """Run ``work``; a UsageError, or an InputFileError (a file it reads is not what it should be), becomes
-    ``error: <one line>`` on stderr and exit code 2."""
+    """Run ``work``; a UsageError, an InputFileError (a file it reads is not what it should be) or a PluginError (an
+    installed package's plug-in, found when ``work`` first needs its kind) becomes ``error: <one line>`` on stderr and
+    exit code 2."""
     try:
         return work()
-    except (UsageError, InputFileError) as exc:
+    except (UsageError, InputFileError, PluginError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     finally:

@@ -74,11 +74,14 @@ def shared_axes(sweeps: list[tuple[str, SweepSummary, tuple[str, ...]]]) -> list
 def run(argv: list[str] | None = None) -> int:
     """Overlay the fronts, print each sweep's front size and hypervolume; returns the exit code."""
     p = argparse.ArgumentParser(prog="python -m platform.compare", description=__doc__.splitlines()[0])
-    p.add_argument("sweeps", nargs="+", help="sweep parent run ids, sweep names or experiment names (newest sweep)")
+    p.add_argument("sweeps", nargs="+", help="two or more: sweep parent run ids, sweep names or experiment names "
+                                             "(newest sweep)")
     p.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite:///<cwd>/mlflow.db)")
     args = p.parse_args(argv)
     silence()
     preflight.check_not_empty(args, "tracking_uri")
+    if len(args.sweeps) < 2:
+        raise UsageError(f"give at least two sweeps to compare (got one: {args.sweeps[0]!r})")
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
     client = tracking.connect(tracking_uri, create=False)
     sweeps = [sweep_summary(client, parent_id) for _, parent_id in sweep_parents(client, args.sweeps)]

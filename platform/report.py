@@ -11,7 +11,8 @@ from mlflow.tracking import MlflowClient
 
 from core.quiet import silence
 from platform.cli import guarded
-from platform.figures.html_report import write_sweep_report
+from platform.errors import UsageError
+from platform.figures.html_report import render_sweep, report_dir, write_report
 from platform.plan.spec import preset_of
 from platform.results import tracking
 from platform.results.summary import read_summary
@@ -19,9 +20,18 @@ from platform.run import preflight
 
 
 def rebuild(client: MlflowClient, parent_id: str, tracking_uri: str, out: Path | None = None) -> Path:
-    """Write the sweep's report again from its stored runs (``out``, else beside the store); returns its path."""
-    preset = preset_of(client.get_run(parent_id).data.params)
-    return write_sweep_report(client, parent_id, preset, read_summary(client, parent_id, preset), tracking_uri, out)
+    """Write the sweep's report again from its stored runs (``out``, else beside the store); returns its path. A write
+    that fails is a UsageError naming the path, and leaves no partial file (nor anything stored: it comes first)."""
+    parent = client.get_run(parent_id)
+    preset = preset_of(parent.data.params)
+    path = out or report_dir(tracking_uri) / f"{parent.info.run_name}.html"
+    html = render_sweep(client, parent_id, preset, read_summary(client, parent_id, preset))
+    try:
+        return write_report(client, parent_id, html, path)
+    except OSError as exc:
+        if path.is_file() and exc.filename in (None, str(path)):
+            path.unlink()  # what the failed write left of it
+        raise UsageError(f"could not write the report {exc.filename or path}: {exc.strerror or exc}") from None
 
 
 def run(argv: list[str] | None = None) -> int:

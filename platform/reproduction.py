@@ -239,6 +239,8 @@ def run(argv: list[str] | None = None) -> int:
     stored = {study.key: study_sweeps(client, study) if client is not None else [] for study in STUDIES}
     # every snapshot is read (and validated) before anything is written: the report falls back on it, or joins its parts
     saved = {study.key: snapshot.load(out / study.key) for study in STUDIES}
+    if args.snapshots and all(kept is None for kept in saved.values()):
+        raise UsageError(f"--snapshots: no study snapshot in {out} to read")
     runs: dict[str, StudyRuns] = {}
     figures: dict[str, list[Path]] = {}
     for study in STUDIES:

@@ -89,10 +89,12 @@ def parse_args(argv: list[str] | None = None) -> SweepOptions:
 
 
 def farm_attackers(args: SweepOptions, spec: SweepSpec) -> tuple[str, ...]:
-    """The attackers run on every checkpoint: ``--attackers`` (validated) or the preset's farm."""
+    """The attackers run on every checkpoint, ``--attackers`` or the preset's farm, checked against the registry (so
+    an installed attacker plug-in that is broken stops the sweep here, in one line)."""
     if args.attackers is None:
-        return spec.preset.farm.attackers
-    names = () if args.attackers.strip() == "none" else tuple(a.strip() for a in args.attackers.split(","))
+        names = spec.preset.farm.attackers
+    else:
+        names = () if args.attackers.strip() == "none" else tuple(a.strip() for a in args.attackers.split(","))
     try:
         check_names(names)
     except ValueError as exc:

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import csv
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -40,13 +42,13 @@ from serve.validation import Limits, RequestError, parse_binary, parse_release, 
 CONFIG = [  # (preset, override, message): every config value checked for type, finiteness and range
     ("amnist", "epochs=inf", "epochs: must be a whole number (got inf)"),
     ("amnist", "n_train=inf", "n_train: must be a whole number (got inf)"),
-    ("amnist", "epochs=1e308", "epochs: must be in [1, 10000] (got 1e+308)"),
+    ("amnist", "epochs=1e308", "epochs: must be in [1, 10000] (got 1e308)"),
     ("amnist", "epochs=nan", "epochs: must be a whole number (got nan)"),
     ("amnist", "width=0", "width: must be in [1, 1024] (got 0)"),
     ("amnist", "squared_error_weight=nan", "squared_error_weight: must be a number, not NaN (got nan)"),
     ("amnist", "squared_error_weight=inf", "squared_error_weight: must be finite (got inf)"),
-    ("amnist", "lr=1e9", "lr: must be in (0, 10] (got 1000000000.0)"),
-    ("amnist", "batch_size=1e9", "batch_size: must be in [1, 65536] (got 1000000000)"),
+    ("amnist", "lr=1e9", "lr: must be in (0, 10] (got 1e9)"),
+    ("amnist", "batch_size=1e9", "batch_size: must be in [1, 65536] (got 1e9)"),
     ("amnist", "seed=-1", "seed: must be in [0, 2147483647] (got -1)"),
     ("amnist", "epochs=2.5", "epochs: must be a whole number (got 2.5)"),
     ("amnist", "width=wide", "width: must be a whole number (got 'wide')"),
@@ -55,14 +57,20 @@ CONFIG = [  # (preset, override, message): every config value checked for type, 
     ("amnist", "data_root=/etc/hostname", "data_root: /etc/hostname is not a directory"),
     ("amnist", "mechanism=releaser", "unknown override key 'mechanism'"),
     ("amnist-privatizer", "alpha=nan", "alpha: must be a number, not NaN (got nan)"),
-    ("amnist-privatizer", "algorithm=true", "algorithm: must be a whole number (got True)"),
-    ("gmm", "steps=1e12", "steps: must be in [1, 1000000] (got 1000000000000)"),
+    ("amnist-privatizer", "algorithm=true", "algorithm: must be a whole number (got true)"),
+    ("gmm", "steps=1e12", "steps: must be in [1, 1000000] (got 1e12)"),
     ("gmm", "sigma=inf", "sigma: must be finite (got inf)"),
-    ("adult-membership", "n=1e300", "n: must be in [2, 10000000] (got 1e+300)"),
+    ("adult-membership", "n=1e300", "n: must be in [2, 10000000] (got 1e300)"),
     ("adult-membership", "mc_runs=8", "mc_runs: must be >= 9 for the corrected KL estimate of p = 6 parameters"),
     ("cloak-mnist", "lam=nan", "lam: must be a number, not NaN (got nan)"),
     ("cloak-mnist", "T=nan", "T: must be a number, not NaN (got nan)"),
     ("eco", "releaser_hidden=0", "releaser_hidden: must be in [1, 4096] (got 0)"),
+    # round four: the value as the user wrote it, not its float (issue 56)
+    ("amnist", "epochs=99999999999999999999999", "epochs: must be in [1, 10000] (got 99999999999999999999999)"),
+    ("amnist", "distortion_target=1e400", "distortion_target: must be finite (got 1e400)"),
+    ("amnist", "lam=1,1e400", "lam: must be finite (got 1e400)"),
+    ("amnist", "epochs=2.50", "epochs: must be a whole number (got 2.50)"),
+    ("amnist", "latent=8,-8", "latent: takes one value, not a list (got '8,-8')"),
 ]
 
 
@@ -466,3 +474,145 @@ def test_real_commands_refuse_in_one_line_without_creating_anything(tmp_path: Pa
                               capture_output=True, text=True, timeout=120)
     assert reported.returncode == 2 and reported.stderr == chosen.stderr and reported.stdout == ""
     assert list(tmp_path.iterdir()) == []
+
+
+# Round four (issue 56): an installed attacker plug-in that clashes, fails to import or is not an attacker; a report
+# write that fails; snapshots that are not what the report wrote; a comparison of one sweep.
+
+CLASH = "from dataclasses import replace\nfrom attacks.attackers.knn import SPECS as KNN\n" \
+        "SPECS = (replace(KNN[0], summary='another knn'),)\n"
+PLUGIN = "entry point {} = putlab_hostile:SPECS of package putlab-hostile"
+PLUGINS = {  # (entry-point name, module text, the one line a command needing the registry prints)
+    "clash": ("knn", CLASH, f"error: attacker name 'knn' of {PLUGIN.format('knn')} clashes with the one of module "
+                            "attacks.attackers.knn"),
+    "broken": ("evil", "raise ImportError('no module named evil_dependency')\n",
+               f"error: {PLUGIN.format('evil')} does not load: ImportError: no module named evil_dependency"),
+    "string": ("evil", "SPECS = 'knn'\n", f"error: {PLUGIN.format('evil')} is a str, not a attacks.spec.AttackerSpec"),
+}
+
+
+def hostile_site(tmp: Path, point: str, module: str) -> Path:
+    """A folder holding the installed distribution ``putlab-hostile``: its module, and the entry point ``point`` in
+    ``putlab.attackers`` naming its ``SPECS``."""
+    site = tmp / "site"
+    info = site / "putlab_hostile-0.1.dist-info"
+    info.mkdir(parents=True)
+    (site / "putlab_hostile.py").write_text(module)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: putlab-hostile\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[putlab.attackers]\n{point} = putlab_hostile:SPECS\n")
+    return site
+
+
+PLUGIN_COMMANDS = [  # (plug-in, command, exit code, the expected line: None for the plug-in's own)
+    ("clash", ["platform.sweep", "--help"], 0, "usage: python -m platform.sweep"),
+    ("broken", ["platform.sweep", "--help"], 0, "usage: python -m platform.sweep"),
+    ("clash", ["platform.sweep", "amnist", "--profile", "smoke"], 2, None),
+    ("broken", ["platform.sweep", "amnist", "--profile", "smoke"], 2, None),
+    ("string", ["platform.sweep", "amnist", "--profile", "smoke", "--attackers", "knn"], 2, None),
+    ("broken", ["platform.attack", "s"], 2, "error: no MLflow tracking store at"),
+    ("string", ["platform.select", "s", "--trial", "t"], 2, "error: no MLflow tracking store at"),
+]
+
+
+@pytest.mark.parametrize("plugin, argv, code, line", PLUGIN_COMMANDS,
+                         ids=[f"{p}:{' '.join(a[:2])}" for p, a, _, _ in PLUGIN_COMMANDS])
+def test_a_broken_attacker_plugin_is_one_line_and_help_works(tmp_path: Path, plugin: str, argv: list[str], code: int,
+                                                             line: str | None) -> None:
+    point, module, message = PLUGINS[plugin]
+    env = dict(sweep_env(), PYTHONPATH=f"{hostile_site(tmp_path, point, module)}{os.pathsep}{REPO}")
+    store = ["--tracking-uri", f"sqlite:///{tmp_path / 'mlflow.db'}"]
+    store += ["--storage", str(tmp_path / "runs")] if argv[0] == "platform.sweep" and code else []
+    out = subprocess.run([sys.executable, "-m", *argv, *(store if code else [])], cwd=REPO, env=env,
+                         capture_output=True, text=True, timeout=120)
+    shown = [x for x in (out.stderr if code else out.stdout).splitlines() if x.strip()]
+    assert out.returncode == code and shown[0].startswith(line or message), out.stderr[-2000:]
+    assert code == 0 or len(shown) == 1, shown
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]  # no store, no storage
+
+
+def test_report_write_that_fails_is_one_line_and_leaves_nothing(tmp_path: Path, a_store: Path, capsys) -> None:
+    before = digest(a_store)
+    refused(report_cli(["empty-sweep", "--tracking-uri", f"sqlite:///{a_store}", "--out", "/dev/full"]), capsys,
+            "error: could not write the report /dev/full: No space left on device")
+    assert digest(a_store) == before
+
+
+def test_report_write_that_fails_midway_leaves_no_partial_file(tmp_path: Path, a_store: Path, capsys,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    before, out, write_text = digest(a_store), tmp_path / "r.html", Path.write_text
+
+    def half_then_full(path: Path, text: str, encoding: str | None = None) -> int:
+        """The report's first 100 characters, then a full disk; every other file as usual."""
+        if path != out:
+            return write_text(path, text, encoding=encoding)
+        write_text(path, text[:100], encoding=encoding)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", half_then_full)
+    refused(report_cli(["empty-sweep", "--tracking-uri", f"sqlite:///{a_store}", "--out", str(out)]), capsys,
+            f"error: could not write the report {out}: No space left on device")
+    assert list(tmp_path.iterdir()) == [] and digest(a_store) == before
+
+
+def _non_finite(cell: str) -> bytes:
+    """eco-si's trials.csv with every attack/deep/accuracy cell ``cell``."""
+    rows = list(csv.reader(io.StringIO((SNAPSHOT / "trials.csv").read_text())))
+    column = rows[0].index("attack/deep/accuracy")
+    text = io.StringIO()
+    csv.writer(text, lineterminator="\n").writerows([rows[0], *([*r[:column], cell, *r[column + 1:]] for r in rows[1:])])
+    return text.getvalue().encode()
+
+
+@pytest.mark.parametrize("cell", ["inf", "nan", "-inf"])
+def test_reproduction_refuses_a_snapshot_with_non_finite_numbers(tmp_path: Path, capsys, cell: str) -> None:
+    folder = tmp_path / "docs" / "reproduction" / "eco-si"
+    shutil.copytree(SNAPSHOT, folder)
+    (folder / "trials.csv").write_bytes(_non_finite(cell))
+    listing = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    refused(reproduction_cli(["--snapshots", "--out", str(tmp_path / "docs" / "r.md")]), capsys,
+            f"error: {folder / 'trials.csv'} line 2, column attack/deep/accuracy: must be finite (got {cell})")
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == listing
+
+
+def emptied(folder: Path) -> None:
+    """The study's snapshot folder left empty."""
+    shutil.rmtree(folder)
+    folder.mkdir()
+
+
+def replaced_by_a_file(folder: Path) -> None:
+    """The study's snapshot folder replaced by a file."""
+    shutil.rmtree(folder)
+    folder.write_text("not a folder")
+
+
+@pytest.mark.parametrize("snapshots", [True, False], ids=["--snapshots", "store"])
+@pytest.mark.parametrize("damage, message", [(emptied, "holds no study.json: not a snapshot the report wrote"),
+                                             (replaced_by_a_file, "is a file, not a study's snapshot folder")])
+def test_reproduction_refuses_a_study_folder_that_lost_its_snapshot(tmp_path: Path, a_store: Path, capsys,
+                                                                   snapshots: bool, damage, message: str) -> None:
+    out = tmp_path / "docs" / "reproduction"
+    shutil.copytree(SNAPSHOT, out / "eco-si")
+    shutil.copytree(SNAPSHOT.parent / "eco", out / "eco")
+    damage(out / "eco")
+    before, listing = digest(a_store), sorted(tmp_path.rglob("*"))
+    store = [] if snapshots else ["--tracking-uri", f"sqlite:///{a_store}"]
+    refused(reproduction_cli([*(["--snapshots"] if snapshots else []), *store, "--out", str(out.parent / "r.md")]),
+            capsys, f"error: {out / 'eco'} {message}")
+    assert sorted(tmp_path.rglob("*")) == listing and digest(a_store) == before
+
+
+@pytest.mark.parametrize("make", [False, True], ids=["no folder", "empty folder"])
+def test_reproduction_snapshots_refuses_when_there_are_none(tmp_path: Path, capsys, make: bool) -> None:
+    (tmp_path / "docs" / ("reproduction" if make else "")).mkdir(parents=True, exist_ok=True)
+    listing = sorted(tmp_path.rglob("*"))
+    refused(reproduction_cli(["--snapshots", "--out", str(tmp_path / "docs" / "r.md")]), capsys,
+            f"error: --snapshots: no study snapshot in {tmp_path / 'docs' / 'reproduction'} to read")
+    assert sorted(tmp_path.rglob("*")) == listing
+
+
+def test_compare_refuses_one_sweep(a_store: Path, capsys) -> None:
+    before = digest(a_store)
+    refused(compare_cli(["empty-sweep", "--tracking-uri", f"sqlite:///{a_store}"]), capsys,
+            "error: give at least two sweeps to compare (got one: 'empty-sweep')")
+    assert digest(a_store) == before

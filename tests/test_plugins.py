@@ -65,8 +65,8 @@ def test_an_installed_attacker_taking_a_built_in_name_is_the_one_clash_error(tmp
     site = install(tmp_path, "putlab-clash-plugin", module,
                    {"putlab.attackers": ("knn", "putlab_clash_plugin:SPECS")})
     monkeypatch.syspath_prepend(str(site))
-    with pytest.raises(PluginClash, match=r"^attacker name 'knn' of entry point knn = putlab_clash_plugin:SPECS "
-                                          r"clashes with the one of module attacks.attackers.knn$"):
+    with pytest.raises(PluginClash, match=r"^attacker name 'knn' of entry point knn = putlab_clash_plugin:SPECS of "
+                                          r"package putlab-clash-plugin clashes with the one of module attacks.attackers.knn$"):
         Registry.discover()
 
 

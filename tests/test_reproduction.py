@@ -680,10 +680,10 @@ def test_snapshots_mode_reads_no_store_and_refuses_to_run(tmp_path, capsys):
     from platform.reproduction import main
     out = tmp_path / "docs" / "reproduction.md"
     (tmp_path / "docs" / "reproduction" / "gone-study").mkdir(parents=True)  # a folder the report does not show
-    assert main(["--snapshots", "--out", str(out)]) == 0  # no mlflow.db anywhere: nothing is read but snapshots
-    assert f"**{len(CLAIMS)} rows**: {len(CLAIMS)} not run" in out.read_text()
-    assert "of studies the report does not show: gone-study" in capsys.readouterr().out
-    assert not (tmp_path / "mlflow.db").exists()
+    assert main(["--snapshots", "--out", str(out)]) == 2  # no mlflow.db anywhere: nothing is read but snapshots
+    assert capsys.readouterr().err.strip() == f"error: --snapshots: no study snapshot in {out.parent / 'reproduction'} " \
+                                              "to read"  # a report of rows all "not run" is not one to publish
+    assert not out.exists() and not (tmp_path / "mlflow.db").exists()
     assert main(["--snapshots", "--run"]) == 2
     assert capsys.readouterr().err.strip() == ("error: --snapshots reads no store and runs no sweep: leave out --run, "
                                                "--rerun and --tracking-uri")

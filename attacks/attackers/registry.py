@@ -5,7 +5,7 @@ Adding an attacker is one module with a ``SPECS`` tuple in this folder (docs/att
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from attacks.spec import AttackerSpec
 from core.plugins import PluginClash, PluginKind
@@ -17,17 +17,22 @@ ATTACKERS: PluginKind[AttackerSpec] = PluginKind("attacker", "attacks.attackers"
 class Registry:
     """Attacker declarations by name, in registration order; unknown names give a one-line ValueError."""
 
-    def __init__(self, specs: Iterable[AttackerSpec]) -> None:
-        self._specs: dict[str, AttackerSpec] = {}
-        for spec in specs:
-            if spec.name in self._specs:
-                raise PluginClash(f"attacker name {spec.name!r} is registered twice")
-            self._specs[spec.name] = spec
+    def __init__(self, specs: Iterable[AttackerSpec] | Callable[[], Iterable[AttackerSpec]]) -> None:
+        """``specs``, or a function giving them when first needed (then a broken plug-in fails that use, not import)."""
+        self._indexed = None if callable(specs) else by_name(specs)
+        self._find = specs if callable(specs) else lambda: specs
 
     @classmethod
     def discover(cls) -> Registry:
         """The built-in attackers and those installed packages publish (:data:`ATTACKERS`)."""
         return cls(ATTACKERS.discover().values())
+
+    @property
+    def _specs(self) -> dict[str, AttackerSpec]:
+        """The declarations by name, found on first use where a function gives them."""
+        if self._indexed is None:
+            self._indexed = by_name(self._find())
+        return self._indexed
 
     def __getitem__(self, name: str) -> AttackerSpec:
         self.check_names([name])
@@ -50,7 +55,18 @@ class Registry:
             raise ValueError(f"unknown attacker(s) {shown}; known: {', '.join(self._specs)}")
 
 
-REGISTRY = Registry.discover()
+def by_name(specs: Iterable[AttackerSpec]) -> dict[str, AttackerSpec]:
+    """``specs`` by name, in order; a name given twice is a PluginClash."""
+    indexed: dict[str, AttackerSpec] = {}
+    for spec in specs:
+        if spec.name in indexed:
+            raise PluginClash(f"attacker name {spec.name!r} is registered twice")
+        indexed[spec.name] = spec
+    return indexed
+
+
+REGISTRY = Registry(lambda: ATTACKERS.discover().values())  # discovered when a command first needs it: a broken
+# plug-in is that command's one-line error (core.plugins.PluginError), and --help and imports work regardless
 
 
 def check_names(names: Sequence[str]) -> None:

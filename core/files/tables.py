@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,10 +24,12 @@ _INTEGER = re.compile(r"[+-]?\d{1,18}")
 @dataclass(frozen=True)
 class TableSchema:
     """What a table holds: the columns it must have, and which columns are text; every other column is a number (a
-    blank cell is a missing value, ``inf`` and ``nan`` are numbers)."""
+    blank cell is a missing value, ``inf`` and ``nan`` are numbers) and, where ``infinite`` is given, which number
+    columns may hold ``inf`` or ``nan`` (in every other, a number is finite)."""
 
     required: tuple[str, ...]
     text: frozenset[str] = frozenset()
+    infinite: frozenset[str] | None = None
 
 
 def read_table(path: Path, schema: TableSchema, limit: int = MAX_TABLE_BYTES, source: str | None = None) -> pd.DataFrame:
@@ -56,6 +59,9 @@ def parse_table(text: str, schema: TableSchema, source: str) -> pd.DataFrame:
                 values.append(row.model_validate({name: cell or None for name, cell in zip(header, line, strict=True)}))
             except ValidationError as exc:
                 raise InputFileError(source, f"line {reader.line_num}, column {describe(exc)}") from None
+            infinite = non_finite(header, line, values[-1], schema)
+            if infinite:
+                raise InputFileError(source, f"line {reader.line_num}, column {infinite}")
             cells.append(line)
     except csv.Error as exc:
         raise InputFileError(source, f"is not CSV: {exc} (line {reader.line_num})") from None
@@ -76,6 +82,17 @@ def check_header(header: list[str], schema: TableSchema, source: str) -> None:
         shown = ", ".join(missing[:SHOWN_MISSING]) + (f" and {len(missing) - SHOWN_MISSING} more" if len(missing) > SHOWN_MISSING
                                                      else "")
         raise InputFileError(source, f"lacks {len(missing)} of its {len(schema.required)} required columns: {shown}")
+
+
+def non_finite(header: list[str], cells: list[str], row: BaseModel, schema: TableSchema) -> str:
+    """``column: must be finite (got cell)`` for the first number of ``row`` that is inf or nan outside the columns
+    ``schema.infinite`` names, where it names them; else empty."""
+    if schema.infinite is None:
+        return ""
+    for name, cell, value in zip(header, cells, row.model_dump().values(), strict=True):
+        if isinstance(value, float) and not math.isfinite(value) and name not in schema.infinite:
+            return f"{name}: must be finite (got {cell.strip()})"
+    return ""
 
 
 def _row_model(header: tuple[str, ...], text: frozenset[str]) -> type[BaseModel]:

@@ -15,6 +15,7 @@ from typing import Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from core.files.source import InputFileError
 from core.files.structured import read_json
 from core.files.tables import TableSchema, read_table
 from platform.papers.measures import Part, StudyRuns
@@ -81,15 +82,21 @@ def save(runs: StudyRuns, folder: Path) -> None:
 
 
 def load(folder: Path) -> StudyRuns | None:
-    """The study's runs saved in ``folder``, or None when there are none; an InputFileError naming the first file
-    that is not what :func:`save` writes."""
-    if not (folder / META).exists():
+    """The study's runs saved in ``folder``, or None when there is no such folder; an InputFileError naming the folder
+    when it is a file or holds no ``study.json`` (a checkout that lost a study), or the first file that is not what
+    :func:`save` writes: off its schema, or a number inf or nan outside the grid axes (the only ones that may be)."""
+    if not folder.exists():
         return None
+    if not folder.is_dir():
+        raise InputFileError(folder, "is a file, not a study's snapshot folder")
+    if not (folder / META).exists():
+        raise InputFileError(folder, f"holds no {META}: not a snapshot the report wrote")
     meta = read_json(folder / META, StudyFile)
-    trials = read_table(folder / TRIALS, TableSchema(meta.columns or (*IDENTITY, *meta.label_keys), TEXT))
+    axes = frozenset(meta.label_keys)
+    trials = read_table(folder / TRIALS, TableSchema(meta.columns or (*IDENTITY, *meta.label_keys), TEXT, axes))
     baseline = pd.DataFrame()
     if meta.baseline_columns is not None or (folder / BASELINE).exists():
         baseline = read_table(folder / BASELINE, TableSchema(meta.baseline_columns or BASELINE_IDENTITY,
-                                                             BASELINE_TEXT))
+                                                             BASELINE_TEXT, axes))
     return StudyRuns(trials=trials, baseline=baseline, parts=meta.parts,
                      **meta.model_dump(exclude={"columns", "baseline_columns", "parts"}))

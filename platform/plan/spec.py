@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any
 
+from core.config import shown
 from platform.errors import UsageError
 from search_spaces import Preset, grids, presets
 from search_spaces.plugins import load_preset_file
@@ -127,9 +129,13 @@ def resolve(preset_name: str | None, profile: str | None, overrides: Sequence[st
     chosen = preset.profiles[profile]
     config = {**preset.base, **chosen.config}
     spec = SweepSpec(preset, profile, config, chosen.grids)
-    for key, raw in parse_overrides(overrides).items():
+    given = parse_overrides(overrides)
+    for key, raw in given.items():
         if key in spec.grid or (key == "seed" and "," in raw):  # a seed list replicates every point (platform.plan.seed_axis)
             spec = spec.with_axis(key, [parse_value(part) for part in raw.split(",")])  # in every sub-grid
+        elif key in config and "," in raw and not any(isinstance(parse_value(part), str) for part in raw.split(",")):
+            raise UsageError(f"invalid value in preset {preset.name!r}: {key}: takes one value, not a list (got {raw!r}); "
+                             f"the grid axes take lists: {', '.join(spec.grid)}")
         elif key in config:
             spec = replace(spec, config={**spec.config, key: parse_value(raw)})
         else:
@@ -138,14 +144,34 @@ def resolve(preset_name: str | None, profile: str | None, overrides: Sequence[st
     spec = replace(spec, config={k: v for k, v in spec.config.items() if k not in spec.grid})
     if spec.size_bound() > MAX_GRID_POINTS:  # before each point is validated, which would take minutes
         raise UsageError(f"the grid has {spec.size_bound()} points, more than {MAX_GRID_POINTS}: narrow the --set lists")
-    return typed_spec(spec)
+    return typed_spec(spec, written(given))
 
 
-def typed_spec(spec: SweepSpec) -> SweepSpec:
+def written(given: Mapping[str, str]) -> dict[tuple[str, str], str]:
+    """How the user wrote each number, boolean or none ``--set`` gives, by (key, each way a problem may show the value
+    parsed): so a problem quotes ``99999999999999999999999`` and ``1e400``, not ``1e+23`` and ``inf``."""
+    texts: dict[tuple[str, str], str] = {}
+    for key, raw in given.items():
+        for part in raw.split(","):
+            value = parse_value(part)
+            if not isinstance(value, str):
+                whole = isinstance(value, float) and value.is_integer()  # an int field shows it as a whole number
+                texts |= {(key, form): part.strip() for form in {shown(value), *([shown(int(value))] if whole else [])}}
+    return texts
+
+
+def quoted(problem: str, texts: Mapping[tuple[str, str], str]) -> str:
+    """``problem`` (``key: message (got value)``) quoting the user's text of the value, where ``--set`` gave it."""
+    head, sep, got = problem.rpartition(" (got ")
+    text = texts.get((problem.partition(": ")[0], got.removesuffix(")")))
+    return f"{head} (got {text})" if sep and text is not None else problem
+
+
+def typed_spec(spec: SweepSpec, texts: Mapping[tuple[str, str], str] = MappingProxyType({})) -> SweepSpec:
     """The spec with its config and every sub-grid's values typed by the preset's config (``validated``: all problems
-    of all sub-grids reported at once)."""
+    of all sub-grids reported at once, quoting ``texts``: how the user wrote a value)."""
     per_sub = [[{**spec.config, **point} for point in grids.expand([sub])] for sub in spec.grids]
-    typed = iter(validated(spec.preset, [point for points in per_sub for point in points]))
+    typed = iter(validated(spec.preset, [point for points in per_sub for point in points], texts))
     subs = []
     for sub, points in zip(spec.grids, per_sub, strict=True):
         chunk = [next(typed) for _ in points]
@@ -154,14 +180,17 @@ def typed_spec(spec: SweepSpec) -> SweepSpec:
     return replace(spec, config=config, grids=grids.sub_grids(subs))
 
 
-def validated(preset: Preset, points: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every point typed by the preset's config; else one UsageError listing each distinct problem on its own line."""
-    typed, problems = [], []
+def validated(preset: Preset, points: list[dict[str, Any]],
+              texts: Mapping[tuple[str, str], str] = MappingProxyType({})) -> list[dict[str, Any]]:
+    """Every point typed by the preset's config; else one UsageError listing each distinct problem on its own line
+    (quoting ``texts``, see :func:`written`)."""
+    typed: list[dict[str, Any]] = []
+    problems: list[str] = []
     for point in points:
         try:
             typed.append(preset.validate(point))
         except (ValueError, TypeError) as exc:
-            problems.extend(str(exc).splitlines())
+            problems.extend(quoted(line, texts) for line in str(exc).splitlines())
     problems = list(dict.fromkeys(problems))  # a bad fixed value fails every grid point the same way
     if len(problems) == 1:
         raise UsageError(f"invalid value in preset {preset.name!r}: {problems[0]}")
