@@ -146,14 +146,19 @@ def test_a_stop_during_the_game_ends_the_sweep_within_seconds_and_cancels_the_fa
 
 @pytest.mark.slow  # a smoke sweep stopped three times and resumed: about 5 min on 2 busy cores
 def test_a_stop_at_each_later_phase_ends_the_sweep_within_seconds_and_resume_finishes_it(workdir: Path) -> None:
+    """One point of the sweep's own (λ = 0) and its three comparison grids (noise, the stroke redraw, the digit
+    prototype), stopped during the farm's wait, a grid and the report, then resumed: every grid's runs, figures,
+    tables and report section are there at the end, as in a sweep never stopped."""
     phases = {  # phase: the output line that says the sweep is in it
         "farm wait": r"^attack farm: waiting for \d+ checkpoint attack",  # the game is over, its attacks in flight
         "comparison grid": r"^trials 0/2 done, 1 running",  # the noise preset's two trials after the sweep's own
         "report": r"publishing its summary, figures and report",
     }
-    for i, (phase, line) in enumerate(phases.items()):  # one point of the sweep's own (λ = 0), then the grids
+    printed = []
+    for i, (phase, line) in enumerate(phases.items()):
         proc = start_sweep(workdir, *(["--resume"] if i else (*FARM, "--set", "lam=0")))
         took, log = interrupt_at(proc, line)
+        printed.append(log)
         assert proc.returncode == 130 and took <= STOP_BOUND_S, (phase, took, log[-3000:])
         assert "continue with:" in log and "Traceback" not in log, (phase, log[-3000:])
         parent, _ = sweep_runs(workdir)
@@ -170,6 +175,7 @@ def test_a_stop_at_each_later_phase_ends_the_sweep_within_seconds_and_resume_fin
     assert all(c.info.status == "FINISHED" and "attack/max/accuracy" in c.data.metrics for c in children)
     report = Path(next(x for x in resumed.stdout.splitlines() if x.startswith("report: ")).removeprefix("report: "))
     assert "status FINISHED" in report.read_text()
+    assert_the_grids_ran_beside_the_front(workdir, "".join(printed) + resumed.stdout, report.read_text())
 
     # the newest sweep has finished: a bare --resume refuses, naming it, and stores nothing
     before = store_digest(workdir)
@@ -179,6 +185,29 @@ def test_a_stop_at_each_later_phase_ends_the_sweep_within_seconds_and_resume_fin
     assert again.returncode == 2 and again.stderr.count("\n") == 1, again.stderr
     assert f"the newest sweep of this preset, {parent.info.run_name}, has finished" in again.stderr
     assert store_digest(workdir) == before
+
+
+def assert_the_grids_ran_beside_the_front(workdir: Path, printed: str, html: str) -> None:
+    """Each comparison grid ran (``printed``: the commands' output) and is logged, tabled, drawn and reported."""
+    for name in ("noise", "stroke-redraw", "digit-prototype"):
+        assert f"{name} comparison grid: " in printed and f"{name} baseline (utility/fresh_accuracy" in printed, name
+    parent, children = sweep_runs(workdir)
+    baseline = [r for r in children if r.data.tags["putlab.role"] == "baseline"]
+    by_name = {n: [r for r in baseline if r.data.tags[tracking.TAG_BASELINE] == n]
+               for n in ("noise", "stroke-redraw", "digit-prototype")}
+    assert {n: len(r) for n, r in by_name.items()} == {"noise": 2, "stroke-redraw": 1, "digit-prototype": 1}
+    for name, found in by_name.items():
+        for run in found:
+            assert run.data.params["mechanism"] == name
+            assert {"utility/fresh_accuracy", "attack/max/accuracy", "utility/psnr", "attack/deep/accuracy",
+                    "attack/thickness/accuracy"} <= set(run.data.metrics), name
+        assert parent.data.metrics[f"front/{name}_trials"] == len(found)
+    assert "front/hypervolume_2d" in parent.data.metrics
+    artifacts = {a.path for a in store(workdir).list_artifacts(parent.info.run_id, "front")}
+    assert {"front/front.png", "front/front_2d.png", "front/noise_baseline.csv", "front/stroke-redraw_baseline.csv",
+            "front/digit-prototype_baseline.csv"} <= artifacts
+    assert "Baselines beside the front" in html and "stroke redraw (<code>stroke-redraw</code>)" in html
+    assert "digit prototype (<code>digit-prototype</code>)" in html
 
 
 def test_a_restored_run_with_nothing_left_to_run_seals_the_state_it_saves_at_its_end(tmp_path: Path) -> None:

@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import run_sweep, store
 
 from core.image_quality import psnr
 from platform.plan.comparison_grid import comparison_grid_spec, comparison_grids
@@ -142,38 +141,8 @@ def test_a_sweep_recorded_with_the_noise_grid_alone_resumes_with_it_alone() -> N
     assert comparison_grids(spec, params | dict.fromkeys(every, "False"), grids) == ()
 
 
-@pytest.mark.slow  # end to end, minutes on 2 CPUs: the smoke grid, then the three comparison grids with their farms
-def test_smoke_sweep_runs_every_baseline_beside_its_front(workdir: Path) -> None:
-    # one point of the sweep's own (λ = 0) and one quick attacker giving every point its privacy axis (the farm's whole
-    # set: test_farm); the grids are what it checks
-    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--set", "lam=0", "--attackers", "thickness", baseline=True,
-                    timeout=900)
-    assert out.returncode == 0, out.stderr[-3000:]
-    for name in ("noise", "stroke-redraw", "digit-prototype"):
-        assert f"{name} comparison grid: " in out.stdout and f"{name} baseline (utility/fresh_accuracy" in out.stdout, name
-    client = store(workdir)
-    exp_id = client.get_experiment_by_name("putlab-amnist").experiment_id
-    runs = client.search_runs([exp_id])
-    (parent,) = [r for r in runs if r.data.tags.get(tracking.TAG_ROLE) == "sweep"]
-    baseline = [r for r in runs if r.data.tags.get(tracking.TAG_ROLE) == "baseline"]
-    by_name = {n: [r for r in baseline if r.data.tags[tracking.TAG_BASELINE] == n]
-               for n in ("noise", "stroke-redraw", "digit-prototype")}
-    assert {n: len(r) for n, r in by_name.items()} == {"noise": 2, "stroke-redraw": 1, "digit-prototype": 1}
-    assert parent.info.status == "FINISHED"
-    for name, found in by_name.items():
-        for run in found:
-            assert run.data.params["mechanism"] == name and run.info.status == "FINISHED"
-            assert {"utility/fresh_accuracy", "attack/max/accuracy", "utility/psnr", "attack/deep/accuracy",
-                    "attack/thickness/accuracy"} <= set(run.data.metrics), name
-        assert parent.data.metrics[f"front/{name}_trials"] == len(found)
-    assert "front/hypervolume_2d" in parent.data.metrics
-    artifacts = {a.path for a in client.list_artifacts(parent.info.run_id, "front")}
-    assert {"front/front.png", "front/front_2d.png", "front/noise_baseline.csv", "front/stroke-redraw_baseline.csv",
-            "front/digit-prototype_baseline.csv"} <= artifacts
-    (report,) = (workdir / "reports").glob("*.html")
-    html = report.read_text(encoding="utf-8")
-    assert "Baselines beside the front" in html and "stroke redraw (<code>stroke-redraw</code>)" in html
-    assert "digit prototype (<code>digit-prototype</code>)" in html
+# The three comparison grids run end to end beside the smoke grid, stopped and resumed on the way:
+# test_interrupts's test_a_stop_at_each_later_phase_ends_the_sweep_within_seconds_and_resume_finishes_it.
 
 
 def test_beside_the_learning_curves_the_one_trial_grids_run_first_and_results_keep_the_declared_order() -> None:

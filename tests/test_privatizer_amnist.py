@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import torch
-from conftest import REPO, run_sweep, store, sweep_env
+from conftest import REPO, SharedSweep, copy_sweep, run_sweep, store, sweep_env
 
 from core.config import AttackBudget
 from trainables.privatizer.config import PrivatizerConfig
@@ -142,13 +142,12 @@ def test_bad_alpha_on_the_command_line_exits_2_before_ray(workdir: Path) -> None
 
 
 @pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
-def test_smoke_sweep_logs_the_privatizer_beside_the_releaser(workdir: Path) -> None:
-    # the attackers whose numbers it reads (the reference-model attacks: test_mia_control); the releaser's one point
-    # (λ = 0) and one attacker for the comparison's second front
-    for preset, args in (("amnist-privatizer", ("--attackers", "deep_raw,thickness,yeom")),
-                         ("amnist", ("--set", "lam=0", "--attackers", "thickness"))):
-        out = run_sweep(workdir, preset, "--profile", "smoke", *args)
-        assert out.returncode == 0, out.stderr[-3000:]
+def test_smoke_sweep_logs_the_privatizer_beside_the_releaser(smoke_sweep: SharedSweep, tmp_path: Path) -> None:
+    # into a copy of the session's releaser smoke sweep (the comparison's second front), with the attackers whose
+    # numbers it reads (the reference-model attacks: test_mia_control)
+    workdir = copy_sweep(smoke_sweep, tmp_path / "store")
+    out = run_sweep(workdir, "amnist-privatizer", "--profile", "smoke", "--attackers", "deep_raw,thickness,yeom")
+    assert out.returncode == 0, out.stderr[-3000:]
     client = store(workdir)
     exp = client.get_experiment_by_name("putlab-amnist-privatizer")
     runs = client.search_runs([exp.experiment_id])
@@ -175,7 +174,7 @@ def test_smoke_sweep_logs_the_privatizer_beside_the_releaser(workdir: Path) -> N
     assert {a.path for a in client.list_artifacts(comparison.info.run_id, "comparison")} == {
         "comparison/fronts.png", "comparison/trials.csv"}
     trials = pd.read_csv(client.download_artifacts(comparison.info.run_id, "comparison/trials.csv", str(workdir)))
-    assert len(trials) == 3 and trials["sweep"].nunique() == 2  # 2 privatizer trials + the releaser's 1
+    assert len(trials) == 2 + 3 and trials["sweep"].nunique() == 2  # 2 privatizer trials + the releaser's 3
     for i in (0, 1):
         assert 0 <= comparison.data.metrics[f"compare/{i}/hypervolume_normalised"] <= 1
 

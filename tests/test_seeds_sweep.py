@@ -61,7 +61,8 @@ def test_two_seeds_double_the_trials_and_the_front_is_of_means(workdir: Path) ->
             assert (row[f"{axis}/band_low"], row[f"{axis}/band_high"]) == pytest.approx(
                 (row[axis] - row[f"{axis}/std"], row[axis] + row[f"{axis}/std"]))
 
-    compared = subprocess.run([sys.executable, "-m", "platform.compare", "putlab-amnist",
+    # the sweep beside itself (compare takes two or more): each side's hypervolume over its 2 seeds
+    compared = subprocess.run([sys.executable, "-m", "platform.compare", "putlab-amnist", parent.info.run_name,
                                "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}"],
                               cwd=REPO, env=sweep_env(), capture_output=True, text=True, timeout=120)
     assert compared.returncode == 0, compared.stderr

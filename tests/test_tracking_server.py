@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import secrets
 import shutil
 import subprocess
@@ -83,7 +84,9 @@ def test_team_server_with_postgres_and_auth(server, tmp_path: Path, monkeypatch:
     selected = cli("platform.select", "putlab-amnist", "--max-attack", "1", "--sweep-budget", "--tracking-uri", url,
                    env=env, cwd=tmp_path)
     assert selected.returncode == 0, selected.stderr[-3000:]
-    compared = cli("platform.compare", "putlab-amnist", "--tracking-uri", url, env=env, cwd=tmp_path)
+    (parent_name,) = re.findall(r"^sweep (\S+): preset ", out.stdout, flags=re.MULTILINE)
+    compared = cli("platform.compare", "putlab-amnist", parent_name, "--tracking-uri", url, env=env,
+                   cwd=tmp_path)  # the sweep beside itself: compare takes two or more
     assert compared.returncode == 0 and "hypervolume" in compared.stdout, compared.stderr[-3000:]
     attacked = cli("platform.attack", "putlab-amnist", "--attackers", "thickness", "--tracking-uri", url, env=env, cwd=tmp_path)
     assert attacked.returncode == 0 and "attacked 0 checkpoint(s)" in attacked.stdout, attacked.stderr[-3000:]
