@@ -153,7 +153,7 @@ def test_publish_logs_the_curves_of_every_game_and_the_report_says_whether_it_se
     assert "⚠ the releaser outruns its adversary: the in-game adversary reads 0.55, a fresh one 0.85" in section
     assert "<td>+0.300</td>" in section and "<td>+0.030</td>" in section
     assert "settles: the in-game adversary reads 0.7, a fresh one 0.73" in section
-    assert len(re.findall(r'<img alt="lam=300?: game curves" src="data:image/png;base64,', section)) == 2
+    assert len(re.findall(r'<img alt="lam=300?: game curves" src="data:image/webp;base64,', section)) == 2
 
 
 def test_a_sweep_without_a_game_has_no_section(tmp_path: Path) -> None:

@@ -99,9 +99,9 @@ def test_sweep_report_holds_front_intervals_tables_pictures_and_config(sweep) ->
     client, _, parent_id = sweep
     html = render_sweep(client, parent_id, *summarised(client, parent_id))
     assert "http://" not in html and "https://" not in html and "<script" not in html  # self-contained
-    images = re.findall(r'src="data:image/png;base64,([^"]+)"', html)
+    images = re.findall(r'src="data:image/webp;base64,([^"]+)"', html)
     assert len(images) >= 2 + 3 * 2  # front + trends, per trial its released grid and its ROC curve
-    assert all(base64.b64decode(i)[:8] == b"\x89PNG\r\n\x1a\n" for i in images)
+    assert all(base64.b64decode(i)[8:12] == b"WEBP" for i in images)  # each compacted (html_report.compact)
     assert "released (checkpoint 4)" in html and "released (checkpoint 2)" not in html  # the last checkpoint only
     assert "0.8 <span class=\"ci\">[0.77, 0.83]</span>" in html  # a front member's strongest attacker and its interval
     assert "lam=0.0001" in html and "2 of 3 trials on the front" in html

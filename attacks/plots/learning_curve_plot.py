@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from core.legends import legend_below
+
 if TYPE_CHECKING:  # the drawing needs the result's type only, never the computation
     from attacks.audits.learning_curve import LearningCurve
 
@@ -31,11 +33,12 @@ def curve_png(curve: LearningCurve, title: str) -> bytes:
     if fitted.estimate is not None and fitted.ci_low is not None and fitted.ci_high is not None:
         ax.axhline(fitted.estimate, color="tab:red", ls="--", lw=1, label=f"saturation {fitted.estimate:.3f}")
         ax.axhspan(fitted.ci_low, fitted.ci_high, color="tab:red", alpha=0.12, label="its 95 % interval")
-        ax.legend(fontsize=8, loc="lower right")
     ax.set_xticks(records, [f"{p.percent} %\n{p.records}" for p in curve.points])
     verdict = "still learning" if curve.still_learning else "last gain within the interval"
     ax.set(xlabel="training records", ylabel="balanced accuracy (95 % interval)",
            title=f"{curve.attacker}: {verdict}")
+    if ax.get_legend_handles_labels()[0]:  # under the axes, where no point of the curve can be
+        legend_below(ax, 8)
     ax.grid(alpha=0.3)
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()

@@ -11,6 +11,8 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from core.legends import legend_below
+
 
 def roc_png(fpr: np.ndarray, tpr: np.ndarray, area: float, title: str) -> bytes:
     """PNG of a ROC curve on linear axes and on log-log axes (the low-FPR regime that matters)."""
@@ -22,7 +24,6 @@ def roc_png(fpr: np.ndarray, tpr: np.ndarray, area: float, title: str) -> bytes:
     linear.plot(fpr, tpr, lw=1.5, label=f"attack (AUC = {area:.3f})")
     linear.plot([0, 1], [0, 1], "k--", lw=0.8, label="chance")
     linear.set(xlim=(0, 1), ylim=(0, 1), xlabel="false positive rate", ylabel="true positive rate", title="linear")
-    linear.legend(loc="lower right", fontsize=8)
     # Log axes cannot show zero rates: start at the smallest positive FPR seen (or 1e-4).
     positive = fpr[fpr > 0]
     floor = min(float(positive.min()) if positive.size else 1e-4, 1e-2)
@@ -31,7 +32,8 @@ def roc_png(fpr: np.ndarray, tpr: np.ndarray, area: float, title: str) -> bytes:
     loglog.plot([floor, 1], [floor, 1], "k--", lw=0.8, label="chance")
     loglog.set(xscale="log", yscale="log", xlim=(floor, 1), ylim=(floor, 1),
                xlabel="false positive rate", ylabel="true positive rate", title="log-log (low FPR)")
-    loglog.legend(loc="lower right", fontsize=8)
+    for ax in (linear, loglog):  # under each panel: inside, a curve below chance would run under it
+        legend_below(ax, 8)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     buf = io.BytesIO()

@@ -11,6 +11,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from mechanism import GaussianNoise, GaussianNoiseConfig
 
+from core.legends import legend_right
 from core.metric_names import DEEP_ATTACK, STRONGEST_ATTACK, UTILITY_ACCURACY
 from search_spaces import Axis, Farm, Front, OptunaRange, Presentation, Preset, Profile, SweepTrials
 
@@ -29,7 +30,7 @@ def sigma_by_epoch(trials: SweepTrials, folder: Path) -> list[Path]:
         return []
     ax.set_xlabel("epoch")
     ax.set_ylabel("mean σ of the noise map")
-    ax.legend(fontsize=7)
+    legend_right(ax, 7)  # outside the axes, so that it covers no trial's point
     fig.tight_layout()
     fig.savefig(folder / "sigma_by_epoch.png", dpi=100)
     return [folder / "sigma_by_epoch.png"]

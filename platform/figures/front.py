@@ -3,7 +3,8 @@
 A front of two axes is drawn on them; a front with a third, distortion axis (the image presets' PSNR) is drawn on its
 first two with every point coloured by its distortion band, so a point that keeps utility and hides the secret only
 by wrecking the image (a class's mean image in place of each image) shows as such; the same plane without the colours,
-the two-axis front's staircase on it, is the two-axis view.
+the two-axis front's staircase on it, is the two-axis view. The legend sits outside the axes, to their right, and the
+labels are moved off every point (``labels.place_labels``), so that neither covers a point.
 
 Uses ``matplotlib.figure.Figure`` with ``FigureCanvasAgg`` directly rather than ``pyplot``, so it
 never changes the process-wide backend or keeps figures alive in pyplot's registry.
@@ -17,26 +18,25 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from adjustText import adjust_text
 from matplotlib import colormaps
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from core.legends import legend_right
 from core.metric_names import PSNR
 from core.numbers import readable
 from core.pareto_axis import Axis
+from platform.figures.labels import PointLabel, place_labels
 from platform.results.front_groups import GroupFront, value_text
 from platform.results.imputation import Imputation
 from platform.results.pareto import pareto_mask
 from platform.results.replicates import band_columns
 from platform.results.summary import PRIVACY, SATURATION
 
-FIGSIZE = (6.4, 4.8)  # inches; at DPI this is 768 x 576 pixels
-# adjustText stops after a second unless given a count of steps: a busy machine then lays crowded labels out otherwise
-# and the same front draws another picture; at a fixed count it draws the same one (about 0.7 s on 2 busy cores)
-LABEL_ITERATIONS = 1000
+FIGSIZE = (9.0, 4.8)  # inches; at DPI this is 1080 x 576 pixels: the axes and, to their right, the legend
 DPI = 120
+LEGEND_SIZE = 7  # points
 CHANCE = 0.5  # an axis whose ideal is this value is an attacker's balanced accuracy
 # The distortion bands a three-objective figure colours points by: edges on the third axis (PSNR in dB: below 12 dB a
 # digit is mostly another image, e.g. its class's mean image reads 12.8; a one-width redraw of its strokes 16), and one
@@ -67,23 +67,33 @@ def short_labels(labels: Sequence[str]) -> list[str]:
     return short
 
 
-def label_points(ax: Axes, xs: Sequence[float], ys: Sequence[float], labels: Sequence[str],
-                 colours: Sequence[str] | None = None) -> None:
-    """Label points (see ``short_labels``) so that labels overlap neither each other nor the points (adjustText),
-    joined to their points by thin leaders; points of one colour that coincide share a label ("... (+2 identical)")."""
-    colours = colours or ["black"] * len(labels)
-    labels = short_labels([str(t) if pd.notna(t) else "" for t in labels])
+def point_labels(xs: Sequence[float], ys: Sequence[float], names: Sequence[object],
+                 colours: Sequence[str] | None = None) -> list[PointLabel]:
+    """The labels of points named ``names`` (see ``short_labels``; a missing name gets none); points of one colour that
+    coincide share a label ("... (+2 identical)")."""
+    colours = colours or ["black"] * len(names)
+    texts = short_labels([str(t) if pd.notna(t) else "" for t in names])
     at_point: dict[tuple[float, float, str], list[str]] = {}
-    for text, px, py, colour in zip(labels, xs, ys, colours, strict=True):
+    for text, px, py, colour in zip(texts, xs, ys, colours, strict=True):
         if text and np.isfinite(px) and np.isfinite(py):
             at_point.setdefault((float(px), float(py), colour), []).append(str(text))
-    texts = [ax.text(px, py, names[0] if len(names) == 1 else f"{names[0]} (+{len(names) - 1} identical)",
-                     fontsize=7, color=colour)
-             for (px, py, colour), names in at_point.items()]
-    if texts:
-        points = np.array([(px, py) for px, py, _ in at_point])
-        adjust_text(texts, x=points[:, 0], y=points[:, 1], ax=ax, iter_lim=LABEL_ITERATIONS,
-                    arrowprops={"arrowstyle": "-", "color": "0.5", "linewidth": 0.5})
+    return [PointLabel(px, py, found[0] if len(found) == 1 else f"{found[0]} (+{len(found) - 1} identical)", colour)
+            for (px, py, colour), found in at_point.items()]
+
+
+def _figure() -> tuple[Figure, Axes]:
+    """An empty figure of :data:`FIGSIZE` at :data:`DPI` on the Agg canvas, and its one axes."""
+    fig = Figure(figsize=FIGSIZE, dpi=DPI)
+    FigureCanvasAgg(fig)
+    return fig, fig.add_subplot()
+
+
+def finish(fig: Figure, ax: Axes, labels: Sequence[PointLabel]) -> None:
+    """The axes' legend outside it on the right, the figure laid out around both, then the labels placed (last:
+    ``place_labels`` works in the final layout)."""
+    legend_right(ax, LEGEND_SIZE)
+    fig.tight_layout()
+    place_labels(ax, labels)
 
 
 def _error(df: pd.DataFrame, metric: str, values: np.ndarray) -> np.ndarray | None:
@@ -129,23 +139,40 @@ def plot_front(
     dominated: np.ndarray | None = None,
     seeds: pd.DataFrame | None = None,
 ) -> Path:
-    """Draw the front and save it as a PNG; returns the path written. Two axes: ``front_figure``; three:
-    ``distortion_figure`` (``dominated``: the rows some baseline point dominates on every axis, crossed out).
-    ``baselines``: for each comparison grid, (name, its point table, the axis its curve follows), drawn on the same
-    axes (``draw_comparison_grid``); ``imputation``: the privacy axis's imputation attacker as a reference line
-    (``draw_imputation``); ``seeds``: the trials the points average, each drawn where it lies (``draw_seeds``)."""
+    """Draw the front with what stands beside it (``sweep_front_figure``) and save it as a PNG; returns the path
+    written."""
+    return _save(sweep_front_figure(df, axes, front_mask, label_col, baselines, imputation, dominated, seeds), path)
+
+
+def sweep_front_figure(
+    df: pd.DataFrame,
+    axes: Sequence[Axis],
+    front_mask: np.ndarray,
+    label_col: str | None,
+    baselines: Sequence[tuple[str, pd.DataFrame, str]] = (),
+    imputation: Imputation | None = None,
+    dominated: np.ndarray | None = None,
+    seeds: pd.DataFrame | None = None,
+) -> Figure:
+    """The front as a sweep's summary draws it. Two axes: ``draw_front``; three: ``draw_distortion`` (``dominated``:
+    the rows some baseline point dominates on every axis, crossed out). ``baselines``: for each comparison grid, (name,
+    its point table, the axis its curve follows), drawn on the same axes (``draw_comparison_grid``); ``imputation``:
+    the privacy axis's imputation attacker as a reference line (``draw_imputation``); ``seeds``: the trials the points
+    average, each drawn where it lies (``draw_seeds``). The legend and every label are placed last (``finish``)."""
+    fig, ax = _figure()
     if len(axes) > 2:
-        fig = distortion_figure(df, axes, front_mask, label_col, dominated)
+        labels = draw_distortion(ax, df, axes, front_mask, label_col, dominated)
     else:
-        fig = front_figure(df, axes, front_mask, label_col)
+        labels = draw_front(ax, df, axes, front_mask, label_col)
     if seeds is not None:
-        draw_seeds(fig.axes[0], seeds, axes)
+        draw_seeds(ax, seeds, axes)
     for style, (name, points, key) in enumerate(baselines):
-        draw_comparison_grid(fig.axes[0], points, axes, name, key, style)
+        labels += draw_comparison_grid(ax, points, axes, name, key, style)
     if imputation is not None:
-        draw_imputation(fig.axes[0], imputation, axes)
-    draw_saturation(fig.axes[0], df, axes)
-    return _save(fig, path)
+        draw_imputation(ax, imputation, axes)
+    draw_saturation(ax, df, axes)
+    finish(fig, ax, labels)
+    return fig
 
 
 def draw_seeds(ax: Axes, trials: pd.DataFrame, axes: Sequence[Axis]) -> None:
@@ -161,7 +188,7 @@ def draw_seeds(ax: Axes, trials: pd.DataFrame, axes: Sequence[Axis]) -> None:
         return
     ax.scatter(x[shown], y[shown], s=22, marker="o", facecolors="none", edgecolors="0.25", linewidths=0.7,
                zorder=3.2, label="one seed's trial")
-    ax.legend(loc="best", fontsize=7)
+    legend_right(ax, LEGEND_SIZE)
 
 
 def draw_saturation(ax: Axes, df: pd.DataFrame, axes: Sequence[Axis]) -> None:
@@ -183,7 +210,7 @@ def draw_saturation(ax: Axes, df: pd.DataFrame, axes: Sequence[Axis]) -> None:
     marker = (other, heading) if along == 1 else (heading, other)
     ax.scatter(*marker, marker="_" if along == 1 else "|", s=80, color="tab:red", zorder=2.6,
                label="saturation (fitted learning curve)")
-    ax.legend(loc="best", fontsize=8)
+    legend_right(ax, LEGEND_SIZE)
 
 
 def draw_imputation(ax: Axes, imputation: Imputation, axes: Sequence[Axis]) -> None:
@@ -198,16 +225,17 @@ def draw_imputation(ax: Axes, imputation: Imputation, axes: Sequence[Axis]) -> N
          label=f"imputation attacker {readable(imputation.value)} ({imputation.source}, no release)")
     if imputation.low is not None and imputation.high is not None:
         span(imputation.low, imputation.high, color="tab:purple", alpha=0.08, linewidth=0, zorder=0.5)
-    ax.legend(loc="best", fontsize=8)
+    legend_right(ax, LEGEND_SIZE)
 
 
-def draw_comparison_grid(ax: Axes, points: pd.DataFrame, axes: Sequence[Axis], label: str, key: str, style: int = 0) -> None:
-    """A baseline's points (e.g. Gaussian noise at several σ) as a grey curve in ``key`` order, each point marked with
-    its ``key`` value, and the legend redrawn to name it; ``style`` picks its marker and line (one per baseline of a
-    figure). With a third axis in ``axes`` each marker is filled with its point's distortion band (``bands``). A
-    mechanism's point below and right of the curve is more private at equal utility."""
+def draw_comparison_grid(ax: Axes, points: pd.DataFrame, axes: Sequence[Axis], label: str, key: str,
+                         style: int = 0) -> list[PointLabel]:
+    """A baseline's points (e.g. Gaussian noise at several σ) as a grey curve in ``key`` order, and the legend redrawn
+    to name it; returns the label of each point, its ``key`` value, for ``finish`` to place. ``style`` picks its marker
+    and line (one per baseline of a figure). With a third axis in ``axes`` each marker is filled with its point's
+    distortion band (``bands``). A mechanism's point below and right of the curve is more private at equal utility."""
     if points.empty:
-        return
+        return []
     ax_x, ax_y = axes[:2]
     marker, line = BASELINE_STYLES[style % len(BASELINE_STYLES)]
     shown = points.sort_values(key) if key in points else points
@@ -217,12 +245,11 @@ def draw_comparison_grid(ax: Axes, points: pd.DataFrame, axes: Sequence[Axis], l
             markerfacecolor="0.45", markeredgecolor="0.2")
     if len(axes) > 2:
         ax.scatter(x, y, s=30, marker=marker, c=band_colours(shown, axes[2]), edgecolor="0.2", linewidth=0.8, zorder=1.9)
-    if key in shown:
-        for px, py, value in zip(x, y, shown[key], strict=True):
-            if np.isfinite(px) and np.isfinite(py):
-                ax.annotate(f"{SYMBOLS.get(key, key)}={value:g}", (px, py), xytext=(3, -9), textcoords="offset points",
-                            fontsize=6, color="0.35")
-    ax.legend(loc="best", fontsize=7)
+    legend_right(ax, LEGEND_SIZE)
+    if key not in shown:
+        return []
+    return [PointLabel(px, py, f"{SYMBOLS.get(key, key)}={value:g}", "0.35", 6)
+            for px, py, value in zip(x, y, shown[key], strict=True) if np.isfinite(px) and np.isfinite(py)]
 
 
 def bands(values: np.ndarray, axis: Axis) -> np.ndarray:
@@ -250,10 +277,18 @@ def band_labels(axis: Axis) -> list[str]:
 
 def distortion_figure(df: pd.DataFrame, axes: Sequence[Axis], front_mask: np.ndarray, label_col: str | None,
                       dominated: np.ndarray | None = None) -> Figure:
+    """A three-objective front alone (``draw_distortion``), its legend and labels placed (``finish``)."""
+    fig, ax = _figure()
+    finish(fig, ax, draw_distortion(ax, df, axes, front_mask, label_col, dominated))
+    return fig
+
+
+def draw_distortion(ax: Axes, df: pd.DataFrame, axes: Sequence[Axis], front_mask: np.ndarray, label_col: str | None,
+                    dominated: np.ndarray | None = None) -> list[PointLabel]:
     """A three-objective front on its first two axes: every point coloured by its band on the third (``bands``), the
-    front's members (``front_mask``, on all three axes) large with a black edge and labelled from ``label_col``, the
-    rows ``dominated`` marks (some baseline point is at least as good on all three) crossed out in red. A dashed chance
-    line on an axis whose ideal is 0.5; error bars where ``df`` has band columns."""
+    front's members (``front_mask``, on all three axes) large with a black edge, the rows ``dominated`` marks (some
+    baseline point is at least as good on all three) crossed out in red. A dashed chance line on an axis whose ideal is
+    0.5; error bars where ``df`` has band columns. Returns the front members' labels from ``label_col`` (none without)."""
     mask = np.asarray(front_mask, dtype=bool)
     if mask.shape != (len(df),):
         raise ValueError(f"front_mask has shape {mask.shape}, expected ({len(df)},)")
@@ -262,9 +297,6 @@ def distortion_figure(df: pd.DataFrame, axes: Sequence[Axis], front_mask: np.nda
     y = df[ax_y.metric].to_numpy(dtype=float, na_value=np.nan)
     colours = np.array(band_colours(df, ax_d), dtype=object)
 
-    fig = Figure(figsize=FIGSIZE, dpi=DPI)
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
     draw_bands(ax, df, axes[:2], ~mask, "0.75")
     draw_bands(ax, df, axes[:2], mask, "0.3")
     ax.scatter(x[~mask], y[~mask], s=18, c=list(colours[~mask]), alpha=0.7, zorder=1)
@@ -285,21 +317,25 @@ def distortion_figure(df: pd.DataFrame, axes: Sequence[Axis], front_mask: np.nda
     ax.set_xlabel(_label(ax_x))
     ax.set_ylabel(_label(ax_y))
     ax.grid(True, alpha=0.3)
-    ax.legend(loc="best", fontsize=7)
-    fig.tight_layout()
-    if label_col is not None:  # last: adjustText places labels in the final layout
-        label_points(ax, x[mask], y[mask], df[label_col].to_numpy()[mask])
-    return fig
+    return [] if label_col is None else point_labels(x[mask], y[mask], df[label_col].to_numpy()[mask])
 
 
 def front_figure(df: pd.DataFrame, axes: Sequence[Axis], front_mask: np.ndarray, label_col: str | None) -> Figure:
-    """Draw all trials (grey) and the Pareto front (step line, annotated) on two axes.
+    """A two-axis front alone (``draw_front``), its legend and labels placed (``finish``)."""
+    fig, ax = _figure()
+    finish(fig, ax, draw_front(ax, df, axes, front_mask, label_col))
+    return fig
+
+
+def draw_front(ax: Axes, df: pd.DataFrame, axes: Sequence[Axis], front_mask: np.ndarray,
+               label_col: str | None) -> list[PointLabel]:
+    """Draw all trials (grey) and the Pareto front (step line) on two axes; returns the front points' labels.
 
     ``axes[0]`` is the horizontal axis, ``axes[1]`` the vertical one; ``front_mask`` is aligned
     with ``df``'s rows (e.g. from ``pareto_mask``). The step line runs from the front point best
     on the horizontal axis to the worst, holding each point's vertical value until the next, so
     it traces the boundary of the region the front dominates. ``label_col`` names a column whose
-    values annotate front points (e.g. "α=2 λ=10 k=1"). A dashed chance line is drawn on any axis
+    values label front points (e.g. "α=2 λ=10 k=1"; none without). A dashed chance line is drawn on any axis
     whose ideal is 0.5. Where ``df`` has band columns (a point table from ``replicates.point_table``) every point
     gets error bars on both axes: grey off the front, blue on it.
     """
@@ -312,9 +348,6 @@ def front_figure(df: pd.DataFrame, axes: Sequence[Axis], front_mask: np.ndarray,
     x = df[ax_x.metric].to_numpy(dtype=float, na_value=np.nan)
     y = df[ax_y.metric].to_numpy(dtype=float, na_value=np.nan)
 
-    fig = Figure(figsize=FIGSIZE, dpi=DPI)
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
     ax.scatter(x, y, s=14, color="0.65", label="trials", zorder=1)
     draw_bands(ax, df, axes, ~mask, "0.75")
     draw_bands(ax, df, axes, mask, "tab:blue")
@@ -332,11 +365,7 @@ def front_figure(df: pd.DataFrame, axes: Sequence[Axis], front_mask: np.ndarray,
     ax.set_xlabel(_label(ax_x))
     ax.set_ylabel(_label(ax_y))
     ax.grid(True, alpha=0.3)
-    ax.legend(loc="best", fontsize=8)
-    fig.tight_layout()
-    if label_col is not None:  # last: adjustText places labels in the final layout
-        label_points(ax, fx, fy, df[label_col].to_numpy()[mask][order])
-    return fig
+    return [] if label_col is None else point_labels(fx, fy, df[label_col].to_numpy()[mask][order])
 
 
 def _save(fig: Figure, path: str | Path) -> Path:
@@ -355,17 +384,24 @@ def plot_fronts(sweeps: Sequence[tuple[str, pd.DataFrame, np.ndarray]], axes: Se
 
 def fronts_figure(sweeps: Sequence[tuple[str, pd.DataFrame, np.ndarray]], axes: Sequence[Axis],
                   label_col: str | None = None) -> Figure:
+    """Several sweeps' fronts on the same axes (``draw_fronts``), their legend and labels placed (``finish``)."""
+    fig, ax = _figure()
+    finish(fig, ax, draw_fronts(ax, sweeps, axes, label_col))
+    return fig
+
+
+def draw_fronts(ax: Axes, sweeps: Sequence[tuple[str, pd.DataFrame, np.ndarray]], axes: Sequence[Axis],
+                label_col: str | None = None) -> list[PointLabel]:
     """Several sweeps' trials (faint) and fronts (step lines) on the same two axes, one colour per sweep; front points
-    get error bars where the tables have band columns and labels from ``label_col`` in their sweep's colour. Given more
-    axes, the fronts drawn are those of the first two (a staircase is a two-axis front), and the title says so."""
+    get error bars where the tables have band columns. Given more axes, the fronts drawn are those of the first two (a
+    staircase is a two-axis front), and the title says so. Returns every sweep's front points' labels from
+    ``label_col`` in their sweep's colour (none without), to be placed in one pass, so they avoid each other too."""
     plane = len(axes) > 2
     if plane:
         axes = axes[:2]
         sweeps = [(label, df, pareto_mask(df, axes)) for label, df, _ in sweeps]
     ax_x, ax_y = axes
-    fig = Figure(figsize=FIGSIZE, dpi=DPI)
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
+    labels: list[PointLabel] = []
     for i, (label, df, mask) in enumerate(sweeps):
         colour = f"C{i}"
         x = df[ax_x.metric].to_numpy(dtype=float, na_value=np.nan)
@@ -375,6 +411,8 @@ def fronts_figure(sweeps: Sequence[tuple[str, pd.DataFrame, np.ndarray]], axes: 
         ax.step(x[mask][order], y[mask][order], where="post", color=colour, linewidth=1.5, zorder=2)
         ax.scatter(x[mask][order], y[mask][order], s=30, color=colour, edgecolor="black", label=label, zorder=3)
         draw_bands(ax, df, axes, np.asarray(mask, dtype=bool), colour)
+        if label_col is not None:
+            labels += point_labels(x[mask], y[mask], df[label_col].to_numpy()[mask], [colour] * int(np.sum(mask)))
     notes = ["fronts on these two axes alone"] if plane else []
     ax.set_title("; ".join([*notes, *filter(None, [band_note([df for _, df, _ in sweeps])])]), fontsize=8)
     if ax_y.ideal == CHANCE:
@@ -382,17 +420,7 @@ def fronts_figure(sweeps: Sequence[tuple[str, pd.DataFrame, np.ndarray]], axes: 
     ax.set_xlabel(_label(ax_x))
     ax.set_ylabel(_label(ax_y))
     ax.grid(True, alpha=0.3)
-    ax.legend(loc="best", fontsize=7)
-    fig.tight_layout()
-    if label_col is not None:  # all sweeps' labels in one pass, so they avoid each other too
-        xs, ys, names, colours = [], [], [], []
-        for i, (_, df, mask) in enumerate(sweeps):
-            xs += list(df[ax_x.metric].to_numpy(dtype=float, na_value=np.nan)[mask])
-            ys += list(df[ax_y.metric].to_numpy(dtype=float, na_value=np.nan)[mask])
-            names += list(df[label_col].to_numpy()[mask])
-            colours += [f"C{i}"] * int(np.asarray(mask).sum())
-        label_points(ax, xs, ys, names, colours)
-    return fig
+    return labels
 
 
 def plot_fronts_by(groups: Sequence[GroupFront], joint: pd.DataFrame, axes: Sequence[Axis], path: str | Path) -> Path:
@@ -401,7 +429,7 @@ def plot_fronts_by(groups: Sequence[GroupFront], joint: pd.DataFrame, axes: Sequ
 
 
 def fronts_by_figure(groups: Sequence[GroupFront], joint: pd.DataFrame, axes: Sequence[Axis]) -> Figure:
-    """Each group's points and front in its own colour (``fronts_figure``), labelled by the other axes (a point shared
+    """Each group's points and front in its own colour (``draw_fronts``), labelled by the other axes (a point shared
     by every group, such as the λ = 0 anchor, once), and the joint front ``joint`` (its points, on the first two axes:
     ``SweepSummary.plane_front``) dashed in black over them; with more than two axes, every front on the first two."""
     if not groups:
@@ -417,13 +445,13 @@ def fronts_by_figure(groups: Sequence[GroupFront], joint: pd.DataFrame, axes: Se
         df["label"] = [short[str(name)] if str(name) not in labelled else "" for name in df["name"]]
         labelled |= {str(name) for name in df["name"]}
         sweeps.append((f"{symbol} = {value_text(group.value)}", df, df["pareto_front"].to_numpy(dtype=bool)))
-    fig = fronts_figure(sweeps, axes, "label")
-    ax = fig.axes[0]
+    fig, ax = _figure()
+    labels = draw_fronts(ax, sweeps, axes, "label")
     if not joint.empty:
         ax_x, ax_y = axes[:2]
         on = joint.iloc[np.argsort(ax_x.to_min(joint[ax_x.metric].to_numpy(dtype=float)), kind="stable")]
         ax.step(on[ax_x.metric], on[ax_y.metric], where="post", color="black", linestyle="--", linewidth=1,
                 label="joint front", zorder=2.5)
     ax.set_title(f"one front per {symbol}" + (f"; {ax.get_title()}" if ax.get_title() else ""), fontsize=8)
-    ax.legend(loc="best", fontsize=7)
+    finish(fig, ax, labels)
     return fig

@@ -1,12 +1,15 @@
 """The self-contained HTML report of a sweep (and of a comparison), built from its MLflow runs and artifacts.
 
-Images are embedded as base64, so the file opens anywhere, offline; it is written beside the tracking store
-(``reports/`` next to a sqlite file, else the current directory) and logged on the parent run as ``report/report.html``.
+Images are embedded as base64, so the file opens anywhere, offline, each re-encoded as a lossless WebP of 256 colours
+(``compact``): the default sweep's report holds its 63 figures in 1.6 MB rather than 4.6 MB. It is written beside the
+tracking store (``reports/`` next to a sqlite file, else the current directory) and logged on the parent run as
+``report/report.html``.
 """
 from __future__ import annotations
 
 import base64
 import csv
+import io
 import math
 import re
 import tempfile
@@ -19,6 +22,7 @@ import pandas as pd
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
+from PIL import Image as Picture
 
 from attacks.attackers.membership_stats import LOW_FPRS
 from attacks.audits.exposure import CSV_FILE as EXPOSED_CSV
@@ -43,14 +47,25 @@ CURVE_FILE = re.compile(r"epoch\d+_" + re.escape(CURVE_PREFIX))  # a learning cu
 MEMBERSHIP_METRICS = ("advantage", "auc", *LOW_FPRS)  # the report's membership columns, per attacker in this order
 CURVE_FLAG = re.compile(r"attack/([^/]+)/still_learning")  # a logged learning curve (attacks/audits/learning_curve.py)
 EXPOSED_SHOWN = 8  # records per attacker and network in the report's exposed-records table
+# Colours of an embedded figure (Pillow's maximum-coverage palette, then lossless WebP): the default sweep's 63 figures,
+# 3.4 MB of PNG, take 1.15 MB, each pixel's channels within 6 of 255 of the original's (0.07 on average); a pale band
+# (an interval shaded at 8 % opacity) keeps its tint. Lossless WebP of every colour takes 1.28 MB; PNG of this palette
+# 1.51 MB, and of Pillow's fast octree palette 1.01 MB, but that one turns the pale bands white.
+PALETTE = 256
+EMBEDDED = "image/webp"
 
 
 @dataclass(frozen=True)
 class Image:
-    """A PNG ready to embed: its caption and base64 data."""
+    """A figure ready to embed: its caption and base64 data (of :data:`EMBEDDED`, ``compact``)."""
 
     caption: str
     data: str
+
+    @property
+    def src(self) -> str:
+        """The figure as an ``<img>``'s source: a data URL."""
+        return f"data:{EMBEDDED};base64,{self.data}"
 
 
 def _environment() -> Environment:
@@ -66,8 +81,18 @@ def report_dir(tracking_uri: str) -> Path:
     return Path.cwd() / "reports"
 
 
+def compact(png: bytes) -> bytes:
+    """An opaque figure's PNG as a lossless WebP of at most :data:`PALETTE` colours (a third of the bytes)."""
+    with Picture.open(io.BytesIO(png)) as picture:
+        paletted = picture.convert("RGB").quantize(PALETTE, method=Picture.Quantize.MAXCOVERAGE)
+    out = io.BytesIO()
+    paletted.convert("RGB").save(out, format="WEBP", lossless=True)
+    return out.getvalue()
+
+
 def _png(path: Path, caption: str) -> Image:
-    return Image(caption, base64.b64encode(path.read_bytes()).decode("ascii"))
+    """The PNG at ``path``, made smaller (``compact``), ready to embed under ``caption``."""
+    return Image(caption, base64.b64encode(compact(path.read_bytes())).decode("ascii"))
 
 
 def _artifacts(client: MlflowClient, run_id: str, folder: str, tmp: Path) -> list[Path]:

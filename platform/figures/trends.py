@@ -1,7 +1,8 @@
 """Trend plots of a sweep: each metric against each grid axis, averaged over the other axes.
 
 One panel per (metric, axis); axis values sit at evenly spaced positions labelled with their values,
-so log-spaced grids and α = ∞ plot cleanly. Plotting only: the numbers come from the trials table.
+so log-spaced grids and α = ∞ plot cleanly; the legend sits under the panels, covering none. Plotting only: the
+numbers come from the trials table.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from core.legends import legend_below
 from core.numbers import readable
 
 
@@ -51,7 +53,7 @@ def plot_trends(table: pd.DataFrame, keys: Sequence[str], metrics: Sequence[str]
             ax.grid(alpha=0.3)
             if col == 0:
                 ax.set_ylabel(metric, fontsize=8)
-    axes[0][0].legend(fontsize=7)
+    legend_below(axes[-1][0], 7)  # one legend for every panel, under the first of the last row
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     return Path(path)

@@ -9,6 +9,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from core.data.eco_files import EPOCH, HOURS
+from core.legends import legend_right
 from trainables.eco.windows import EcoSplit
 
 FIGURE_FILE = "trace_7days.png"
@@ -43,7 +44,7 @@ def save_trace_figure(test: EcoSplit, released: torch.Tensor, norm: tuple[float,
     dates = [EPOCH + dt.timedelta(hours=int(h)) for h in test.windows.start[rows]]
     ax.set_xticks(range(0, len(original), test.watts.shape[1]), [d.strftime("%a %d %b") for d in dates], fontsize=7)
     ax.set_ylabel("power (W)")
-    ax.legend(fontsize=7, loc="upper right")
+    legend_right(ax, 7)  # outside: the traces span the whole width
     ax.set_title(f"{title}, household {int(test.windows.household[rows[0]])}", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=100)

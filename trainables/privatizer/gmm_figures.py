@@ -15,6 +15,8 @@ from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from core.legends import legend_below
+
 X_METRIC, Y_METRIC, BOUND_METRIC = "leakage/i_uxq", "leakage/i_sq", "leakage/bound_k"
 FIGURE = "information_plane.png"
 
@@ -52,7 +54,7 @@ def plot_information_plane(table: pd.DataFrame, paths: Mapping[str, pd.DataFrame
         ax.set_xlabel("I(U;X|Q) [nats]  (utility lost)")
         ax.set_ylabel("I(S;Q) [nats]  (secret leaked)")
         ax.set_title(f"k = {k:g}")
-        ax.legend(fontsize=6)
+        legend_below(ax, 6, columns=3)  # under the panel: a point may lie anywhere on the plane
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     return Path(path)
