@@ -20,6 +20,7 @@ from platform.figures.summary_figures import draw_summary
 from platform.results import tracking
 from platform.results.comparison_grid import format_comparison
 from platform.results.summary import SweepSummary, format_summary, log_summary, read_summary
+from platform.run.cost_estimate import remember
 from platform.run.interrupts import SweepEnding
 from platform.run.launch import CaughtUp, Sweep
 from search_spaces import Preset, SweepFigure, SweepTrials
@@ -106,6 +107,7 @@ def publish_sweep(sweep: Sweep, results: Any, caught_up: CaughtUp, ending: Sweep
     if not complete:
         return ending.interrupted(f"{sweep.plan.name} incomplete")
     ending.close("FINISHED")
+    remember(client, sweep.exp_id, parent_id)  # the next sweep like it is priced from this one's minutes
     return 0
 
 
@@ -113,7 +115,7 @@ def finished(sweep: Sweep, results: Any, caught_up: CaughtUp) -> bool:
     """Whether every planned trial (and baseline-grid trial) finished and every checkpoint was attacked."""
     complete = results.num_errors == 0 and results.num_terminated >= sweep.planned and caught_up.farm_failures == 0
     for trials, grid_results in zip(sweep.comparison_trials, caught_up.baseline_results, strict=True):
-        complete &= grid_results.num_errors == 0 and grid_results.num_terminated >= trials
+        complete &= grid_results is None or (grid_results.num_errors == 0 and grid_results.num_terminated >= trials)
     return complete
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
@@ -33,6 +35,9 @@ from platform.run import storage as tune_storage
 from platform.run.comparison_grid import tune_name
 from platform.run.interrupts import SweepEnding
 from platform.run.tuner import TUNER_STATE, find_sweep
+
+if TYPE_CHECKING:
+    from platform.run.cost_estimate import CostEstimate
 
 
 def parse_args(argv: list[str] | None = None) -> SweepOptions:
@@ -78,9 +83,16 @@ def parse_args(argv: list[str] | None = None) -> SweepOptions:
                         "amnist-privatizer: Gaussian noise, the stroke redraw and the digit prototype)")
     p.add_argument("--no-baseline", dest="no_comparison_grids", action="store_true", default=None,
                    help=argparse.SUPPRESS)  # the option's name before comparison grids had their own
+    p.add_argument("--no-reuse", action="store_true", default=None,
+                   help="run every comparison-grid trial again, even those an earlier sweep in the store ran with the "
+                        "same data, seed, farm and code (default: those are copied from it, and the report says so)")
     p.add_argument("--learning-curve", action=argparse.BooleanOptionalAction, default=None,
                    help="refit every front point's strongest attacker on 25/50/100/200%% of its records and fit where "
                         "it saturates, beside the comparison grids (default: on, off in the smoke profile)")
+    p.add_argument("--budget", metavar="TIME",
+                   help="the longest you will wait, e.g. 10m, 90s or 1h30m: without --profile the profile with the "
+                        "most work that finished sweeps on this machine price within it runs; a --profile priced over "
+                        "it is refused")
     p.add_argument("--yes", action="store_true", default=None,
                    help=f"run a sweep of more than {preflight.CONFIRM_TRIALS} trials (refused without it)")
     p.add_argument("-v", "--verbose", action="store_true", default=None,
@@ -155,7 +167,8 @@ def plan_sweep(args: SweepOptions) -> SweepPlan:
                      with_comparison_grids=bool(grids) and not args.no_comparison_grids, resumed=args.resume is not None,
                      address=args.address, gpus_per_trial=args.gpus_per_trial, max_concurrent=args.max_concurrent,
                      max_failures=args.max_failures, verbose=args.verbose,
-                     learning_curves=learning_curves(args.learning_curve, spec.profile), options=tuple(options.items()))
+                     learning_curves=learning_curves(args.learning_curve, spec.profile), reuse=not args.no_reuse,
+                     options=tuple(options.items()))
 
 
 def learning_curves(asked: bool | None, profile: str) -> bool:
@@ -214,6 +227,8 @@ def run(args: SweepOptions, ending: SweepEnding) -> int:
 
     preflight.check_sweep_options(args)
     silence(args.verbose)
+    if args.budget is not None:
+        args = within_budget(args)
     plan = plan_sweep(args)
     counts = check_data(plan.spec)
     announce(plan, counts)
@@ -223,6 +238,37 @@ def run(args: SweepOptions, ending: SweepEnding) -> int:
     if results is None or caught_up is None:
         return ending.interrupted()
     return publish_sweep(sweep, results, caught_up, ending)
+
+
+def within_budget(args: SweepOptions) -> SweepOptions:
+    """``--budget``: the options with the profile it runs (the one given, or the one with the most work this machine
+    prices within it), said in one line before anything runs."""
+    from platform.run.budget import choose, seconds_of
+
+    limit_s = seconds_of(args.budget or "")
+    if args.resume is not None:
+        raise UsageError("--budget picks a new sweep's profile; a resumed sweep runs the one it recorded")
+    preset = requested_spec(args)[0].preset
+    priced = {name: priced_profile(replace(args, profile=name)) for name in preset.profiles}
+    choice = choose(priced, limit_s, args.profile)
+    print(choice.line, flush=True)
+    return replace(args, profile=choice.profile, given=args.given | {"profile"})
+
+
+def priced_profile(args: SweepOptions) -> CostEstimate | None:
+    """The sweep ``args`` plan priced on this machine, None when that profile cannot be planned with them (too many
+    trials without --yes, a --set value it refuses)."""
+    from platform.run.cost_estimate import estimate, machine_kind
+    from platform.run.launch import threaded
+
+    try:
+        plan = plan_sweep(args)
+    except UsageError:
+        return None
+    client = MlflowClient(plan.tracking_uri)
+    experiment = client.get_experiment_by_name(plan.experiment)
+    exp_id = experiment.experiment_id if experiment else None
+    return estimate(client, exp_id, plan, threaded(plan.spec), machine_kind())
 
 
 def print_config_schema(args: SweepOptions) -> int:

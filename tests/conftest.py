@@ -106,9 +106,7 @@ def tree_changes(folder: Path, digest: dict[str, str]) -> list[str]:
 @pytest.fixture(scope="session")
 def smoke_sweep(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedSweep]:
     """The session's one smoke sweep, run once for every test process; after the session, unchanged or an error."""
-    shared = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent  # the folder the test processes' own temporary folders share
+    shared = session_folder(tmp_path_factory)
     folder, record = shared / "smoke-sweep", shared / "smoke-sweep.json"
     with FileLock(str(shared / "smoke-sweep.lock")):
         if not record.exists():
@@ -134,6 +132,22 @@ def copy_sweep(sweep: SharedSweep, destination: Path) -> Path:
                 db.execute(f'UPDATE "{table}" SET "{column}" = replace("{column}", ?, ?) '
                            f'WHERE typeof("{column}") = \'text\' AND instr("{column}", ?) > 0', (old, new, old))
     return destination
+
+
+def session_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder every test process of the session shares (pytest-xdist's processes each have their own below it)."""
+    shared = tmp_path_factory.getbasetemp()
+    return shared.parent if os.environ.get("PYTEST_XDIST_WORKER") else shared
+
+
+@pytest.fixture(autouse=True, scope="session")
+def cost_ledger(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The sweeps the tests run keep their costs in a ledger of the session's (platform.results.cost_ledger), never in
+    the user's; one file for every test process, so the shared smoke sweep prices a test's sweep like it."""
+    path = session_folder(tmp_path_factory) / "sweep_costs.jsonl"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PUTLAB_COST_LEDGER", str(path))
+        yield path
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -1,13 +1,20 @@
-"""A sweep's expected cost is priced from the newest finished sweep like it in a real sqlite MLflow store."""
+"""A sweep's expected cost is priced from the newest finished sweep like it in a real sqlite MLflow store, else in this
+machine's cost ledger; ``--budget`` picks the profile those prices fit."""
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
-from conftest import store
+import pytest
+from conftest import SMOKE_SWEEP, SharedSweep, run_sweep, store
 
-from platform.results import tracking
-from platform.run.cost_estimate import CostEstimate, last_finished
+from platform.errors import UsageError
+from platform.plan.spec import resolve
+from platform.results import cost_ledger, tracking
+from platform.results.cost_ledger import Measured
+from platform.run.budget import choose, seconds_of
+from platform.run.cost_estimate import CostEstimate, last_finished, planned_cost
 
 FARM = ("deep_raw", "thickness")
 
@@ -37,7 +44,7 @@ def test_the_estimate_is_the_newest_like_sweeps_pace_per_trial(workdir: Path) ->
     estimate = CostEstimate(9, 6, FARM, 1, source)
     assert estimate.seconds == 600.0  # 40 s a trial, 15 trials
     assert CostEstimate(18, 12, FARM, 1, source).seconds == 1200.0  # two seeds: twice the trials
-    assert estimate.line().endswith("about 10:00 here (sweep new: 15 trials in 10:00)")
+    assert estimate.line().endswith("about 10:00 here (sweep new on this store: 15 trials in 10:00)")
     assert "9 trials + 6 baseline trials, 1 checkpoint(s) each, 2 farm attackers per checkpoint" in estimate.line()
 
 
@@ -61,4 +68,85 @@ def test_no_like_sweep_means_no_estimate(workdir: Path) -> None:
     assert client.get_run(running).info.status == "RUNNING"
     like = {"preset": "amnist", "profile": "quick"} | tracking.flatten("attackers", FARM)
     assert last_finished(client, exp_id, like) is None
-    assert "no finished sweep of this preset, profile and farm" in CostEstimate(9, 0, FARM, 1, None).line()
+    assert "no finished sweep like it (preset, profile, farm, config, machine)" in CostEstimate(9, 0, FARM, 1, None).line()
+
+
+LIKE = {"preset": "amnist", "profile": "quick", "config.epochs": "4", "machine": "1 node, 2 CPUs, no GPU"}
+
+
+def test_a_sweep_in_a_new_store_is_priced_from_the_machines_ledger(workdir: Path) -> None:
+    client = store(workdir)  # a new store: nothing in it to price from
+    exp_id = tracking.experiment_id(client, "putlab-amnist")
+    spec = resolve("amnist", "quick", [])
+    assert planned_cost(client, exp_id, spec, 9, 6, FARM, LIKE).source is None
+    cost_ledger.record(LIKE, Measured("amnist-quick-1", 15, 1500.0))
+    cost_ledger.record(LIKE | {"config.epochs": "8"}, Measured("amnist-quick-2", 15, 3000.0))  # another config
+    cost_ledger.ledger_path().open("a").write("not a ledger line\n{\"like\": 3}\n")  # skipped, not fatal
+    estimate = planned_cost(client, exp_id, spec, 9, 6, FARM, LIKE)
+    assert estimate.seconds == 1500.0 and estimate.line().endswith(
+        "about 25:00 here (sweep amnist-quick-1 on this machine: 15 trials in 25:00)")
+    assert planned_cost(client, exp_id, spec, 18, 6, FARM, LIKE).seconds == 2400.0  # 100 s a trial
+    assert planned_cost(client, exp_id, spec, 9, 6, FARM, LIKE | {"machine": "1 node, 16 CPUs, no GPU"}).source is None
+
+
+def test_an_unwritable_ledger_warns_and_costs_nothing_else(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv(cost_ledger.LEDGER_ENV, str(tmp_path / "file" / "ledger.jsonl"))  # under a file: no folder
+    cost_ledger.record(LIKE, Measured("amnist-quick-1", 15, 1500.0))
+    assert "is not kept for the next estimate" in capsys.readouterr().err
+    assert cost_ledger.newest(LIKE) is None
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("10m", 600), ("90s", 90), ("1h30m", 5400), ("1.5m", 90), (" 2h ", 7200)])
+def test_a_budget_reads_as_a_user_writes_it(text: str, seconds: float) -> None:
+    assert seconds_of(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "10", "ten minutes", "10m10h", "0m", "-5m", "1e400s"])
+def test_a_budget_that_is_not_a_duration_is_one_line(text: str) -> None:
+    with pytest.raises(UsageError, match=r"^--budget (takes a duration|must be a positive duration)"):
+        seconds_of(text)
+
+
+def priced(seconds: float | None) -> CostEstimate | None:
+    """A profile's price of ``seconds`` (None: no finished sweep prices it)."""
+    return None if seconds is None else CostEstimate(4, 6, FARM, 1, Measured("s", 10, seconds))
+
+
+def test_the_budget_runs_the_profile_with_the_most_work_that_fits() -> None:
+    prices = {"smoke": priced(65), "fast": priced(1299), "quick": priced(1528), "paper": priced(None)}
+    choice = choose(prices, 1800, None)
+    assert choice.profile == "quick" and choice.line.startswith("budget 30:00: profile quick, about 25:28 here")
+    assert "not yet timed here: paper" in choice.line
+    assert choose(prices, 600, None).profile == "smoke"
+    assert choose(prices, 600, "paper").profile == "paper"  # asked for, and nothing says it will not fit
+    with pytest.raises(UsageError, match=r"^--profile fast takes about 21:39 here .*, over --budget 10:00: "
+                                         r"quick about 25:28, fast about 21:39, smoke about 1:05; not yet timed here: paper"):
+        choose(prices, 600, "fast")
+    with pytest.raises(UsageError, match=r"^no profile is known to fit --budget 0:30 on this machine: "):
+        choose(prices, 30, None)
+
+
+def test_the_shared_sweep_prices_a_sweep_like_it_in_a_new_store(smoke_sweep: SharedSweep, tmp_path: Path) -> None:
+    """The session's smoke sweep finished and kept its cost in the ledger: the same sweep into a new store, given a
+    budget it cannot meet, is refused in one line quoting that price, before it runs anything."""
+    out = run_sweep(tmp_path, *SMOKE_SWEEP, "--budget", "1s", timeout=120)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr[-3000:]
+    name = re.search(r"^sweep (\S+): preset", smoke_sweep.stdout, flags=re.MULTILINE)
+    assert name is not None
+    assert re.match(rf"error: --profile smoke takes about \d+:\d\d here \(sweep {name.group(1)} on this machine: "
+                    rf"3 trials in \d+:\d\d\), over --budget 0:01", out.stderr), out.stderr
+    assert "trials 0/" not in out.stdout  # nothing ran
+
+
+def test_comparison_trials_copied_from_an_earlier_sweep_are_not_priced_as_run(workdir: Path) -> None:
+    client = store(workdir)
+    exp_id = tracking.experiment_id(client, "putlab-amnist")
+    finished_sweep(client, exp_id, "second", "quick", wall_s=600, trials=9, baselines=6)
+    (parent,) = client.search_runs([exp_id], filter_string="attributes.run_name = 'second'")
+    for run in tracking.baseline_runs(client, exp_id, parent.info.run_id)[:4]:  # 4 of its 6 copied, not run
+        client.set_tag(run.info.run_id, tracking.TAG_REUSED_FROM, "an-earlier-run")
+    like = {"preset": "amnist", "profile": "quick"} | tracking.flatten("attackers", FARM)
+    source = last_finished(client, exp_id, like)
+    assert source is not None and (source.trials, source.wall_s) == (11, 600.0)

@@ -209,8 +209,9 @@ def game_row(game: GameCurves) -> dict[str, Any] | None:
 
 
 def baseline_grids(summary: SweepSummary, axes: list[Axis]) -> list[dict[str, Any]]:
-    """Each comparison grid with points: its points on the front's axes and, per front point, the baseline's privacy (and
-    distortion) at its utility, whether it beats the baseline and the baseline points that dominate it on every axis."""
+    """Each comparison grid with points: its points on the front's axes, which of its trials were reused from an earlier
+    sweep and, per front point, the baseline's privacy (and distortion) at its utility, whether it beats the baseline
+    and the baseline points that dominate it on every axis."""
     grids = []
     for curve in summary.comparisons:
         baseline, points = curve.grid, curve.points
@@ -219,7 +220,7 @@ def baseline_grids(summary: SweepSummary, axes: list[Axis]) -> list[dict[str, An
         keys = [k for k in baseline.preset.label_keys if k in points]
         compared = summary.compared if baseline.beats in summary.compared else pd.DataFrame()
         grids.append({
-            "title": baseline.title, "name": baseline.name,
+            "title": baseline.title, "name": baseline.name, "reused": curve.reuse_note,
             "points": [{"name": row.get("name", ""), "axes": [with_interval(row, a.metric) for a in axes]}
                        for _, row in points.sort_values(keys).iterrows()],
             "front": [{"name": row["name"], "at": [row[baseline.at_utility], *(row[baseline.at(a)] for a in axes[2:])],

@@ -1,5 +1,5 @@
 """``--resume`` keeps the sweep's own options: what its parent run recorded (profile, search, attackers, baseline
-grid, learning curves, seeds, ``--set`` values) wins, and an option given again that contradicts it is a UsageError.
+grid and its reuse, learning curves, seeds, ``--set`` values) wins, and an option given again that contradicts it is a UsageError.
 
 Options that only say how to run (``--max-concurrent``, ``--max-failures``, ``--gpus-per-trial``, ``--address``)
 are not recorded and may change on resume.
@@ -52,21 +52,22 @@ def comparison_grids_on(params: dict[str, str], grids: tuple[ComparisonGrid, ...
 
 @dataclass(frozen=True)
 class Recorded:
-    """What the sweep's parent run recorded, read once: its params, its farm, and whether it runs its comparison grids
-    (``grids``: its preset's, whether run or not)."""
+    """What the sweep's parent run recorded, read once: its params, its farm, whether it runs its comparison grids
+    (``grids``: its preset's, whether run or not) and reuses their stored trials."""
 
     params: dict[str, str]
     attackers: tuple[str, ...]
     grids: tuple[ComparisonGrid, ...]
     comparison_grids_on: bool
     learning_curves: bool | None  # None: a sweep older than the record, which runs as the command line says
+    reuse: bool | None  # likewise
 
     @classmethod
     def read(cls, params: dict[str, str], grids: tuple[ComparisonGrid, ...]) -> Recorded:
         """The record of a parent run's ``params``."""
-        curves = params.get("learning_curves")
+        curves, reuse = params.get("learning_curves"), params.get("reuse")
         return cls(params, recorded_attackers(params), grids, comparison_grids_on(params, grids),
-                   None if curves is None else curves == "True")
+                   None if curves is None else curves == "True", None if reuse is None else reuse == "True")
 
 
 def axis_or_value(spec: SweepSpec, key: str) -> Any:
@@ -93,6 +94,7 @@ def check_given(args: SweepOptions, recorded: Recorded, cli: SweepSpec, attacker
         ("learning_curve", "--learning-curve" if args.learning_curve else "--no-learning-curve",
          recorded.learning_curves is not None and args.learning_curve != recorded.learning_curves,
          f"learning curves {'on' if recorded.learning_curves else 'off'}"),
+        ("no_reuse", "--no-reuse", recorded.reuse is True, "reuse of stored comparison trials"),
     ]
     for option, text, contradicts, was in differ:
         if option in args.given and contradicts:
@@ -114,9 +116,10 @@ def restored(args: SweepOptions, recorded: Recorded) -> SweepOptions:
     params = recorded.params
     samples = int(params["planned_trials"]) if params["search"] == "optuna" else args.samples
     curves = args.learning_curve if recorded.learning_curves is None else recorded.learning_curves
+    no_reuse = args.no_reuse if recorded.reuse is None else not recorded.reuse
     return replace(args, profile=params["profile"], search=params["search"], samples=samples, overrides=(), seeds=1,
                    attackers=",".join(recorded.attackers) or "none", no_comparison_grids=not recorded.comparison_grids_on,
-                   learning_curve=curves)
+                   learning_curve=curves, no_reuse=no_reuse)
 
 
 def resumed_spec(args: SweepOptions, params: dict[str, str], preset_file: str | None) -> SweepSpec:
@@ -130,7 +133,8 @@ def summary(recorded: Recorded, spec: SweepSpec) -> str:
     seeds = len(spec.grid.get(SEED, [None]))
     names = [b.name for b in recorded.grids if b.param in params]
     state = "on" if recorded.comparison_grids_on else "off"
-    grid = f"{', '.join(names)} baseline{'s' if len(names) > 1 else ''} {state}, " if names else ""
+    reuse = " (stored trials not reused)" if recorded.reuse is False else ""
+    grid = f"{', '.join(names)} baseline{'s' if len(names) > 1 else ''} {state}{reuse}, " if names else ""
     curves = "" if recorded.learning_curves is None else f"learning curves {'on' if recorded.learning_curves else 'off'}, "
     return (f"resuming with the sweep's recorded options: profile {params['profile']}, {params['search']} search, "
             f"attackers {','.join(recorded.attackers) or 'none'}, {grid}{curves}{seeds} seed{'s' if seeds > 1 else ''}, "

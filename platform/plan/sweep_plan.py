@@ -31,6 +31,7 @@ class SweepPlan:
     max_failures: int = 2
     verbose: bool = False
     learning_curves: bool = True  # the front points' learning curves after the grid (platform.run.front_curves)
+    reuse: bool = True  # comparison-grid trials the store holds are copied, not run again (platform.run.grid_reuse)
     options: tuple[tuple[str, str | None], ...] = ()  # what a resume command repeats (--tracking-uri, ...)
 
     @property
@@ -58,4 +59,6 @@ class SweepPlan:
             params["preset_file"] = self.preset_file
         for baseline in self.comparison_grids:
             params[baseline.param] = self.with_comparison_grids
+        if self.comparison_grids:
+            params["reuse"] = self.reuse
         return params

@@ -29,6 +29,7 @@ from platform.results.replicates import SEED, point_table
 from search_spaces import Preset, presets
 
 BASELINE = "baseline"  # the column naming each trial's baseline in SweepSummary.comparison_trials
+REUSED_FROM = "reused_from"  # the column naming the sweep a trial was reused from ("" where it ran in this sweep)
 
 
 @dataclass(frozen=True)
@@ -100,13 +101,29 @@ class ComparisonCurve:
         """How many of its trials finished (the terminal says so when none reports every axis)."""
         return int((self.trials["status"] == "FINISHED").sum()) if "status" in self.trials else 0
 
+    @property
+    def reuse_note(self) -> str:
+        """Which of its trials were reused from an earlier sweep (``platform.run.grid_reuse``), e.g. '2 of 2 noise
+        trials reused from sweep amnist-smoke-...: sigma=0, sigma=1'; "" when none was."""
+        if REUSED_FROM not in self.trials:
+            return ""
+        reused = self.trials[self.trials[REUSED_FROM] != ""]
+        if reused.empty:
+            return ""
+        name, sweeps = self.grid.name, ", ".join(sorted(set(reused[REUSED_FROM])))
+        total = len(self.trials)
+        return (f"{len(reused)} of {total} {name} trial{'s' if total > 1 else ''} reused from sweep {sweeps} (same "
+                f"content key: data, seed, farm and code): {', '.join(sorted(map(str, reused['name'])))}")
+
 
 def comparison_grid_table(client: MlflowClient, exp_id: str, parent_id: str, baseline: ComparisonGrid) -> pd.DataFrame:
-    """One row per baseline trial of the sweep: run id, name, status, its grid's axes (and seed), latest metrics."""
+    """One row per baseline trial of the sweep: run id, name, status, the sweep it was reused from ("" where it ran in
+    this one), its grid's axes (and seed), latest metrics."""
     rows = []
     for run in tracking.baseline_runs(client, exp_id, parent_id, baseline.name):
         params = run.data.params
-        row: dict[str, Any] = {"run_id": run.info.run_id, "name": run.info.run_name, "status": run.info.status}
+        row: dict[str, Any] = {"run_id": run.info.run_id, "name": run.info.run_name, "status": run.info.status,
+                               REUSED_FROM: run.data.tags.get(tracking.TAG_REUSED_SWEEP, "")}
         row |= {k: float(params[k]) for k in (*baseline.preset.label_keys, SEED) if k in params}
         rows.append(row | run.data.metrics)
     return pd.DataFrame(rows)
@@ -114,7 +131,8 @@ def comparison_grid_table(client: MlflowClient, exp_id: str, parent_id: str, bas
 
 def comparison_grid_points(table: pd.DataFrame, axes: list[Axis], baseline: ComparisonGrid) -> pd.DataFrame:
     """The finished baseline trials as points (means over seeds), with their own Pareto front marked
-    (``pareto_front``, on every axis): the curve a mechanism must beat. Empty when none reports every axis."""
+    (``pareto_front``, on every axis) and the sweeps their trials were reused from (``reused_from``, "" for none):
+    the curve a mechanism must beat. Empty when none reports every axis."""
     if table.empty or "status" not in table or any(a.metric not in table for a in axes):
         return pd.DataFrame()
     usable = table[table["status"] == "FINISHED"].dropna(subset=[a.metric for a in axes])
@@ -122,6 +140,9 @@ def comparison_grid_points(table: pd.DataFrame, axes: list[Axis], baseline: Comp
         return pd.DataFrame()
     points = point_table(usable, axes, (*baseline.preset.label_keys, SEED))
     points["pareto_front"] = pareto_mask(points, axes)
+    if REUSED_FROM in usable:
+        sweep_of = dict(zip(usable["run_id"], usable[REUSED_FROM], strict=True))
+        points[REUSED_FROM] = [" ".join(sorted({sweep_of[i] for i in ids.split()} - {""})) for ids in points["run_ids"]]
     return points
 
 
@@ -239,7 +260,7 @@ def format_comparison(compared: pd.DataFrame, curve: ComparisonCurve, axes: list
     order = [k for k in keys if k in points]
     shown = ", ".join(f"{' '.join(f'{k}={readable(r[k])}' for k in order)}: {point_text(r, axes)}"
                       for _, r in points.sort_values(order).iterrows())
-    lines = [f"{name} baseline ({shown_axes}): {shown}"]
+    lines = [f"{name} baseline ({shown_axes}): {shown}", *filter(None, [curve.reuse_note])]
     by_name = points.set_index(points["name"].astype(str)) if "name" in points else points
     for _, row in compared.iterrows():
         at = row[baseline.at_utility]

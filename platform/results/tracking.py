@@ -32,7 +32,12 @@ TAG_CHECKPOINT = "putlab.checkpoint"
 TAG_FRONT = "putlab.pareto_front"
 TAG_NODE = "putlab.node_id"  # the Ray node a trial reported from (comma-separated when it moved after a failure)
 TAG_FARM_NODES = "putlab.farm_node_ids"  # the Ray nodes that ran the trial's attack-farm tasks
+TAG_FARM_ERROR = "putlab.farm_error"  # a checkpoint attack of the trial failed: the line that says why
 TAG_BASELINE = "putlab.baseline"  # a baseline's trial runs (role "baseline"): which baseline, e.g. "noise"
+TAG_CONTENT_KEY = "putlab.content_key"  # a baseline trial's content key (platform.plan.content_key)
+TAG_REUSED_FROM = "putlab.reused_from"  # a baseline run copied from an earlier sweep's (platform.run.grid_reuse): its run id
+TAG_REUSED_SWEEP = "putlab.reused_sweep"  # ... and that run's sweep
+TAG_REUSED_ARTIFACTS = "putlab.reused_artifacts"  # ... and its artifacts (figures), referenced, not copied
 # MLflow 3's UI opens an experiment on its GenAI overview (traces) unless told otherwise. The experiment-kind tag
 # says "model training" where the UI reads it; the URL of ``ui_url`` (workflowType=machine_learning) always does.
 TAG_EXPERIMENT_KIND = "mlflow.experimentKind"

@@ -1,28 +1,29 @@
 """What a sweep will cost, said before it starts: its trials, the farm's attackers per checkpoint, and minutes.
 
-The minutes come from the newest finished sweep of the same preset, profile and farm in the same MLflow store (on a
-local store, this machine): its minutes of work per trial (its resumes summed, the pauses between them left out),
-times this sweep's trials. With no such sweep there is no estimate, and the progress line's ETA takes over from the
-first finished trial.
+The minutes come from the newest finished sweep like it, one whose pace depends on the same things
+(:func:`pace_params`: preset, profile, farm, learning curves, comparison grids, config and machine): in the same MLflow
+store, else in this machine's cost ledger (``platform.results.cost_ledger``, where every finished sweep adds itself).
+Its minutes of work per trial (its resumes summed, the pauses between them left out) times this sweep's trials. With
+no such sweep there is no estimate, and the progress line's ETA takes over from the first finished trial.
 """
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
+import torch
 from mlflow.tracking import MlflowClient
 
+from platform.plan.comparison_grid import comparison_grids
 from platform.plan.spec import SweepSpec
-from platform.results import tracking
+from platform.plan.sweep_plan import SweepPlan
+from platform.results import cost_ledger, tracking
 from platform.results.clock import clock
+from platform.results.cost_ledger import Measured
 
-
-@dataclass(frozen=True)
-class Measured:
-    """A finished sweep this one can be priced from: its name, trials (its own and its baselines') and wall seconds."""
-
-    name: str
-    trials: int
-    wall_s: float
+PACE = ("preset", "profile", "attackers", "learning_curves", "config", "machine")  # and each <grid>_baseline
 
 
 @dataclass(frozen=True)
@@ -44,40 +45,85 @@ class CostEstimate:
 
     def line(self) -> str:
         """'cost: 9 trials + 11 baseline trials, 1 checkpoint each, 5 farm attackers per checkpoint; about 11:40 here
-        (sweep X: 15 trials in 11:40)'."""
+        (sweep X in this store: 15 trials in 11:40)'."""
         baseline = f" + {self.baseline_trials} baseline trials" if self.baseline_trials else ""
         farm = (f"{len(self.attackers)} farm attackers per checkpoint ({', '.join(self.attackers)})" if self.attackers
                 else "no farm attackers")
         plan = f"cost: {self.trials} trials{baseline}, {self.checkpoints_per_trial} checkpoint(s) each, {farm}"
         if self.source is None or self.seconds is None:
-            return plan + "; no finished sweep of this preset, profile and farm in the store to estimate from (the ETA " \
-                          "follows the first finished trial)"
-        return (f"{plan}; about {clock(self.seconds)} here (sweep {self.source.name}: {self.source.trials} trials in "
-                f"{clock(self.source.wall_s)})")
+            return plan + "; no finished sweep like it (preset, profile, farm, config, machine) in the store or on " \
+                          "this machine to estimate from (the ETA follows the first finished trial)"
+        return (f"{plan}; about {clock(self.seconds)} here (sweep {self.source.name} on {self.source.where}: "
+                f"{self.source.trials} trials in {clock(self.source.wall_s)})")
 
 
-def planned_cost(client: MlflowClient, exp_id: str, spec: SweepSpec, planned: int, baseline_trials: int,
-                 attackers: tuple[str, ...]) -> CostEstimate:
-    """The sweep's plan and its expected wall time, priced from the newest finished sweep like it in the store."""
+def machine_kind() -> str:
+    """This machine as a local sweep's parent run records it (``platform.run.tuner.cluster_kind`` on a Ray of one node
+    with every CPU), found without starting Ray; GPUs by count and torch's names of them."""
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    names = sorted({torch.cuda.get_device_name(i) for i in range(gpus)})
+    shown = f"{gpus} GPU{'s' * (gpus > 1)} ({', '.join(names)})" if gpus else "no GPU"
+    build = f"torch {torch.__version__.split('+')[0]}, CPU kernels {torch.backends.cpu.get_cpu_capability()}"
+    return f"1 node, {os.cpu_count()} CPUs, {shown}, {build}"
+
+
+def pace_params(params: Mapping[str, Any]) -> dict[str, str]:
+    """Of a sweep's parent-run params (``SweepPlan.parent_params``), those its pace depends on, as MLflow logs them."""
+    kept = {k: v for k, v in params.items() if k.split(".", 1)[0] in PACE or k.endswith("_baseline")}
+    return tracking.flatten("", kept)
+
+
+def remember(client: MlflowClient, exp_id: str, parent_id: str) -> None:
+    """Add a finished sweep (its parent run closed, its minutes of work logged) to this machine's cost ledger."""
+    parent = client.get_run(parent_id)
+    if finished := trials_run(client, exp_id, parent_id):
+        cost_ledger.record(pace_params(parent.data.params),
+                           Measured(parent.info.run_name, finished, tracking.active_minutes(parent) * 60))
+
+
+def estimate(client: MlflowClient, exp_id: str | None, plan: SweepPlan, spec: SweepSpec, machine: str) -> CostEstimate:
+    """The plan of a new sweep (``spec``: with each trial's threads) and its expected wall time on ``machine``
+    (``exp_id``: the store's experiment of the sweep, None while it has none)."""
+    params = plan.parent_params(spec, machine)
+    grids = comparison_grids(spec, tracking.flatten("", params), plan.comparison_grids)
+    baseline_trials = sum(len(grid.grid_points()) for grid in grids)
+    return planned_cost(client, exp_id, spec, plan.planned, baseline_trials, plan.attackers, pace_params(params))
+
+
+def planned_cost(client: MlflowClient, exp_id: str | None, spec: SweepSpec, planned: int, baseline_trials: int,
+                 attackers: tuple[str, ...], like: Mapping[str, str]) -> CostEstimate:
+    """The sweep's plan and its expected wall time, priced from the newest finished sweep ``like`` it in the store,
+    else in this machine's ledger."""
     epochs, every = spec.config.get("epochs"), spec.config.get("checkpoint_every") or 0
     checkpoints = 1 if not epochs else len({e for e in range(1, epochs + 1) if e == epochs or (every and e % every == 0)})
-    like = {"preset": spec.preset.name, "profile": spec.profile} | tracking.flatten("attackers", attackers)
-    return CostEstimate(planned, baseline_trials, attackers, checkpoints, last_finished(client, exp_id, like))
+    source = (last_finished(client, exp_id, like) if exp_id else None) or cost_ledger.newest(like)
+    return CostEstimate(planned, baseline_trials, attackers, checkpoints, source)
 
 
-def last_finished(client: MlflowClient, exp_id: str, params: dict[str, str]) -> Measured | None:
-    """The newest FINISHED sweep of ``exp_id`` whose parent run logged the same ``params`` (e.g. preset, profile,
-    attackers), priced by its wall time over its finished trials."""
-    wanted = " and ".join(f"params.`{k}` = '{v}'" for k, v in params.items())
+def last_finished(client: MlflowClient, exp_id: str, like: Mapping[str, str]) -> Measured | None:
+    """The newest FINISHED sweep of ``exp_id`` whose parent run logged the same ``like`` params, priced by its wall
+    time over its finished trials (the config's params compared here: a filter of them all would be too long)."""
+    wanted = " and ".join(f"params.`{k}` = '{v}'" for k, v in like.items() if not k.startswith("config.") and "'" not in v)
     runs = client.search_runs([exp_id], filter_string=f"tags.`{tracking.TAG_ROLE}` = 'sweep' and "
                                                       f"attributes.status = 'FINISHED' and {wanted}",
-                              order_by=["attributes.start_time DESC"], max_results=1)
-    if not runs or not runs[0].info.end_time:
+                              order_by=["attributes.start_time DESC"], max_results=50)
+    parent = next((r for r in runs if r.info.end_time and same_params(r.data.params, like)), None)
+    if parent is None:
         return None
-    parent = runs[0]
-    trials = [*tracking.child_runs(client, exp_id, parent.info.run_id),
-              *tracking.baseline_runs(client, exp_id, parent.info.run_id)]
-    finished = sum(run.info.status == "FINISHED" for run in trials)
+    finished = trials_run(client, exp_id, parent.info.run_id)
     if not finished:
         return None
     return Measured(parent.info.run_name, finished, tracking.active_minutes(parent) * 60)
+
+
+def trials_run(client: MlflowClient, exp_id: str, parent_id: str) -> int:
+    """A sweep's trials and comparison trials that it ran and finished (those copied from an earlier sweep took it no
+    time: platform.run.grid_reuse)."""
+    trials = [*tracking.child_runs(client, exp_id, parent_id), *tracking.baseline_runs(client, exp_id, parent_id)]
+    return sum(run.info.status == "FINISHED" and tracking.TAG_REUSED_FROM not in run.data.tags for run in trials)
+
+
+def same_params(logged: Mapping[str, str], like: Mapping[str, str]) -> bool:
+    """Whether a parent run ``logged`` every param of ``like`` with the same value and no other config param."""
+    config = {k for k in logged if k.startswith("config.")}
+    return all(logged.get(k) == v for k, v in like.items()) and config <= set(like)

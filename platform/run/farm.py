@@ -166,7 +166,7 @@ class FarmScheduler:
             except Exception as exc:  # noqa: BLE001 - an attacker's failure is reported, the sweep goes on
                 message = failure_line(exc)
                 self.failures += 1
-                self.client.set_tag(run_id, "putlab.farm_error", message)
+                self.client.set_tag(run_id, tracking.TAG_FARM_ERROR, message)
                 print(f"attack farm failed on run {run_id} step {step} ({', '.join(names)}): {message}", flush=True)
         return len(ready)
 

@@ -16,9 +16,10 @@ from platform.results import tracking
 from platform.run import preflight
 from platform.run.catch_up import attack_missing
 from platform.run.comparison_grid import comparison_grid_farm, run_baseline
-from platform.run.cost_estimate import planned_cost
+from platform.run.cost_estimate import pace_params, planned_cost
 from platform.run.farm import FarmPlan
 from platform.run.front_curves import start_front_curves
+from platform.run.grid_reuse import GridReuse, reuse_grids
 from platform.run.interrupts import SweepEnding, resume_command
 from platform.run.learning_curves import cancel_curves, collect_curves
 from platform.run.progress import SweepProgress
@@ -30,8 +31,9 @@ from search_spaces import Preset
 @dataclass(frozen=True)
 class Sweep:
     """A launched sweep: its plan and spec (with each trial's threads), parent run, resources per trial, farm, baseline
-    grids (none without) with their trial counts, raw-data reference points under way (None when recorded already or
-    the preset has none), and the data counts of its grid's first point (the learning curves' 200 % point reads them)."""
+    grids (none without) with what the store held of them, raw-data reference points under way (None when recorded
+    already or the preset has none), and the data counts of its grid's first point (the learning curves' 200 % point
+    reads them)."""
 
     plan: SweepPlan
     spec: SweepSpec
@@ -40,11 +42,20 @@ class Sweep:
     parent_id: str
     resources: dict[str, float]
     farm: FarmPlan | None
-    comparison_grids: tuple[SweepSpec, ...]
-    comparison_trials: tuple[int, ...]  # each comparison grid's trials, in its order
+    grids: tuple[GridReuse, ...]  # each comparison grid, its trials reused from the store left out
     raw_references: ray.ObjectRef | None
     planned: int  # the parent run's own plan (a resumed sweep keeps it)
     counts: dict[str, int]
+
+    @property
+    def comparison_grids(self) -> tuple[SweepSpec, ...]:
+        """Each comparison grid's points left to run (none where the store held them all), in its order."""
+        return tuple(grid.left for grid in self.grids)
+
+    @property
+    def comparison_trials(self) -> tuple[int, ...]:
+        """Each comparison grid's trials left to run, in its order."""
+        return tuple(grid.trials for grid in self.grids)
 
 
 def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Sweep:
@@ -68,7 +79,10 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
         axes = "; ".join(f"{k} ∈ {{{', '.join(f'{v:g}' for v in grid.grid[k])}}}" for k in grid.preset.label_keys)
         print(f"{grid.preset.name} comparison grid: {count} trial{'s' if count > 1 else ''} after the sweep's own ({axes}), same "
               "data and farm; off: --no-comparison-grids", flush=True)
-    print(planned_cost(client, exp_id, spec, planned, sum(grid_trials), plan.attackers).line(), flush=True)
+    reused = reuse_grids(client, exp_id, parent_id, grids, plan, resources)
+    grid_trials = tuple(grid.trials for grid in reused)  # the trials the store did not hold
+    like = pace_params(params)
+    print(planned_cost(client, exp_id, spec, planned, sum(grid_trials), plan.attackers, like).line(), flush=True)
     if not reopened:
         tracking.log_metrics(client, parent_id, {f"data/{k}": float(v) for k, v in counts.items()})
     farm = None
@@ -78,7 +92,7 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
         if in_trial := sorted(set(plan.attackers) - set(farm.attackers)):
             print(f"{', '.join(in_trial)}: every {spec.preset.mechanism_name} trial fits it at each checkpoint itself; "
                   "the farm does not fit it again", flush=True)
-    return Sweep(plan, spec, client, exp_id, parent_id, resources, farm, grids, grid_trials,
+    return Sweep(plan, spec, client, exp_id, parent_id, resources, farm, reused,
                  start_raw_references(parent.metrics, spec.preset, first_point, resources), planned, counts)
 
 
@@ -90,7 +104,12 @@ def with_resources(plan: SweepPlan) -> tuple[SweepSpec, dict[str, float]]:
     if plan.verbose:
         print(f"ray: {ray.cluster_resources()}; per trial {resources}", flush=True)
     preflight.check_resources(resources, ray.cluster_resources())
-    return replace(plan.spec, config={**plan.spec.config, "threads": max(1, int(cpus))}), resources
+    return threaded(plan.spec), resources
+
+
+def threaded(spec: SweepSpec) -> SweepSpec:
+    """The spec with each trial's torch threads: one per CPU its profile gives a trial, at least one."""
+    return replace(spec, config={**spec.config, "threads": max(1, int(spec.preset.profiles[spec.profile].cpus_per_trial))})
 
 
 def start_raw_references(recorded: dict[str, float], preset: Preset, point: dict[str, Any],
@@ -154,11 +173,11 @@ def fit(sweep: Sweep, ending: SweepEnding) -> Any | None:
 class CaughtUp:
     """What ran after the grid: checkpoints whose farm work was missing (lost to an interruption, or failed and tried
     again), how many of those failed once more, and each comparison grid's Tune results (in ``Sweep.comparison_grids``'
-    order)."""
+    order; None for a grid whose every trial was reused)."""
 
     checkpoints: int
     farm_failures: int
-    baseline_results: tuple[Any, ...] = ()
+    baseline_results: tuple[Any | None, ...] = ()
     curves: int = 0  # front points' learning curves drawn (platform.run.front_curves)
     curve_failures: int = 0
 
@@ -178,7 +197,7 @@ def catch_up(sweep: Sweep, ending: SweepEnding) -> CaughtUp | None:
     for index in run_order(sweep.comparison_grids, beside_curves=bool(curves)):
         grid = sweep.comparison_grids[index]
         with ending.fitting():
-            results[index] = run_baseline(grid, tracking_uri=plan.tracking_uri, exp_id=exp_id,
+            results[index] = run_baseline(grid, key=sweep.grids[index].key, tracking_uri=plan.tracking_uri, exp_id=exp_id,
                                           parent_id=parent_id, storage=plan.storage, sweep=plan.name,
                                           farm=sweep.farm, resources=sweep.resources,
                                           max_concurrent=plan.max_concurrent, max_failures=plan.max_failures,

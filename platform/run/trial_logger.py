@@ -14,6 +14,7 @@ from mlflow.tracking import MlflowClient
 from ray import tune
 
 from core.numbers import readable
+from platform.plan.content_key import GridKey
 from platform.results import tracking
 from platform.results.clock import clock
 from platform.run import storage as tune_storage
@@ -32,8 +33,9 @@ class MlflowTrialLogger(tune.Callback):
     def __init__(self, tracking_uri: str, experiment_id: str, parent_run_id: str, label_keys: tuple[str, ...],
                  figures: tuple[str, ...], shown: tuple[str, ...], total_epochs: int | None = None,
                  farm: FarmPlan | None = None, verbose: bool = False, storage: str = "", mechanism: str = "",
-                 tags: dict[str, str] | None = None) -> None:
+                 tags: dict[str, str] | None = None, content_key: GridKey | None = None) -> None:
         self.tags = tags or {}  # set on every trial run over the defaults (e.g. a baseline's role and kind)
+        self.content_key = content_key  # a comparison grid's: each trial run is tagged with its content key
         self.tracking_uri = tracking_uri
         self.mechanism = mechanism  # logged beside the trial config (the preset names the mechanism, not the config)
         self.storage = storage  # the sweep's Tune storage (path or URI): checkpoint tags are locations on it
@@ -56,7 +58,8 @@ class MlflowTrialLogger(tune.Callback):
         return {k: v for k, v in self.__dict__.items() if k not in ("_client", "_scheduler", "_runs", "_started", "_nodes")}
 
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update({"storage": "", "tags": {}} | state, _client=None, _scheduler=None, _runs={}, _started={}, _nodes={})
+        defaults: dict[str, Any] = {"storage": "", "tags": {}, "content_key": None}  # what one pickled before them lacks
+        self.__dict__.update(defaults | state, _client=None, _scheduler=None, _runs={}, _started={}, _nodes={})
 
     @property
     def client(self) -> MlflowClient:
@@ -93,6 +96,8 @@ class MlflowTrialLogger(tune.Callback):
                 tracking.TAG_TRIAL: trial.trial_id,
                 tracking.TAG_ROLE: "trial",
             } | self.tags
+            if self.content_key is not None:
+                tags[tracking.TAG_CONTENT_KEY] = self.content_key.of(trial.config)
             run = self.client.create_run(self.experiment_id, run_name=trial_label(trial.config, self.label_keys), tags=tags)
             run_id, last = run.info.run_id, 0
             tracking.log_params(self.client, run_id, trial.config | ({"mechanism": self.mechanism} if self.mechanism else {}))

@@ -1,0 +1,163 @@
+"""Comparison-grid trials reused from the store: a second sweep on the same data and farm does not run them again.
+
+Every baseline trial's run carries its content key (``putlab.content_key``, ``platform.plan.content_key``). Before a
+sweep's comparison grids are scheduled, each point's key is looked up among the FINISHED baseline runs of the same
+MLflow experiment that report every axis of the front; a match is copied into a new baseline child run of this sweep
+(params, metric histories and tags, less the source's run and parent identity), tagged ``putlab.reused_from`` (the
+run that computed it), ``putlab.reused_sweep`` and ``putlab.reused_artifacts`` (its figures are referenced there,
+not copied; the checkpoint tag still names its checkpoint), and the point leaves the grid's Tune run. ``--no-reuse``
+turns the look-up off.
+
+A resumed sweep keeps what it copied: its copies are never looked up or copied twice, and a grid whose Tune run had
+started keeps that run's points (Tune restores them) and copies nothing more.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+import torch
+from mlflow.entities import Metric, Param, Run
+from mlflow.tracking import MlflowClient
+
+from platform.plan.content_key import GridKey
+from platform.plan.spec import SweepSpec
+from platform.plan.sweep_plan import SweepPlan
+from platform.results import tracking
+from platform.run.comparison_grid import grid_started
+
+# whether a grid's points were looked up in the store: not with --no-reuse, nor once its Tune run has started
+Lookup = Literal["looked up", "--no-reuse", "its Tune run continues"]
+# the source's identity, which its copy replaces with its own (the Tune trial id names the source's trial)
+IDENTITY_TAGS = frozenset({"mlflow.parentRunId", "mlflow.runName", tracking.TAG_PARENT, tracking.TAG_TRIAL})
+METRIC_BATCH = 1000  # MLflow's most metrics in one log_batch
+
+
+@dataclass(frozen=True)
+class GridReuse:
+    """A comparison grid after the look-up: its key, the points left to run (``left``: the grid itself when nothing
+    was reused, no sub-grid at all when everything was), the trials this sweep holds copies of and the sweeps they
+    came from."""
+
+    grid: SweepSpec
+    key: GridKey
+    left: SweepSpec
+    reused: int
+    sweeps: tuple[str, ...]
+    lookup: Lookup
+
+    @property
+    def trials(self) -> int:
+        """The trials left to run."""
+        return len(self.left.grid_points())
+
+    def line(self) -> str:
+        """'noise comparison grid: 2 of 2 trials reused from sweep amnist-smoke-...; 0 to run (--no-reuse runs them
+        again)'."""
+        total = self.reused + self.trials
+        source = f" from sweep {', '.join(self.sweeps)}" if self.sweeps else ""
+        why = ("--no-reuse runs them again" if self.reused else "none stored with the same data, seed, farm and code") \
+            if self.lookup == "looked up" else self.lookup
+        return (f"{self.grid.preset.name} comparison grid: {self.reused} of {total} trial{'s' if total > 1 else ''} "
+                f"reused{source}; {self.trials} to run ({why})")
+
+
+def grid_keys(grids: Sequence[SweepSpec], attackers: tuple[str, ...], privacy_attackers: tuple[str, ...],
+              resources: dict[str, float]) -> tuple[GridKey, ...]:
+    """Each grid's key, on the sweep's farm (``attackers`` as named, its preset's ``privacy_attackers``) and device."""
+    kernels = torch.backends.cpu.get_cpu_capability()  # another CPU's kernels sum in another order: other numbers
+    device = "gpu" if resources.get("gpu") else f"cpu ({kernels})"
+    return tuple(GridKey(grid.preset.name, attackers, privacy_attackers, device) for grid in grids)
+
+
+def reuse_grids(client: MlflowClient, exp_id: str, parent_id: str, grids: Sequence[SweepSpec], plan: SweepPlan,
+                resources: dict[str, float]) -> tuple[GridReuse, ...]:
+    """Each comparison grid of the sweep (``parent_id``) after :func:`reuse_grid`, looked up unless ``--no-reuse`` or
+    its Tune run had started (a resumed sweep); one line each on the terminal."""
+    preset = plan.spec.preset
+    keys = grid_keys(grids, plan.attackers, preset.farm.privacy, resources)
+    needed = tuple(axis.metric for axis in preset.front.axes)
+    found = tuple(reuse_grid(client, exp_id, parent_id, grid, key, needed, lookup(plan, grid))
+                  for grid, key in zip(grids, keys, strict=True))
+    for grid in found:
+        print(grid.line(), flush=True)
+    return found
+
+
+def lookup(plan: SweepPlan, grid: SweepSpec) -> Lookup:
+    """Whether ``grid``'s points are looked up in the store, or why not."""
+    if grid_started(plan.storage, plan.name, grid.preset.name):
+        return "its Tune run continues"
+    return "looked up" if plan.reuse else "--no-reuse"
+
+
+def trial_configs(grid: SweepSpec) -> list[dict[str, Any]]:
+    """The config Tune hands each trial of ``grid`` (``platform.run.tuner.build_tuner``'s grid search)."""
+    return [{**grid.config, **{k: point[k] for k in grid.grid}} for point in grid.grid_points()]
+
+
+def reuse_grid(client: MlflowClient, exp_id: str, parent_id: str, grid: SweepSpec, key: GridKey,
+               needed: tuple[str, ...], lookup: Lookup = "looked up") -> GridReuse:
+    """Copy into the sweep (``parent_id``) the stored results of ``grid``'s points that report every ``needed``
+    metric (where ``lookup`` says they are looked up), and leave the rest to run; copies it made before (an
+    interrupted attempt) count as reused."""
+    configs = trial_configs(grid)
+    keys = [key.of(config) for config in configs]
+    held = copies_held(client, exp_id, parent_id, grid.preset.name)
+    found = {k: run for k in keys if k not in held and lookup == "looked up"
+             and (run := stored_result(client, exp_id, parent_id, k, needed)) is not None}
+    done = held | {k: copy_run(client, exp_id, parent_id, run) for k, run in found.items()}
+    left = [config for config, k in zip(configs, keys, strict=True) if k not in done]
+    return GridReuse(grid, key, left_to_run(grid, left, len(configs)), len(keys) - len(left),
+                     tuple(sorted({done[k] for k in keys if k in done})), lookup)
+
+
+def copies_held(client: MlflowClient, exp_id: str, parent_id: str, baseline: str) -> dict[str, str]:
+    """The sweep's finished copies of ``baseline``'s trials: content key -> the sweep it came from. A copy left
+    unfinished by an interruption is deleted (it is made again)."""
+    copies = [r for r in tracking.baseline_runs(client, exp_id, parent_id, baseline) if tracking.TAG_REUSED_FROM in r.data.tags]
+    for run in copies:
+        if run.info.status != "FINISHED":
+            client.delete_run(run.info.run_id)
+    return {r.data.tags[tracking.TAG_CONTENT_KEY]: r.data.tags[tracking.TAG_REUSED_SWEEP]
+            for r in copies if r.info.status == "FINISHED"}
+
+
+def stored_result(client: MlflowClient, exp_id: str, parent_id: str, key: str, needed: tuple[str, ...]) -> Run | None:
+    """The newest FINISHED baseline run of another sweep with content ``key``, every ``needed`` metric and no failed
+    checkpoint attack; None when the experiment holds none."""
+    wanted = (f"tags.`{tracking.TAG_CONTENT_KEY}` = '{key}' and tags.`{tracking.TAG_ROLE}` = 'baseline' "
+              "and attributes.status = 'FINISHED'")
+    runs = client.search_runs([exp_id], filter_string=wanted, order_by=["attributes.start_time DESC"], max_results=100)
+    return next((run for run in runs if run.data.tags.get(tracking.TAG_PARENT) != parent_id
+                 and all(m in run.data.metrics for m in needed) and tracking.TAG_FARM_ERROR not in run.data.tags), None)
+
+
+def copy_run(client: MlflowClient, exp_id: str, parent_id: str, source: Run) -> str:
+    """A FINISHED copy of ``source`` as a baseline child run of ``parent_id`` (its params, metric histories and tags,
+    tagged with the run and sweep that computed it); returns that sweep's name."""
+    tags = source.data.tags
+    origin = tags.get(tracking.TAG_REUSED_FROM, source.info.run_id)  # a copy of a copy names the run that computed it
+    sweep = tags.get(tracking.TAG_REUSED_SWEEP) or client.get_run(tags[tracking.TAG_PARENT]).info.run_name or ""
+    copied = {k: v for k, v in tags.items() if k not in IDENTITY_TAGS} | {
+        "mlflow.parentRunId": parent_id, tracking.TAG_PARENT: parent_id, tracking.TAG_REUSED_FROM: origin,
+        tracking.TAG_REUSED_SWEEP: sweep,
+        tracking.TAG_REUSED_ARTIFACTS: tags.get(tracking.TAG_REUSED_ARTIFACTS, source.info.artifact_uri)}
+    run_id = client.create_run(exp_id, run_name=source.info.run_name, tags=copied).info.run_id
+    params = [Param(k, v) for k, v in source.data.params.items()]
+    for i in range(0, len(params), 100):
+        client.log_batch(run_id, params=params[i:i + 100])
+    history = [Metric(m.key, m.value, m.timestamp, m.step)
+               for key in source.data.metrics for m in client.get_metric_history(source.info.run_id, key)]
+    for i in range(0, len(history), METRIC_BATCH):
+        client.log_batch(run_id, metrics=history[i:i + METRIC_BATCH])
+    client.set_terminated(run_id, "FINISHED")
+    return sweep
+
+
+def left_to_run(grid: SweepSpec, left: list[dict[str, Any]], total: int) -> SweepSpec:
+    """``grid`` restricted to the trial configs ``left`` (one sub-grid per point; none when nothing is left)."""
+    if len(left) == total:
+        return grid
+    return replace(grid, grids=tuple({k: [config[k]] for k in grid.grid} for config in left))

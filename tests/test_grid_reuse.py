@@ -1,0 +1,209 @@
+"""Comparison-grid trials reused from the store (platform.run.grid_reuse): their content key changes with everything
+their result depends on, a stored result is copied only for its own key, once, and a second smoke sweep into the
+same store reuses every comparison trial while one with another data seed reuses none."""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from conftest import run_sweep, store
+from mlflow.tracking import MlflowClient
+
+from platform.errors import UsageError
+from platform.plan import resume_options
+from platform.plan.comparison_grid import comparison_grid_spec
+from platform.plan.content_key import GridKey, code_version, source_hash
+from platform.plan.spec import SweepSpec, resolve
+from platform.results import tracking
+from platform.results.comparison_grid import ComparisonGrid
+from platform.run.grid_reuse import reuse_grid, trial_configs
+from platform.sweep import parse_args
+from search_spaces import presets
+
+NOISE = ComparisonGrid(presets()["noise"])
+FARM = ("thickness",)
+PRIVACY = presets()["amnist"].farm.privacy
+KEY = GridKey("noise", FARM, PRIVACY, "cpu", code="code 1")
+NEEDED = tuple(axis.metric for axis in presets()["amnist"].front.axes)
+
+
+def noise_grid(*overrides: str) -> SweepSpec:
+    """The noise grid beside an amnist smoke sweep with ``overrides`` (what the sweep runs beside its own)."""
+    return comparison_grid_spec(resolve("amnist", "smoke", list(overrides)), NOISE)
+
+
+def test_equal_inputs_give_equal_keys_and_every_input_of_the_result_changes_it() -> None:
+    config = trial_configs(noise_grid())[0]
+    assert KEY.of(config) == GridKey("noise", FARM, PRIVACY, "cpu", code="code 1").of(dict(config))
+    assert KEY.of(config | {"threads": 7}) == KEY.of(config)  # how many cores ran it, not what it computed
+    changed = {
+        "farm attackers": replace(KEY, attackers=("thickness", "yeom")).of(config),
+        "farm order": replace(KEY, attackers=("yeom", "thickness")).of(config),
+        "privacy attackers": replace(KEY, privacy_attackers=("deep",)).of(config),
+        "data seed": KEY.of(config | {"seed": config["seed"] + 1}),
+        "attack budget": KEY.of(config | {"attack_epochs": config["attack_epochs"] + 1}),
+        "attack patience": KEY.of(config | {"attack_patience": config["attack_patience"] + 1}),
+        "subset size": KEY.of(config | {"n_train": config["n_train"] * 2}),
+        "grid point": KEY.of(trial_configs(noise_grid())[1]),
+        "grid preset": replace(KEY, grid="stroke-redraw").of(config),
+        "device": replace(KEY, device="gpu").of(config),
+        "code version": replace(KEY, code="code 2").of(config),
+    }
+    assert KEY.of(config) not in changed.values() and len(set(changed.values())) == len(changed), changed
+
+
+def test_the_sweeps_seed_and_budget_reach_the_grids_keys() -> None:
+    keys = {overrides: {KEY.of(c) for c in trial_configs(noise_grid(*overrides))}
+            for overrides in [(), ("seed=1",), ("attack_epochs=2",), ("lam=0",)]}
+    assert keys[()] == keys[("lam=0",)]  # the sweep's own axis is not the grid's
+    assert not keys[()] & keys[("seed=1",)] and not keys[()] & keys[("attack_epochs=2",)]
+
+
+def test_the_code_version_hashes_the_python_source_once_per_process(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
+    first = source_hash(tmp_path, ("pkg",))
+    (tmp_path / "pkg" / "notes.txt").write_text("not code")
+    assert source_hash(tmp_path, ("pkg",)) == first
+    (tmp_path / "pkg" / "a.py").write_text("x = 2\n")
+    assert source_hash(tmp_path, ("pkg",)) != first
+    assert code_version() is code_version() and code_version().startswith("torch ")
+    assert GridKey("noise", FARM, PRIVACY, "cpu").code == code_version()
+
+
+def add_parent(client: MlflowClient, exp_id: str, sweep: str) -> str:
+    parent_id, _ = tracking.start_parent(client, exp_id, sweep, {"preset": "amnist"})
+    return parent_id
+
+
+def add_result(client: MlflowClient, exp_id: str, parent_id: str, config: dict, key: str, metrics: dict[str, float]) -> str:
+    """A finished noise trial of sweep ``parent_id`` as the trial logger and farm leave it."""
+    run = client.create_run(exp_id, run_name=f"sigma={config['sigma']}", tags={
+        "mlflow.parentRunId": parent_id, tracking.TAG_PARENT: parent_id, tracking.TAG_TRIAL: f"t{config['sigma']}",
+        tracking.TAG_ROLE: "baseline", tracking.TAG_BASELINE: "noise", tracking.TAG_CONTENT_KEY: key,
+        "putlab.strongest_attacker": "thickness"})
+    tracking.log_params(client, run.info.run_id, config)
+    tracking.log_metrics(client, run.info.run_id, {"epoch": 0.0}, step=0)
+    tracking.log_metrics(client, run.info.run_id, metrics, step=1)
+    client.set_terminated(run.info.run_id, "FINISHED")
+    return run.info.run_id
+
+
+def test_a_stored_result_is_copied_once_and_only_where_its_key_matches(tmp_path: Path) -> None:
+    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    exp_id = tracking.experiment_id(client, "putlab-amnist")
+    grid = noise_grid()
+    configs = trial_configs(grid)
+    first = add_parent(client, exp_id, "sweep-1")
+    metrics = [dict.fromkeys(NEEDED, 0.5 + i / 10) | {"attack/thickness/accuracy": 0.6 + i / 10} for i in range(2)]
+    sources = [add_result(client, exp_id, first, c, KEY.of(c), m) for c, m in zip(configs, metrics, strict=True)]
+    add_result(client, exp_id, first, configs[1] | {"seed": 5}, "some other key", metrics[1])
+
+    second = add_parent(client, exp_id, "sweep-2")
+    reused = reuse_grid(client, exp_id, second, grid, KEY, NEEDED)
+    assert (reused.reused, reused.trials, reused.sweeps) == (2, 0, ("sweep-1",))
+    assert reused.line() == ("noise comparison grid: 2 of 2 trials reused from sweep sweep-1; 0 to run "
+                             "(--no-reuse runs them again)")
+    copies = {r.info.run_name: r for r in tracking.baseline_runs(client, exp_id, second, "noise")}
+    for source_id in sources:
+        source = client.get_run(source_id)
+        copy = copies[source.info.run_name]
+        assert copy.info.status == "FINISHED" and copy.data.metrics == source.data.metrics
+        assert copy.data.params == source.data.params
+        assert copy.data.tags[tracking.TAG_REUSED_FROM] == source_id
+        assert copy.data.tags[tracking.TAG_REUSED_SWEEP] == "sweep-1"
+        assert copy.data.tags[tracking.TAG_REUSED_ARTIFACTS] == source.info.artifact_uri
+        assert copy.data.tags[tracking.TAG_PARENT] == second and tracking.TAG_TRIAL not in copy.data.tags
+        assert copy.data.tags["putlab.strongest_attacker"] == "thickness"
+        assert [m.step for m in client.get_metric_history(copy.info.run_id, "epoch")] == [0]
+
+    # a resumed sweep keeps its copies and copies nothing twice
+    again = reuse_grid(client, exp_id, second, grid, KEY, NEEDED)
+    assert (again.reused, again.trials) == (2, 0) and len(tracking.baseline_runs(client, exp_id, second)) == 2
+
+    # another farm or data seed, --no-reuse: nothing is reused and the grid runs as it would have
+    third = add_parent(client, exp_id, "sweep-3")
+    for other, key, lookup in [(grid, replace(KEY, attackers=("thickness", "yeom")), "looked up"),
+                               (noise_grid("seed=1"), KEY, "looked up"), (grid, KEY, "--no-reuse")]:
+        none = reuse_grid(client, exp_id, third, other, key, NEEDED, lookup)
+        assert (none.reused, none.left) == (0, other), key
+    assert not tracking.baseline_runs(client, exp_id, third)
+    assert reuse_grid(client, exp_id, third, grid, KEY, NEEDED, "--no-reuse").line().endswith("; 2 to run (--no-reuse)")
+
+
+def test_a_result_without_every_front_axis_is_not_reused_and_the_rest_of_the_grid_runs(tmp_path: Path) -> None:
+    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    exp_id = tracking.experiment_id(client, "putlab-amnist")
+    grid = noise_grid()
+    configs = trial_configs(grid)
+    first = add_parent(client, exp_id, "sweep-1")
+    add_result(client, exp_id, first, configs[0], KEY.of(configs[0]), dict.fromkeys(NEEDED, 0.5))
+    add_result(client, exp_id, first, configs[1], KEY.of(configs[1]), dict.fromkeys(NEEDED[:-1], 0.5))
+    reused = reuse_grid(client, exp_id, add_parent(client, exp_id, "sweep-2"), grid, KEY, NEEDED)
+    assert (reused.reused, trial_configs(reused.left)) == (1, [configs[1]])
+
+
+def test_a_resume_keeps_the_recorded_reuse_and_refuses_the_contrary_flag() -> None:
+    params = {"preset": "amnist", "profile": "smoke", "search": "grid", "planned_trials": "1", "attackers": '["thickness"]',
+              "noise_baseline": "True"}
+    grids = ComparisonGrid.all(presets()["amnist"])
+    off = resume_options.Recorded.read(params | {"reuse": "False"}, grids)
+    assert resume_options.restored(parse_args(["amnist", "--resume"]), off).no_reuse is True
+    on = resume_options.Recorded.read(params | {"reuse": "True"}, grids)
+    assert resume_options.restored(parse_args(["amnist", "--resume"]), on).no_reuse is False
+    with pytest.raises(UsageError, match=r"^--no-reuse contradicts the sweep's recorded reuse of stored comparison"):
+        resume_options.check_given(parse_args(["amnist", "--resume", "--no-reuse"]), on, resolve("amnist", "smoke", []),
+                                   ("thickness",), None)
+    assert parse_args(["amnist", "--no-reuse"]).no_reuse and not parse_args(["amnist"]).no_reuse
+
+
+SWEEP = ("amnist", "--profile", "smoke", "--set", "lam=0", "--attackers", "thickness")
+GRIDS = {"noise": 2, "stroke-redraw": 1, "digit-prototype": 1}
+
+
+def baseline_runs(workdir: Path, sweep: str) -> dict[str, list]:
+    """Each comparison grid's runs of ``sweep``."""
+    client = store(workdir)
+    exp_id = client.get_experiment_by_name("putlab-amnist").experiment_id
+    parent = tracking.find_parent(client, exp_id, sweep)
+    assert parent is not None
+    runs = tracking.baseline_runs(client, exp_id, parent)
+    return {name: [r for r in runs if r.data.tags[tracking.TAG_BASELINE] == name] for name in GRIDS}
+
+
+def sweep_name(stdout: str) -> str:
+    return re.search(r"^sweep (\S+): preset amnist", stdout, re.M).group(1)  # type: ignore[union-attr]
+
+
+@pytest.mark.slow  # three smoke sweeps, the second without its comparison grids: about 5 min on 2 busy cores
+def test_a_second_sweep_reuses_every_comparison_trial_and_one_with_another_seed_none(workdir: Path) -> None:
+    first = run_sweep(workdir, *SWEEP, timeout=600, baseline=True)
+    assert first.returncode == 0, first.stderr[-3000:]
+    for name, count in GRIDS.items():
+        assert f"{name} comparison grid: 0 of {count} trial{'s' if count > 1 else ''} reused; {count} to run" in first.stdout
+    ran = baseline_runs(workdir, sweep_name(first.stdout))
+
+    second = run_sweep(workdir, *SWEEP, timeout=600, baseline=True)
+    assert second.returncode == 0, second.stderr[-3000:]
+    name_1, name_2 = sweep_name(first.stdout), sweep_name(second.stdout)
+    copies = baseline_runs(workdir, name_2)
+    for name, count in GRIDS.items():
+        assert (f"{name} comparison grid: {count} of {count} trial{'s' if count > 1 else ''} reused from sweep {name_1}; "
+                "0 to run") in second.stdout
+        assert f"{name} baseline (utility/fresh_accuracy" in second.stdout  # still compared with the front
+        assert not (workdir / "runs" / f"baseline-{name}-{name_2}").exists()  # no Tune run for it
+        sources = {r.info.run_id: r for r in ran[name]}
+        assert len(copies[name]) == count and {c.data.tags[tracking.TAG_REUSED_FROM] for c in copies[name]} == set(sources)
+        for copy in copies[name]:
+            assert copy.data.metrics == sources[copy.data.tags[tracking.TAG_REUSED_FROM]].data.metrics
+    report = Path(next(x for x in second.stdout.splitlines() if x.startswith("report: ")).removeprefix("report: "))
+    assert f"2 of 2 noise trials reused from sweep {name_1}" in report.read_text()
+
+    third = run_sweep(workdir, *SWEEP, "--set", "seed=1", timeout=600, baseline=True)
+    assert third.returncode == 0, third.stderr[-3000:]
+    fresh = baseline_runs(workdir, sweep_name(third.stdout))
+    for name, count in GRIDS.items():
+        assert f"{name} comparison grid: 0 of {count} trial{'s' if count > 1 else ''} reused; {count} to run" in third.stdout
+        assert len(fresh[name]) == count and not any(tracking.TAG_REUSED_FROM in r.data.tags for r in fresh[name])
