@@ -7,14 +7,14 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SMOKE_SWEEP, SharedSweep, run_sweep, store
+from conftest import SMOKE_SWEEP, run_sweep, store
 
 from platform.errors import UsageError
 from platform.plan.spec import resolve
 from platform.results import cost_ledger, tracking
 from platform.results.cost_ledger import Measured
 from platform.run.budget import choose, seconds_of
-from platform.run.cost_estimate import CostEstimate, last_finished, planned_cost
+from platform.run.cost_estimate import CostEstimate, last_finished, planned_cost, process_age_s
 
 FARM = ("deep_raw", "thickness")
 
@@ -68,7 +68,7 @@ def test_no_like_sweep_means_no_estimate(workdir: Path) -> None:
     assert client.get_run(running).info.status == "RUNNING"
     like = {"preset": "amnist", "profile": "quick"} | tracking.flatten("attackers", FARM)
     assert last_finished(client, exp_id, like) is None
-    assert "no finished sweep like it (preset, profile, farm, config, machine)" in CostEstimate(9, 0, FARM, 1, None).line()
+    assert "no finished sweep like it (preset, profile, grid, farm, config, machine)" in CostEstimate(9, 0, FARM, 1, None).line()
 
 
 LIKE = {"preset": "amnist", "profile": "quick", "config.epochs": "4", "machine": "1 node, 2 CPUs, no GPU"}
@@ -128,15 +128,15 @@ def test_the_budget_runs_the_profile_with_the_most_work_that_fits() -> None:
         choose(prices, 30, None)
 
 
-def test_the_shared_sweep_prices_a_sweep_like_it_in_a_new_store(smoke_sweep: SharedSweep, tmp_path: Path) -> None:
+@pytest.mark.usefixtures("smoke_sweep")
+def test_the_shared_sweep_prices_a_sweep_like_it_in_a_new_store(tmp_path: Path) -> None:
     """The session's smoke sweep finished and kept its cost in the ledger: the same sweep into a new store, given a
     budget it cannot meet, is refused in one line quoting that price, before it runs anything."""
     out = run_sweep(tmp_path, *SMOKE_SWEEP, "--budget", "1s", timeout=120)
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr[-3000:]
-    name = re.search(r"^sweep (\S+): preset", smoke_sweep.stdout, flags=re.MULTILINE)
-    assert name is not None
-    assert re.match(rf"error: --profile smoke takes about \d+:\d\d here \(sweep {name.group(1)} on this machine: "
-                    rf"3 trials in \d+:\d\d\), over --budget 0:01", out.stderr), out.stderr
+    # the shared sweep's price, or that of a test's sweep like it that finished since (the ledger's newest)
+    assert re.match(r"error: --profile smoke takes about \d+:\d\d here \(sweep amnist-smoke-\S+ on this machine: "
+                    r"3 trials in \d+:\d\d\), over --budget 0:01", out.stderr), out.stderr
     assert "trials 0/" not in out.stdout  # nothing ran
 
 
@@ -150,3 +150,9 @@ def test_comparison_trials_copied_from_an_earlier_sweep_are_not_priced_as_run(wo
     like = {"preset": "amnist", "profile": "quick"} | tracking.flatten("attackers", FARM)
     source = last_finished(client, exp_id, like)
     assert source is not None and (source.trials, source.wall_s) == (11, 600.0)
+
+
+def test_a_commands_start_up_is_priced_once_not_per_trial() -> None:
+    source = Measured("s", 10, 600.0, "this machine", startup_s=15.0)  # 60 s a trial after a 15 s start
+    assert CostEstimate(4, 0, FARM, 1, source).seconds == 15.0 + 240.0
+    assert 0.0 < process_age_s() < 24 * 3600  # this test process's age, from /proc

@@ -134,7 +134,8 @@ def test_installed_package_publishes_a_preset(tmp_path: Path, monkeypatch: pytes
                     "--target", str(target), str(src)], check=True, capture_output=True, timeout=120)
     monkeypatch.syspath_prepend(str(target))
     (source, published), = [p for p in installed("putlab.presets") if getattr(p[1], "name", "") == "amnist-published"]
-    assert source == "entry point demo = putlab_demo_preset:PRESET" and published.mechanism is amnist.mechanism
+    assert source == "entry point demo = putlab_demo_preset:PRESET of package putlab-demo-preset"
+    assert published.mechanism is amnist.mechanism
     assert get_preset("amnist-published") is published
 
 

@@ -1,13 +1,14 @@
 """``--seeds`` through the real CLI: bad counts are one line; ``--seeds 2`` doubles the trials and the front is of means."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPO, run_sweep, store, sweep_env
+from conftest import REPO, SharedSweep, copy_sweep, run_sweep, store, sweep_env
 
 AXES = ("utility/fresh_accuracy", "attack/max/accuracy")  # the amnist front's axes
 
@@ -21,9 +22,11 @@ def test_seeds_below_one_is_one_line_and_exit_2(workdir: Path, seeds: str) -> No
 
 
 @pytest.mark.slow
-def test_two_seeds_double_the_trials_and_the_front_is_of_means(workdir: Path) -> None:
-    # one quick attacker on every checkpoint (the farm's whole set is tested elsewhere): the front needs a privacy axis
-    # two of the smoke grid's points (λ = 0, and α = 2 at λ = 10) over two seeds
+def test_two_seeds_double_the_trials_and_the_front_is_of_means(smoke_sweep: SharedSweep, tmp_path: Path) -> None:
+    # into a copy of the session's one-seed smoke sweep (what compare sets it beside); one quick attacker on every
+    # checkpoint (the farm's whole set is tested elsewhere): the front needs a privacy axis; two of the smoke grid's
+    # points (λ = 0, and α = 2 at λ = 10) over two seeds
+    workdir = copy_sweep(smoke_sweep, tmp_path / "store")
     out = run_sweep(workdir, "amnist", "--profile", "smoke", "--set", "alpha=2", "--set", "lam=0,10", "--seeds", "2",
                     "--attackers", "thickness", timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -31,8 +34,12 @@ def test_two_seeds_double_the_trials_and_the_front_is_of_means(workdir: Path) ->
     client = store(workdir)
     exp = client.get_experiment_by_name("putlab-amnist")
     runs = client.search_runs([exp.experiment_id])
-    (parent,) = [r for r in runs if r.data.tags.get("putlab.role") == "sweep"]
-    children = [r for r in runs if r.data.tags.get("putlab.role") == "trial"]
+    name = re.search(r"^sweep (\S+): preset", out.stdout, flags=re.MULTILINE)
+    assert name is not None, out.stdout[-3000:]
+    (parent,) = [r for r in runs if r.data.tags.get("putlab.role") == "sweep" and r.info.run_name == name.group(1)]
+    (one_seed,) = [r for r in runs if r.data.tags.get("putlab.role") == "sweep" and r is not parent]
+    children = [r for r in runs if r.data.tags.get("putlab.role") == "trial"
+                and r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
 
     assert len(children) == 4 and all(c.info.status == "FINISHED" for c in children)
     for lam in ("0.0", "10.0"):
@@ -61,8 +68,8 @@ def test_two_seeds_double_the_trials_and_the_front_is_of_means(workdir: Path) ->
             assert (row[f"{axis}/band_low"], row[f"{axis}/band_high"]) == pytest.approx(
                 (row[axis] - row[f"{axis}/std"], row[axis] + row[f"{axis}/std"]))
 
-    # the sweep beside itself (compare takes two or more): each side's hypervolume over its 2 seeds
-    compared = subprocess.run([sys.executable, "-m", "platform.compare", "putlab-amnist", parent.info.run_name,
+    # beside the one-seed sweep: the two-seed side's hypervolume is its seeds' mean ± std
+    compared = subprocess.run([sys.executable, "-m", "platform.compare", parent.info.run_name, one_seed.info.run_name,
                                "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}"],
                               cwd=REPO, env=sweep_env(), capture_output=True, text=True, timeout=120)
     assert compared.returncode == 0, compared.stderr

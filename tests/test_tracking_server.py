@@ -1,11 +1,11 @@
 """The team's tracking server: scripts/tracking_server.sh starts a real PostgreSQL and a real ``mlflow server`` with
-basic auth and served artifacts; a smoke sweep, platform.select, platform.compare, platform.attack and the release
-service work against it with credentials from the environment, and a request without them is refused (401)."""
+basic auth and served artifacts; a smoke sweep, platform.select, platform.attack and the release service work against
+it with credentials from the environment (their artifacts through the server), and a request without them is refused
+(401). platform.compare needs two sweeps, and reads a store as select does: test_seeds_sweep, test_privatizer_amnist."""
 from __future__ import annotations
 
 import importlib.util
 import json
-import re
 import secrets
 import shutil
 import subprocess
@@ -84,10 +84,6 @@ def test_team_server_with_postgres_and_auth(server, tmp_path: Path, monkeypatch:
     selected = cli("platform.select", "putlab-amnist", "--max-attack", "1", "--sweep-budget", "--tracking-uri", url,
                    env=env, cwd=tmp_path)
     assert selected.returncode == 0, selected.stderr[-3000:]
-    (parent_name,) = re.findall(r"^sweep (\S+): preset ", out.stdout, flags=re.MULTILINE)
-    compared = cli("platform.compare", "putlab-amnist", parent_name, "--tracking-uri", url, env=env,
-                   cwd=tmp_path)  # the sweep beside itself: compare takes two or more
-    assert compared.returncode == 0 and "hypervolume" in compared.stdout, compared.stderr[-3000:]
     attacked = cli("platform.attack", "putlab-amnist", "--attackers", "thickness", "--tracking-uri", url, env=env, cwd=tmp_path)
     assert attacked.returncode == 0 and "attacked 0 checkpoint(s)" in attacked.stdout, attacked.stderr[-3000:]
 

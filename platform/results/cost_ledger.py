@@ -20,13 +20,15 @@ LEDGER_ENV = "PUTLAB_COST_LEDGER"
 
 @dataclass(frozen=True)
 class Measured:
-    """A finished sweep another can be priced from: its name, trials (its own and its baselines'), wall seconds of
-    work, and where it was found ("this store" or "this machine")."""
+    """A finished sweep another can be priced from: its name, trials (its own and its baselines' that it ran), wall
+    seconds of work once its parent run was open, where it was found ("this store" or "this machine"), and the seconds
+    its last command took to get there (imports, data checks, Ray's start: the same for any number of trials)."""
 
     name: str
     trials: int
     wall_s: float
     where: str = "this store"
+    startup_s: float = 0.0
 
 
 def ledger_path() -> Path:
@@ -66,7 +68,8 @@ def parsed(text: str) -> tuple[dict[str, str], Measured] | None:
     """A ledger line as (like, the sweep on this machine), None when it is not one."""
     try:
         line = json.loads(text)
-        measured = Measured(str(line["name"]), int(line["trials"]), float(line["wall_s"]), "this machine")
+        measured = Measured(str(line["name"]), int(line["trials"]), float(line["wall_s"]), "this machine",
+                            float(line.get("startup_s", 0.0)))
         like = line["like"]
     except (ValueError, KeyError, TypeError):
         return None

@@ -45,6 +45,7 @@ EXPERIMENT_KIND = "custom_model_development"
 TAG_NOTE = "mlflow.note.content"  # a run's description in the UI
 # the minutes a sweep's commands worked on it, summed over its resumes (the pauses between them left out)
 ACTIVE_MINUTES = "sweep/active_minutes"
+STARTUP_SECONDS = "sweep/startup_s"  # its last command's seconds from its start to its open parent run
 METRIC_PREFIXES = ("utility/", "attack/", "train/", "leakage/", "fairness/", "time/", "baseline/", "pretrain/", "epoch")
 
 

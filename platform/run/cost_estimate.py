@@ -1,7 +1,7 @@
 """What a sweep will cost, said before it starts: its trials, the farm's attackers per checkpoint, and minutes.
 
 The minutes come from the newest finished sweep like it, one whose pace depends on the same things
-(:func:`pace_params`: preset, profile, farm, learning curves, comparison grids, config and machine): in the same MLflow
+(:func:`pace_params`: preset, profile, grid, farm, learning curves, comparison grids, config and machine): in the same MLflow
 store, else in this machine's cost ledger (``platform.results.cost_ledger``, where every finished sweep adds itself).
 Its minutes of work per trial (its resumes summed, the pauses between them left out) times this sweep's trials. With
 no such sweep there is no estimate, and the progress line's ETA takes over from the first finished trial.
@@ -11,9 +11,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
+from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
 from platform.plan.comparison_grid import comparison_grids
@@ -23,7 +25,9 @@ from platform.results import cost_ledger, tracking
 from platform.results.clock import clock
 from platform.results.cost_ledger import Measured
 
-PACE = ("preset", "profile", "attackers", "learning_curves", "config", "machine")  # and each <grid>_baseline
+# what a sweep's pace depends on, and each <grid>_baseline: the grid too, as a one-point sweep's fixed costs (the
+# raw-data reference points, publishing) make its pace per trial no price of a sweep of three
+PACE = ("preset", "profile", "grid", "attackers", "learning_curves", "config", "machine")
 
 
 @dataclass(frozen=True)
@@ -41,7 +45,7 @@ class CostEstimate:
         """Wall seconds at the measured sweep's pace per trial (None without one)."""
         if self.source is None:
             return None
-        return self.source.wall_s / self.source.trials * (self.trials + self.baseline_trials)
+        return self.source.startup_s + self.source.wall_s / self.source.trials * (self.trials + self.baseline_trials)
 
     def line(self) -> str:
         """'cost: 9 trials + 11 baseline trials, 1 checkpoint each, 5 farm attackers per checkpoint; about 11:40 here
@@ -51,8 +55,8 @@ class CostEstimate:
                 else "no farm attackers")
         plan = f"cost: {self.trials} trials{baseline}, {self.checkpoints_per_trial} checkpoint(s) each, {farm}"
         if self.source is None or self.seconds is None:
-            return plan + "; no finished sweep like it (preset, profile, farm, config, machine) in the store or on " \
-                          "this machine to estimate from (the ETA follows the first finished trial)"
+            return plan + "; no finished sweep like it (preset, profile, grid, farm, config, machine) in the store " \
+                          "or on this machine to estimate from (the ETA follows the first finished trial)"
         return (f"{plan}; about {clock(self.seconds)} here (sweep {self.source.name} on {self.source.where}: "
                 f"{self.source.trials} trials in {clock(self.source.wall_s)})")
 
@@ -77,8 +81,7 @@ def remember(client: MlflowClient, exp_id: str, parent_id: str) -> None:
     """Add a finished sweep (its parent run closed, its minutes of work logged) to this machine's cost ledger."""
     parent = client.get_run(parent_id)
     if finished := trials_run(client, exp_id, parent_id):
-        cost_ledger.record(pace_params(parent.data.params),
-                           Measured(parent.info.run_name, finished, tracking.active_minutes(parent) * 60))
+        cost_ledger.record(pace_params(parent.data.params), measured(parent, finished, "this machine"))
 
 
 def estimate(client: MlflowClient, exp_id: str | None, plan: SweepPlan, spec: SweepSpec, machine: str) -> CostEstimate:
@@ -113,7 +116,24 @@ def last_finished(client: MlflowClient, exp_id: str, like: Mapping[str, str]) ->
     finished = trials_run(client, exp_id, parent.info.run_id)
     if not finished:
         return None
-    return Measured(parent.info.run_name, finished, tracking.active_minutes(parent) * 60)
+    return measured(parent, finished, "this store")
+
+
+def measured(parent: Run, trials: int, where: str) -> Measured:
+    """A finished sweep's parent run as a price: its minutes of work and its last command's start-up."""
+    startup = parent.data.metrics.get(tracking.STARTUP_SECONDS, 0.0)
+    return Measured(parent.info.run_name, trials, tracking.active_minutes(parent) * 60, where, startup)
+
+
+def process_age_s() -> float:
+    """Seconds since this process started (from Linux's /proc; 0 where there is none): a command's start-up, logged
+    on its parent run as ``sweep/startup_s``."""
+    try:
+        ticks = float(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])  # field 22, its start time
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return max(0.0, uptime - ticks / os.sysconf("SC_CLK_TCK"))
 
 
 def trials_run(client: MlflowClient, exp_id: str, parent_id: str) -> int:

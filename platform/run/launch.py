@@ -16,7 +16,7 @@ from platform.results import tracking
 from platform.run import preflight
 from platform.run.catch_up import attack_missing
 from platform.run.comparison_grid import comparison_grid_farm, run_baseline
-from platform.run.cost_estimate import pace_params, planned_cost
+from platform.run.cost_estimate import pace_params, planned_cost, process_age_s
 from platform.run.farm import FarmPlan
 from platform.run.front_curves import start_front_curves
 from platform.run.grid_reuse import GridReuse, reuse_grids
@@ -82,6 +82,7 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
     reused = reuse_grids(client, exp_id, parent_id, grids, plan, resources)
     grid_trials = tuple(grid.trials for grid in reused)  # the trials the store did not hold
     like = pace_params(params)
+    tracking.log_metrics(client, parent_id, {tracking.STARTUP_SECONDS: process_age_s()})
     print(planned_cost(client, exp_id, spec, planned, sum(grid_trials), plan.attackers, like).line(), flush=True)
     if not reopened:
         tracking.log_metrics(client, parent_id, {f"data/{k}": float(v) for k, v in counts.items()})
