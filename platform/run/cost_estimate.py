@@ -24,6 +24,7 @@ from platform.plan.sweep_plan import SweepPlan
 from platform.results import cost_ledger, tracking
 from platform.results.clock import clock
 from platform.results.cost_ledger import Measured
+from platform.run.tuner import kind_in_words
 
 # what a sweep's pace depends on, and each <grid>_baseline: the grid too, as a one-point sweep's fixed costs (the
 # raw-data reference points, publishing) make its pace per trial no price of a sweep of three
@@ -65,10 +66,7 @@ def machine_kind() -> str:
     """This machine as a local sweep's parent run records it (``platform.run.tuner.cluster_kind`` on a Ray of one node
     with every CPU), found without starting Ray; GPUs by count and torch's names of them."""
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    names = sorted({torch.cuda.get_device_name(i) for i in range(gpus)})
-    shown = f"{gpus} GPU{'s' * (gpus > 1)} ({', '.join(names)})" if gpus else "no GPU"
-    build = f"torch {torch.__version__.split('+')[0]}, CPU kernels {torch.backends.cpu.get_cpu_capability()}"
-    return f"1 node, {os.cpu_count()} CPUs, {shown}, {build}"
+    return kind_in_words(1, os.cpu_count() or 0, gpus, sorted({torch.cuda.get_device_name(i) for i in range(gpus)}))
 
 
 def pace_params(params: Mapping[str, Any]) -> dict[str, str]:

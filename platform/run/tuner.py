@@ -51,9 +51,14 @@ def cluster_kind() -> str:
     resources = ray.cluster_resources()
     cpus, gpus = int(resources.get("CPU", 0)), int(resources.get("GPU", 0))
     models = sorted({k.removeprefix("accelerator_type:") for k in resources if k.startswith("accelerator_type:")})
+    return kind_in_words(len(nodes), cpus, gpus, models)
+
+
+def kind_in_words(nodes: int, cpus: int, gpus: int, models: list[str]) -> str:
+    """'1 node, 2 CPUs, no GPU, torch 2.14.1, CPU kernels AVX2': the machine a sweep records, this torch build's."""
     shown = f"{gpus} GPU{'s' * (gpus > 1)}" + (f" ({', '.join(models)})" if models else "") if gpus else "no GPU"
     build = f"torch {torch.__version__.split('+')[0]}, CPU kernels {torch.backends.cpu.get_cpu_capability()}"
-    return f"{len(nodes)} node{'s' * (len(nodes) > 1)}, {cpus} CPUs, {shown}, {build}"
+    return f"{nodes} node{'s' * (nodes > 1)}, {cpus} CPUs, {shown}, {build}"
 
 
 def find_sweep(storage: str, preset: str, name: str | None) -> str:
