@@ -5,6 +5,7 @@ split (docs/attacks.md#how-a-checkpoint-is-attacked), and returns its metrics un
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -84,6 +85,9 @@ class Recipe(Protocol):
     def __call__(self, x: torch.Tensor, y: torch.Tensor, seed: int) -> torch.nn.Module: ...
 
 
+Deferred = Callable[[], torch.Tensor]  # a tensor computed on first use (a population's release, which costs seconds)
+
+
 @dataclass(frozen=True)
 class ReferenceData:
     """What reference-model attacks (RMIA, LiRA) need besides the target: a recipe and a population pool.
@@ -91,22 +95,37 @@ class ReferenceData:
     The population is disjoint from the target's members and from the audited non-members.
     ``train_x``: the population as the target's training saw its inputs (raw images for a network
     trained on raw data, released images for one trained on a release); ``query_x``: the same
-    samples as the attack queries the target (defaults to ``train_x``). ``train_size``: the
+    samples as the attack queries the target (defaults to ``train_x``). Either may be given as a
+    function that computes it, called once when an attack first reads it (:attr:`inputs`, :attr:`queries`), so a
+    farm whose attackers need no reference models never releases the population. ``train_size``: the
     target's training-set size (defaults to its member count). ``cache_dir``: where trained
     reference weights are kept across processes (none: in-process only).
     """
 
     recipe: Recipe
-    train_x: torch.Tensor
+    train_x: torch.Tensor | Deferred
     y: torch.Tensor
-    query_x: torch.Tensor | None = None
+    query_x: torch.Tensor | Deferred | None = None
     train_size: int | None = None
     cache_dir: str | None = None
+
+    def _resolved(self, name: str) -> torch.Tensor:
+        """The field ``name`` as a tensor, computed (and kept) on first use where it was deferred."""
+        value = getattr(self, name)
+        if callable(value):
+            value = value()
+            object.__setattr__(self, name, value)  # computed once: the dataclass is frozen to its users, not to itself
+        return value
+
+    @property
+    def inputs(self) -> torch.Tensor:
+        """The population as the target's training saw its inputs."""
+        return self._resolved("train_x")
 
     @property
     def queries(self) -> torch.Tensor:
         """The population as the attacked network sees it."""
-        return self.train_x if self.query_x is None else self.query_x
+        return self.inputs if self.query_x is None else self._resolved("query_x")
 
 
 @dataclass(frozen=True)

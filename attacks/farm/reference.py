@@ -134,7 +134,7 @@ def _train_missing(jobs: list[tuple[Recipe, torch.Tensor, torch.Tensor, int]], o
 
 def reference_models(reference: ReferenceData, plan: PopulationPlan, seed: int) -> list[nn.Module]:
     """One trained network per subset of ``plan`` (from the caches where possible), in eval mode on the data's device."""
-    x, y = reference.train_x, reference.y
+    x, y = reference.inputs, reference.y
     device = x.device
     seeds = [seed * 1000 + k + 1 for k in range(len(plan.subsets))]
     index = [torch.as_tensor(s, device=device) for s in plan.subsets]

@@ -185,8 +185,9 @@ class GaussianNoise(Mechanism[GaussianNoiseConfig]):
             epochs = cfg.pretrain_epochs + self.epoch  # as many as the utility net had
             net = partial(SmallCNN, self.u_classes, cfg.width, in_shape=self.shape)
             recipe = ClassifierRecipe(net, epochs, cfg.batch_size, cfg.lr)
-            released_pop = release(self.noise, pop.x.to(self.device), gen)
-            reference = ReferenceData(recipe, released_pop, pop.u.to(self.device),
+            population = pop.x.to(self.device)
+            # released when RMIA or LiRA first reads it (a farm without them never pays for it)
+            reference = ReferenceData(recipe, lambda: release(self.noise, population, gen), pop.u.to(self.device),
                                       cache_dir=reference_cache_dir(self.checkpoint_dir, per_checkpoint=True))
         return CheckpointInputs(data, (MembershipTarget("utility", self.utility, data.train_x, train.u, data.test_x,
                                                         test.u, reference),))

@@ -21,7 +21,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from attacks.base import CheckpointInputs, ReferenceData
+from attacks.base import CheckpointInputs, Deferred, ReferenceData
 from attacks.farm.reference import reference_cache_dir
 from core.data import Split
 from core.image_quality import image_quality
@@ -202,7 +202,7 @@ class Privatizer(ImageGame):
                                    self.estimator_reference("adversary", population, released_pop)),
         ))
 
-    def estimator_reference(self, role: str, population: Split, released_pop: torch.Tensor) -> ReferenceData | None:
+    def estimator_reference(self, role: str, population: Split, released_pop: Deferred) -> ReferenceData | None:
         """Reference data for the utility estimator or the adversary η, trained the way this algorithm trains it.
 
         A frozen estimator (φ in Algorithms 2 and 3, η in Algorithm 3) is a raw-image classifier: its references train
@@ -215,7 +215,7 @@ class Privatizer(ImageGame):
         frozen = (role == "utility" and cfg.algorithm != 1) or (role == "adversary" and cfg.algorithm == 3)
         pretrain = max(cfg.pretrain_epochs, 1)
         if frozen:
-            return classifier_reference(classes, pretrain, cfg, population.x, labels, released_pop,
+            return classifier_reference(classes, pretrain, cfg, self.shape, population.x, labels, released_pop,
                                         reference_cache_dir(checkpoint_dir, per_checkpoint=False))
-        return classifier_reference(classes, pretrain + self.epoch * cfg.estimator_steps, cfg,
+        return classifier_reference(classes, pretrain + self.epoch * cfg.estimator_steps, cfg, self.shape,
                                     released_pop, labels, None, reference_cache_dir(checkpoint_dir, per_checkpoint=True))

@@ -233,7 +233,8 @@ class Releaser(ImageGame):
         # Both networks start on raw images (pretrain_epochs) and then train on the release; references train on
         # the released population for as many epochs in all (the adversary gets adv_steps batches per step, and starts
         # afresh at each restart).
-        refs = {name: classifier_reference(classes, epochs, cfg, released_pop, labels, None, cache, cfg.player_input_norm)
+        refs = {name: classifier_reference(classes, epochs, cfg, self.shape, released_pop, labels, None, cache,
+                                           cfg.player_input_norm)
                 for name, classes, epochs, labels in (
                     ("utility", self.u_classes, cfg.pretrain_epochs + epoch, population.u),
                     ("adversary", self.s_classes, self.adversary_epochs(epoch), population.s))}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property, partial
+from functools import cache, cached_property, partial
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -26,7 +26,7 @@ from attacks.attackers.deep import DeepAttacker, RawTrainedDeepAttacker
 from attacks.attackers.registry import REGISTRY
 from attacks.attackers.thickness import ThicknessAttacker
 from attacks.audits.imputation import ImputationAttacker
-from attacks.base import AttackInput, Canaries, CheckpointInputs, MembershipTarget, ReferenceData
+from attacks.base import AttackInput, Canaries, CheckpointInputs, Deferred, MembershipTarget, ReferenceData
 from attacks.farm.reference import ClassifierRecipe
 from core.config import AttackerRecords, MembershipCanaries
 from core.data import Dataset, Split, Splits, get_dataset
@@ -115,19 +115,20 @@ class Released:
     data: AttackInput
     members_x: torch.Tensor
     population: Split
-    population_x: torch.Tensor
+    population_x: Deferred  # the population's release, made when a reference-model attack first asks for it
     canary_members_x: torch.Tensor
     canary_nonmembers_x: torch.Tensor
 
 
-def classifier_reference(classes: int, epochs: int, cfg: Any, train_x: torch.Tensor, labels: torch.Tensor,
-                         query_x: torch.Tensor | None, cache_dir: str, input_norm: bool = False) -> ReferenceData | None:
+def classifier_reference(classes: int, epochs: int, cfg: Any, shape: tuple[int, ...], train_x: torch.Tensor | Deferred,
+                         labels: torch.Tensor, query_x: torch.Tensor | Deferred | None, cache_dir: str,
+                         input_norm: bool = False) -> ReferenceData | None:
     """Reference data for a trial's classifier: a ``SmallCNN(classes, width)`` of the images' shape (behind an input
     norm when ``input_norm``, as the trial's players are) trained ``epochs`` epochs with the trial's batch size and
-    learning rate; None when the trial trains on the whole set (no population)."""
+    learning rate; None when the trial trains on the whole set (no population). ``shape``: an image's (C, H, W)."""
     if len(labels) < 2:
         return None
-    channels, height, width = train_x.shape[1:]  # images [N, C, H, W]
+    channels, height, width = shape
     net = partial(game_classifier, classes, cfg.width, (channels, height, width), input_norm)
     recipe = ClassifierRecipe(net, max(epochs, 1), cfg.batch_size, cfg.lr)
     return ReferenceData(recipe, train_x, labels, query_x, cache_dir=cache_dir)
@@ -347,9 +348,13 @@ class ImageGame(Mechanism):
         released_train, released_test = release(self.net, records.x, gen), release(self.net, self.test.x, gen)
         data = AttackInput(released_train, records.s, released_test, self.test.s, num_classes=self.s_classes,
                            train_u=records.u, test_u=self.test.u, raw_train_x=records.x, dataset=cfg.dataset)
-        population = self.population
-        pop_gen = torch.Generator(device=device).manual_seed(cfg.seed + 2000 + epoch)
-        released_pop = release(self.net, population.x, pop_gen) if len(population) else population.x
+        population, net = self.population, self.net
+
+        @cache
+        def released_pop() -> torch.Tensor:
+            pop_gen = torch.Generator(device=device).manual_seed(cfg.seed + 2000 + epoch)
+            return release(net, population.x, pop_gen) if len(population) else population.x
+
         held_out = self.planted.nonmembers.x
         released_held_out = release(self.net, held_out, gen) if len(held_out) else held_out
         ordinary = len(self.train) - len(held_out)  # as many member canaries as held-out ones, at the split's end
