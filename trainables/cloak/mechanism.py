@@ -401,7 +401,8 @@ class Cloak(Mechanism[CloakConfig]):
         gen = torch.Generator(device=device).manual_seed(cfg.seed + 2000 + self.epoch)
         recipe = ClassifierRecipe(partial(LeNet5, cfg.num_classes), cfg.target_epochs, cfg.batch_size, cfg.lr)
         assert self.checkpoint_dir is not None  # the farm restores its mechanisms from a checkpoint
-        return ReferenceData(recipe, x, task_labels(digits, cfg.task).to(device), release(self.cloak, x, gen),
+        cloak = self.cloak  # the queries are released when RMIA or LiRA first reads them
+        return ReferenceData(recipe, x, task_labels(digits, cfg.task).to(device), lambda: release(cloak, x, gen),
                              train_size=MNIST_TRAIN, cache_dir=reference_cache_dir(self.checkpoint_dir, per_checkpoint=False))
 
     def release_map(self) -> ReleaseMap:
