@@ -1,14 +1,16 @@
 """Property-based tests (hypothesis) of the commands that read a store: ``platform.sweep``, ``platform.attack``,
 ``platform.select``, ``platform.report`` and ``platform.compare`` on random command lines that name nothing that
-exists (a preset or a sweep no one made) beside random values of their options.
+exists (a preset or a sweep no one made) beside random values of their options and flags; and of ``--budget``'s
+durations.
 
-Each runs in-process (its ``main``): never an exception, never exit 0, one ``error:`` line or argparse's usage, and
-the store's bytes unchanged."""
+Each command runs in-process (its ``main``): never an exception, never exit 0, one ``error:`` line or argparse's usage,
+and the store's bytes unchanged."""
 from __future__ import annotations
 
 import contextlib
 import hashlib
 import io
+import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,16 +21,25 @@ from mlflow.tracking import MlflowClient
 
 from platform.attack import main as attack_cli
 from platform.compare import main as compare_cli
+from platform.errors import UsageError
 from platform.report import main as report_cli
+from platform.run.budget import seconds_of
 from platform.select import main as select_cli
 from platform.sweep import main as sweep_cli
 from search_spaces import presets
 
-OPTIONS: dict[str, tuple[str, ...]] = {
+OPTIONS: dict[str, tuple[str, ...]] = {  # options that take a value
     "sweep": ("--profile", "--set", "--search", "--samples", "--seeds", "--attackers", "--experiment",
-              "--gpus-per-trial", "--max-concurrent", "--max-failures"),
+              "--gpus-per-trial", "--max-concurrent", "--max-failures", "--budget"),
     "attack": ("--attackers",),
-    "select": ("--max-attack", "--trial", "--name"),
+    "select": ("--max-attack", "--trial", "--name", "--attack-records"),
+    "report": ("--out",),
+    "compare": (),
+}
+FLAGS: dict[str, tuple[str, ...]] = {  # options that take none
+    "sweep": ("--no-reuse", "--no-comparison-grids", "--learning-curve", "--no-learning-curve", "--yes"),
+    "attack": ("--learning-curve",),
+    "select": ("--sweep-budget",),
     "report": (),
     "compare": (),
 }
@@ -46,8 +57,8 @@ def unknown_name(known: set[str]) -> st.SearchStrategy[str]:
 def command_line(draw: st.DrawFn, command: str) -> list[str]:
     """The command's positional argument naming nothing, then a few of its options with random values."""
     argv = [draw(unknown_name(set(presets())))]
-    for option in draw(st.lists(st.sampled_from(OPTIONS[command]), max_size=4)) if OPTIONS[command] else []:
-        argv += [option, draw(TEXT)]
+    for option in draw(st.lists(st.sampled_from(OPTIONS[command] + FLAGS[command]), max_size=4)) if OPTIONS[command] else []:
+        argv += [option] if option in FLAGS[command] else [option, draw(TEXT)]
     return draw(st.permutations(argv)) if command != "sweep" else argv
 
 
@@ -98,3 +109,26 @@ def test_a_command_line_naming_nothing_is_refused_and_stores_nothing(command: st
         assert digest(store) == before, argv
 
     refused()
+
+
+@given(st.text(max_size=16) | st.from_regex(r"\A\s*[0-9.e+-]*[hms]?[0-9.]*[hms]?\s*\Z"))
+@example("0m").via("a duration of nothing")
+@example("1e400s").via("a number that is not a plain decimal")
+@example("99999999999999999999999h").via("a huge one")
+def test_a_budget_is_a_positive_duration_or_a_one_line_refusal(text: str) -> None:
+    """``--budget``: any text is either a positive, finite number of seconds or a UsageError of one line."""
+    try:
+        seconds = seconds_of(text)
+    except UsageError as refused:
+        assert "--budget" in str(refused) and "\n" not in str(refused)
+        return
+    assert math.isfinite(seconds) and seconds > 0
+
+
+@given(st.integers(0, 99), st.integers(0, 999), st.integers(0, 9999))
+def test_a_budget_counts_its_hours_minutes_and_seconds(hours: int, minutes: int, seconds: int) -> None:
+    parts = {"h": hours, "m": minutes, "s": seconds}
+    text = "".join(f"{value}{unit}" for unit, value in parts.items() if value)
+    if not text:
+        return
+    assert seconds_of(text) == 3600 * hours + 60 * minutes + seconds
