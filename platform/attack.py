@@ -22,7 +22,7 @@ from platform.errors import UsageError
 from platform.figures.html_report import write_sweep_report
 from platform.plan.spec import preset_of
 from platform.publish import publish
-from platform.results import tracking
+from platform.results import drivers, tracking
 from platform.results.summary import SweepSummary, format_summary
 from platform.run import preflight
 from platform.run.catch_up import attack_missing, missing_checkpoints
@@ -52,7 +52,7 @@ def run(argv: list[str] | None = None) -> int:
         preflight.check_ray_address(args.address)
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
     client = tracking.connect(tracking_uri, create=False)
-    exp_id, parent_id = tracking.find_sweep_parent(client, args.target)
+    exp_id, parent_id = drivers.sweep_of(client, args.target)
     preset = preset_of(client.get_run(parent_id).data.params)
     attackers = tuple(a.strip() for a in args.attackers.split(",")) if args.attackers else None
     try:

@@ -26,7 +26,7 @@ from platform.errors import UsageError
 from platform.figures.front import plot_fronts
 from platform.figures.html_report import render_comparison, report_dir, with_interval, write_report
 from platform.plan.spec import preset_of
-from platform.results import tracking
+from platform.results import drivers, tracking
 from platform.results.summary import SweepSummary, read_summary, summarise, usable_trials
 from platform.run import preflight
 
@@ -38,7 +38,7 @@ def sweep_parents(client: MlflowClient, targets: list[str]) -> list[tuple[str, s
     found: dict[str, str] = {}
     parents = []
     for target in targets:
-        exp_id, parent_id = tracking.find_sweep_parent(client, target)
+        exp_id, parent_id = drivers.sweep_of(client, target)
         if parent_id in found:
             raise UsageError(f"{target!r} and {found[parent_id]!r} are the same sweep (run {parent_id}): "
                              "compare different sweeps")

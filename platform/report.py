@@ -14,7 +14,7 @@ from platform.cli import guarded
 from platform.errors import UsageError
 from platform.figures.html_report import render_sweep, report_dir, write_report
 from platform.plan.spec import preset_of
-from platform.results import tracking
+from platform.results import drivers, tracking
 from platform.results.summary import read_summary
 from platform.run import preflight
 
@@ -47,7 +47,7 @@ def run(argv: list[str] | None = None) -> int:
         preflight.check_out_file(args.out)
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
     client = tracking.connect(tracking_uri, create=False)
-    _, parent_id = tracking.find_sweep_parent(client, args.sweep)
+    _, parent_id = drivers.sweep_of(client, args.sweep)
     print(f"report: {rebuild(client, parent_id, tracking_uri, args.out)}")
     return 0
 

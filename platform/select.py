@@ -34,7 +34,7 @@ from core.quiet import silence
 from platform.cli import guarded
 from platform.errors import UsageError
 from platform.plan.spec import preset_of
-from platform.results import tracking
+from platform.results import drivers, tracking
 from platform.results.summary import trials_table
 from platform.run import preflight
 from platform.run import storage as tune_storage
@@ -171,7 +171,7 @@ def run(argv: list[str] | None = None) -> int:
                          "(it is part of the service's URL), at most 100 characters")
 
     client = tracking.connect(args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}", create=False)
-    exp_id, parent_id = tracking.find_sweep_parent(client, args.target)
+    exp_id, parent_id = drivers.sweep_of(client, args.target)
     sweep_params = client.get_run(parent_id).data.params
     preset = preset_of(sweep_params)
     if preset.load_release is None:

@@ -28,7 +28,7 @@ from mlflow.tracking import MlflowClient
 from sklearn.model_selection import ParameterGrid
 
 from platform.errors import UsageError
-from platform.results import tracking
+from platform.results import drivers, tracking
 from platform.run.farm import DRAIN_POLL_S, FarmPlan, FarmScheduler
 from platform.run.interrupts import SweepEnding, stop_requested
 from platform.run.resume_seal import StateSealer, verify
@@ -65,9 +65,14 @@ def test_a_sigterm_marks_the_sweep_killed_and_resume_finishes_it(workdir: Path) 
     command = shlex.split(hint[-1].split("continue with:", 1)[1])
     assert Path(command[0]).name.startswith("python") and (REPO / command[0]).exists()  # pasteable: the venv's python
     assert command[1:6] == ["-m", "platform.sweep", "gmm", "--resume", parent.info.run_name]
+    assert parent.data.tags[drivers.TAG_DRIVER].split()[1] == str(proc.pid)  # the run names its driver
 
+    # a driver killed outright (SIGKILL) leaves its run RUNNING: the next command on this host ends it, saying so
+    client.update_run(parent.info.run_id, "RUNNING")
     resumed = subprocess.run(command, cwd=REPO, env=sweep_env(), capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert (f"sweep {parent.info.run_name} was left running by a driver that is gone (pid {proc.pid}): marked KILLED"
+            in resumed.stdout), resumed.stdout[-3000:]
     runs = client.search_runs([exp.experiment_id])
     assert {r.info.status for r in runs} == {"FINISHED"}
     assert len([r for r in runs if r.data.tags.get("putlab.role") == "trial"]) == 2  # no duplicate, none lost

@@ -27,10 +27,10 @@ from mlflow.tracking import MlflowClient
 
 from core.commands import executable
 from platform.results import tracking
+from platform.results.drivers import end_sweep
 
 EXIT_INTERRUPTED = 130
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
-UNFINISHED = ("RUNNING", "SCHEDULED")
 # what signal.signal accepts and returns: a handler function, SIG_DFL or SIG_IGN, or None (set outside Python)
 _Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 _STOP = threading.Event()  # signals are the process's: so is the request to stop
@@ -39,14 +39,6 @@ _STOP = threading.Event()  # signals are the process's: so is the request to sto
 def stop_requested() -> bool:
     """Whether SIGINT or SIGTERM asked this process's sweep to stop: whatever waits on Ray work cancels it and returns."""
     return _STOP.is_set()
-
-
-def close_sweep(client: MlflowClient, exp_id: str, parent_id: str, status: str) -> None:
-    """End the parent run with ``status`` and every child run (trials and baselines) still running with KILLED."""
-    for run in [*tracking.child_runs(client, exp_id, parent_id), *tracking.baseline_runs(client, exp_id, parent_id)]:
-        if run.info.status in UNFINISHED:
-            client.set_terminated(run.info.run_id, "KILLED")
-    client.set_terminated(parent_id, status)
 
 
 class SweepEnding:
@@ -76,12 +68,12 @@ class SweepEnding:
         self._take_signals()  # ray.init put its own (fatal) SIGTERM handler in place
 
     def close(self, status: str) -> None:
-        """End the sweep with ``status`` (``close_sweep``), its minutes of work so far logged first: the earlier
+        """End the sweep with ``status`` (``end_sweep``), its minutes of work so far logged first: the earlier
         commands' and this one's, the pauses between them left out."""
         assert self.client is not None, "close() needs attach()"
         minutes = self._active_before + (time.monotonic() - self._attached_at) / 60
         self.client.log_metric(self.parent_id, tracking.ACTIVE_MINUTES, minutes)
-        close_sweep(self.client, self.exp_id, self.parent_id, status)
+        end_sweep(self.client, self.exp_id, self.parent_id, status)
 
     def __enter__(self) -> SweepEnding:
         os.environ["TUNE_DISABLE_SIGINT_HANDLER"] = "1"  # ours forwards to Tune's SIGUSR1 stop instead

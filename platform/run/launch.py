@@ -12,7 +12,7 @@ from mlflow.tracking import MlflowClient
 from platform.plan.comparison_grid import comparison_grids
 from platform.plan.spec import SweepSpec
 from platform.plan.sweep_plan import SweepPlan
-from platform.results import tracking
+from platform.results import drivers, tracking
 from platform.run import preflight
 from platform.run.catch_up import attack_missing
 from platform.run.comparison_grid import comparison_grid_farm, run_baseline
@@ -65,7 +65,9 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
     spec, resources = with_resources(plan)
     client = MlflowClient(plan.tracking_uri)
     exp_id = tracking.experiment_id(client, plan.experiment)
+    drivers.end_orphans(client, exp_id)  # sweeps of this host left RUNNING by a driver killed outright
     parent_id, reopened = tracking.start_parent(client, exp_id, plan.name, plan.parent_params(spec, cluster_kind()))
+    client.set_tag(parent_id, drivers.TAG_DRIVER, drivers.this_driver())
     parent_run = client.get_run(parent_id)
     ending.attach(client, exp_id, parent_id, resume_command(plan.again, plan.name, dict(plan.options)),
                   tracking.active_minutes(parent_run) if reopened else 0.0)
