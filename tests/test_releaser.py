@@ -142,9 +142,17 @@ def test_the_membership_reference_of_a_normed_player_has_the_same_architecture()
     x, labels = torch.rand(8, 1, 28, 28), torch.tensor([0, 1] * 4)
     for flag, kind in ((True, InputNorm), (False, torch.nn.Module)):
         cfg = ReleaserConfig(width=8)
-        ref = classifier_reference(2, 1, cfg, x, labels, None, "/tmp/unused-ref-cache", input_norm=flag)
+        released: list[int] = []  # the population's release is deferred: made once, when an attack first reads it
+
+        def release(made: list[int] = released) -> torch.Tensor:
+            made.append(1)
+            return x
+
+        ref = classifier_reference(2, 1, cfg, tuple(x.shape[1:]), release, labels, None, "/tmp/unused-ref-cache",
+                                   input_norm=flag)
         assert ref is not None and isinstance(ref.recipe.build(), kind)
         assert isinstance(ref.recipe.build(), InputNorm) == flag
+        assert not released and ref.inputs is x and ref.queries is x and released == [1]
 
 
 def restarting(every: int, steps: int = 60, seed: int = 0) -> Releaser:
