@@ -7,9 +7,10 @@ thickness, at the price of the distortion: its attacker reads what the digit alo
 imputation attacker). On a front with only utility and privacy axes it is a corner no mechanism could beat; the
 distortion axis is what tells it apart.
 
-The classifier is the data user's fixed classifier: the tuned CNN family fitted on the raw images of the attacker
-records, stored by their content, so a sweep fits it once for the raw-data reference points, this release and the data user.
-The class means are taken over the same records.
+The classifier is the tuned CNN family fitted on the raw images of the attacker records, as the data user fits its
+fresh classifier (not its fixed one, whose input standardisation has another floor), stored by their content: the
+noise grid's σ = 0 release is those raw images, so its data user reads this fit back. The class means are taken over
+the same records.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from core.nets import Standardized
 from trainables.prototype.config import DigitPrototypeConfig
 from trainables.shared.image_game import FixedRelease
 
-CLASSIFIER = "fixed_utility"  # the data user's raw-trained classifier: the same fit, stored by content
+CLASSIFIER = "fixed_utility"  # its name in the fit's log; the fit is stored by content (see above)
 
 
 def class_means(x: torch.Tensor, labels: torch.Tensor, classes: int) -> torch.Tensor:
