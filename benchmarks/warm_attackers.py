@@ -7,7 +7,7 @@ user's ``fixed_utility`` make anyway, read from their cache). Both are chosen an
 scored once on the released test split; the table gives each one's balanced accuracy, epochs and seconds, for the
 secret S (the attacker) and the digit U (the data user).
 
-    TMPDIR=<the sweep's temp folder> PYTHONPATH=. .venv/bin/python benchmarks/warm_attackers.py \\
+    TMPDIR=<the-sweeps-temporary-folder> PYTHONPATH=. .venv/bin/python benchmarks/warm_attackers.py \\
         --tracking-uri sqlite:///mlflow.db SWEEP
 """
 from __future__ import annotations
