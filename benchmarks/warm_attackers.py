@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import cast
 
 import torch
 from mlflow.tracking import MlflowClient
+from torch import nn
 
 from attacks.attackers.deep import FIT_CACHE, RAW_STD_FLOOR, DeepAttacker, image_cnn
-from attacks.attackers.tuning import TunedFit, tune_classifier
+from attacks.attackers.tuning import ModelBuilder, TunedFit, tune_classifier
 from core.config import AttackBudget
 from core.metrics import balanced_accuracy
+from core.nets import Standardized
 from core.training import predict_logits
 from platform.results import tracking
 from platform.run.catch_up import checkpoints_of, trial_config
@@ -31,6 +34,17 @@ from search_spaces import presets
 def scored(fit: TunedFit, x: torch.Tensor, y: torch.Tensor, classes: int) -> float:
     """Balanced accuracy of the chosen network on the released test split."""
     return balanced_accuracy(predict_logits(fit.model, x).argmax(1), y, classes)
+
+
+def started_from(fit: TunedFit, fresh: ModelBuilder) -> ModelBuilder:
+    """``fresh``, but the members of ``fit``'s width start from its network (the family standardises their inputs with
+    the release's own statistics, as ever)."""
+    def build(classes: int, width: int) -> nn.Module:
+        net = fresh(classes, width)
+        if width == fit.candidate.width:
+            net.load_state_dict(cast(Standardized, fit.model).inner.state_dict())
+        return net
+    return build
 
 
 def main() -> None:
@@ -57,9 +71,10 @@ def main() -> None:
             raw = DeepAttacker(budget, cache_dir=FIT_CACHE, store=True, std_floor=RAW_STD_FLOOR).fit(
                 data.raw_train_x, train_y, classes)
             rows = []
-            for start in (None, raw):
+            fresh = image_cnn(data.train_x)
+            for build in (fresh, started_from(raw, fresh)):
                 t0 = time.perf_counter()
-                fit = tune_classifier(image_cnn(data.train_x), data.train_x, train_y, classes, budget, 16, start=start)
+                fit = tune_classifier(build, data.train_x, train_y, classes, budget, 16)
                 rows.append((scored(fit, data.test_x, test_y, classes), fit.log.epochs, time.perf_counter() - t0))
             (a0, e0, t0_), (a1, e1, t1) = rows
             print(f"{run.info.run_name:<26} {label:<7} {a0:>11.3f} {e0:>3d} {t0_:>5.0f} {a1:>9.3f} {e1:>3d} {t1:>5.0f} "

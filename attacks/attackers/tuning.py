@@ -22,7 +22,6 @@ import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import cast
 
 import torch
 from torch import nn
@@ -69,14 +68,12 @@ def family(budget: AttackBudget, base_width: int) -> list[Candidate]:
 
 
 def tune_classifier(build: ModelBuilder, x: torch.Tensor, y: torch.Tensor, num_classes: int,
-                    budget: AttackBudget, base_width: int, std_floor: float = 0.01,
-                    start: TunedFit | None = None) -> TunedFit:
+                    budget: AttackBudget, base_width: int, std_floor: float = 0.01) -> TunedFit:
     """Fit the family on (x, y) with early stopping on a validation split of it; return the best on validation.
 
     ``x``/``y`` are the attacker's *training* data (released training split); nothing else is read.
     Per-step labels [N, T] need a network with logits [N, classes, T]. ``std_floor``: the input standardisation's
-    floor (:meth:`core.nets.Standardized.statistics`). ``start``: a fit of the same task (e.g. on raw data) whose
-    network the members of its width start from instead of fresh weights (their standardisation is this data's).
+    floor (:meth:`core.nets.Standardized.statistics`).
     """
     train_idx, val_idx = validation_split(len(x), budget.attack_val_fraction, budget.seed)
     train_idx, val_idx = train_idx.to(x.device), val_idx.to(x.device)
@@ -88,8 +85,6 @@ def tune_classifier(build: ModelBuilder, x: torch.Tensor, y: torch.Tensor, num_c
         torch.manual_seed(budget.seed + i)
         gen = torch.Generator(device=x.device).manual_seed(budget.seed + i)
         model = Standardized(build(num_classes, cand.width).to(x.device), mean, std)
-        if start is not None and cand.width == start.candidate.width:
-            model.inner.load_state_dict(cast(Standardized, start.model).inner.state_dict())
         fits[cand] = EarlyStoppedFit(model, train, val, num_classes,
                                      stopping=stopping, batch_size=budget.attack_batch_size, lr=cand.lr, generator=gen,
                                      augment=augmentation_for(x) if cand.augment else None)
