@@ -207,6 +207,19 @@ def shared_cores() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(autouse=True)
+def no_ray_left_running(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test that starts Ray in the test process shuts it down (a module's ``local_ray`` fixture excepted): a Ray left
+    running made later tests train their reference models as Ray tasks, whose workers cannot import a test module, and
+    printed those workers' errors into later tests' stderr."""
+    yield
+    import ray
+
+    if ray.is_initialized() and "local_ray" not in request.fixturenames:
+        ray.shutdown()
+        pytest.fail(f"{request.node.nodeid} left Ray running in the test process")
+
+
 @pytest.fixture(scope="module")
 def one_torch_thread() -> Iterator[None]:
     """One torch thread for a module's tests, as a trial runs (``threads = 1``): on 2 busy cores two threads made

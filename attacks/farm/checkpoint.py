@@ -48,11 +48,12 @@ def run_farm(load: Callable[[dict, str], CheckpointInputs], config: dict, checkp
     (ROC curves), which cost more than some attacks.
     """
     check_names(attackers)
-    import ray  # run_farm is a Ray task; attack_inputs below also runs without Ray
+    import ray  # run_farm is a Ray task; called outside one it must not start Ray (the runtime context would)
 
     with checkpoint.as_directory() as directory:
         inputs = load(config, directory)
-    return replace(attack_inputs(inputs, attackers, figures), node_id=ray.get_runtime_context().get_node_id())
+    node_id = ray.get_runtime_context().get_node_id() if ray.is_initialized() else ""
+    return replace(attack_inputs(inputs, attackers, figures), node_id=node_id)
 
 
 def check_needs(specs: Sequence[AttackerSpec], inputs: CheckpointInputs) -> dict[str, str]:
