@@ -20,13 +20,14 @@ name, split sizes and seed pick the records).
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-VERSION = 1  # what a key holds: bump it when that changes, and no older result matches again
+VERSION = 2  # what a key holds: bump it when that changes, and no older result matches again
 ROOT = Path(__file__).resolve().parents[2]  # the repository: the packages below are read from here
 CODE = ("core", "attacks", "trainables", "search_spaces", "platform/run/farm.py")  # what computes a trial's metrics
 RUN_ONLY = frozenset({"threads"})  # config keys that say how a trial runs, not what it computes
@@ -61,7 +62,8 @@ class GridKey:
     code: str = field(default_factory=code_version)
 
     def of(self, config: dict[str, Any]) -> str:
-        """The content key of the grid's trial with ``config`` (Tune's config of that trial)."""
-        recipe = sorted((k, repr(v)) for k, v in config.items() if k not in RUN_ONLY)
+        """The content key of the grid's trial with ``config`` (Tune's config of that trial), read as JSON: a trial
+        restored by a resumed sweep has its tuples back as lists (Tune's state is JSON), and computes the same."""
+        recipe = json.dumps({k: v for k, v in config.items() if k not in RUN_ONLY}, sort_keys=True, default=repr)
         what = (VERSION, self.grid, recipe, self.attackers, self.privacy_attackers, self.device, self.code)
         return hashlib.sha256(repr(what).encode()).hexdigest()[:32]
