@@ -22,7 +22,7 @@ from types import SimpleNamespace
 import pyarrow.fs as pafs
 import pytest
 import ray
-from conftest import REPO, store, sweep_env
+from conftest import REPO, run_sweep, store, sweep_env
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 from sklearn.model_selection import ParameterGrid
@@ -149,11 +149,12 @@ def test_a_stop_during_the_game_ends_the_sweep_within_seconds_and_cancels_the_fa
     assert re.search(r"attack farm: cancelled \d+ checkpoint attack", log), log[-3000:]
 
 
-@pytest.mark.slow  # a smoke sweep stopped three times and resumed: about 5 min on 2 busy cores
+@pytest.mark.slow  # a smoke sweep stopped three times and resumed, then one more: about 6 min on 2 busy cores
 def test_a_stop_at_each_later_phase_ends_the_sweep_within_seconds_and_resume_finishes_it(workdir: Path) -> None:
     """One point of the sweep's own (λ = 0) and its three comparison grids (noise, the stroke redraw, the digit
     prototype), stopped during the farm's wait, a grid and the report, then resumed: every grid's runs, figures,
-    tables and report section are there at the end, as in a sweep never stopped."""
+    tables and report section are there at the end, as in a sweep never stopped; and the same sweep run again reuses
+    every comparison trial of the resumed one (platform.run.grid_reuse, end to end)."""
     phases = {  # phase: the output line that says the sweep is in it
         "farm wait": r"^attack farm: waiting for \d+ checkpoint attack",  # the game is over, its attacks in flight
         "comparison grid": r"^trials 0/2 done, 1 running",  # the noise preset's two trials after the sweep's own
@@ -190,6 +191,40 @@ def test_a_stop_at_each_later_phase_ends_the_sweep_within_seconds_and_resume_fin
     assert again.returncode == 2 and again.stderr.count("\n") == 1, again.stderr
     assert f"the newest sweep of this preset, {parent.info.run_name}, has finished" in again.stderr
     assert store_digest(workdir) == before
+
+    printed.append(resumed.stdout)
+    assert_a_second_sweep_reuses_every_comparison_trial(workdir, parent, "".join(printed))
+
+
+GRIDS = {"noise": 2, "stroke-redraw": 1, "digit-prototype": 1}  # the smoke profiles' comparison trials
+
+
+def assert_a_second_sweep_reuses_every_comparison_trial(workdir: Path, first: Run, printed: str) -> None:
+    """The sweep ``first`` (its commands printed ``printed``) ran every comparison trial; the same sweep again runs
+    none of them and copies each, with its metrics, tables and report line (another seed or farm reuses nothing:
+    tests/test_grid_reuse.py)."""
+    for name, count in GRIDS.items():
+        assert f"{name} comparison grid: 0 of {count} trial{'s' if count > 1 else ''} reused; {count} to run" in printed
+    client = store(workdir)
+    exp_id = first.info.experiment_id
+    sources = {r.info.run_id: r for r in tracking.baseline_runs(client, exp_id, first.info.run_id)}
+    second = run_sweep(workdir, "amnist", "--profile", "smoke", *FARM, "--set", "lam=0", timeout=600, baseline=True)
+    assert second.returncode == 0, second.stderr[-3000:]
+    name_2 = re.search(r"^sweep (\S+): preset amnist", second.stdout, re.M).group(1)  # type: ignore[union-attr]
+    parent_2 = tracking.find_parent(client, exp_id, name_2)
+    assert parent_2 is not None
+    copies = tracking.baseline_runs(client, exp_id, parent_2)
+    for name, count in GRIDS.items():
+        assert (f"{name} comparison grid: {count} of {count} trial{'s' if count > 1 else ''} reused from sweep "
+                f"{first.info.run_name}; 0 to run") in second.stdout
+        assert f"{name} baseline (utility/fresh_accuracy" in second.stdout  # still compared with the front
+        assert not (workdir / "runs" / f"baseline-{name}-{name_2}").exists()  # no Tune run for it
+        mine = [c for c in copies if c.data.tags[tracking.TAG_BASELINE] == name]
+        assert len(mine) == count and all(c.data.tags[tracking.TAG_REUSED_FROM] in sources for c in mine)
+        assert all(c.data.metrics == sources[c.data.tags[tracking.TAG_REUSED_FROM]].data.metrics for c in mine)
+    assert len({c.data.tags[tracking.TAG_REUSED_FROM] for c in copies}) == len(sources) == sum(GRIDS.values())
+    report = Path(next(x for x in second.stdout.splitlines() if x.startswith("report: ")).removeprefix("report: "))
+    assert f"2 of 2 noise trials reused from sweep {first.info.run_name}" in report.read_text()
 
 
 def assert_the_grids_ran_beside_the_front(workdir: Path, printed: str, html: str) -> None:
