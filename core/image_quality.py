@@ -2,9 +2,12 @@
 compares releases by (pixels in [0, 1]; PSNR and SSIM from torchmetrics, the reference implementations)."""
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+
 import torch
 
-from core.metric_names import PSNR, SQUARED_ERROR, SSIM
+from core.metric_names import MSE, PSNR, PSNR_OF_MSE, SQUARED_ERROR, SSIM
 
 DATA_RANGE = 1.0  # images live in [0, 1]
 # The PSNR of an exact copy is infinite. Each image's PSNR is capped here, above 8-bit quantisation's own
@@ -30,6 +33,26 @@ def psnr(released: torch.Tensor, raw: torch.Tensor) -> float:
     return float(per_image.clamp(max=PSNR_MAX).mean())
 
 
+def psnr_of_mse(mse: float) -> float:
+    """10·log10(1 / ``mse``) in dB for a per-pixel mean squared error of images in [0, 1], capped at :data:`PSNR_MAX`
+    like each image's PSNR (an exact copy, MSE 0, reads the cap)."""
+    return PSNR_MAX if mse <= 10 ** (-PSNR_MAX / 10) else min(PSNR_MAX, -10 * math.log10(mse))
+
+
+def mse_of_psnr(db: float) -> float:
+    """The per-pixel mean squared error whose :func:`psnr_of_mse` is ``db`` (what a per-record mix of releases
+    averages)."""
+    return 10 ** (-db / 10)
+
+
+def with_psnr_of_mse(metrics: Mapping[str, float]) -> dict[str, float]:
+    """``metrics`` with ``utility/psnr_of_mse`` worked out from ``utility/mse`` where a run logged only that (runs
+    stored before the PSNR of the MSE was logged)."""
+    if PSNR_OF_MSE in metrics or MSE not in metrics or not math.isfinite(metrics[MSE]):
+        return dict(metrics)
+    return {**metrics, PSNR_OF_MSE: psnr_of_mse(metrics[MSE])}
+
+
 def ssim(released: torch.Tensor, raw: torch.Tensor) -> float:
     """Mean structural similarity (Wang et al. 2004: 11×11 Gaussian window, σ = 1.5, K1 = 0.01, K2 = 0.03)."""
     from torchmetrics.functional.image import structural_similarity_index_measure
@@ -40,10 +63,12 @@ def ssim(released: torch.Tensor, raw: torch.Tensor) -> float:
 
 
 def distortion(released: torch.Tensor, raw: torch.Tensor) -> dict[str, float]:
-    """The release's distortion as logged: ``utility/squared_error`` (E‖X − Y‖², the game's distortion term, on the
-    whole split) and ``utility/psnr`` (dB)."""
+    """The release's distortion as logged, on the whole split: ``utility/squared_error`` (E‖X − Y‖², the game's
+    distortion term), ``utility/psnr_of_mse`` (dB, the image fronts' distortion axis) and ``utility/psnr`` (dB, the mean
+    of per-image PSNRs)."""
     with torch.no_grad():
-        return {SQUARED_ERROR: float(squared_error(released, raw)), PSNR: psnr(released, raw)}
+        mse = float((released.float() - raw.float()).pow(2).mean())
+        return {SQUARED_ERROR: float(squared_error(released, raw)), PSNR_OF_MSE: psnr_of_mse(mse), PSNR: psnr(released, raw)}
 
 
 def image_quality(released: torch.Tensor, raw: torch.Tensor) -> dict[str, float]:

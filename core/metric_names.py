@@ -12,7 +12,12 @@ UTILITY_ACCURACY = "utility/accuracy"
 FRESH_ACCURACY = "utility/fresh_accuracy"
 """A data user's classifier trained afresh on the release (the in-game utility net co-adapts with the releaser)."""
 PSNR = "utility/psnr"
-"""The release's PSNR against the raw images in dB (``core.image_quality``)."""
+"""The mean over images of each image's PSNR against its raw image in dB (``core.image_quality``)."""
+MSE = "utility/mse"
+"""The release's mean squared error per pixel against the raw images (over every image and pixel of the split)."""
+PSNR_OF_MSE = "utility/psnr_of_mse"
+"""The PSNR of :data:`MSE` in dB, 10·log10(1 / MSE): the image fronts' distortion, which averages over records (a
+per-record mix of releases has the mix of their MSEs), where the mean of per-image PSNRs rewards all-or-nothing ones."""
 SSIM = "utility/ssim"
 """The release's structural similarity to the raw images (``core.image_quality``)."""
 SQUARED_ERROR = "utility/squared_error"
@@ -24,6 +29,9 @@ NE_ENERGY = "utility/ne_energy"
 STRONGEST_ATTACK = "attack/max/accuracy"
 """The strongest attacker of S at a checkpoint: the farm's best of the attackers' balanced accuracies (its winner is the
 tag ``putlab.strongest_attacker``)."""
+SATURATION = "attack/max/saturation"
+"""Where the strongest attacker's accuracy is heading with more released records: the asymptote of a power law fitted
+to its learning curve (front points; ``/ci_low`` and ``/ci_high`` its 95 % interval)."""
 STRONGEST_RECORDS = "attack/max/train_records"
 """How many released records the strongest attacker trained on (the farm's data budget)."""
 DEEP_ATTACK = "attack/deep/accuracy"
@@ -46,7 +54,7 @@ INFO_REMOVED_KNN = "leakage/info_removed_knn"
 """Cloak: the information about S its sifting removed, by a k-NN estimator."""
 
 DECLARED: frozenset[str] = frozenset({
-    UTILITY_ACCURACY, FRESH_ACCURACY, PSNR, SSIM, SQUARED_ERROR, NE_ENERGY, STRONGEST_ATTACK, STRONGEST_RECORDS,
+    UTILITY_ACCURACY, FRESH_ACCURACY, PSNR, MSE, PSNR_OF_MSE, SSIM, SQUARED_ERROR, NE_ENERGY, STRONGEST_ATTACK, STRONGEST_RECORDS,
     DEEP_ATTACK, DEEP_WITHIN_HOUR, ESTIMATOR_ATTACK, YEOM_ADVANTAGE, YEOM_CANARY_TPR, RMIA_CANARY_TPR, NORMALISED_ALPHA_MI,
     INFO_REMOVED_KNN,
 })

@@ -18,6 +18,7 @@ from platform.figures.game_curves import log_game_curves
 from platform.figures.html_report import write_sweep_report
 from platform.figures.summary_figures import draw_summary
 from platform.results import tracking
+from platform.results.baseline_hull import format_hull
 from platform.results.comparison_grid import format_comparison
 from platform.results.summary import SweepSummary, format_summary, log_summary, read_summary
 from platform.run.cost_estimate import remember
@@ -127,6 +128,8 @@ def tell(sweep: Sweep, summary: SweepSummary) -> None:
     for curve in summary.comparisons:
         if curve.grid.name in ran:
             print(format_comparison(summary.compared, curve, summary.axes))
+    if summary.hull is not None:
+        print(format_hull(summary.compared, summary.hull, summary.axes))
     if preset.raw_references is not None:
         metrics = sweep.client.get_run(sweep.parent_id).data.metrics
         shown = (f"{k} {readable(v)}" for k, v in sorted(metrics.items()) if k.startswith("baseline/"))

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.metric_names import DECLARED, PSNR
+from core.metric_names import DECLARED, PSNR_OF_MSE
 from core.pareto_axis import Axis
 from search_spaces.grids import Grid, GridSpec, axes, sub_grids
 
@@ -213,11 +213,12 @@ def _plain(mechanism: type[Mechanism], method: str) -> Callable[..., Any]:
     return call
 
 
-PSNR_AXIS = Axis(PSNR, higher_is_better=True, bound=0.0, ideal=60.0)
-"""The image fronts' distortion objective: the release's PSNR against the raw images in dB (``core.image_quality``),
-from 0 dB (a per-pixel MSE of 1, the worst of images in [0, 1]) to the 60 dB every image's PSNR is capped at (an exact
-copy). Without it a release that keeps only what the front's two other axes score, such as each image's class mean,
-would pass for a good mechanism."""
+PSNR_AXIS = Axis(PSNR_OF_MSE, higher_is_better=True, bound=0.0, ideal=60.0)
+"""The image fronts' distortion objective: the PSNR of the release's mean squared error against the raw images in dB
+(``core.image_quality``), from 0 dB (a per-pixel MSE of 1, the worst of images in [0, 1]) to 60 dB (an exact copy). It
+averages over records, so a per-record mix of releases has the mix of their MSEs (the mean of per-image PSNRs, logged
+as ``utility/psnr``, rewards a release that copies some records and wrecks others). Without it a release that keeps only
+what the front's two other axes score, such as each image's class mean, would pass for a good mechanism."""
 
 
 def lambda_zero_anchor(point: dict[str, Any]) -> dict[str, Any]:

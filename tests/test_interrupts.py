@@ -29,6 +29,7 @@ from sklearn.model_selection import ParameterGrid
 
 from platform.errors import UsageError
 from platform.results import drivers, tracking
+from platform.results.baseline_hull import TAG_HULL
 from platform.run.farm import DRAIN_POLL_S, FarmPlan, FarmScheduler
 from platform.run.interrupts import SweepEnding, stop_requested
 from platform.run.resume_seal import StateSealer, verify
@@ -239,10 +240,17 @@ def assert_the_grids_ran_beside_the_front(workdir: Path, printed: str, html: str
     for name, found in by_name.items():
         for run in found:
             assert run.data.params["mechanism"] == name
-            assert {"utility/fresh_accuracy", "attack/max/accuracy", "utility/psnr", "attack/deep/accuracy",
-                    "attack/thickness/accuracy"} <= set(run.data.metrics), name
+            assert {"utility/fresh_accuracy", "attack/max/accuracy", "utility/psnr", "utility/psnr_of_mse",
+                    "attack/deep/accuracy", "attack/thickness/accuracy"} <= set(run.data.metrics), name
         assert parent.data.metrics[f"front/{name}_trials"] == len(found)
     assert "front/hypervolume_2d" in parent.data.metrics
+    # the front against every per-record mix of the four comparison points: a verdict per front trial, everywhere
+    assert "the baselines' hull (every per-record mix of their 4 points;" in printed
+    assert parent.data.metrics["front/hull_compared"] == sum(r.data.tags.get("putlab.pareto_front") == "true"
+                                                             for r in children if r.data.tags["putlab.role"] == "trial")
+    assert all(r.data.tags[TAG_HULL].startswith(("inside", "beyond")) for r in children
+               if r.data.tags.get("putlab.pareto_front") == "true")
+    assert "The baselines' hull" in html
     artifacts = {a.path for a in store(workdir).list_artifacts(parent.info.run_id, "front")}
     assert {"front/front.png", "front/front_2d.png", "front/noise_baseline.csv", "front/stroke-redraw_baseline.csv",
             "front/digit-prototype_baseline.csv"} <= artifacts

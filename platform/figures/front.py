@@ -1,10 +1,11 @@
 """PNG of a sweep's privacy-utility front, logged as an artifact on the sweep's parent run.
 
-A front of two axes is drawn on them; a front with a third, distortion axis (the image presets' PSNR) is drawn on its
-first two with every point coloured by its distortion band, so a point that keeps utility and hides the secret only
-by wrecking the image (a class's mean image in place of each image) shows as such; the same plane without the colours,
-the two-axis front's staircase on it, is the two-axis view. The legend sits outside the axes, to their right, and the
-labels are moved off every point (``labels.place_labels``), so that neither covers a point.
+A front of two axes is drawn on them; a front with a third, distortion axis (the image presets' PSNR of the mean
+squared error) is drawn on its first two with every point coloured by its distortion band, so a point that keeps
+utility and hides the secret only by wrecking the image (a class's mean image in place of each image) shows as such;
+the same plane without the colours, the two-axis front's staircase on it, is the two-axis view. The legend sits outside
+the axes, to their right, and the labels are moved off every point (``labels.place_labels``), so that neither covers a
+point.
 
 Uses ``matplotlib.figure.Figure`` with ``FigureCanvasAgg`` directly rather than ``pyplot``, so it
 never changes the process-wide backend or keeps figures alive in pyplot's registry.
@@ -24,7 +25,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from core.legends import legend_right
-from core.metric_names import PSNR
+from core.metric_names import PSNR, PSNR_OF_MSE
 from core.numbers import readable
 from core.pareto_axis import Axis
 from platform.figures.labels import PointLabel, place_labels
@@ -39,7 +40,7 @@ DPI = 120
 LEGEND_SIZE = 7  # points
 CHANCE = 0.5  # an axis whose ideal is this value is an attacker's balanced accuracy
 # The distortion bands a three-objective figure colours points by: edges on the third axis (PSNR in dB: below 12 dB a
-# digit is mostly another image, e.g. its class's mean image reads 12.8; a one-width redraw of its strokes 16), and one
+# digit is mostly another image, e.g. its class's mean image reads 12.6; a one-width redraw of its strokes 15.6), and one
 # colour per band from the worst to the best.
 BAND_EDGES = (12.0, 15.0, 20.0)
 BAND_COLOURS = tuple(colormaps["viridis"](v) for v in (0.0, 0.35, 0.65, 0.92))
@@ -268,7 +269,7 @@ def band_colours(df: pd.DataFrame, axis: Axis) -> list:
 
 def band_labels(axis: Axis) -> list[str]:
     """The legend's name of each band, worst first, e.g. ``PSNR < 12 dB`` … ``PSNR ≥ 20 dB``."""
-    name, unit = ("PSNR", " dB") if axis.metric == PSNR else (axis.metric, "")
+    name, unit = ("PSNR", " dB") if axis.metric in (PSNR, PSNR_OF_MSE) else (axis.metric, "")
     edges = BAND_EDGES if axis.higher_is_better else BAND_EDGES[::-1]
     low, high = ("<", "≥") if axis.higher_is_better else (">", "≤")
     inner = [f"{name} {a:g}–{b:g}{unit}" for a, b in pairwise(edges)]

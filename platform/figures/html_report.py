@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from mlflow.entities import Run
@@ -33,6 +34,7 @@ from core.numbers import readable
 from core.pareto_axis import Axis
 from platform.figures.game_curves import ARTIFACT_PATH as GAME_PATH
 from platform.results import tracking
+from platform.results.baseline_hull import AT_SATURATION, BEYOND_SEEDS, MARGIN, MIX, Standing
 from platform.results.clock import clock
 from platform.results.front_groups import value_text
 from platform.results.game import SETTLE_MARGIN, GameCurves, gap_text, read_game_curves
@@ -230,6 +232,17 @@ def baseline_grids(summary: SweepSummary, axes: list[Axis]) -> list[dict[str, An
     return grids
 
 
+def hull_rows(summary: SweepSummary) -> list[dict[str, str]]:
+    """Each compared front point's standing against the baselines' hull, with the mix that reaches it, at its
+    saturation estimate and across seeds (empty without a hull)."""
+    if summary.hull is None:
+        return []
+    at_saturation = summary.compared.get(AT_SATURATION, pd.Series(np.nan, index=summary.compared.index))
+    return [{"name": row["name"], "verdict": Standing(float(row[MARGIN]), ()).verdict, "mix": row[MIX] or "—",
+             "saturated": Standing(float(s), ()).verdict if np.isfinite(s) else "—", "seeds": row[BEYOND_SEEDS] or "—"}
+            for (_, row), s in zip(summary.compared.iterrows(), at_saturation, strict=True)]
+
+
 def _duration(start_ms: int | None, end_ms: int | None) -> str:
     if not start_ms:
         return ""
@@ -311,6 +324,7 @@ def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary:
         "front_by": preset.front.by, "group_hypervolumes": group_hypervolumes(metrics, preset.front.by),
         "imputation": summary.imputation.line(summary.front_points) if summary.imputation is not None else None,
         "baseline_grids": baseline_grids(summary, axes),
+        "hull": hull_rows(summary),
         "baselines": sorted((k.removeprefix("baseline/"), v) for k, v in metrics.items() if k.startswith("baseline/")),
         "data": sorted((k.removeprefix("data/"), v) for k, v in metrics.items() if k.startswith("data/")),
         "config": sorted(params.items()),

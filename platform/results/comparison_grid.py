@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from mlflow.tracking import MlflowClient
 
+from core.image_quality import with_psnr_of_mse
 from core.numbers import readable
 from core.pareto_axis import Axis
 from platform.results import tracking
@@ -125,7 +126,7 @@ def comparison_grid_table(client: MlflowClient, exp_id: str, parent_id: str, bas
         row: dict[str, Any] = {"run_id": run.info.run_id, "name": run.info.run_name, "status": run.info.status,
                                REUSED_FROM: run.data.tags.get(tracking.TAG_REUSED_SWEEP, "")}
         row |= {k: float(params[k]) for k in (*baseline.preset.label_keys, SEED) if k in params}
-        rows.append(row | run.data.metrics)
+        rows.append(row | with_psnr_of_mse(run.data.metrics))
     return pd.DataFrame(rows)
 
 
@@ -246,6 +247,20 @@ def point_text(row: pd.Series, axes: Sequence[Axis]) -> str:
     return " / ".join(readable(row[a.metric]) for a in axes)
 
 
+def outside_line(row: pd.Series, curve: ComparisonCurve, u_axis: Axis) -> str:
+    """Why a front point has no baseline value at its utility: its utility lies above or below every point of the
+    baseline's front on the first two axes (one point, or two, span no range to interpolate in)."""
+    name, values = curve.grid.name, curve.plane_front[u_axis.metric].astype(float)
+    mine = float(np.asarray(u_axis.to_min(row[u_axis.metric])))
+    if mine < float(np.asarray(u_axis.to_min(values)).min()):
+        best = values.max() if u_axis.higher_is_better else values.min()
+        return (f"no {name} point reaches this {u_axis.metric} (its best reads {readable(best)}): nothing to compare "
+                f"at equal {u_axis.metric}")
+    worst = values.min() if u_axis.higher_is_better else values.max()
+    return (f"every {name} point has more {u_axis.metric} than this one (the least reads {readable(worst)}): nothing "
+            f"to compare at equal {u_axis.metric}")
+
+
 def format_comparison(compared: pd.DataFrame, curve: ComparisonCurve, axes: list[Axis]) -> str:
     """For the terminal: the baseline's points, then each front point's values beside the baseline's privacy at its
     utility, and every baseline point that dominates it."""
@@ -265,7 +280,7 @@ def format_comparison(compared: pd.DataFrame, curve: ComparisonCurve, axes: list
     for _, row in compared.iterrows():
         at = row[baseline.at_utility]
         theirs = " / ".join(readable(row[baseline.at(a)]) for a in axes[2:])
-        verdict = (f"{name} does not reach this utility" if np.isnan(at) else
+        verdict = (outside_line(row, curve, u_axis) if np.isnan(at) else
                    f"{name} {' / '.join(filter(None, [readable(at), theirs]))} at this {u_axis.metric} → "
                    f"{'beats' if row[baseline.beats] == 1 else 'does NOT beat'} {name}")
         lines.append(f"  {row['name']}: {point_text(row, axes)}; {verdict}")

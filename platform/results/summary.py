@@ -17,10 +17,23 @@ from pathlib import Path
 import pandas as pd
 from mlflow.tracking import MlflowClient
 
-from core.metric_names import STRONGEST_ATTACK, STRONGEST_RECORDS
+from core.image_quality import with_psnr_of_mse
+from core.metric_names import SATURATION, STRONGEST_ATTACK, STRONGEST_RECORDS
 from core.numbers import readable
 from core.pareto_axis import Axis
 from platform.results import tracking
+from platform.results.baseline_hull import (
+    BEYOND_SEEDS,
+    MARGIN,
+    TAG_HULL,
+    Corners,
+    Standing,
+    beyond_by_seed,
+    corners_of,
+    hull_columns,
+    hull_metrics,
+    unmixable,
+)
 from platform.results.comparison_grid import (
     BASELINE,
     ComparisonCurve,
@@ -37,7 +50,6 @@ from platform.results.replicates import SEED, format_points, point_index, point_
 from search_spaces import Preset
 
 PRIVACY, RECORDS = STRONGEST_ATTACK, STRONGEST_RECORDS  # the farm's privacy axis and its data budget
-SATURATION = "attack/max/saturation"  # the front points' fitted saturation (platform.run.learning_curves)
 
 
 @dataclass(frozen=True)
@@ -59,6 +71,7 @@ class SweepSummary:
     compared: pd.DataFrame = field(default_factory=pd.DataFrame)  # the front beside every baseline
     imputation: Imputation | None = None  # the privacy axis's imputation attacker (points then hold ADDED)
     plane_front: pd.Series = field(default_factory=lambda: pd.Series(dtype=bool))  # the points' front on the first two axes
+    hull: Corners | None = None  # the comparison points every per-record mix draws from (``compared`` holds the verdicts)
 
     @property
     def comparison_trials(self) -> pd.DataFrame:
@@ -86,6 +99,8 @@ class SweepSummary:
         for curve in self.comparisons:
             if not curve.points.empty:
                 metrics |= comparison_metrics(self.compared, curve)
+        if self.hull is not None:
+            metrics |= hull_metrics(self.compared)
         added = self.front_points[ADDED].dropna() if ADDED in self.front_points else pd.Series(dtype=float)
         if len(added):
             metrics |= {"front/added_leakage_min": float(added.min()), "front/added_leakage_max": float(added.max())}
@@ -105,7 +120,7 @@ def trials_table(client: MlflowClient, exp_id: str, parent_id: str, label_keys: 
         row.update({k: float(run.data.params[k]) for k in label_keys if k in run.data.params})
         if SEED in run.data.params and SEED not in row:
             row[SEED] = pd.to_numeric(run.data.params[SEED], errors="coerce")
-        row.update(run.data.metrics)
+        row.update(with_psnr_of_mse(run.data.metrics))
         rows.append(row)
     table = pd.DataFrame(rows)
     order = list(dict.fromkeys([*label_keys, SEED] if SEED in table else label_keys))
@@ -191,7 +206,21 @@ def summary_of(table: pd.DataFrame, baselines: Mapping[str, pd.DataFrame], prese
     summary = with_imputation(summary, read_imputation(parent_metrics, axes))
     summary = replace(summary, groups=fronts_of(preset, usable, summary.points, axes) if summary.front.any() else [])
     curves = tuple(curve_of(baselines.get(grid.name, pd.DataFrame()), grid, axes) for grid in ComparisonGrid.all(preset))
-    return replace(summary, comparisons=curves, compared=compare_all(summary.points, curves, axes))
+    summary = replace(summary, comparisons=curves, compared=compare_all(summary.points, curves, axes))
+    return with_hull(summary, usable)
+
+
+def with_hull(summary: SweepSummary, usable: pd.DataFrame) -> SweepSummary:
+    """The summary with each compared front point's standing against the baselines' hull (``platform.results.
+    baseline_hull``: margin, mix, at saturation, per seed); unchanged without comparison points or where an axis does
+    not mix linearly."""
+    axes, compared = summary.axes, summary.compared
+    corners = corners_of([(c.grid.name, c.points) for c in summary.comparisons if not c.points.empty], axes)
+    if compared.empty or not corners.names or unmixable(axes):
+        return summary
+    compared = compared.assign(**hull_columns(compared, corners, axes))
+    compared[BEYOND_SEEDS] = beyond_by_seed(compared, usable, [(c.grid.name, c.trials) for c in summary.comparisons], axes)
+    return replace(summary, compared=compared, hull=corners)
 
 
 def with_imputation(summary: SweepSummary, imputation: Imputation | None) -> SweepSummary:
@@ -227,6 +256,10 @@ def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, fig
     tracking.log_metrics(client, parent_id, summary.metrics(), step=step)
     for run_id, on_front in zip(table["run_id"], table["pareto_front"], strict=True):
         client.set_tag(run_id, tracking.TAG_FRONT, "true" if on_front else "false")
+    if summary.hull is not None:
+        for _, row in summary.compared.iterrows():
+            for run_id in str(row.get("run_ids", "")).split():
+                client.set_tag(run_id, TAG_HULL, Standing(float(row[MARGIN]), ()).verdict)
     if summary.imputation is not None:
         client.set_tag(parent_id, TAG_SOURCE, summary.imputation.source)
 

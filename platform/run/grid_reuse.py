@@ -21,6 +21,7 @@ import torch
 from mlflow.entities import Metric, Param, Run
 from mlflow.tracking import MlflowClient
 
+from core.image_quality import with_psnr_of_mse
 from platform.plan.content_key import GridKey
 from platform.plan.spec import SweepSpec
 from platform.plan.sweep_plan import SweepPlan
@@ -131,7 +132,8 @@ def stored_result(client: MlflowClient, exp_id: str, parent_id: str, key: str, n
               "and attributes.status = 'FINISHED'")
     runs = client.search_runs([exp_id], filter_string=wanted, order_by=["attributes.start_time DESC"], max_results=100)
     return next((run for run in runs if run.data.tags.get(tracking.TAG_PARENT) != parent_id
-                 and all(m in run.data.metrics for m in needed) and tracking.TAG_FARM_ERROR not in run.data.tags), None)
+                 and all(m in with_psnr_of_mse(run.data.metrics) for m in needed)
+                 and tracking.TAG_FARM_ERROR not in run.data.tags), None)
 
 
 def copy_run(client: MlflowClient, exp_id: str, parent_id: str, source: Run) -> str:

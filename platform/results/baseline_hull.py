@@ -1,0 +1,181 @@
+"""What per-record mixes of the comparison releases reach, and where each front point stands against it
+(docs/metrics.md#the-baselines-hull).
+
+A release that gives each record, independently of its secret, comparison release i with probability p_i scores the
+p-weighted mean of its parts' accuracies (a data user or an attacker who tells the parts apart, as anyone can tell a
+noisy digit from a class's mean image, scores each part as its own) and has the p-weighted mean of their mean squared
+errors. So the convex hull of the comparison points, on the scales mixes average (an accuracy as it is, a PSNR axis as
+its MSE), is reached by releases that learn nothing. A front point is *inside* the hull by d ≥ 0 when some mix is at
+least d better on the two accuracy axes (utility up, attacker down) and no more distorted, and *beyond* it by −d when
+the best mix falls d short; one linear programme per point (scipy's ``linprog``). Pure computation on the summary's
+tables, no MLflow.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import linprog
+
+from core.image_quality import mse_of_psnr
+from core.metric_names import PSNR_OF_MSE, SATURATION
+from core.numbers import readable
+from core.pareto_axis import Axis
+from platform.results.replicates import SEED
+
+MARGIN = "hull/margin"  # front.csv: d of the point against the hull (> 0 inside, < 0 beyond, -inf: no mix is as sharp)
+MIX = "hull/mix"  # front.csv: the mix that reaches the margin, e.g. "64 % digit-prototype mix=0 + 36 % noise sigma=0"
+AT_SATURATION = "hull/margin_at_saturation"  # front.csv: the margin with the point's attacker at its saturation estimate
+BEYOND_SEEDS = "hull/beyond_seeds"  # front.csv: at how many of its seeds the point lies beyond the hull, e.g. "2 of 3"
+TAG_HULL = "putlab.hull"  # a front trial's verdict, e.g. "beyond the baselines' hull by 0.017"
+
+
+@dataclass(frozen=True)
+class Corners:
+    """The comparison points a mix draws from: their names and their values on the front's axes, [k, axes]."""
+
+    names: tuple[str, ...]
+    values: np.ndarray
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One point against the hull: its margin d and the mix that reaches it (weights by corner)."""
+
+    margin: float
+    weights: tuple[tuple[str, float], ...]
+
+    @property
+    def mix(self) -> str:
+        """The mix in words, largest part first, e.g. ``64 % digit-prototype mix=0 + 36 % noise sigma=0``."""
+        return " + ".join(f"{readable(100 * p)} % {name}" for name, p in self.weights)
+
+    @property
+    def verdict(self) -> str:
+        """``beyond the baselines' hull by 0.017``, ``inside it by 0.07`` or why no mix compares."""
+        if self.margin == -np.inf:
+            return "beyond the baselines' hull: no mix of them is as little distorted"
+        return (f"inside the baselines' hull by {readable(self.margin)}" if self.margin >= 0 else
+                f"beyond the baselines' hull by {readable(-self.margin)}")
+
+
+def unmixable(axes: Sequence[Axis]) -> list[str]:
+    """The axes whose values a per-record mix does not average (the hull needs none): neither an accuracy nor a PSNR."""
+    return [a.metric for a in axes if a.metric != PSNR_OF_MSE and not a.metric.endswith("accuracy")]
+
+
+def goodness(values: np.ndarray, axes: Sequence[Axis]) -> np.ndarray:
+    """Rows of values [n, axes] on the scales mixes average, each signed so that higher is better: an accuracy as it
+    is (an attacker's negated), a PSNR axis as its negated MSE."""
+    out = np.asarray(values, dtype=float).copy()
+    for j, axis in enumerate(axes):
+        if axis.metric == PSNR_OF_MSE:
+            out[:, j] = -mse_of_psnr(out[:, j])
+        elif not axis.higher_is_better:
+            out[:, j] = -out[:, j]
+    return out
+
+
+def standing(point: np.ndarray, corners: Corners, axes: Sequence[Axis]) -> Standing:
+    """The largest d such that a mix of ``corners`` is at least d better than ``point`` on the first two axes and at
+    least as good on every further one; -inf where no mix is as good on the further ones."""
+    g_point, g_corners = goodness(point[None, :], axes)[0], goodness(corners.values, axes)
+    k = len(corners.names)
+    margin_rows = [np.append(-g_corners[:, j], 1.0) for j in range(2)]  # −Σ p g + t ≤ −g_point
+    bound_rows = [np.append(-g_corners[:, j], 0.0) for j in range(2, len(axes))]  # −Σ p g ≤ −g_point
+    solved = linprog(c=np.append(np.zeros(k), -1.0), A_ub=np.array(margin_rows + bound_rows), b_ub=-g_point,
+                     A_eq=np.append(np.ones(k), 0.0)[None, :], b_eq=[1.0], bounds=[(0, None)] * k + [(None, None)],
+                     method="highs")
+    if solved.status == 2:  # infeasible: every mix is more distorted than the point
+        return Standing(-np.inf, ())
+    if not solved.success:
+        raise RuntimeError(f"the hull's linear programme failed: {solved.message}")
+    weights = sorted(((n, float(p)) for n, p in zip(corners.names, solved.x[:k], strict=True) if p > 1e-9),
+                     key=lambda item: -item[1])
+    return Standing(float(solved.x[-1]), tuple(weights))
+
+
+def corners_of(curves_points: Sequence[tuple[str, pd.DataFrame]], axes: Sequence[Axis]) -> Corners:
+    """Every comparison point with a value on each axis, named ``<baseline> <its name>``."""
+    names, rows = [], []
+    for baseline, points in curves_points:
+        usable = points.dropna(subset=[a.metric for a in axes]) if all(a.metric in points for a in axes) else points[:0]
+        for _, row in usable.iterrows():
+            names.append(f"{baseline} {row.get('name', '')}".strip())
+            rows.append([float(row[a.metric]) for a in axes])
+    return Corners(tuple(names), np.array(rows, dtype=float).reshape(len(rows), len(axes)))
+
+
+def hull_columns(front: pd.DataFrame, corners: Corners, axes: Sequence[Axis]) -> dict[str, list]:
+    """``hull/margin`` and ``hull/mix`` of each front point and, where its saturation is logged, the margin with its
+    attacker there (``hull/margin_at_saturation``; NaN elsewhere)."""
+    margins, mixes, saturated = [], [], []
+    for _, row in front.iterrows():
+        point = np.array([float(row[a.metric]) for a in axes])
+        found = standing(point, corners, axes)
+        margins.append(found.margin)
+        mixes.append(found.mix)
+        estimate = row.get(SATURATION, np.nan)
+        at = point.copy()
+        at[1] = estimate
+        saturated.append(standing(at, corners, axes).margin if np.isfinite(estimate) else np.nan)
+    return {MARGIN: margins, MIX: mixes, AT_SATURATION: saturated}
+
+
+def beyond_by_seed(front: pd.DataFrame, trials: pd.DataFrame, baseline_trials: Sequence[tuple[str, pd.DataFrame]],
+                   axes: Sequence[Axis]) -> list[str]:
+    """For each front point with trials at more than one seed, ``k of n``: at how many of its seeds it lies beyond
+    the hull of that seed's comparison trials (a baseline without that seed: all its trials); "" for one seed."""
+    out = []
+    for _, row in front.iterrows():
+        mine = trials[trials["run_id"].isin(str(row.get("run_ids", "")).split())] if "run_id" in trials else trials[:0]
+        if SEED not in mine or mine[SEED].nunique() < 2:
+            out.append("")
+            continue
+        beyond = 0
+        for seed, group in mine.groupby(SEED):
+            corners = corners_of([(name, at_seed(table, seed)) for name, table in baseline_trials], axes)
+            point = group[[a.metric for a in axes]].astype(float).mean().to_numpy()
+            beyond += len(corners.names) > 0 and standing(point, corners, axes).margin < 0
+        out.append(f"{beyond} of {mine[SEED].nunique()}")
+    return out
+
+
+def at_seed(table: pd.DataFrame, seed: float) -> pd.DataFrame:
+    """A baseline's finished trials at ``seed`` (all of them where it has none there)."""
+    finished = table[table["status"] == "FINISHED"] if "status" in table else table
+    if SEED not in finished:
+        return finished
+    same = finished[finished[SEED] == seed]
+    return same if not same.empty else finished
+
+
+def hull_metrics(front: pd.DataFrame) -> dict[str, float]:
+    """``front/hull_compared`` (front points with a margin), ``front/beyond_hull`` (of those, how many lie beyond it)
+    and ``front/hull_margin_min`` (the margin of the point furthest beyond it, or least inside)."""
+    if MARGIN not in front:
+        return {}
+    margins = front[MARGIN].astype(float)
+    return {"front/hull_compared": float(len(margins)), "front/beyond_hull": float((margins < 0).sum()),
+            "front/hull_margin_min": float(margins.min())}
+
+
+def format_hull(front: pd.DataFrame, corners: Corners, axes: Sequence[Axis]) -> str:
+    """For the terminal: each front point's standing against the hull, with the mix that reaches it."""
+    lines = [f"the baselines' hull (every per-record mix of their {len(corners.names)} points; "
+             f"{' / '.join(a.metric for a in axes)}, each axis mixed as it averages):"]
+    for _, row in front.iterrows():
+        found = Standing(float(row[MARGIN]), ())
+        text = f"  {row['name']}: {found.verdict}"
+        text += f" (the nearest mix: {row[MIX]})" if row[MIX] else ""
+        if np.isfinite(row.get(AT_SATURATION, np.nan)):
+            text += f"; at its attacker's saturation estimate: {Standing(float(row[AT_SATURATION]), ()).verdict}"
+        if row.get(BEYOND_SEEDS):
+            text += f"; beyond it at {row[BEYOND_SEEDS]} seeds"
+        lines.append(text)
+    metrics = hull_metrics(front)
+    lines.append(f"front points beyond the baselines' hull: {int(metrics['front/beyond_hull'])} of "
+                 f"{int(metrics['front/hull_compared'])}")
+    return "\n".join(lines)

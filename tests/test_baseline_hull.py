@@ -1,0 +1,124 @@
+"""The baselines' hull: what per-record mixes of comparison releases reach, against hand-computed margins; the
+distortion mixed as the mean squared error (a real mix of two releases), the verdict per seed, and the words a
+one-point and a two-point grid give where they cannot be interpolated."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from core.image_quality import distortion, psnr_of_mse, with_psnr_of_mse
+from core.metric_names import MSE, PSNR, PSNR_OF_MSE
+from platform.results.baseline_hull import BEYOND_SEEDS, MARGIN, MIX, Corners, standing
+from platform.results.comparison_grid import ComparisonGrid, compare_all, curve_of, format_comparison
+from platform.results.summary import summary_of
+from search_spaces import presets
+
+AMNIST = presets()["amnist"]
+AXES = list(AMNIST.front.axes)  # fresh digit accuracy, strongest attacker, PSNR of the MSE
+U, P, D = (a.metric for a in AXES)
+# two comparison releases as sharp as each other: A keeps everything (utility 1, attacker 1), B keeps little (0.6, 0.6)
+SAME_SHARPNESS = Corners(("A", "B"), np.array([[1.0, 1.0, 30.0], [0.6, 0.6, 30.0]]))
+
+
+def test_a_point_inside_a_mix_of_two_baselines_is_inside_though_neither_dominates_it() -> None:
+    # neither corner dominates (0.8, 0.85): A's attacker reads more, B's utility less. The mix p·A + (1 − p)·B reads
+    # 0.6 + 0.4p on both accuracies; the margin t needs 0.6 + 0.4p ≥ 0.8 + t and 0.6 + 0.4p ≤ 0.85 − t: at 0.4p =
+    # 0.225 (p = 0.5625) t = 0.025
+    inside = standing(np.array([0.8, 0.85, 30.0]), SAME_SHARPNESS, AXES)
+    assert inside.margin == pytest.approx(0.025, abs=1e-9)
+    assert dict(inside.weights) == pytest.approx({"A": 0.5625, "B": 0.4375}, abs=1e-9)
+    assert inside.verdict == "inside the baselines' hull by 0.025" and inside.mix == "56.2 % A + 43.8 % B"
+    # on the mix's own line (0.8, 0.8): inside by 0; more private than it (0.8, 0.75): beyond by 0.025
+    assert standing(np.array([0.8, 0.8, 30.0]), SAME_SHARPNESS, AXES).margin == pytest.approx(0.0, abs=1e-9)
+    beyond = standing(np.array([0.8, 0.75, 30.0]), SAME_SHARPNESS, AXES)
+    assert beyond.margin == pytest.approx(-0.025, abs=1e-9) and beyond.verdict == "beyond the baselines' hull by 0.025"
+
+
+def test_the_distortion_mixes_as_the_mean_squared_error_not_as_decibels() -> None:
+    # A at 40 dB (MSE 1e-4), B at 10 dB (MSE 0.1). A point at 20 dB (MSE 0.01) needs p ≥ (0.1 − 0.01) / (0.1 − 1e-4)
+    # of A, where both accuracies read 0.6 + 0.4p ≥ 0.96036: its attacker margin 0.81 − 0.96036 = −0.15036. Averaging
+    # decibels instead (10 + 30p ≥ 20, p ≥ 1/3) would put it inside by 0.005 (0.4p = 0.205).
+    corners = Corners(("A", "B"), np.array([[1.0, 1.0, 40.0], [0.6, 0.6, 10.0]]))
+    p = (0.1 - 0.01) / (0.1 - 1e-4)
+    assert standing(np.array([0.8, 0.81, 20.0]), corners, AXES).margin == pytest.approx(0.81 - (0.6 + 0.4 * p), abs=1e-9)
+    # sharper than both corners: no mix is as little distorted
+    sharp = standing(np.array([0.8, 0.81, 45.0]), corners, AXES)
+    assert sharp.margin == -math.inf and sharp.verdict.endswith("no mix of them is as little distorted")
+
+
+def test_a_real_per_record_mix_has_the_mix_of_the_mean_squared_errors() -> None:
+    gen = torch.Generator().manual_seed(0)
+    raw = torch.rand(400, 1, 28, 28, generator=gen)
+    noisy, black = (raw + 0.3 * torch.randn(raw.shape, generator=gen)).clamp(0, 1), torch.zeros_like(raw)
+    verbatim = torch.rand(400, generator=gen) < 0.3  # each record released as it is with probability 0.3
+    for other in (noisy, black):
+        mixed = torch.where(verbatim[:, None, None, None], raw, other)
+        per_record = (other - raw).pow(2).flatten(1).mean(1)
+        expected = float(torch.where(verbatim, 0.0, per_record).mean())  # each record's error, the verbatim ones 0
+        assert distortion(mixed, raw)[PSNR_OF_MSE] == pytest.approx(psnr_of_mse(expected), rel=1e-5)
+        # the mean of per-image PSNRs rewards the verbatim records (each capped at 60 dB): it reads far sharper
+        assert distortion(mixed, raw)[PSNR] > psnr_of_mse(expected) + 10
+
+
+def test_the_psnr_of_the_mse_by_hand_and_old_stores_read_it_from_the_mse() -> None:
+    assert psnr_of_mse(0.01) == pytest.approx(20.0) and psnr_of_mse(0.0) == 60.0 and psnr_of_mse(1e-9) == 60.0
+    assert with_psnr_of_mse({MSE: 0.001})[PSNR_OF_MSE] == pytest.approx(30.0)
+    assert with_psnr_of_mse({MSE: 0.001, PSNR_OF_MSE: 12.0})[PSNR_OF_MSE] == 12.0  # a logged value is kept
+    assert PSNR_OF_MSE not in with_psnr_of_mse({PSNR: 20.0})
+
+
+def trial(name: str, seed: int, values: tuple[float, float, float], **keys: float) -> dict:
+    return {"name": f"{name} seed={seed}", "run_id": f"{name.replace(' ', '_')}-{seed}", "status": "FINISHED",
+            "seed": float(seed),
+            U: values[0], P: values[1], D: values[2], **keys}
+
+
+def test_the_summary_gives_each_front_point_its_standing_per_seed_and_at_saturation() -> None:
+    # the releaser's point at two seeds against the digit prototype (0.6, 0.6) and the raw release (noise σ = 0: 1, 1),
+    # all as sharp: a mix with q of the raw release reads 0.6 + 0.4q on both accuracies
+    table = pd.DataFrame([trial("alpha=1 lam=100 adv_steps=1", 0, (0.9, 0.70, 30.0), alpha=1.0, lam=100.0, adv_steps=1.0),
+                          trial("alpha=1 lam=100 adv_steps=1", 1, (0.9, 0.55, 30.0), alpha=1.0, lam=100.0, adv_steps=1.0)])
+    table["attack/max/saturation"] = [0.9, 0.9]
+    noise = pd.DataFrame([trial("sigma=0", s, (1.0, 1.0, 30.0), sigma=0.0) for s in (0, 1)])
+    prototype = pd.DataFrame([trial("mix=0", s, (0.6, 0.6, 30.0), mix=0.0) for s in (0, 1)])
+    summary = summary_of(table, {"noise": noise, "digit-prototype": prototype}, AMNIST, {})
+    (row,) = summary.compared.to_dict("records")
+    # the mean point (0.9, 0.625): 0.6 + 0.4q ≥ 0.9 + t and ≤ 0.625 − t: at 0.4q = 0.1625 t = −0.1375 (beyond)
+    assert row[MARGIN] == pytest.approx(-0.1375, abs=1e-9)
+    assert row[MIX] == "59.4 % digit-prototype mix=0 + 40.6 % noise sigma=0"
+    # seed 0 (0.9, 0.70): t = min(0.4q − 0.3, 0.1 − 0.4q) = −0.1 beyond; seed 1 (0.9, 0.55) −0.175: beyond at both
+    assert row[BEYOND_SEEDS] == "2 of 2"
+    # at its saturation 0.9 the attacker reads as much as the utility: t = min(0.4q − 0.3, 0.3 − 0.4q) = 0 (inside)
+    assert row["hull/margin_at_saturation"] == pytest.approx(0.0, abs=1e-9)
+    metrics = summary.metrics()
+    assert metrics["front/beyond_hull"] == 1 and metrics["front/hull_compared"] == 1
+    assert metrics["front/hull_margin_min"] == pytest.approx(-0.1375, abs=1e-9)
+
+
+def grid_points(grid: str, key: str, rows: dict[float, tuple[float, float, float]]) -> pd.DataFrame:
+    return pd.DataFrame([{"name": f"{key}={value:g}", "run_id": f"{key}-{value}", "status": "FINISHED", key: value,
+                          U: u, P: p, D: d} for value, (u, p, d) in rows.items()])
+
+
+def test_a_grid_that_cannot_be_interpolated_says_how_the_point_compares_with_its_points() -> None:
+    front = pd.DataFrame([{"name": "low", U: 0.7, P: 0.8, D: 11.0}, {"name": "high", U: 0.99, P: 0.9, D: 20.0},
+                          {"name": "middle", U: 0.9, P: 0.8, D: 14.0}]).assign(pareto_front=True)
+    prototype = curve_of(grid_points("digit-prototype", "mix", {0.0: (0.978, 0.626, 12.6)}),
+                         ComparisonGrid(presets()["digit-prototype"]), AXES)
+    text = format_comparison(compare_all(front, [prototype], AXES), prototype, AXES)
+    assert ("  low: 0.7 / 0.8 / 11; every digit-prototype point has more utility/fresh_accuracy than this one (the least "
+            "reads 0.978): nothing to compare at equal utility/fresh_accuracy") in text
+    assert ("  high: 0.99 / 0.9 / 20; no digit-prototype point reaches this utility/fresh_accuracy (its best reads "
+            "0.978): nothing to compare at equal utility/fresh_accuracy") in text
+    noise = curve_of(grid_points("noise", "sigma", {0.3: (0.954, 0.884, 13.3), 1.0: (0.648, 0.771, 6.0)}),
+                     ComparisonGrid(presets()["noise"]), AXES)
+    lines = {line.split(":")[0].strip(): line for line in format_comparison(compare_all(front, [noise], AXES), noise,
+                                                                             AXES).splitlines()}
+    assert lines["high"].endswith("no noise point reaches this utility/fresh_accuracy (its best reads 0.954): nothing "
+                                  "to compare at equal utility/fresh_accuracy")
+    for inside in ("low", "middle"):  # within the two points' range: the grid's values there, interpolated
+        assert " at this utility/fresh_accuracy → " in lines[inside], lines[inside]
