@@ -12,10 +12,11 @@ import torch
 
 from core.image_quality import distortion, psnr_of_mse, with_psnr_of_mse
 from core.metric_names import MSE, PSNR, PSNR_OF_MSE
-from platform.results.baseline_hull import BEYOND_SEEDS, MARGIN, MIX, Corners, standing
+from platform.results.baseline_hull import BEYOND_SEEDS, MARGIN, MIX, Corners, Standing, hull_columns, hull_metrics, standing
 from platform.results.comparison_grid import ComparisonGrid, compare_all, curve_of, format_comparison
 from platform.results.summary import summary_of
 from search_spaces import presets
+from trainables.shared.image_game import constant_release
 
 AMNIST = presets()["amnist"]
 AXES = list(AMNIST.front.axes)  # fresh digit accuracy, strongest attacker, PSNR of the MSE
@@ -36,6 +37,14 @@ def test_a_point_inside_a_mix_of_two_baselines_is_inside_though_neither_dominate
     assert standing(np.array([0.8, 0.8, 30.0]), SAME_SHARPNESS, AXES).margin == pytest.approx(0.0, abs=1e-9)
     beyond = standing(np.array([0.8, 0.75, 30.0]), SAME_SHARPNESS, AXES)
     assert beyond.margin == pytest.approx(-0.025, abs=1e-9) and beyond.verdict == "beyond the baselines' hull by 0.025"
+    # a release collapsed below every baseline's utility: no mix of them reaches its privacy, but a release keeping
+    # nothing (not a baseline) would; it is not compared, and not counted
+    front = pd.DataFrame([{"name": "collapsed", U: 0.1, P: 0.5, D: 30.0}, {"name": "X", U: 0.8, P: 0.85, D: 30.0}])
+    columns = hull_columns(front, SAME_SHARPNESS, AXES)
+    assert np.isnan(columns[MARGIN][0]) and columns[MARGIN][1] == pytest.approx(0.025, abs=1e-9)
+    assert hull_metrics(pd.DataFrame(columns)) == {"front/hull_compared": 1.0, "front/beyond_hull": 0.0,
+                                                   "front/hull_margin_min": pytest.approx(0.025, abs=1e-9)}
+    assert Standing(np.nan, ()).verdict.startswith("less useful than every baseline point: not compared")
 
 
 def test_the_distortion_mixes_as_the_mean_squared_error_not_as_decibels() -> None:
@@ -97,6 +106,28 @@ def test_the_summary_gives_each_front_point_its_standing_per_seed_and_at_saturat
     metrics = summary.metrics()
     assert metrics["front/beyond_hull"] == 1 and metrics["front/hull_compared"] == 1
     assert metrics["front/hull_margin_min"] == pytest.approx(-0.1375, abs=1e-9)
+
+
+def test_a_release_collapsed_to_chance_is_compared_with_the_release_that_keeps_nothing() -> None:
+    # X collapsed (0.105, 0.51, 8 dB) is less useful than the one comparison point A (0.9, 0.8, 12 dB): not compared.
+    # With the constant release C the raw-data reference points log (chance 0.1 / 0.5, 10 dB), a mix with w of A reads
+    # 0.1 + 0.8w and 0.5 + 0.3w at an MSE below X's: t = min(0.8w − 0.005, 0.01 − 0.3w), at 1.1w = 0.015 t = 0.00591
+    table = pd.DataFrame([trial("alpha=1 lam=300 adv_steps=1", 0, (0.105, 0.51, 8.0), alpha=1.0, lam=300.0, adv_steps=1.0)])
+    prototype = {"digit-prototype": pd.DataFrame([trial("mix=0", 0, (0.9, 0.8, 12.0), mix=0.0)])}
+    alone = summary_of(table, prototype, AMNIST, {}).compared
+    assert np.isnan(alone[MARGIN].iloc[0])
+    constant = {"baseline/constant/utility": 0.1, "baseline/constant/attack": 0.5, "baseline/constant/psnr_of_mse": 10.0}
+    summary = summary_of(table, prototype, AMNIST, constant)
+    assert summary.compared[MARGIN].iloc[0] == pytest.approx(0.8 * 0.015 / 1.1 - 0.005, abs=1e-9)
+    assert summary.hull is not None and summary.hull.names[-1] == "a constant release (the mean image)"
+
+
+def test_the_constant_release_reads_chance_at_the_mean_images_distortion() -> None:
+    train, test = torch.zeros(4, 1, 2, 2), torch.ones(3, 1, 2, 2)
+    train[:2] = 1.0  # the training mean is 0.5 everywhere: MSE 0.25 against the all-ones test images, 6.02 dB
+    assert constant_release(train, test, 10, 2) == pytest.approx(
+        {"baseline/constant/utility": 0.1, "baseline/constant/attack": 0.5,
+         "baseline/constant/psnr_of_mse": 10 * math.log10(4)})
 
 
 def grid_points(grid: str, key: str, rows: dict[float, tuple[float, float, float]]) -> pd.DataFrame:

@@ -12,7 +12,7 @@ tables, no MLflow.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,6 +55,8 @@ class Standing:
     @property
     def verdict(self) -> str:
         """``beyond the baselines' hull by 0.017``, ``inside it by 0.07`` or why no mix compares."""
+        if np.isnan(self.margin):
+            return "less useful than every baseline point: not compared (the hull holds no release that keeps less)"
         if self.margin == -np.inf:
             return "beyond the baselines' hull: no mix of them is as little distorted"
         return (f"inside the baselines' hull by {readable(self.margin)}" if self.margin >= 0 else
@@ -108,38 +110,69 @@ def corners_of(curves_points: Sequence[tuple[str, pd.DataFrame]], axes: Sequence
     return Corners(tuple(names), np.array(rows, dtype=float).reshape(len(rows), len(axes)))
 
 
+def below_every_corner(point: np.ndarray, corners: Corners, axes: Sequence[Axis]) -> bool:
+    """Whether ``point`` is less useful than every corner: a release collapsed towards chance, which only a release
+    keeping nothing (not among the baselines) would be compared with."""
+    return bool(goodness(point[None, :], axes)[0, 0] < goodness(corners.values, axes)[:, 0].min())
+
+
+CONSTANT = "baseline/constant"  # the parent's metrics of the release that keeps nothing (the raw-data reference points)
+
+
+def constant_corner(parent_metrics: Mapping[str, float], axes: Sequence[Axis]) -> Corners:
+    """The release that keeps nothing (every record as the training images' mean image: chance on both accuracy axes),
+    as the sweep's raw-data reference points logged it; no corner where they did not (an older sweep) or an axis has
+    no value for it."""
+    names = ["utility", "attack", *(a.metric.rsplit("/", 1)[-1] for a in axes[2:])]
+    values = [parent_metrics.get(f"{CONSTANT}/{name}") for name in names]
+    if any(v is None for v in values):
+        return Corners((), np.zeros((0, len(axes))))
+    return Corners(("a constant release (the mean image)",), np.array([values], dtype=float))
+
+
+def joined(*parts: Corners) -> Corners:
+    """The corners of every part, in order."""
+    kept = [p for p in parts if p.names]
+    if not kept:
+        return Corners((), np.zeros((0, 0)))
+    return Corners(tuple(n for p in kept for n in p.names), np.concatenate([p.values for p in kept]))
+
+
 def hull_columns(front: pd.DataFrame, corners: Corners, axes: Sequence[Axis]) -> dict[str, list]:
     """``hull/margin`` and ``hull/mix`` of each front point and, where its saturation is logged, the margin with its
     attacker there (``hull/margin_at_saturation``; NaN elsewhere)."""
     margins, mixes, saturated = [], [], []
     for _, row in front.iterrows():
         point = np.array([float(row[a.metric]) for a in axes])
-        found = standing(point, corners, axes)
-        margins.append(found.margin)
-        mixes.append(found.mix)
+        found = None if below_every_corner(point, corners, axes) else standing(point, corners, axes)
+        margins.append(np.nan if found is None else found.margin)
+        mixes.append("" if found is None else found.mix)
         estimate = row.get(SATURATION, np.nan)
         at = point.copy()
         at[1] = estimate
-        saturated.append(standing(at, corners, axes).margin if np.isfinite(estimate) else np.nan)
+        saturated.append(standing(at, corners, axes).margin if found is not None and np.isfinite(estimate) else np.nan)
     return {MARGIN: margins, MIX: mixes, AT_SATURATION: saturated}
 
 
 def beyond_by_seed(front: pd.DataFrame, trials: pd.DataFrame, baseline_trials: Sequence[tuple[str, pd.DataFrame]],
-                   axes: Sequence[Axis]) -> list[str]:
+                   axes: Sequence[Axis], constant: Corners) -> list[str]:
     """For each front point with trials at more than one seed, ``k of n``: at how many of its seeds it lies beyond
-    the hull of that seed's comparison trials (a baseline without that seed: all its trials); "" for one seed."""
+    the hull of that seed's comparison trials (a baseline without that seed: all its trials) and the ``constant``
+    corner; "" for one seed."""
     out = []
     for _, row in front.iterrows():
         mine = trials[trials["run_id"].isin(str(row.get("run_ids", "")).split())] if "run_id" in trials else trials[:0]
         if SEED not in mine or mine[SEED].nunique() < 2:
             out.append("")
             continue
-        beyond = 0
+        beyond, compared = 0, 0
         for seed, group in mine.groupby(SEED):
-            corners = corners_of([(name, at_seed(table, seed)) for name, table in baseline_trials], axes)
+            corners = joined(corners_of([(name, at_seed(table, seed)) for name, table in baseline_trials], axes), constant)
             point = group[[a.metric for a in axes]].astype(float).mean().to_numpy()
-            beyond += len(corners.names) > 0 and standing(point, corners, axes).margin < 0
-        out.append(f"{beyond} of {mine[SEED].nunique()}")
+            if corners.names and not below_every_corner(point, corners, axes):
+                compared += 1
+                beyond += standing(point, corners, axes).margin < 0
+        out.append(f"{beyond} of {compared}" if compared else "")
     return out
 
 
@@ -153,19 +186,22 @@ def at_seed(table: pd.DataFrame, seed: float) -> pd.DataFrame:
 
 
 def hull_metrics(front: pd.DataFrame) -> dict[str, float]:
-    """``front/hull_compared`` (front points with a margin), ``front/beyond_hull`` (of those, how many lie beyond it)
-    and ``front/hull_margin_min`` (the margin of the point furthest beyond it, or least inside)."""
+    """``front/hull_compared`` (front points with a margin: not less useful than every baseline point) and, where any,
+    ``front/beyond_hull`` (of those, how many lie beyond it) and ``front/hull_margin_min`` (the margin of the point
+    furthest beyond it, or least inside)."""
     if MARGIN not in front:
         return {}
-    margins = front[MARGIN].astype(float)
+    margins = front[MARGIN].astype(float).dropna()
+    if margins.empty:
+        return {"front/hull_compared": 0.0}
     return {"front/hull_compared": float(len(margins)), "front/beyond_hull": float((margins < 0).sum()),
             "front/hull_margin_min": float(margins.min())}
 
 
 def format_hull(front: pd.DataFrame, corners: Corners, axes: Sequence[Axis]) -> str:
     """For the terminal: each front point's standing against the hull, with the mix that reaches it."""
-    lines = [f"the baselines' hull (every per-record mix of their {len(corners.names)} points; "
-             f"{' / '.join(a.metric for a in axes)}, each axis mixed as it averages):"]
+    lines = [f"the baselines' hull, every per-record mix of {len(corners.names)} learnless releases "
+             f"({', '.join(corners.names)}) on {' / '.join(a.metric for a in axes)}, each axis mixed as it averages:"]
     for _, row in front.iterrows():
         found = Standing(float(row[MARGIN]), ())
         text = f"  {row['name']}: {found.verdict}"
@@ -176,6 +212,6 @@ def format_hull(front: pd.DataFrame, corners: Corners, axes: Sequence[Axis]) -> 
             text += f"; beyond it at {row[BEYOND_SEEDS]} seeds"
         lines.append(text)
     metrics = hull_metrics(front)
-    lines.append(f"front points beyond the baselines' hull: {int(metrics['front/beyond_hull'])} of "
-                 f"{int(metrics['front/hull_compared'])}")
+    lines.append(f"front points beyond the baselines' hull: {int(metrics.get('front/beyond_hull', 0))} of "
+                 f"{int(metrics['front/hull_compared'])} compared")
     return "\n".join(lines)

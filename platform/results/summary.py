@@ -29,9 +29,11 @@ from platform.results.baseline_hull import (
     Corners,
     Standing,
     beyond_by_seed,
+    constant_corner,
     corners_of,
     hull_columns,
     hull_metrics,
+    joined,
     unmixable,
 )
 from platform.results.comparison_grid import (
@@ -207,19 +209,24 @@ def summary_of(table: pd.DataFrame, baselines: Mapping[str, pd.DataFrame], prese
     summary = replace(summary, groups=fronts_of(preset, usable, summary.points, axes) if summary.front.any() else [])
     curves = tuple(curve_of(baselines.get(grid.name, pd.DataFrame()), grid, axes) for grid in ComparisonGrid.all(preset))
     summary = replace(summary, comparisons=curves, compared=compare_all(summary.points, curves, axes))
-    return with_hull(summary, usable)
+    return with_hull(summary, usable, parent_metrics)
 
 
-def with_hull(summary: SweepSummary, usable: pd.DataFrame) -> SweepSummary:
+def with_hull(summary: SweepSummary, usable: pd.DataFrame, parent_metrics: Mapping[str, float]) -> SweepSummary:
     """The summary with each compared front point's standing against the baselines' hull (``platform.results.
-    baseline_hull``: margin, mix, at saturation, per seed); unchanged without comparison points or where an axis does
-    not mix linearly."""
+    baseline_hull``: margin, mix, at saturation, per seed), the constant release among its corners where the raw-data
+    reference points logged it; unchanged without comparison points or where an axis does not mix linearly."""
     axes, compared = summary.axes, summary.compared
-    corners = corners_of([(c.grid.name, c.points) for c in summary.comparisons if not c.points.empty], axes)
-    if compared.empty or not corners.names or unmixable(axes):
+    if compared.empty or unmixable(axes):
+        return summary
+    constant = constant_corner(parent_metrics, axes)
+    corners = joined(corners_of([(c.grid.name, c.points) for c in summary.comparisons if not c.points.empty], axes),
+                     constant)
+    if not corners.names:
         return summary
     compared = compared.assign(**hull_columns(compared, corners, axes))
-    compared[BEYOND_SEEDS] = beyond_by_seed(compared, usable, [(c.grid.name, c.trials) for c in summary.comparisons], axes)
+    compared[BEYOND_SEEDS] = beyond_by_seed(compared, usable, [(c.grid.name, c.trials) for c in summary.comparisons],
+                                            axes, constant)
     return replace(summary, compared=compared, hull=corners)
 
 

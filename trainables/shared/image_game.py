@@ -30,7 +30,7 @@ from attacks.base import AttackInput, Canaries, CheckpointInputs, Deferred, Memb
 from attacks.farm.reference import ClassifierRecipe
 from core.config import AttackerRecords, MembershipCanaries
 from core.data import Dataset, Split, Splits, get_dataset
-from core.image_quality import image_quality
+from core.image_quality import image_quality, psnr_of_mse
 from core.nets import game_classifier
 from core.training import batches
 from trainables.shared.canaries import Planted, check_canaries, joined, plant
@@ -158,9 +158,20 @@ def baselines_for(cfg: Any) -> dict[str, float]:
     if not REGISTRY["thickness"].missing(CheckpointInputs(raw)):  # its declared needs: AMNIST's digits only
         results["thickness"] = ThicknessAttacker(seed=cfg.seed).run(raw)
     metrics = {f"baseline/utility/{k}": utility.metrics[k] for k in ("accuracy", "accuracy/ci_low", "accuracy/ci_high")}
+    metrics |= constant_release(train.x, test.x, u_classes, s_classes)
     for kind, result in results.items():
         metrics |= {f"baseline/attack/{kind}/{k}": result.metrics[k] for k in ("accuracy", "accuracy/ci_low", "accuracy/ci_high")}
     return metrics | {f"baseline/{k}": v for k, v in ImputationAttacker(cfg).run(raw).logged().items()}
+
+
+def constant_release(train_x: torch.Tensor, test_x: torch.Tensor, u_classes: int, s_classes: int) -> dict[str, float]:
+    """The release that keeps nothing, every record released as the training images' mean image: any classifier of
+    it reads chance, 1/classes in balanced accuracy, for the utility label and the secret alike, at the distortion of
+    that mean against the test images (``baseline/constant/utility``, ``/attack``, ``/psnr_of_mse``: the corner of the
+    baselines' hull that a release collapsed to chance is compared with)."""
+    mse = float((test_x - train_x.mean(0, keepdim=True)).pow(2).mean())
+    return {"baseline/constant/utility": 1 / u_classes, "baseline/constant/attack": 1 / s_classes,
+            "baseline/constant/psnr_of_mse": psnr_of_mse(mse)}
 
 
 def counts_for(cfg: Any) -> dict[str, int]:
