@@ -32,6 +32,11 @@ tag ``putlab.strongest_attacker``)."""
 SATURATION = "attack/max/saturation"
 """Where the strongest attacker's accuracy is heading with more released records: the asymptote of a power law fitted
 to its learning curve (front points; ``/ci_low`` and ``/ci_high`` its 95 % interval)."""
+TOP_DECILE = "attack/max/top_decile_accuracy"
+"""The strongest attacker's accuracy on the tenth of the test records it is most confident about (attackers that give
+probabilities: the deep family)."""
+CONFIDENT_SHARE = "attack/max/confident_share"
+"""The share of test records the strongest attacker reads right with probability ≥ 0.9."""
 STRONGEST_RECORDS = "attack/max/train_records"
 """How many released records the strongest attacker trained on (the farm's data budget)."""
 DEEP_ATTACK = "attack/deep/accuracy"

@@ -10,6 +10,10 @@ import pandas as pd
 import pytest
 import torch
 
+from attacks.attackers.deep import DeepAttacker
+from attacks.attackers.tuning import per_record_metrics
+from attacks.base import AttackInput
+from core.config import AttackBudget
 from core.image_quality import distortion, psnr_of_mse, with_psnr_of_mse
 from core.metric_names import MSE, PSNR, PSNR_OF_MSE
 from platform.results.baseline_hull import BEYOND_SEEDS, MARGIN, MIX, Corners, Standing, hull_columns, hull_metrics, standing
@@ -153,3 +157,40 @@ def test_a_grid_that_cannot_be_interpolated_says_how_the_point_compares_with_its
                                   "to compare at equal utility/fresh_accuracy")
     for inside in ("low", "middle"):  # within the two points' range: the grid's values there, interpolated
         assert " at this utility/fresh_accuracy → " in lines[inside], lines[inside]
+
+
+def test_the_per_record_view_by_hand() -> None:
+    # ten records: the three most confident (0.99) are right, the rest read at 0.6 (right 4 of 7); confident ≥ 0.9: 3
+    logits = torch.log(torch.tensor([[0.99, 0.01]] * 3 + [[0.6, 0.4]] * 7))
+    target = torch.tensor([0, 0, 0, 0, 0, 0, 0, 1, 1, 1])
+    assert per_record_metrics(logits, target) == pytest.approx({"top_decile_accuracy": 1.0, "confident_share": 0.3})
+
+
+def released(kind: str, s: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """Noise images [N, 1, 8, 8] whose top-left 4×4 block shows S: ``verbatim`` for a random half of the records (the
+    other half's block is noise), ``uniform`` for every record but with S flipped for a random quarter."""
+    x = torch.rand(len(s), 1, 8, 8, generator=gen)
+    shown = s.float().clone()
+    if kind == "verbatim":
+        keep = torch.rand(len(s), generator=gen) < 0.5
+        x[keep, :, :4, :4] = shown[keep, None, None, None]
+    else:
+        flip = torch.rand(len(s), generator=gen) < 0.25
+        x[:, :, :4, :4] = torch.where(flip, 1 - shown, shown)[:, None, None, None]
+    return x
+
+
+def test_a_release_that_publishes_half_its_records_stands_out_per_record_not_on_average() -> None:
+    # both releases read about 0.75 on average; the verbatim half is read almost surely, the uniform one nowhere
+    budget = AttackBudget(attack_epochs=12, attack_patience=4, attack_width_factors=(1.0,), attack_lrs=(1e-3,),
+                          attack_augment=(False,), attack_rung_epochs=2)
+    views = {}
+    for kind in ("verbatim", "uniform"):
+        gen = torch.Generator().manual_seed(1)
+        s_train, s_test = torch.randint(0, 2, (2000,), generator=gen), torch.randint(0, 2, (2000,), generator=gen)
+        data = AttackInput(released(kind, s_train, gen), s_train, released(kind, s_test, gen), s_test, num_classes=2)
+        views[kind] = DeepAttacker(budget, width=8, cache_dir=None).run(data).metrics
+    for kind, m in views.items():
+        assert 0.68 < m["accuracy"] < 0.82, (kind, m)
+    assert views["verbatim"]["top_decile_accuracy"] > 0.97 and views["verbatim"]["confident_share"] > 0.35, views
+    assert views["uniform"]["top_decile_accuracy"] < 0.9 and views["uniform"]["confident_share"] < 0.1, views

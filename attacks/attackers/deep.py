@@ -114,8 +114,7 @@ class DeepAttacker:
     def run(self, data: AttackInput) -> AttackResult:
         """Tune on the released training split, then score the chosen network once on the released test split."""
         fit = self.fit(data.train_x, data.train_s, data.num_classes)
-        pred = predict_logits(fit.model, data.test_x).argmax(1)
-        return tuned_result(self.name, fit, pred, data.test_s, data.num_classes)
+        return tuned_result(self.name, fit, predict_logits(fit.model, data.test_x), data.test_s, data.num_classes)
 
 
 def image_cnn(x: torch.Tensor) -> ModelBuilder:
@@ -149,8 +148,7 @@ class RawTrainedDeepAttacker:
             raise ValueError("deep_raw attacker needs the raw training inputs (AttackInput.raw_train_x)")
         fit = DeepAttacker(self.budget, self.name, None, self.width, self.cache_dir, store=True,
                            std_floor=RAW_STD_FLOOR).fit(data.raw_train_x, data.train_s, data.num_classes)
-        pred = predict_logits(fit.model, data.test_x).argmax(1)
-        return tuned_result(self.name, fit, pred, data.test_s, data.num_classes)
+        return tuned_result(self.name, fit, predict_logits(fit.model, data.test_x), data.test_s, data.num_classes)
 
 
 SPECS = (

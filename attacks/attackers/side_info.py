@@ -103,8 +103,7 @@ class SideInfoAttacker:
         train_f, test_f = standardise(train_f, test_f)
         fit = tune_classifier(MlpBuilder(train_f.shape[1]), train_f, data.train_s.flatten(), data.num_classes,
                               self.budget, self.hidden)
-        pred = predict_logits(fit.model, test_f).argmax(1)
-        return tuned_result(self.name, fit, pred.view(data.test_s.shape), data.test_s, data.num_classes)
+        return tuned_result(self.name, fit, predict_logits(fit.model, test_f), data.test_s, data.num_classes)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from attacks.audits.exposure import CSV_FILE as EXPOSED_CSV
 from attacks.audits.exposure import GALLERY_PREFIX, fpr_text
 from attacks.audits.learning_curve import DOUBLED, FRACTIONS, percent
 from attacks.plots.learning_curve_plot import FILE_PREFIX as CURVE_PREFIX
+from core.metric_names import CONFIDENT_SHARE, TOP_DECILE
 from core.numbers import readable
 from core.pareto_axis import Axis
 from platform.figures.game_curves import ARTIFACT_PATH as GAME_PATH
@@ -239,7 +240,8 @@ def hull_rows(summary: SweepSummary) -> list[dict[str, str]]:
         return []
     at_saturation = summary.compared.get(AT_SATURATION, pd.Series(np.nan, index=summary.compared.index))
     return [{"name": row["name"], "verdict": Standing(float(row[MARGIN]), ()).verdict, "mix": row[MIX] or "—",
-             "saturated": Standing(float(s), ()).verdict if np.isfinite(s) else "—", "seeds": row[BEYOND_SEEDS] or "—"}
+             "saturated": Standing(float(s), ()).verdict if np.isfinite(s) else "—", "seeds": row[BEYOND_SEEDS] or "—",
+             "top_decile": row.get(TOP_DECILE, np.nan), "confident": row.get(CONFIDENT_SHARE, np.nan)}
             for (_, row), s in zip(summary.compared.iterrows(), at_saturation, strict=True)]
 
 

@@ -18,7 +18,7 @@ import pandas as pd
 from mlflow.tracking import MlflowClient
 
 from core.image_quality import with_psnr_of_mse
-from core.metric_names import SATURATION, STRONGEST_ATTACK, STRONGEST_RECORDS
+from core.metric_names import CONFIDENT_SHARE, SATURATION, STRONGEST_ATTACK, STRONGEST_RECORDS, TOP_DECILE
 from core.numbers import readable
 from core.pareto_axis import Axis
 from platform.results import tracking
@@ -292,9 +292,16 @@ def format_summary(summary: SweepSummary, label_keys: tuple[str, ...]) -> str:
         shown["added"] = summary.imputation.added(summary.trials)
     if SATURATION in summary.trials:
         shown["saturation"] = summary.trials[SATURATION]
+    for view, column in ((TOP_DECILE, "top_decile"), (CONFIDENT_SHARE, "confident")):
+        if view in summary.trials:
+            shown[column] = summary.trials[view]
     lines = [shown.to_string(index=False, float_format=readable)]
     if SATURATION in summary.trials:
         lines.append(saturation_note(summary.trials))
+    if TOP_DECILE in summary.trials:
+        lines.append("top_decile: the strongest attacker's accuracy on the tenth of the records it is most sure of; "
+                     "confident: the share of records it reads right with probability ≥ 0.9 (empty where it gives no "
+                     "probabilities): a release that publishes some records as they are shows here, not in its average")
     lines.append(f"Pareto front: {int(summary.front.sum())} of {len(shown)} trials (*) on {len(axes)} objectives; "
                  f"hypervolume {readable(summary.hypervolume)} (normalised {readable(summary.hypervolume_normalised)})")
     if len(axes) > 2:

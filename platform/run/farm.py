@@ -16,6 +16,7 @@ import ray
 from mlflow.tracking import MlflowClient
 from ray import tune
 
+from attacks.attackers.tuning import PER_RECORD
 from attacks.audits.exposure import CSV_FILE as EXPOSED_FILE
 from attacks.audits.exposure import exposed_csv
 from attacks.farm.checkpoint import FarmReport, run_farm
@@ -70,8 +71,9 @@ def privacy_scores(client: MlflowClient, run_id: str, step: int, privacy_attacke
 
 def update_strongest(client: MlflowClient, run_id: str, step: int, privacy_attackers: Sequence[str]) -> dict[str, float]:
     """Log ``attack/max/accuracy`` at ``step`` with the winning attacker's 95 % interval
-    (``attack/max/accuracy/ci_low|ci_high``, where it logged one) and data budget (``attack/max/train_records``), each
-    once per value, and tag the winner;
+    (``attack/max/accuracy/ci_low|ci_high``, where it logged one), data budget (``attack/max/train_records``) and
+    per-record view (``attack/max/top_decile_accuracy``, ``/confident_share``, where it gives confidences), each once per
+    value, and tag the winner;
     returns every privacy attacker's accuracy at that step."""
     scores = privacy_scores(client, run_id, step, privacy_attackers)
     if not scores:
@@ -85,6 +87,10 @@ def update_strongest(client: MlflowClient, run_id: str, step: int, privacy_attac
     records = metric_at(client, run_id, f"attack/{winner}/train_records", step)
     if records is not None:  # the winner's data budget, beside its number
         values[RECORDS_METRIC] = records
+    for view in PER_RECORD:  # how unevenly it reads the records, where it gives confidences
+        value = metric_at(client, run_id, f"attack/{winner}/{view}", step)
+        if value is not None:
+            values[f"attack/max/{view}"] = value
     changed = {k: v for k, v in values.items() if metric_at(client, run_id, k, step) != v}
     if changed:
         tracking.log_metrics(client, run_id, changed, step=step)

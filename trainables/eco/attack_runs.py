@@ -41,7 +41,8 @@ def deep_attack(cfg: EcoConfig, train_x: torch.Tensor, train: EcoSplit, test_x: 
     ``accuracy_within_hour``, under ``attack/deep/``."""
     attacker = deep_attacker(cfg)
     fit = attacker.fit(train_x, train.occupancy, 2)
-    pred = predict_logits(fit.model, test_x).argmax(1)
-    result = tuned_result(attacker.name, fit, pred, test.occupancy, 2)
+    logits = predict_logits(fit.model, test_x)
+    pred = logits.argmax(1)
+    result = tuned_result(attacker.name, fit, logits, test.occupancy, 2)
     result.metrics["accuracy_within_hour"] = within_hour_accuracy(pred, test.occupancy, test.hour)
     return result.logged()
