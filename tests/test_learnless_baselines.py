@@ -96,6 +96,18 @@ def test_the_prototype_release_of_a_correctly_classified_image_is_its_class_mean
     mixed.pretrain()  # the same classifier, read from the store by its data's content
     torch.testing.assert_close(mixed.net(test.x, mixed.gen), 0.7 * released + 0.3 * test.x)
 
+    # the per-record mix (preset prototype-mix): each record as it is or as its prototype, never a blend, about half
+    # of them verbatim, and which ones drawn from the generator alone (the same draw for other images: not from S)
+    half = DigitPrototypeBaseline.create({"mix": 0.0, "verbatim": 0.5, **config})
+    half.setup()
+    half.pretrain()
+    out = half.net(test.x, torch.Generator().manual_seed(7)).detach()
+    kept = (out == test.x).flatten(1).all(1)
+    assert ((out == released).flatten(1).all(1) | kept).all()
+    assert abs(kept.float().mean().item() - 0.5) < 3 * math.sqrt(0.25 / len(kept))
+    again = half.net(test.x.flip(0), torch.Generator().manual_seed(7)).detach()
+    assert torch.equal((again == test.x.flip(0)).flatten(1).all(1), kept)
+
 
 @pytest.mark.parametrize(("mechanism", "config"), [(StrokeRedrawBaseline, {"radius": 1.5}),
                                                    (DigitPrototypeBaseline, {"mix": 0.2})])

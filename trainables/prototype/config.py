@@ -15,3 +15,6 @@ class DigitPrototypeConfig(ImageData, AttackBudget, AttackerRecords):
     dataset: Dataset = "amnist"
     mix: float = Field(0.0, ge=0, le=1, description="Share t of the raw image in the release Y = (1 − t)·prototype + "
                                                     "t·X (0: the prototype alone; 1: the raw image).")
+    verbatim: float = Field(0.0, ge=0, le=1, description="Probability that a record is released as it is instead of as "
+                                                         "its prototype, drawn per record and independently of its "
+                                                         "secret (a per-record mix of the two releases; 0: none).")

@@ -37,21 +37,27 @@ def class_means(x: torch.Tensor, labels: torch.Tensor, classes: int) -> torch.Te
 
 class DigitPrototype(nn.Module):
     """Y = (1 − t)·prototypes[argmax classifier(X)] + t·X: a fixed classifier (of the tuned family at ``width``), one
-    prototype image per class."""
+    prototype image per class; with ``verbatim`` = q > 0 each record is released as X itself with probability q."""
 
     prototypes: torch.Tensor  # buffer, registered in __init__
 
-    def __init__(self, classifier: nn.Module, width: int, prototypes: torch.Tensor, mix: float) -> None:
+    def __init__(self, classifier: nn.Module, width: int, prototypes: torch.Tensor, mix: float,
+                 verbatim: float = 0.0) -> None:
         super().__init__()
         self.classifier = classifier
         self.width = width
         self.register_buffer("prototypes", prototypes)
         self.mix = nn.Parameter(torch.tensor(float(mix)), requires_grad=False)  # saved with the checkpoint
+        self.verbatim = nn.Parameter(torch.tensor(float(verbatim)), requires_grad=False)
 
     def forward(self, x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-        """The release (``generator`` unused: the map is deterministic)."""
+        """The release; ``generator`` draws which records go out verbatim (none when ``verbatim`` is 0)."""
         classes = self.classifier(x).argmax(1)
-        return (1 - self.mix) * self.prototypes[classes] + self.mix * x
+        prototype = (1 - self.mix) * self.prototypes[classes] + self.mix * x
+        if self.verbatim.item() == 0:
+            return prototype
+        kept = torch.rand(len(x), generator=generator, device=x.device) < self.verbatim
+        return torch.where(kept.view(-1, *[1] * (x.dim() - 1)), x, prototype)
 
 
 class DigitPrototypeBaseline(FixedRelease):
@@ -79,7 +85,8 @@ class DigitPrototypeBaseline(FixedRelease):
         records = self.attack_train
         fit = DeepAttacker(self.cfg, CLASSIFIER, store=True).fit(records.x, records.u, self.u_classes)
         self.prototype = DigitPrototype(fit.model.eval(), fit.candidate.width,
-                                        class_means(records.x, records.u, self.u_classes), self.cfg.mix).to(self.device)
+                                        class_means(records.x, records.u, self.u_classes), self.cfg.mix,
+                                        self.cfg.verbatim).to(self.device)
 
     def classifier(self, width: int) -> nn.Module:
         """An unfitted classifier of the fit's architecture (the tuned family at ``width``), for a checkpoint to fill."""
@@ -91,11 +98,17 @@ class DigitPrototypeBaseline(FixedRelease):
 
     def load_state(self, state: dict) -> None:
         width = int(state["width"])
-        prototype = DigitPrototype(self.classifier(width), width, torch.zeros((self.u_classes, *self.shape)), self.cfg.mix)
-        prototype.load_state_dict(state["prototype"])
-        if abs(prototype.mix.item() - self.cfg.mix) > 1e-6:
-            raise ValueError(f"the checkpoint holds mix = {prototype.mix.item():g}, the config mix = {self.cfg.mix:g}")
+        prototype = DigitPrototype(self.classifier(width), width, torch.zeros((self.u_classes, *self.shape)), self.cfg.mix,
+                                   self.cfg.verbatim)
+        stored = dict(state["prototype"])
+        stored.setdefault("verbatim", torch.tensor(0.0))  # checkpoints from before the per-record mix
+        prototype.load_state_dict(stored)
+        for knob in ("mix", "verbatim"):
+            held, asked = getattr(prototype, knob).item(), getattr(self.cfg, knob)
+            if abs(held - asked) > 1e-6:
+                raise ValueError(f"the checkpoint holds {knob} = {held:g}, the config {knob} = {asked:g}")
         self.prototype = prototype.eval().to(self.device)
 
     def figure_title(self, epoch: int) -> str:
-        return f"digit prototype, mix {self.cfg.mix:g}"
+        verbatim = f", {self.cfg.verbatim:g} verbatim" if self.cfg.verbatim else ""
+        return f"digit prototype, mix {self.cfg.mix:g}{verbatim}"
