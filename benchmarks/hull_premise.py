@@ -5,7 +5,7 @@ p-weighted mean of the two ends', verbatim 0 and 1; the MSE mixed, not the decib
 interval, and the strongest attacker's per-record view (its most confident tenth, the share it reads right with
 probability ≥ 0.9).
 
-    python -m platform.sweep prototype-mix --profile quick
+    .venv/bin/python -m platform.sweep prototype-mix --no-learning-curve
     PYTHONPATH=. .venv/bin/python benchmarks/hull_premise.py --tracking-uri sqlite:///$PWD/mlflow.db putlab-prototype-mix
 """
 from __future__ import annotations
