@@ -67,8 +67,9 @@ def distortion(released: torch.Tensor, raw: torch.Tensor) -> dict[str, float]:
     distortion term), ``utility/psnr_of_mse`` (dB, the image fronts' distortion axis) and ``utility/psnr`` (dB, the mean
     of per-image PSNRs)."""
     with torch.no_grad():
-        mse = float((released.float() - raw.float()).pow(2).mean())
-        return {SQUARED_ERROR: float(squared_error(released, raw)), PSNR_OF_MSE: psnr_of_mse(mse), PSNR: psnr(released, raw)}
+        per_image = float(squared_error(released, raw))  # summed over an image's pixels, its mean MSE × pixels
+        return {SQUARED_ERROR: per_image, PSNR_OF_MSE: psnr_of_mse(per_image / released[0].numel()),
+                PSNR: psnr(released, raw)}
 
 
 def image_quality(released: torch.Tensor, raw: torch.Tensor) -> dict[str, float]:

@@ -35,7 +35,7 @@ from core.numbers import readable
 from core.pareto_axis import Axis
 from platform.figures.game_curves import ARTIFACT_PATH as GAME_PATH
 from platform.results import tracking
-from platform.results.baseline_hull import AT_SATURATION, BEYOND_SEEDS, MARGIN, MIX, Standing
+from platform.results.baseline_hull import AT_SATURATION, BEYOND_SEEDS, MARGIN, MIX, verdict
 from platform.results.clock import clock
 from platform.results.front_groups import value_text
 from platform.results.game import SETTLE_MARGIN, GameCurves, gap_text, read_game_curves
@@ -239,8 +239,8 @@ def hull_rows(summary: SweepSummary) -> list[dict[str, str]]:
     if summary.hull is None:
         return []
     at_saturation = summary.compared.get(AT_SATURATION, pd.Series(np.nan, index=summary.compared.index))
-    return [{"name": row["name"], "verdict": Standing(float(row[MARGIN]), ()).verdict, "mix": row[MIX] or "—",
-             "saturated": Standing(float(s), ()).verdict if np.isfinite(s) else "—", "seeds": row[BEYOND_SEEDS] or "—",
+    return [{"name": row["name"], "verdict": verdict(float(row[MARGIN])), "mix": row[MIX] or "—",
+             "saturated": verdict(float(s)) if np.isfinite(s) else "—", "seeds": row[BEYOND_SEEDS] or "—",
              "top_decile": row.get(TOP_DECILE, np.nan), "confident": row.get(CONFIDENT_SHARE, np.nan)}
             for (_, row), s in zip(summary.compared.iterrows(), at_saturation, strict=True)]
 

@@ -54,13 +54,19 @@ class Standing:
 
     @property
     def verdict(self) -> str:
-        """``beyond the baselines' hull by 0.017``, ``inside it by 0.07`` or why no mix compares."""
-        if np.isnan(self.margin):
-            return "less useful than every baseline point: not compared (the hull holds no release that keeps less)"
-        if self.margin == -np.inf:
-            return "beyond the baselines' hull: no mix of them is as little distorted"
-        return (f"inside the baselines' hull by {readable(self.margin)}" if self.margin >= 0 else
-                f"beyond the baselines' hull by {readable(-self.margin)}")
+        """:func:`verdict` of its margin."""
+        return verdict(self.margin)
+
+
+def verdict(margin: float) -> str:
+    """A margin in words: ``beyond the baselines' hull by 0.017``, ``inside the baselines' hull by 0.07``, or why no
+    mix compares (NaN: not compared; −inf: no mix is as sharp)."""
+    if np.isnan(margin):
+        return "less useful than every baseline point: not compared (the hull holds no release that keeps less)"
+    if margin == -np.inf:
+        return "beyond the baselines' hull: no mix of them is as little distorted"
+    return (f"inside the baselines' hull by {readable(margin)}" if margin >= 0 else
+            f"beyond the baselines' hull by {readable(-margin)}")
 
 
 def unmixable(axes: Sequence[Axis]) -> list[str]:
@@ -203,11 +209,10 @@ def format_hull(front: pd.DataFrame, corners: Corners, axes: Sequence[Axis]) -> 
     lines = [f"the baselines' hull, every per-record mix of {len(corners.names)} learnless releases "
              f"({', '.join(corners.names)}) on {' / '.join(a.metric for a in axes)}, each axis mixed as it averages:"]
     for _, row in front.iterrows():
-        found = Standing(float(row[MARGIN]), ())
-        text = f"  {row['name']}: {found.verdict}"
+        text = f"  {row['name']}: {verdict(float(row[MARGIN]))}"
         text += f" (the nearest mix: {row[MIX]})" if row[MIX] else ""
         if np.isfinite(row.get(AT_SATURATION, np.nan)):
-            text += f"; at its attacker's saturation estimate: {Standing(float(row[AT_SATURATION]), ()).verdict}"
+            text += f"; at its attacker's saturation estimate: {verdict(float(row[AT_SATURATION]))}"
         if row.get(BEYOND_SEEDS):
             text += f"; beyond it at {row[BEYOND_SEEDS]} seeds"
         lines.append(text)

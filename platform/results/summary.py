@@ -27,7 +27,6 @@ from platform.results.baseline_hull import (
     MARGIN,
     TAG_HULL,
     Corners,
-    Standing,
     beyond_by_seed,
     constant_corner,
     corners_of,
@@ -35,6 +34,7 @@ from platform.results.baseline_hull import (
     hull_metrics,
     joined,
     unmixable,
+    verdict,
 )
 from platform.results.comparison_grid import (
     BASELINE,
@@ -266,7 +266,7 @@ def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, fig
     if summary.hull is not None:
         for _, row in summary.compared.iterrows():
             for run_id in str(row.get("run_ids", "")).split():
-                client.set_tag(run_id, TAG_HULL, Standing(float(row[MARGIN]), ()).verdict)
+                client.set_tag(run_id, TAG_HULL, verdict(float(row[MARGIN])))
     if summary.imputation is not None:
         client.set_tag(parent_id, TAG_SOURCE, summary.imputation.source)
 
