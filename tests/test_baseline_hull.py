@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from conftest import SharedSweep, store
 
 from attacks.attackers.deep import DeepAttacker
 from attacks.attackers.tuning import per_record_metrics
@@ -194,3 +195,18 @@ def test_a_release_that_publishes_half_its_records_stands_out_per_record_not_on_
         assert 0.68 < m["accuracy"] < 0.82, (kind, m)
     assert views["verbatim"]["top_decile_accuracy"] > 0.97 and views["verbatim"]["confident_share"] > 0.35, views
     assert views["uniform"]["top_decile_accuracy"] < 0.9 and views["uniform"]["confident_share"] < 0.1, views
+
+
+def test_the_farm_puts_the_strongest_attackers_per_record_view_beside_the_privacy_axis(smoke_sweep: SharedSweep) -> None:
+    # every trial of the shared smoke sweep: attack/max/... is its winner's view where the winner gives probabilities
+    # (the deep family), and absent where it does not (the thickness rule)
+    client = store(smoke_sweep.folder)
+    exp = client.get_experiment_by_name("putlab-amnist")
+    runs = client.search_runs([exp.experiment_id], filter_string="tags.`putlab.role` = 'trial'")
+    winners = [run.data.tags["putlab.strongest_attacker"] for run in runs]
+    assert any(w.startswith("deep") for w in winners), winners
+    for run, winner in zip(runs, winners, strict=True):
+        for view in ("top_decile_accuracy", "confident_share"):
+            mine = run.data.metrics.get(f"attack/{winner}/{view}")
+            assert run.data.metrics.get(f"attack/max/{view}") == mine, (winner, view, run.data.metrics)
+            assert (mine is None) == (winner == "thickness")
