@@ -75,16 +75,27 @@ def workdir(tmp_path: Path) -> Path:
     return tmp_path
 
 
-# The smoke sweep every test that only reads a sweep's results shares (its store, storage, report and what it printed):
-# one per test session, whichever test process asks first runs it, the other waits for it (a lock beside it).
+# The sweeps tests share, each run once per test session (whichever test process asks first runs it, the other waits
+# for it: a lock beside it), read only by the tests that share it (a writable copy for those that write: copy_sweep).
+# The smoke sweep, for every test that only reads a sweep's results (its store, storage, report and what it printed):
 SMOKE_SWEEP = ("amnist", "--profile", "smoke", "--attackers", "thickness")
+# The farm's sweep: one point of the game over two checkpoints, every attacker that trains no reference model
+# (RMIA's and LiRA's: test_mia_control) and 50 member canaries; read by the tests of what the farm logs per checkpoint
+# (test_farm, test_fresh_adversary, test_canaries).
+FARM_SWEEP = ("amnist", "--profile", "smoke", "--set", "lam=0", "--set", "epochs=2", "--set", "canaries=50",
+              "--attackers", "deep_raw,thickness,yeom,fresh_adversary")
+# The noise preset's smoke sweep (σ = 0 and 1, the whole farm) with its front's learning curves, run as the README runs
+# (no PYTHONPATH: the curves' Ray tasks must load in a worker as a user starts it); read by test_front_saturation and
+# test_audit.
+NOISE_SWEEP = ("noise", "--profile", "smoke", "--learning-curve")
 TRANSIENT = ("-journal", "-wal", "-shm")  # sqlite's own files while a reader has the store open
 
 
 @dataclass(frozen=True)
 class SharedSweep:
-    """The session's smoke sweep (:data:`SMOKE_SWEEP`): its folder (``mlflow.db``, ``runs/``, ``mlruns/``, ``reports/``)
-    and what the command printed. Read it only: a test that writes to it fails the session (:func:`tree_changes`)."""
+    """A session's shared sweep (e.g. :data:`SMOKE_SWEEP`): its folder (``mlflow.db``, ``runs/``, ``mlruns/``,
+    ``reports/``) and what the command printed. Read it only: a test that writes to it fails the session
+    (:func:`tree_changes`)."""
 
     folder: Path
     stdout: str
@@ -103,21 +114,40 @@ def tree_changes(folder: Path, digest: dict[str, str]) -> list[str]:
     return sorted(path for path in digest.keys() | now.keys() if digest.get(path) != now.get(path))
 
 
-@pytest.fixture(scope="session")
-def smoke_sweep(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedSweep]:
-    """The session's one smoke sweep, run once for every test process; after the session, unchanged or an error."""
+def shared_sweep(tmp_path_factory: pytest.TempPathFactory, name: str, args: tuple[str, ...],
+                 env: dict[str, str] | None = None) -> Iterator[SharedSweep]:
+    """The session's sweep ``name`` (``python -m platform.sweep ARGS`` in ``env``), run once for every test process;
+    after the session, unchanged or an error."""
     shared = session_folder(tmp_path_factory)
-    folder, record = shared / "smoke-sweep", shared / "smoke-sweep.json"
-    with FileLock(str(shared / "smoke-sweep.lock")):
+    folder, record = shared / name, shared / f"{name}.json"
+    with FileLock(str(shared / f"{name}.lock")):
         if not record.exists():
             folder.mkdir(exist_ok=True)
-            out = run_sweep(folder, *SMOKE_SWEEP, timeout=900)
+            out = run_sweep(folder, *args, timeout=900, env=env)
             assert out.returncode == 0, out.stderr[-3000:]
             record.write_text(json.dumps({"stdout": out.stdout, "stderr": out.stderr, "digest": tree_digest(folder)}))
     saved = json.loads(record.read_text())
     yield SharedSweep(folder, saved["stdout"], saved["stderr"])
     changed = tree_changes(folder, saved["digest"])
-    assert not changed, f"a test wrote to the shared smoke sweep ({folder}): {changed[:10]}"
+    assert not changed, f"a test wrote to the shared sweep {name} ({folder}): {changed[:10]}"
+
+
+@pytest.fixture(scope="session")
+def smoke_sweep(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedSweep]:
+    """The session's one smoke sweep (:data:`SMOKE_SWEEP`)."""
+    yield from shared_sweep(tmp_path_factory, "smoke-sweep", SMOKE_SWEEP)
+
+
+@pytest.fixture(scope="session")
+def farm_sweep(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedSweep]:
+    """The session's farm sweep (:data:`FARM_SWEEP`)."""
+    yield from shared_sweep(tmp_path_factory, "farm-sweep", FARM_SWEEP)
+
+
+@pytest.fixture(scope="session")
+def noise_sweep(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedSweep]:
+    """The session's noise sweep (:data:`NOISE_SWEEP`), in the README's environment."""
+    yield from shared_sweep(tmp_path_factory, "noise-sweep", NOISE_SWEEP, env=user_env())
 
 
 def copy_sweep(sweep: SharedSweep, destination: Path) -> Path:

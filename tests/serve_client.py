@@ -37,20 +37,26 @@ def start_service(workdir: Path, env: dict[str, str], *args: str, log_name: str 
                                    "--num-cpus", "2", *args], cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     deadline = time.time() + 240
-    while time.time() < deadline:
-        try:
-            if call(f"{base}/health")[0] == 200:
-                return server, base
-        except (urllib.error.URLError, ConnectionError, ValueError):
-            pass
-        if server.poll() is not None:
-            break
-        time.sleep(2)
-    server.kill()
+    try:
+        while time.time() < deadline and server.poll() is None:
+            try:
+                if call(f"{base}/health")[0] == 200:
+                    return server, base
+            except (OSError, ValueError):  # refused, reset or timed out (a busy machine), or not JSON yet
+                pass
+            time.sleep(2)
+    except BaseException:
+        stop_service(server)  # never leave a service (and its Ray) running behind a failed start
+        raise
+    stop_service(server)
     pytest.fail(f"service did not come up: {log.read_text()[-3000:]}")
 
 
 def stop_service(server: subprocess.Popen) -> None:
-    """Stop a service started by :func:`start_service` (its local Ray goes with it)."""
+    """Stop a service started by :func:`start_service` (its local Ray goes with it); killed if it takes over a minute."""
     server.terminate()
-    server.wait(timeout=60)
+    try:
+        server.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait(timeout=60)

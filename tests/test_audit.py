@@ -17,7 +17,7 @@ from typing import ClassVar
 import pandas as pd
 import pytest
 import torch
-from conftest import REPO, run_sweep, store, sweep_env
+from conftest import REPO, SharedSweep, copy_sweep, store, sweep_env
 from mlflow.tracking import MlflowClient
 from ray_nodes import free_ports, temp_root
 from serve_client import start_service, stop_service
@@ -267,15 +267,15 @@ def audit(url: str, uri: str, env: dict[str, str], *args: str) -> subprocess.Com
     return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
 
 
-@pytest.mark.slow  # a smoke sweep, two services and two audits: about 5 minutes on 2 busy cores
-def test_an_honest_point_passes_and_a_weaker_one_served_under_its_name_fails(tmp_path: Path) -> None:
-    """The noise preset's smoke sweep (σ = 0 and σ = 1): σ = 1 is registered as putlab-noise/1 and served and audited
-    (passes); then a service whose registry holds σ = 0 (the identity) as putlab-noise/1 is audited against the same
-    record (fails)."""
+@pytest.mark.slow  # two services and two audits: about 4 minutes on 2 busy cores
+def test_an_honest_point_passes_and_a_weaker_one_served_under_its_name_fails(noise_sweep: SharedSweep,
+                                                                           tmp_path: Path) -> None:
+    """The noise preset's smoke sweep (σ = 0 and σ = 1, the session's): σ = 1 is registered as putlab-noise/1 and served
+    and audited (passes); then a service whose registry holds σ = 0 (the identity) as putlab-noise/1 is audited against
+    the same record (fails)."""
+    copy_sweep(noise_sweep, tmp_path)
     with temp_root() as ray_tmp:
         env = sweep_env() | {API_KEY_ENV: KEY, "RAY_TMPDIR": str(ray_tmp)}
-        sweep = run_sweep(tmp_path, "noise", "--profile", "smoke", env=env)
-        assert sweep.returncode == 0, sweep.stderr[-3000:]
         honest, swapped = f"sqlite:///{tmp_path / 'mlflow.db'}", f"sqlite:///{tmp_path / 'swapped.db'}"
         shutil.copy(tmp_path / "mlflow.db", tmp_path / "swapped.db")
         for uri, trial in ((honest, "sigma=1"), (swapped, "sigma=0")):

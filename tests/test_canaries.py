@@ -1,12 +1,11 @@
 """Canaries (docs/membership.md#canaries): the planted records, the farm's metrics on them, and a smoke sweep."""
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import pytest
 import torch
-from conftest import run_sweep, store, sweep_env
+from conftest import SharedSweep, store
 from torch import nn
 from torch.nn import functional as F
 
@@ -146,13 +145,9 @@ def test_too_few_canaries_are_not_measurable_at_1pct_and_none_log_nothing() -> N
     assert not any("canary" in key for key in audit(0))
 
 
-@pytest.mark.slow  # end to end through Ray and MLflow
-def test_smoke_sweep_logs_the_canary_metrics(workdir: Path) -> None:
-    env = sweep_env() | {"RAY_TMPDIR": tempfile.mkdtemp(prefix="rc", dir="/tmp")}  # a Ray of its own
-    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--set", "canaries=50", "--set", "lam=0", "--attackers", "yeom",
-                    env=env)
-    assert out.returncode == 0, out.stderr[-3000:]
-    client = store(workdir)
+@pytest.mark.slow  # end to end through Ray and MLflow: the session's farm sweep (50 canaries)
+def test_smoke_sweep_logs_the_canary_metrics(farm_sweep: SharedSweep) -> None:
+    client = store(farm_sweep.folder)
     exp = client.get_experiment_by_name("putlab-amnist")
     assert exp is not None
     trials = client.search_runs([exp.experiment_id], filter_string="tags.`putlab.role` = 'trial'")

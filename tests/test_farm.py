@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, run_sweep, store, sweep_env
+from conftest import REPO, SharedSweep, run_sweep, store, sweep_env
 
 
 def run_attack(workdir: Path, *args: str) -> subprocess.CompletedProcess:
@@ -42,11 +42,9 @@ def test_the_farm_leaves_out_an_attacker_the_trials_fit_themselves_and_only_on_t
     assert cloak is not None and cloak.attackers == ("deep", "thickness", "yeom")
 
 
-@pytest.mark.slow  # end to end, over half a minute: runs under -m slow (CI runs both)
-def test_farm_attacks_every_checkpoint_and_max_is_the_strongest(workdir: Path) -> None:
-    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--set", "lam=0", "--set", "epochs=2",
-                    "--attackers", "deep_raw,thickness,yeom")  # the keys it reads (RMIA and LiRA: test_mia_control)
-    assert out.returncode == 0, out.stderr[-3000:]
+@pytest.mark.slow  # the session's farm sweep, over half a minute: runs under -m slow (CI runs both)
+def test_farm_attacks_every_checkpoint_and_max_is_the_strongest(farm_sweep: SharedSweep) -> None:
+    workdir = farm_sweep.folder  # two checkpoints, the attackers whose keys it reads (RMIA and LiRA: test_mia_control)
     client = store(workdir)
     (child,) = trials(workdir)
     run_id = child.info.run_id

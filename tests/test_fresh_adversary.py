@@ -1,11 +1,9 @@
 """The α-MI paper's attacker: the game's adversary architecture trained once on the release, untuned, in the farm."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import torch
-from conftest import run_sweep, store
+from conftest import SharedSweep, store
 
 from attacks.attackers.fresh_adversary import FreshAdversary
 from attacks.attackers.registry import REGISTRY, primary_metric
@@ -58,13 +56,11 @@ def test_the_farm_skips_it_on_data_that_is_not_amnist() -> None:
     assert list(skipped) == ["fresh_adversary"] and "AMNIST" in skipped["fresh_adversary"]
 
 
-@pytest.mark.slow  # end to end through Ray, MLflow and the farm: about a minute
-def test_a_sweep_runs_it_on_every_checkpoint(workdir: Path) -> None:
-    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--set", "lam=0", "--attackers", "fresh_adversary,thickness")
-    assert out.returncode == 0, out.stderr[-3000:]
-    client = store(workdir)
+@pytest.mark.slow  # end to end through Ray, MLflow and the farm: the session's farm sweep, about a minute
+def test_a_sweep_runs_it_on_every_checkpoint(farm_sweep: SharedSweep) -> None:
+    client = store(farm_sweep.folder)
     exp = client.get_experiment_by_name("putlab-amnist")
     (trial,) = client.search_runs([exp.experiment_id], filter_string="tags.`putlab.role` = 'trial'")
     read = client.get_metric_history(trial.info.run_id, "attack/fresh_adversary/accuracy")
-    assert read and all(0.0 <= m.value <= 1.0 for m in read)
+    assert sorted(m.step for m in read) == [1, 2] and all(0.0 <= m.value <= 1.0 for m in read)  # both checkpoints
     assert trial.data.metrics["attack/fresh_adversary/epochs"] == 1  # the smoke profile's attack_epochs, trained once

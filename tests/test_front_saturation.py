@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import run_sweep, store, user_env
+from conftest import SharedSweep, store
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -59,11 +59,9 @@ def test_the_front_figure_draws_a_whisker_from_the_measured_to_the_estimated_val
 
 
 @pytest.mark.slow  # a real smoke sweep with its front's learning curves: about two minutes on 2 busy cores
-def test_a_sweep_logs_each_front_points_saturation_beside_its_privacy(workdir) -> None:
-    # the README's environment (no PYTHONPATH): the curves' Ray tasks must load in a worker as a user starts it
-    out = run_sweep(workdir, "noise", "--profile", "smoke", "--learning-curve", env=user_env(), timeout=900)
-    assert out.returncode == 0, out.stderr[-3000:]
-    client = store(workdir)
+def test_a_sweep_logs_each_front_points_saturation_beside_its_privacy(noise_sweep: SharedSweep) -> None:
+    # run in the README's environment (no PYTHONPATH): the curves' Ray tasks must load in a worker as a user starts it
+    out, client = noise_sweep, store(noise_sweep.folder)
     exp = client.get_experiment_by_name("putlab-noise")
     assert exp is not None
     front = client.search_runs([exp.experiment_id], filter_string="tags.`putlab.pareto_front` = 'true'")

@@ -82,19 +82,6 @@ def test_smoke_sweep_logs_runs_metrics_and_front(smoke_sweep: SharedSweep, tmp_p
 
 
 @pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
-def test_killed_worker_is_retried_from_its_checkpoint(workdir: Path) -> None:
-    out = run_sweep(workdir, "amnist", "--profile", "smoke", "--set", "lam=0", "--set", "epochs=3",
-                    "--attackers", "thickness", env={**sweep_env(), KILL_ENV: "1"})  # the farm: test_farm
-    assert out.returncode == 0, out.stderr[-3000:]
-    _, (child,) = runs_by_role(workdir)
-    client = store(workdir)
-    assert child.info.status == "FINISHED"
-    resumed = client.get_metric_history(child.info.run_id, "train/resumed_from_epoch")
-    assert sorted((m.step, m.value) for m in resumed) == [(1, 0.0), (2, 1.0), (3, 1.0)]
-    assert [m.step for m in client.get_metric_history(child.info.run_id, "epoch")] == [1, 2, 3]
-
-
-@pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
 @pytest.mark.parametrize("search", ["optuna"])
 def test_optuna_search_runs_and_builds_the_same_front(workdir: Path, search: str) -> None:
     out = run_sweep(workdir, "amnist", "--profile", "smoke", "--search", search, "--samples", "2",
@@ -109,14 +96,17 @@ def test_optuna_search_runs_and_builds_the_same_front(workdir: Path, search: str
 
 
 @pytest.mark.slow  # end to end, about a minute or more: runs under -m slow (CI runs both)
-def test_steps_reported_again_after_a_restart_are_logged_once(workdir: Path) -> None:
-    # Checkpoints at epochs 2 and 4; the worker dies after reporting epoch 3, restarts from epoch 2,
-    # and reports epoch 3 again: MLflow must keep one entry per step.
+def test_a_killed_worker_is_retried_from_its_checkpoint_and_steps_reported_again_are_logged_once(workdir: Path) -> None:
+    # Checkpoints at epochs 2 and 4; the worker dies after reporting epoch 3, restarts from epoch 2's checkpoint,
+    # and reports epoch 3 again: MLflow must keep one entry per step, and the farm attacks each checkpoint once.
     out = run_sweep(workdir, "amnist", "--profile", "smoke", "--set", "lam=0", "--set", "epochs=4",
-                    "--set", "checkpoint_every=2", "--attackers", "none", env={**sweep_env(), KILL_ENV: "3"})
+                    "--set", "checkpoint_every=2", "--attackers", "thickness", env={**sweep_env(), KILL_ENV: "3"})
     assert out.returncode == 0, out.stderr[-3000:]
     _, (child,) = runs_by_role(workdir)
     client = store(workdir)
+    assert child.info.status == "FINISHED"
     assert [m.step for m in client.get_metric_history(child.info.run_id, "epoch")] == [1, 2, 3, 4]
     resumed = sorted((m.step, m.value) for m in client.get_metric_history(child.info.run_id, "train/resumed_from_epoch"))
     assert resumed == [(1, 0.0), (2, 0.0), (3, 0.0), (4, 2.0)]
+    attacked = client.get_metric_history(child.info.run_id, "attack/thickness/accuracy")
+    assert sorted(m.step for m in attacked) == [2, 4]
