@@ -211,10 +211,18 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
     return TestsApartButCostlyModules(config, log)
 
 
+SHARED_SWEEPS = ("smoke_sweep", "farm_sweep", "noise_sweep")  # the session's sweeps: a minute or two each
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` selects by marker
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slow tests first (each a minute or more), the rest after them: the two test processes take the long ones
+    """A test that reads one of the session's shared sweeps is slow (the README's test command runs none of them);
+    the slow tests first (each a minute or more), the rest after them: the two test processes take the long ones
     while much work is left and end on short ones, so neither waits long on the other at the end (``-m "slow or not
     slow"``, as .ci/run runs them)."""
+    for item in items:
+        if set(SHARED_SWEEPS) & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 

@@ -32,7 +32,8 @@ def test_worker_code_imports_without_ray_or_mlflow() -> None:
 
 
 @pytest.mark.parametrize("mechanism, attackers", [
-    ("amnist", {"deep_raw", "thickness", "yeom", "rmia", "lira"}),
+    pytest.param("amnist", {"deep_raw", "thickness", "yeom", "rmia", "lira"},  # 26 s on 2 busy cores: under -m slow
+                 marks=pytest.mark.slow),
     ("eco-si", {"side_info", "si_only"}),
 ])
 def test_bare_trial_trains_attacks_and_serves_on_cpu(mechanism: str, attackers: set[str]) -> None:
@@ -61,6 +62,7 @@ def test_release_runs_with_deterministic_kernels_and_restores_the_flags() -> Non
     assert (torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark) == before
 
 
+@pytest.mark.slow  # three games: 15 s on 2 busy cores: runs under -m slow (CI runs both)
 def test_one_seeds_game_gives_the_same_weights_twice_and_another_seed_does_not() -> None:
     benchmark_script("bench_gpu")  # same_seed reads its config from there
     same_seed = benchmark_script("same_seed")

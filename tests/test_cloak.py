@@ -74,6 +74,7 @@ def trained(cfg: CloakConfig = CONFIG) -> tuple[Trained, list[dict[str, float]]]
 # ---------------------------------------------------------------- σ and the mask
 
 
+@pytest.mark.slow  # trains Cloak: 20 s on 2 busy cores: runs under -m slow (CI runs both)
 def test_sigma_starts_near_zero_and_stays_in_range() -> None:
     cloak = CloakMap(max_sigma=1.5, rho_init=-4.0)
     start = cloak.sigma().detach()
@@ -346,6 +347,7 @@ def test_fairness_gaps_sum_the_true_rate_gaps_over_classes() -> None:
 # ---------------------------------------------------------------- the cached target
 
 
+@pytest.mark.slow  # trains LeNet-5 on MNIST: half a minute on 2 busy cores: runs under -m slow (CI runs both)
 def test_target_is_trained_once_cached_and_accurate(tmp_path: Path) -> None:
     load_mnist(default_data_root())  # make sure the MNIST tensor cache exists, then share it with the temporary root
     (tmp_path / "mnist_uint8.pt").symlink_to(default_data_root() / "mnist_uint8.pt")

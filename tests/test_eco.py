@@ -164,6 +164,7 @@ def raw_attack() -> dict[str, float]:
     return {k.removeprefix("attack/deep/"): v for k, v in deep_attack(cfg, train.x, train, test.x, test).items()}
 
 
+@pytest.mark.slow  # a deep attacker on raw synthetic days: 30 s on 2 busy cores: runs under -m slow (CI runs both)
 def test_occupancy_is_learnable_from_raw_synthetic_data() -> None:
     metrics = raw_attack()
     assert metrics["accuracy"] > 0.9, metrics  # the seed: > 90% on real ECO

@@ -78,6 +78,7 @@ def test_eco_family_reuses_the_floors_and_fits_within_hours() -> None:
     assert got["side_info_by_hour/accuracy_within_hour"] >= got["side_info/accuracy_within_hour"]
 
 
+@pytest.mark.slow  # raw-data fits on AMNIST: 17 s on 2 busy cores: runs under -m slow (CI runs both)
 def test_amnist_baselines_log_the_imputation_baseline_and_raw_attackers_reach_it() -> None:
     """The releaser's raw-data reference points on a small AMNIST config log the imputation attacker (the digit's Bayes rule),
     and the control: a deep attacker that sees the raw image (digit included) is at least as strong."""

@@ -23,6 +23,7 @@ def release(sigma: float, n_train: int = 1200):
     return mechanism.cfg, mechanism.farm_inputs().data
 
 
+@pytest.mark.slow  # a farm and an independent attacker: 17 s on 2 busy cores: runs under -m slow (CI runs both)
 def test_the_independent_check_beats_a_deliberately_weakened_farm() -> None:
     check = benchmark_script("independent_check")
     cfg, data = release(0.5)

@@ -136,6 +136,7 @@ def test_trained_filter_splits_k_by_alpha_at_k0() -> None:
     assert m["leakage/i_sq"] == pytest.approx(0.75 * k_bound, abs=0.03), m
 
 
+@pytest.mark.slow  # two trainings: 20 s on 2 busy cores: runs under -m slow (CI runs both)
 def test_raising_alpha_trades_utility_for_privacy() -> None:
     low, high = trained(0.4, 0.1), trained(0.4, 0.9)
     assert high["leakage/i_sq"] < low["leakage/i_sq"] - 0.05, (low, high)
@@ -188,6 +189,7 @@ def test_pretrained_estimators_classify_raw_data() -> None:
         assert float((est["eta"](x).argmax(-1) == s).double().mean()) > 0.99
 
 
+@pytest.mark.slow  # trains Algorithm 2: 20 s on 2 busy cores: runs under -m slow (CI runs both)
 def test_algorithm_2_trains_and_reports_every_metric() -> None:
     m, ref = trained(0.4, 0.9, 2), trained(0.4, 0.9)
     assert set(m) == set(ref)
