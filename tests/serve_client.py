@@ -45,11 +45,10 @@ def start_service(workdir: Path, env: dict[str, str], *args: str, log_name: str 
             except (OSError, ValueError):  # refused, reset or timed out (a busy machine), or not JSON yet
                 pass
             time.sleep(2)
-    except BaseException:
-        stop_service(server)  # never leave a service (and its Ray) running behind a failed start
+        pytest.fail(f"service did not come up: {log.read_text()[-3000:]}")
+    except BaseException:  # pytest.fail's too: never leave a service (and its Ray) running behind a failed start
+        stop_service(server)
         raise
-    stop_service(server)
-    pytest.fail(f"service did not come up: {log.read_text()[-3000:]}")
 
 
 def stop_service(server: subprocess.Popen) -> None:
