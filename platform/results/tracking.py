@@ -23,6 +23,7 @@ from mlflow.tracking import MlflowClient
 from core import tracking_uri as uri_rules
 from core.messages import first_line
 from platform.errors import UsageError
+from platform.results import empty_store
 
 TAG_SWEEP = "putlab.sweep"
 TAG_ROLE = "putlab.role"
@@ -61,6 +62,9 @@ def connect(tracking_uri: str, create: bool = True) -> MlflowClient:
     """A client for ``tracking_uri``; an unreachable or unwritable store is a UsageError (checked quickly, no retries),
     and so is a missing sqlite store unless ``create`` (commands that only read a sweep never create a store)."""
     check_tracking_uri(tracking_uri, create)
+    db = uri_rules.sqlite_path(tracking_uri)
+    if create and db is not None:
+        empty_store.create_store(db)
     if tracking_uri.startswith(("http://", "https://")):
         try:
             urllib.request.urlopen(tracking_uri.rstrip("/") + "/health", timeout=5).read()
