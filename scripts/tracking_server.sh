@@ -8,7 +8,8 @@
 #
 # Settings (environment): MLFLOW_HOST (default 127.0.0.1; 0.0.0.0 to serve the network), MLFLOW_PORT (5000),
 # PG_PORT (5432; PostgreSQL listens on 127.0.0.1 only), MLFLOW_ADMIN_USER (admin), MLFLOW_ADMIN_PASSWORD (default:
-# generated once, kept in DIR/admin_password), MLFLOW_DEFAULT_PERMISSION (EDIT), MLFLOW_ALLOWED_HOSTS (the Host
+# generated once, kept in DIR/admin_password), MLFLOW_DEFAULT_PERMISSION (EDIT), MLFLOW_AUTH_CACHE_TTL (60: seconds a
+# checked password is remembered), MLFLOW_ALLOWED_HOSTS (the Host
 # headers MLflow accepts; its default is localhost and private addresses). Run as root, PostgreSQL runs as the
 # Debian package's `postgres` user and is installed with apt-get when missing. Secrets stay in DIR, readable by the
 # owner only.
@@ -29,6 +30,8 @@ MLFLOW_HOST="${MLFLOW_HOST:-127.0.0.1}"
 MLFLOW_PORT="${MLFLOW_PORT:-5000}"
 PG_PORT="${PG_PORT:-5432}"
 ADMIN_USER="${MLFLOW_ADMIN_USER:-admin}"
+[[ "${MLFLOW_AUTH_CACHE_TTL:-60}" =~ ^[0-9]+$ ]] \
+    || die "MLFLOW_AUTH_CACHE_TTL must be a whole number of seconds (got '${MLFLOW_AUTH_CACHE_TTL}')"
 
 pg_bin() {  # the newest installed PostgreSQL's bin folder (Debian keeps them under /usr/lib/postgresql/<version>)
     ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1
@@ -111,7 +114,9 @@ done
 DB="postgresql+psycopg://mlflow:$PG_PASSWORD@127.0.0.1:$PG_PORT"
 
 # MLflow's basic-auth app, its users in PostgreSQL too. Every signed-in user may read and write (EDIT) by default, so a
-# team logs into shared experiments; MLFLOW_DEFAULT_PERMISSION=READ makes writers need a grant instead.
+# team logs into shared experiments; MLFLOW_DEFAULT_PERMISSION=READ makes writers need a grant instead. A password is
+# checked with its slow hash once a minute per user, not on every request (MLflow's auth cache; the server has one
+# worker, so a password changed through MLflow's API counts at once; MLFLOW_AUTH_CACHE_TTL=0 checks every request).
 (umask 077 && cat > "$DIR/basic_auth.ini" <<EOF
 [mlflow]
 default_permission = ${MLFLOW_DEFAULT_PERMISSION:-EDIT}
@@ -119,6 +124,7 @@ database_uri = $DB/mlflow_auth
 admin_username = $ADMIN_USER
 admin_password = $ADMIN_PASSWORD
 authorization_function = mlflow.server.auth:authenticate_request_basic_auth
+auth_cache_ttl_seconds = ${MLFLOW_AUTH_CACHE_TTL:-60}
 EOF
 )
 

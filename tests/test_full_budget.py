@@ -13,7 +13,7 @@ from conftest import REPO, run_sweep, store, sweep_env
 from platform.audit import audit_records
 from platform.errors import UsageError
 from platform.plan.spec import resolve
-from platform.run.full_budget import FullBudget
+from platform.run.full_budget import FullBudget, budget
 
 SWEEP = {"attack/max/accuracy": 0.7, "attack/max/accuracy/ci_low": 0.65, "attack/max/accuracy/ci_high": 0.75,
          "attack/max/train_records": 5000.0, "attack/deep/accuracy": 0.7, "utility/fresh_accuracy": 0.9}
@@ -39,13 +39,22 @@ def select(workdir: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, cwd=REPO, env=sweep_env(), capture_output=True, text=True, timeout=1800)
 
 
-@pytest.mark.slow  # a smoke sweep, then its attacker on all 28,476 AMNIST training records: about a minute
+def test_the_default_budget_is_every_record_outside_the_test_split() -> None:
+    """Without --attack-records the refit trains on all 28,476 AMNIST training records (the noise preset's smoke
+    config, as the end-to-end test below selects it); given, the number asked."""
+    spec = resolve("noise", "smoke", ["sigma=1"])
+    config = spec.grid_points()[0]
+    assert budget(spec.preset, config, None) == 28476
+    assert budget(spec.preset, config, 1000) == 1000
+
+
+@pytest.mark.slow  # a smoke sweep, then its attacker refitted twice: about a minute
 def test_select_registers_the_full_budget_number(workdir: Path) -> None:
-    """The noise preset's smoke sweep (its farm trains on the release of 512 records), σ = 1 selected twice: by default
-    its attacker trains on every AMNIST training record (28,476) and that number is registered as the point's privacy,
-    with the sweep's beside it; with --attack-records 1000 another number is registered, on 1,000. The farm is the
-    thickness attacker alone: the refit runs each attacker that scored the trial alike, and the deep one's 28,476-record
-    fit (minutes on 2 cores) adds time, not another path."""
+    """The noise preset's smoke sweep (its farm trains on the release of 512 records), σ = 1 selected twice with more
+    records than the sweep's: the refit's number is registered as the point's privacy, with the sweep's beside it, and
+    another budget registers another number. The refit runs each privacy attacker that scored the trial (here the
+    in-trial deep one and thickness). The default budget, all 28,476 AMNIST training records, is the test above: the
+    same path, a fit of about two minutes on 2 cores."""
     out = run_sweep(workdir, "noise", "--profile", "smoke", "--set", "sigma=1", "--attackers", "thickness",
                     timeout=900)  # the point it selects
     assert out.returncode == 0, out.stderr[-3000:]
@@ -55,13 +64,14 @@ def test_select_registers_the_full_budget_number(workdir: Path) -> None:
     (trial,) = [r for r in client.search_runs([exp.experiment_id]) if r.info.run_name == "sigma=1"]
     logged = trial.data.metrics
 
-    full = select(workdir)
+    full = select(workdir, "--attack-records", "2000")
     assert full.returncode == 0, full.stderr[-3000:]
-    read = re.search(r"attack/max/accuracy at the full budget: (\w+) ([\d.]+) \[[\d.]+, [\d.]+\] on 28,476 released "
+    read = re.search(r"attack/max/accuracy at the full budget: (\w+) ([\d.]+) \[[\d.]+, [\d.]+\] on 2,000 released "
                      r"records \(the sweep's: ([\d.]+) on 512\)", full.stdout)
     assert read, full.stdout
+    assert "attacking the chosen checkpoint with deep, thickness trained on the release of 2,000 records" in full.stdout
     first = client.get_model_version("putlab-noise", "1").tags
-    assert first["metric.attack/max/train_records"] == "28476"
+    assert first["metric.attack/max/train_records"] == "2000"
     assert float(first["metric.attack/max/accuracy"]) == pytest.approx(float(read.group(2)), abs=5e-4)
     assert float(first["metric.attack/max/sweep_accuracy"]) == pytest.approx(logged["attack/max/accuracy"], rel=1e-5)
     assert first["metric.attack/max/sweep_train_records"] == "512" == f"{logged['attack/max/train_records']:.0f}"

@@ -36,6 +36,13 @@ def test_a_missing_postgres_driver_names_the_extra(monkeypatch: pytest.MonkeyPat
                                   "pip install -e '.[postgres]'")
 
 
+def test_a_bad_auth_cache_setting_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    out = subprocess.run(["bash", str(SCRIPT), "start", str(tmp_path)], cwd=REPO, capture_output=True, text=True,
+                         env=sweep_env() | {"MLFLOW_AUTH_CACHE_TTL": "soon"}, timeout=60)
+    assert out.returncode == 2 and out.stderr == "error: MLFLOW_AUTH_CACHE_TTL must be a whole number of seconds (got 'soon')\n"
+    assert list(tmp_path.iterdir()) == []  # no database, no secret, no server
+
+
 @pytest.fixture(scope="module")
 def server():
     """The script's server in a fresh folder under /tmp (the postgres user must be able to enter it) on free ports;
