@@ -13,10 +13,12 @@ from mlflow.tracking import MlflowClient
 from platform.results import empty_store, tracking
 
 
-def schema(db: Path) -> tuple[list[str], list[str]]:
-    """Every table's and index's SQL, sorted, and the schema revision MLflow's migrations reached."""
+def schema(db: Path) -> tuple[list[list[str]], list[str]]:
+    """Every table's and index's SQL, its clauses sorted (MLflow's own builds list a table's constraints in an order
+    that changes with Python's hash seed), and the schema revision MLflow's migrations reached."""
     with sqlite3.connect(db) as con:
-        sql = sorted(row[0] for row in con.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL"))
+        sql = sorted(sorted(part.strip() for part in row[0].split(", \n"))
+                     for row in con.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL"))
         revision = [row[0] for row in con.execute("SELECT version_num FROM alembic_version")]
     return sql, revision
 
