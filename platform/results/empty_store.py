@@ -49,6 +49,8 @@ def build_template(template: Path) -> None:
     engine = sqlalchemy.create_engine(f"sqlite:///{partial}")
     try:
         _initialize_tables(engine)
+        engine.dispose()
+        os.replace(partial, template)
     finally:
         engine.dispose()
-    os.replace(partial, template)
+        partial.unlink(missing_ok=True)  # a failed build leaves nothing behind
