@@ -6,7 +6,6 @@ from __future__ import annotations
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 from mlflow.tracking import MlflowClient
@@ -23,7 +22,7 @@ from platform.results.comparison_grid import format_comparison
 from platform.results.summary import SweepSummary, format_summary, log_summary, read_summary
 from platform.run.cost_estimate import remember
 from platform.run.interrupts import SweepEnding
-from platform.run.launch import CaughtUp, Sweep
+from platform.run.launch import CaughtUp, Ended, Sweep
 from search_spaces import Preset, SweepFigure, SweepTrials
 
 
@@ -84,7 +83,7 @@ def figure_name(figure: SweepFigure) -> str:
     return f"{module}.{name}" if module else name
 
 
-def publish_sweep(sweep: Sweep, results: Any, caught_up: CaughtUp, ending: SweepEnding) -> int:
+def publish_sweep(sweep: Sweep, results: Ended, caught_up: CaughtUp, ending: SweepEnding) -> int:
     """The sweep's last step: the summary on the parent run, the terminal's table, the report and where to look; the
     parent run FINISHED when every planned trial finished and every checkpoint was attacked, else the sweep says it is
     incomplete (KILLED). The report states that final status: the run ends after it, so
@@ -112,9 +111,9 @@ def publish_sweep(sweep: Sweep, results: Any, caught_up: CaughtUp, ending: Sweep
     return 0
 
 
-def finished(sweep: Sweep, results: Any, caught_up: CaughtUp) -> bool:
+def finished(sweep: Sweep, results: Ended, caught_up: CaughtUp) -> bool:
     """Whether every planned trial (and baseline-grid trial) finished and every checkpoint was attacked."""
-    complete = results.num_errors == 0 and results.num_terminated >= sweep.planned and caught_up.farm_failures == 0
+    complete = results.errors == 0 and results.terminated >= sweep.own_trials and caught_up.farm_failures == 0
     for trials, grid_results in zip(sweep.comparison_trials, caught_up.baseline_results, strict=True):
         complete &= grid_results is None or (grid_results.num_errors == 0 and grid_results.num_terminated >= trials)
     return complete

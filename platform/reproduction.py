@@ -132,10 +132,11 @@ def copy_figures(client: MlflowClient, parent_id: str, study: Study, out: Path, 
         baseline = one_seed(tracking.baseline_runs(client, exp_id, parent_id))
         for prefix, trials in (("released", front), ("baseline", baseline)):
             for trial in trials:
-                released = sorted(a.path for a in client.list_artifacts(trial.info.run_id, "figures")
+                stored = tracking.artifact_run(trial)  # a trial copied from an earlier sweep: its figures are there
+                released = sorted(a.path for a in client.list_artifacts(stored, "figures")
                                   if a.path.endswith("_released.png"))
                 if released:
-                    local = Path(client.download_artifacts(trial.info.run_id, released[-1], tmp))
+                    local = Path(client.download_artifacts(stored, released[-1], tmp))
                     name = re.sub(r"[^A-Za-z0-9.=-]+", "_", trial.info.run_name or trial.info.run_id)
                     copied.append(Path(shutil.copy(local, target / f"{prefix}_{name}.png")))
     return sorted(set(copied))

@@ -84,8 +84,9 @@ def parse_args(argv: list[str] | None = None) -> SweepOptions:
     p.add_argument("--no-baseline", dest="no_comparison_grids", action="store_true", default=None,
                    help=argparse.SUPPRESS)  # the option's name before comparison grids had their own
     p.add_argument("--no-reuse", action="store_true", default=None,
-                   help="run every comparison-grid trial again, even those an earlier sweep in the store ran with the "
-                        "same data, seed, farm and code (default: those are copied from it, and the report says so)")
+                   help="run every trial again (the sweep's own and its comparison grids'), even those an earlier sweep "
+                        "in the store ran with the same data, seed, farm and code (default: those are copied from it, "
+                        "and the report says so)")
     p.add_argument("--learning-curve", action=argparse.BooleanOptionalAction, default=None,
                    help="refit every front point's strongest attacker on 25/50/100/200%% of its records and fit where "
                         "it saturates, beside the comparison grids (default: on, off in the smoke profile)")

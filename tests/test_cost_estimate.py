@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import torch
 from conftest import SMOKE_SWEEP, run_sweep, store
 
 from platform.errors import UsageError
@@ -15,6 +17,7 @@ from platform.results import cost_ledger, tracking
 from platform.results.cost_ledger import Measured
 from platform.run.budget import choose, seconds_of
 from platform.run.cost_estimate import CostEstimate, last_finished, planned_cost, process_age_s
+from platform.run.speed_probe import probe_seconds
 
 FARM = ("deep_raw", "thickness")
 
@@ -136,7 +139,8 @@ def test_the_shared_sweep_prices_a_sweep_like_it_in_a_new_store(tmp_path: Path) 
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr[-3000:]
     # the shared sweep's price, or that of another test's sweep like it that finished since (the ledger's newest)
     assert re.match(r"error: --profile smoke takes about \d+:\d\d here \(sweep amnist-smoke-\S+ on this machine: "
-                    r"\d+ trials in \d+:\d\d\), over --budget 0:01", out.stderr), out.stderr
+                    r"\d+ trials in \d+:\d\d; this machine \d+ % (slower|faster) now than then\), over --budget 0:01",
+                    out.stderr), out.stderr
     assert "trials 0/" not in out.stdout  # nothing ran
 
 
@@ -156,3 +160,34 @@ def test_a_commands_start_up_is_priced_once_not_per_trial() -> None:
     source = Measured("s", 10, 600.0, "this machine", startup_s=15.0)  # 60 s a trial after a 15 s start
     assert CostEstimate(4, 0, FARM, 1, source).seconds == 15.0 + 240.0
     assert 0.0 < process_age_s() < 24 * 3600  # this test process's age, from /proc
+
+
+def test_the_price_is_scaled_by_the_machines_speed_now_against_then(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(cost_ledger.LEDGER_ENV, str(workdir / "ledger.jsonl"))  # the session's ledger is shared
+    then = Measured("s", 10, 600.0, "this machine", startup_s=15.0, probe_s=0.2)
+    slower, faster = CostEstimate(4, 0, FARM, 1, then, probe_s=0.3), CostEstimate(4, 0, FARM, 1, then, probe_s=0.15)
+    assert slower.seconds == pytest.approx((15.0 + 240.0) * 1.5) and faster.seconds == pytest.approx(255.0 * 0.75)
+    assert slower.line().endswith("about 6:22 here (sweep s on this machine: 10 trials in 10:00; this machine 50 % "
+                                  "slower now than then)")
+    assert faster.line().endswith("; this machine 25 % faster now than then)")
+    untimed = replace(then, probe_s=0.0)  # a sweep recorded before probes were kept: priced as it ran
+    assert CostEstimate(4, 0, FARM, 1, untimed, probe_s=0.3).seconds == 255.0
+    cost_ledger.record(LIKE, then)
+    assert cost_ledger.newest(LIKE) == then  # the ledger keeps the speed it ran at
+    client = store(workdir)
+    exp_id = tracking.experiment_id(client, "putlab-amnist")
+    finished_sweep(client, exp_id, "timed", "quick", wall_s=600, trials=9, baselines=6)
+    (parent,) = client.search_runs([exp_id], filter_string="attributes.run_name = 'timed'")
+    client.log_metric(parent.info.run_id, tracking.PROBE_SECONDS, 0.25)
+    like = {"preset": "amnist", "profile": "quick"} | tracking.flatten("attackers", FARM)
+    source = last_finished(client, exp_id, like)
+    assert source is not None and source.probe_s == 0.25
+    priced = planned_cost(client, exp_id, resolve("amnist", "quick", []), 9, 6, FARM, like)
+    assert priced.probe_s == probe_seconds() and priced.seconds == pytest.approx(600.0 * probe_seconds() / 0.25)
+
+
+def test_the_probe_times_real_work_once_and_leaves_the_threads_as_they_were() -> None:
+    torch.set_num_threads(1)
+    probe_seconds.cache_clear()
+    first = probe_seconds()
+    assert 0.0 < first < 30.0 and probe_seconds() == first and torch.get_num_threads() == 1

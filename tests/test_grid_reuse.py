@@ -1,24 +1,26 @@
 """Comparison-grid trials reused from the store (platform.run.grid_reuse): their content key changes with everything
 their result depends on, a stored result is copied only for its own key, once, and a second smoke sweep into the
 same store reuses every comparison trial (end to end on the sweep test_interrupts stops at each later phase and
-resumes) while one with another data seed or farm reuses none."""
+resumes) while one with another data seed or farm reuses none. So are the trials of a sweep's own grid search of
+putlab's own mechanisms, from trials only."""
 from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 from mlflow.tracking import MlflowClient
 
 from platform.errors import UsageError
 from platform.plan import resume_options
 from platform.plan.comparison_grid import comparison_grid_spec
-from platform.plan.content_key import GridKey, code_version, source_hash
+from platform.plan.content_key import GridKey, code_version, hashed, source_hash
 from platform.plan.spec import SweepSpec, resolve
 from platform.results import tracking
 from platform.results.comparison_grid import ComparisonGrid
-from platform.run.grid_reuse import reuse_grid, trial_configs
-from platform.sweep import parse_args
+from platform.run.grid_reuse import own_key, reuse_grid, trial_configs
+from platform.sweep import parse_args, plan_sweep
 from search_spaces import presets
 
 NOISE = ComparisonGrid(presets()["noise"])
@@ -26,6 +28,7 @@ FARM = ("thickness",)
 PRIVACY = presets()["amnist"].farm.privacy
 KEY = GridKey("noise", FARM, PRIVACY, "cpu", code="code 1")
 NEEDED = tuple(axis.metric for axis in presets()["amnist"].front.axes)
+EXAMPLE = REPO / "examples" / "gaussian_noise" / "preset.py"
 
 
 def noise_grid(*overrides: str) -> SweepSpec:
@@ -154,7 +157,56 @@ def test_a_resume_keeps_the_recorded_reuse_and_refuses_the_contrary_flag() -> No
     assert resume_options.restored(parse_args(["amnist", "--resume"]), off).no_reuse is True
     on = resume_options.Recorded.read(params | {"reuse": "True"}, grids)
     assert resume_options.restored(parse_args(["amnist", "--resume"]), on).no_reuse is False
-    with pytest.raises(UsageError, match=r"^--no-reuse contradicts the sweep's recorded reuse of stored comparison"):
+    with pytest.raises(UsageError, match=r"^--no-reuse contradicts the sweep's recorded reuse of stored trials"):
         resume_options.check_given(parse_args(["amnist", "--resume", "--no-reuse"]), on, resolve("amnist", "smoke", []),
                                    ("thickness",), None)
     assert parse_args(["amnist", "--no-reuse"]).no_reuse and not parse_args(["amnist"]).no_reuse
+
+
+AMNIST_KEY = GridKey("amnist", FARM, PRIVACY, "cpu", code="code 1")
+
+
+def add_trial(client: MlflowClient, exp_id: str, parent_id: str, config: dict, key: str, role: str = "trial") -> str:
+    """A finished trial of sweep ``parent_id``'s own grid (or, with ``role`` baseline, a comparison trial) with every
+    front axis, as the trial logger and farm leave it."""
+    run = client.create_run(exp_id, run_name=f"lam={config['lam']}", tags={
+        "mlflow.parentRunId": parent_id, tracking.TAG_PARENT: parent_id, tracking.TAG_TRIAL: f"t{config['lam']}",
+        tracking.TAG_ROLE: role, tracking.TAG_CONTENT_KEY: key})
+    tracking.log_params(client, run.info.run_id, config)
+    tracking.log_metrics(client, run.info.run_id, dict.fromkeys(NEEDED, 0.7), step=1)
+    client.set_terminated(run.info.run_id, "FINISHED")
+    return run.info.run_id
+
+
+def test_a_sweeps_own_trial_is_copied_from_a_trial_of_its_key_only(tmp_path: Path) -> None:
+    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    exp_id = tracking.experiment_id(client, "putlab-amnist")
+    grid = resolve("amnist", "smoke", [])
+    configs = trial_configs(grid)
+    assert len(configs) == 3
+    first = add_parent(client, exp_id, "sweep-1")
+    source = add_trial(client, exp_id, first, configs[0], AMNIST_KEY.of(configs[0]))
+    add_trial(client, exp_id, first, configs[1], AMNIST_KEY.of(configs[1]), role="baseline")  # a comparison trial's
+    add_trial(client, exp_id, first, configs[2], replace(AMNIST_KEY, attackers=("yeom",)).of(configs[2]))  # other farm
+
+    second = add_parent(client, exp_id, "sweep-2")
+    own = reuse_grid(client, exp_id, second, grid, AMNIST_KEY, NEEDED, role="trial")
+    assert (own.reused, trial_configs(own.left)) == (1, configs[1:])
+    assert own.line() == ("amnist own grid: 1 of 3 trials reused from sweep sweep-1; 2 to run "
+                          "(--no-reuse runs them again)")
+    [copy] = tracking.child_runs(client, exp_id, second)
+    assert copy.data.tags[tracking.TAG_REUSED_FROM] == source and tracking.artifact_run(copy) == source
+    assert copy.data.metrics == client.get_run(source).data.metrics and not tracking.baseline_runs(client, exp_id, second)
+    assert reuse_grid(client, exp_id, second, grid, AMNIST_KEY, NEEDED, "its Tune run continues", "trial").reused == 1
+    assert len(tracking.child_runs(client, exp_id, second)) == 1  # a resume copies nothing twice
+
+
+def test_only_a_grid_search_of_putlabs_own_mechanism_keys_its_trials(tmp_path: Path) -> None:
+    store = ["--tracking-uri", f"sqlite:///{tmp_path / 'mlflow.db'}", "--storage", str(tmp_path / "runs")]
+    plan = plan_sweep(parse_args(["amnist", "--profile", "smoke", *store]))
+    key = own_key(plan, {"cpu": 1, "gpu": 0})
+    assert key is not None and key.grid == "amnist" and key.attackers == plan.attackers
+    assert own_key(replace(plan, search="optuna"), {"cpu": 1}) is None  # its points are suggested as it goes
+    example = plan_sweep(parse_args(["--preset-file", str(EXAMPLE), "--profile", "smoke", *store]))
+    assert not hashed(example.spec.preset.mechanism) and own_key(example, {"cpu": 1}) is None
+    assert hashed(plan.spec.preset.mechanism) and not hashed(add_trial)

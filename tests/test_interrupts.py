@@ -201,11 +201,12 @@ GRIDS = {"noise": 2, "stroke-redraw": 1, "digit-prototype": 1}  # the smoke prof
 
 
 def assert_a_second_sweep_reuses_every_comparison_trial(workdir: Path, first: Run, printed: str) -> None:
-    """The sweep ``first`` (its commands printed ``printed``) ran every comparison trial; the same sweep again runs
-    none of them and copies each, with its metrics, tables and report line (another seed or farm reuses nothing:
-    tests/test_grid_reuse.py)."""
+    """The sweep ``first`` (its commands printed ``printed``) ran its own trial and every comparison trial; the same
+    sweep again runs none of them (no Tune run at all) and copies each, with its metrics, figures, tables and report
+    line (another seed or farm reuses nothing: tests/test_grid_reuse.py)."""
     for name, count in GRIDS.items():
         assert f"{name} comparison grid: 0 of {count} trial{'s' if count > 1 else ''} reused; {count} to run" in printed
+    assert "amnist own grid: 0 of 1 trial reused; 1 to run" in printed
     client = store(workdir)
     exp_id = first.info.experiment_id
     sources = {r.info.run_id: r for r in tracking.baseline_runs(client, exp_id, first.info.run_id)}
@@ -224,8 +225,18 @@ def assert_a_second_sweep_reuses_every_comparison_trial(workdir: Path, first: Ru
         assert len(mine) == count and all(c.data.tags[tracking.TAG_REUSED_FROM] in sources for c in mine)
         assert all(c.data.metrics == sources[c.data.tags[tracking.TAG_REUSED_FROM]].data.metrics for c in mine)
     assert len({c.data.tags[tracking.TAG_REUSED_FROM] for c in copies}) == len(sources) == sum(GRIDS.values())
+    [trial] = tracking.child_runs(client, exp_id, first.info.run_id)
+    [own] = tracking.child_runs(client, exp_id, parent_2)
+    assert f"amnist own grid: 1 of 1 trial reused from sweep {first.info.run_name}; 0 to run" in second.stdout
+    assert own.data.tags[tracking.TAG_REUSED_FROM] == trial.info.run_id and own.data.metrics == trial.data.metrics
+    assert not (workdir / "runs" / name_2).exists()  # no Tune run of its own
+    assert "trials 0/" not in second.stdout and "front:" in second.stdout
     report = Path(next(x for x in second.stdout.splitlines() if x.startswith("report: ")).removeprefix("report: "))
-    assert f"2 of 2 noise trials reused from sweep {first.info.run_name}" in report.read_text()
+    html = report.read_text()
+    assert f"2 of 2 noise trials reused from sweep {first.info.run_name}" in html
+    assert f"reused from sweep {first.info.run_name}" in html
+    first_report = Path([x for x in printed.splitlines() if x.startswith("report: ")][-1].removeprefix("report: "))
+    assert html.count("data:image/png;base64,") == first_report.read_text().count("data:image/png;base64,")  # its figures
 
 
 def assert_the_grids_ran_beside_the_front(workdir: Path, printed: str, html: str) -> None:

@@ -273,6 +273,12 @@ def registered_points(client: MlflowClient, names: dict[str, str]) -> list[dict[
             for v in sorted(versions, key=lambda v: (v.name, int(v.version)))]
 
 
+def reused_from(run: Run) -> str:
+    """'reused from sweep <name>' for a trial copied from an earlier sweep (``platform.run.grid_reuse``), else ''."""
+    sweep = run.data.tags.get(tracking.TAG_REUSED_SWEEP)
+    return f"reused from sweep {sweep}" if sweep else ""
+
+
 def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary: SweepSummary,
                   tmp: Path, status: str | None = None) -> dict[str, Any]:
     """Everything the sweep template shows: the summary, and the parent run (its ``status``, when the sweep is about to
@@ -287,8 +293,9 @@ def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary:
     trials = []
     for _, row in (table.sort_values("pareto_front", ascending=False, kind="stable") if not table.empty else table).iterrows():
         run = runs[row["run_id"]]
-        attack_pngs = _artifacts(client, run.info.run_id, "attacks", tmp)
-        exposed_csv = latest_csv(client, run.info.run_id, "attacks", EXPOSED_CSV, tmp)
+        stored = tracking.artifact_run(run)  # a trial copied from an earlier sweep keeps its figures there
+        attack_pngs = _artifacts(client, stored, "attacks", tmp)
+        exposed_csv = latest_csv(client, stored, "attacks", EXPOSED_CSV, tmp)
         trials.append({
             "name": row["name"], "status": row["status"], "front": bool(row["pareto_front"]),
             "axes": [with_interval(row, a.metric) for a in axes],
@@ -296,15 +303,15 @@ def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary:
             "strongest": run.data.tags.get("putlab.strongest_attacker", ""),
             "membership": [membership_cell(row, c) for c in membership_columns(table)],
             "dp": [row.get(c) for c in dp_columns(table)],
-            "duration": _duration(run.info.start_time, run.info.end_time),
-            "images": latest_images(_artifacts(client, run.info.run_id, "figures", tmp)),
+            "duration": reused_from(run) or _duration(run.info.start_time, run.info.end_time),
+            "images": latest_images(_artifacts(client, stored, "figures", tmp)),
             "roc": latest_images([p for p in attack_pngs if "roc" in p.name]),
             "exposed": latest_images([p for p in attack_pngs if EXPOSED_FILE.search(p.name)]),
             "exposed_rows": exposed_rows(exposed_csv),
             "curves": learning_curves(run.data.metrics),
             "curve_images": latest_images([p for p in attack_pngs if CURVE_FILE.search(p.name)]),
             "game": game_row(read_game_curves(client, run.info.run_id, row["name"])),
-            "game_images": [_png(p, "game curves") for p in _artifacts(client, run.info.run_id, GAME_PATH, tmp)],
+            "game_images": [_png(p, "game curves") for p in _artifacts(client, stored, GAME_PATH, tmp)],
         })
     figures = [_png(p, p.stem.replace("_", " ")) for p in _artifacts(client, parent_id, "front", tmp)]
     metrics = parent.data.metrics

@@ -1,9 +1,10 @@
-"""The content key of a comparison grid's trial: a hash of everything its result depends on, so that a later sweep
-whose trial has the same key can reuse the stored result instead of running it again (``platform.run.grid_reuse``).
+"""The content key of a trial (a comparison grid's, or a grid search's of putlab's own mechanisms): a hash of
+everything its result depends on, so that a later sweep whose trial has the same key can reuse the stored result
+instead of running it again (``platform.run.grid_reuse``).
 
 What goes in, and why:
 
-- the grid's preset (``noise``, ...): its mechanism and what its trials report;
+- the grid's preset (``noise``, or the sweep's own ``amnist``, ...): its mechanism and what its trials report;
 - the trial's full config as Tune hands it over: data set, subset sizes, seed, the attackers' budget (epochs,
   patience, search, records), the grid point; all but ``threads`` (:data:`RUN_ONLY`), which says how many cores
   it ran on, not what it computed;
@@ -20,6 +21,7 @@ name, split sizes and seed pick the records).
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 from dataclasses import dataclass, field
 from functools import cache
@@ -42,6 +44,16 @@ def source_hash(root: Path, paths: tuple[str, ...]) -> str:
             digest.update(str(file.relative_to(root)).encode())
             digest.update(file.read_bytes())
     return digest.hexdigest()[:32]
+
+
+def hashed(obj: object) -> bool:
+    """Whether ``obj`` (a class or function) is defined in a file of :data:`CODE` in this checkout, so that the code
+    version sees its edits."""
+    try:
+        path = Path(inspect.getfile(obj)).resolve()  # type: ignore[arg-type]
+    except (TypeError, OSError):
+        return False
+    return any(path.is_relative_to(ROOT / part) for part in CODE)
 
 
 @cache

@@ -29,7 +29,7 @@ class SweepOptions:
     resume: str | None = None  # None: a new sweep; "": the newest of the preset; else the sweep's name
     config_schema: str | None = None
     no_comparison_grids: bool = False
-    no_reuse: bool = False  # run every comparison-grid trial, even those the store holds (platform.run.grid_reuse)
+    no_reuse: bool = False  # run every trial, even those the store holds (platform.run.grid_reuse)
     learning_curve: bool | None = None  # None: on, but off in the smoke profile
     budget: str | None = None  # the longest the user will wait ("10m"): picks or checks the profile by its price here
     yes: bool = False

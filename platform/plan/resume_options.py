@@ -94,7 +94,7 @@ def check_given(args: SweepOptions, recorded: Recorded, cli: SweepSpec, attacker
         ("learning_curve", "--learning-curve" if args.learning_curve else "--no-learning-curve",
          recorded.learning_curves is not None and args.learning_curve != recorded.learning_curves,
          f"learning curves {'on' if recorded.learning_curves else 'off'}"),
-        ("no_reuse", "--no-reuse", recorded.reuse is True, "reuse of stored comparison trials"),
+        ("no_reuse", "--no-reuse", recorded.reuse is True, "reuse of stored trials"),
     ]
     for option, text, contradicts, was in differ:
         if option in args.given and contradicts:

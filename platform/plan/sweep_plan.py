@@ -31,7 +31,7 @@ class SweepPlan:
     max_failures: int = 2
     verbose: bool = False
     learning_curves: bool = True  # the front points' learning curves after the grid (platform.run.front_curves)
-    reuse: bool = True  # comparison-grid trials the store holds are copied, not run again (platform.run.grid_reuse)
+    reuse: bool = True  # trials the store holds are copied, not run again (platform.run.grid_reuse)
     options: tuple[tuple[str, str | None], ...] = ()  # what a resume command repeats (--tracking-uri, ...)
 
     @property

@@ -3,7 +3,8 @@ machine's own runs whichever store it writes to: one JSON line per finished swee
 (or the file ``$PUTLAB_COST_LEDGER`` names).
 
 A line holds what the sweep's pace depends on (``like``: its parent run's params of preset, profile, farm, learning
-curves, comparison grids, config and machine, as strings), its name, its finished trials and its minutes of work.
+curves, comparison grids, config and machine, as strings), its name, its finished trials, its minutes of work and the
+machine's speed when it started.
 """
 from __future__ import annotations
 
@@ -21,14 +22,16 @@ LEDGER_ENV = "PUTLAB_COST_LEDGER"
 @dataclass(frozen=True)
 class Measured:
     """A finished sweep another can be priced from: its name, trials (its own and its baselines' that it ran), wall
-    seconds of work once its parent run was open, where it was found ("this store" or "this machine"), and the seconds
-    its last command took to get there (imports, data checks, Ray's start: the same for any number of trials)."""
+    seconds of work once its parent run was open, where it was found ("this store" or "this machine"), the seconds
+    its last command took to get there (imports, data checks, Ray's start: the same for any number of trials), and
+    the machine's speed then (``probe_s``: ``platform.run.speed_probe``; 0 where none was kept)."""
 
     name: str
     trials: int
     wall_s: float
     where: str = "this store"
     startup_s: float = 0.0
+    probe_s: float = 0.0
 
 
 def ledger_path() -> Path:
@@ -69,7 +72,7 @@ def parsed(text: str) -> tuple[dict[str, str], Measured] | None:
     try:
         line = json.loads(text)
         measured = Measured(str(line["name"]), int(line["trials"]), float(line["wall_s"]), "this machine",
-                            float(line.get("startup_s", 0.0)))
+                            float(line.get("startup_s", 0.0)), float(line.get("probe_s", 0.0)))
         like = line["like"]
     except (ValueError, KeyError, TypeError):
         return None

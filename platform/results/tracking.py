@@ -35,8 +35,8 @@ TAG_NODE = "putlab.node_id"  # the Ray node a trial reported from (comma-separat
 TAG_FARM_NODES = "putlab.farm_node_ids"  # the Ray nodes that ran the trial's attack-farm tasks
 TAG_FARM_ERROR = "putlab.farm_error"  # a checkpoint attack of the trial failed: the line that says why
 TAG_BASELINE = "putlab.baseline"  # a baseline's trial runs (role "baseline"): which baseline, e.g. "noise"
-TAG_CONTENT_KEY = "putlab.content_key"  # a baseline trial's content key (platform.plan.content_key)
-TAG_REUSED_FROM = "putlab.reused_from"  # a baseline run copied from an earlier sweep's (platform.run.grid_reuse): its run id
+TAG_CONTENT_KEY = "putlab.content_key"  # a trial's content key (platform.plan.content_key)
+TAG_REUSED_FROM = "putlab.reused_from"  # a run copied from an earlier sweep's (platform.run.grid_reuse): its run id
 TAG_REUSED_SWEEP = "putlab.reused_sweep"  # ... and that run's sweep
 TAG_REUSED_ARTIFACTS = "putlab.reused_artifacts"  # ... and its artifacts (figures), referenced, not copied
 # MLflow 3's UI opens an experiment on its GenAI overview (traces) unless told otherwise. The experiment-kind tag
@@ -47,6 +47,7 @@ TAG_NOTE = "mlflow.note.content"  # a run's description in the UI
 # the minutes a sweep's commands worked on it, summed over its resumes (the pauses between them left out)
 ACTIVE_MINUTES = "sweep/active_minutes"
 STARTUP_SECONDS = "sweep/startup_s"  # its last command's seconds from its start to its open parent run
+PROBE_SECONDS = "sweep/probe_s"  # the machine's speed as its last command started (platform.run.speed_probe)
 METRIC_PREFIXES = ("utility/", "attack/", "train/", "leakage/", "fairness/", "time/", "baseline/", "pretrain/", "epoch")
 
 
@@ -196,6 +197,11 @@ def child_runs(client: MlflowClient, exp_id: str, parent_id: str) -> list:
     return client.search_runs(
         [exp_id], filter_string=f"tags.`{TAG_PARENT}` = '{parent_id}' and tags.`{TAG_ROLE}` = 'trial'", max_results=10000
     )
+
+
+def artifact_run(run: Run) -> str:
+    """The run whose artifacts are ``run``'s: the one it was copied from (``platform.run.grid_reuse``), else itself."""
+    return run.data.tags.get(TAG_REUSED_FROM, run.info.run_id)
 
 
 def baseline_runs(client: MlflowClient, exp_id: str, parent_id: str, baseline: str | None = None) -> list:

@@ -3,8 +3,10 @@
 The minutes come from the newest finished sweep like it, one whose pace depends on the same things
 (:func:`pace_params`: preset, profile, grid, farm, learning curves, comparison grids, config and machine): in the same MLflow
 store, else in this machine's cost ledger (``platform.results.cost_ledger``, where every finished sweep adds itself).
-Its minutes of work per trial (its resumes summed, the pauses between them left out) times this sweep's trials. With
-no such sweep there is no estimate, and the progress line's ETA takes over from the first finished trial.
+Its minutes of work per trial (its resumes summed, the pauses between them left out) times this sweep's trials, scaled
+by how much slower or faster the machine runs the same training steps now than when it started
+(``platform.run.speed_probe``). With no such sweep there is no estimate, and the progress line's ETA takes over from
+the first finished trial.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from platform.plan.sweep_plan import SweepPlan
 from platform.results import cost_ledger, tracking
 from platform.results.clock import clock
 from platform.results.cost_ledger import Measured
+from platform.run.speed_probe import probe_seconds, speed_ratio
 from platform.run.tuner import kind_in_words
 
 # what a sweep's pace depends on, and each <grid>_baseline: the grid too, as a one-point sweep's fixed costs (the
@@ -40,13 +43,21 @@ class CostEstimate:
     attackers: tuple[str, ...]
     checkpoints_per_trial: int
     source: Measured | None
+    probe_s: float = 0.0  # the machine's speed now (platform.run.speed_probe; 0: not timed)
+
+    @property
+    def slower(self) -> float | None:
+        """How much longer the same work takes now than when the measured sweep ran (None where either was not timed)."""
+        return None if self.source is None else speed_ratio(self.probe_s, self.source.probe_s)
 
     @property
     def seconds(self) -> float | None:
-        """Wall seconds at the measured sweep's pace per trial (None without one)."""
+        """Wall seconds at the measured sweep's pace per trial, scaled by the machine's speed now against then (None
+        without a measured sweep)."""
         if self.source is None:
             return None
-        return self.source.startup_s + self.source.wall_s / self.source.trials * (self.trials + self.baseline_trials)
+        then = self.source.startup_s + self.source.wall_s / self.source.trials * (self.trials + self.baseline_trials)
+        return then * (self.slower or 1.0)
 
     def line(self) -> str:
         """'cost: 9 trials + 11 baseline trials, 1 checkpoint each, 5 farm attackers per checkpoint; about 11:40 here
@@ -58,8 +69,10 @@ class CostEstimate:
         if self.source is None or self.seconds is None:
             return plan + "; no finished sweep like it (preset, profile, grid, farm, config, machine) in the store " \
                           "or on this machine to estimate from (the ETA follows the first finished trial)"
+        speed = "" if self.slower is None else \
+            f"; this machine {round(abs(self.slower - 1) * 100)} % {'slower' if self.slower >= 1 else 'faster'} now than then"
         return (f"{plan}; about {clock(self.seconds)} here (sweep {self.source.name} on {self.source.where}: "
-                f"{self.source.trials} trials in {clock(self.source.wall_s)})")
+                f"{self.source.trials} trials in {clock(self.source.wall_s)}{speed})")
 
 
 def machine_kind() -> str:
@@ -98,7 +111,7 @@ def planned_cost(client: MlflowClient, exp_id: str | None, spec: SweepSpec, plan
     epochs, every = spec.config.get("epochs"), spec.config.get("checkpoint_every") or 0
     checkpoints = 1 if not epochs else len({e for e in range(1, epochs + 1) if e == epochs or (every and e % every == 0)})
     source = (last_finished(client, exp_id, like) if exp_id else None) or cost_ledger.newest(like)
-    return CostEstimate(planned, baseline_trials, attackers, checkpoints, source)
+    return CostEstimate(planned, baseline_trials, attackers, checkpoints, source, probe_seconds() if source else 0.0)
 
 
 def last_finished(client: MlflowClient, exp_id: str, like: Mapping[str, str]) -> Measured | None:
@@ -120,7 +133,8 @@ def last_finished(client: MlflowClient, exp_id: str, like: Mapping[str, str]) ->
 def measured(parent: Run, trials: int, where: str) -> Measured:
     """A finished sweep's parent run as a price: its minutes of work and its last command's start-up."""
     startup = parent.data.metrics.get(tracking.STARTUP_SECONDS, 0.0)
-    return Measured(parent.info.run_name, trials, tracking.active_minutes(parent) * 60, where, startup)
+    probe = parent.data.metrics.get(tracking.PROBE_SECONDS, 0.0)
+    return Measured(parent.info.run_name, trials, tracking.active_minutes(parent) * 60, where, startup, probe)
 
 
 def process_age_s() -> float:

@@ -1,12 +1,13 @@
-"""Comparison-grid trials reused from the store: a second sweep on the same data and farm does not run them again.
+"""Trials reused from the store: a second sweep on the same data and farm does not run them again.
 
-Every baseline trial's run carries its content key (``putlab.content_key``, ``platform.plan.content_key``). Before a
-sweep's comparison grids are scheduled, each point's key is looked up among the FINISHED baseline runs of the same
-MLflow experiment that report every axis of the front; a match is copied into a new baseline child run of this sweep
-(params, metric histories and tags, less the source's run and parent identity), tagged ``putlab.reused_from`` (the
-run that computed it), ``putlab.reused_sweep`` and ``putlab.reused_artifacts`` (its figures are referenced there,
-not copied; the checkpoint tag still names its checkpoint), and the point leaves the grid's Tune run. ``--no-reuse``
-turns the look-up off.
+Every comparison-grid trial's run, and every trial of a sweep's own grid search whose mechanism is putlab's own code,
+carries its content key (``putlab.content_key``, ``platform.plan.content_key``). Before a grid is scheduled, each
+point's key is looked up among the FINISHED runs of the same role (``trial`` or ``baseline``) in the same MLflow
+experiment that report every axis of the front; a match is copied into a new child run of this sweep (params, metric
+histories and tags, less the source's run and parent identity), tagged ``putlab.reused_from`` (the run that computed
+it), ``putlab.reused_sweep`` and ``putlab.reused_artifacts`` (its figures are referenced there, not copied; the
+checkpoint tag still names its checkpoint), and the point leaves the grid's Tune run. ``--no-reuse`` turns the
+look-up off.
 
 A resumed sweep keeps what it copied: its copies are never looked up or copied twice, and a grid whose Tune run had
 started keeps that run's points (Tune restores them) and copies nothing more.
@@ -22,7 +23,7 @@ from mlflow.entities import Metric, Param, Run
 from mlflow.tracking import MlflowClient
 
 from core.image_quality import with_psnr_of_mse
-from platform.plan.content_key import GridKey
+from platform.plan.content_key import GridKey, hashed
 from platform.plan.spec import SweepSpec
 from platform.plan.sweep_plan import SweepPlan
 from platform.results import tracking
@@ -30,6 +31,7 @@ from platform.run.comparison_grid import grid_started
 
 # whether a grid's points were looked up in the store: not with --no-reuse, nor once its Tune run has started
 Lookup = Literal["looked up", "--no-reuse", "its Tune run continues"]
+Role = Literal["trial", "baseline"]  # a sweep's own grid, or one of its comparison grids
 # the source's identity, which its copy replaces with its own (the Tune trial id names the source's trial)
 IDENTITY_TAGS = frozenset({"mlflow.parentRunId", "mlflow.runName", tracking.TAG_PARENT, tracking.TAG_TRIAL})
 METRIC_BATCH = 1000  # MLflow's most metrics in one log_batch
@@ -37,9 +39,9 @@ METRIC_BATCH = 1000  # MLflow's most metrics in one log_batch
 
 @dataclass(frozen=True)
 class GridReuse:
-    """A comparison grid after the look-up: its key, the points left to run (``left``: the grid itself when nothing
-    was reused, no sub-grid at all when everything was), the trials this sweep holds copies of and the sweeps they
-    came from."""
+    """A grid after the look-up: its key, the points left to run (``left``: the grid itself when nothing was reused,
+    no sub-grid at all when everything was), the trials this sweep holds copies of, the sweeps they came from and
+    whose grid it is (``role``: the sweep's own, or a comparison grid)."""
 
     grid: SweepSpec
     key: GridKey
@@ -47,6 +49,7 @@ class GridReuse:
     reused: int
     sweeps: tuple[str, ...]
     lookup: Lookup
+    role: Role = "baseline"
 
     @property
     def trials(self) -> int:
@@ -55,21 +58,45 @@ class GridReuse:
 
     def line(self) -> str:
         """'noise comparison grid: 2 of 2 trials reused from sweep amnist-smoke-...; 0 to run (--no-reuse runs them
-        again)'."""
+        again)'; 'amnist's own grid: ...' for a sweep's own."""
         total = self.reused + self.trials
+        whose = "own grid" if self.role == "trial" else "comparison grid"
         source = f" from sweep {', '.join(self.sweeps)}" if self.sweeps else ""
         why = ("--no-reuse runs them again" if self.reused else "none stored with the same data, seed, farm and code") \
             if self.lookup == "looked up" else self.lookup
-        return (f"{self.grid.preset.name} comparison grid: {self.reused} of {total} trial{'s' if total > 1 else ''} "
+        return (f"{self.grid.preset.name} {whose}: {self.reused} of {total} trial{'s' if total > 1 else ''} "
                 f"reused{source}; {self.trials} to run ({why})")
 
 
-def grid_keys(grids: Sequence[SweepSpec], attackers: tuple[str, ...], privacy_attackers: tuple[str, ...],
-              resources: dict[str, float]) -> tuple[GridKey, ...]:
-    """Each grid's key, on the sweep's farm (``attackers`` as named, its preset's ``privacy_attackers``) and device."""
+def grid_key(grid: SweepSpec, attackers: tuple[str, ...], privacy_attackers: tuple[str, ...],
+             resources: dict[str, float]) -> GridKey:
+    """The grid's key, on the sweep's farm (``attackers`` as named, its preset's ``privacy_attackers``) and device."""
     kernels = torch.backends.cpu.get_cpu_capability()  # another CPU's kernels sum in another order: other numbers
     device = "gpu" if resources.get("gpu") else f"cpu ({kernels})"
-    return tuple(GridKey(grid.preset.name, attackers, privacy_attackers, device) for grid in grids)
+    return GridKey(grid.preset.name, attackers, privacy_attackers, device)
+
+
+def own_key(plan: SweepPlan, resources: dict[str, float]) -> GridKey | None:
+    """The key of the sweep's own trials, None where they cannot have one: an Optuna search (its points are suggested
+    as it goes) or a mechanism whose code lies outside what the key hashes (a preset file's, a plug-in's), whose edits
+    no key would see."""
+    preset = plan.spec.preset
+    if plan.search != "grid" or plan.preset_file is not None or not hashed(preset.mechanism):
+        return None
+    return grid_key(plan.spec, plan.attackers, preset.farm.privacy, resources)
+
+
+def reuse_own(client: MlflowClient, exp_id: str, parent_id: str, spec: SweepSpec, plan: SweepPlan,
+              key: GridKey | None) -> GridReuse | None:
+    """The sweep's own grid (``spec``) after :func:`reuse_grid` with its ``key`` (None: nothing to look up, see
+    :func:`own_key`), looked up unless ``--no-reuse`` or a resume (whose Tune run keeps its points); one line."""
+    if key is None:
+        return None
+    lookup: Lookup = "its Tune run continues" if plan.resumed else "looked up" if plan.reuse else "--no-reuse"
+    needed = tuple(axis.metric for axis in spec.preset.front.axes)
+    found = reuse_grid(client, exp_id, parent_id, spec, key, needed, lookup, role="trial")
+    print(found.line(), flush=True)
+    return found
 
 
 def reuse_grids(client: MlflowClient, exp_id: str, parent_id: str, grids: Sequence[SweepSpec], plan: SweepPlan,
@@ -77,7 +104,7 @@ def reuse_grids(client: MlflowClient, exp_id: str, parent_id: str, grids: Sequen
     """Each comparison grid of the sweep (``parent_id``) after :func:`reuse_grid`, looked up unless ``--no-reuse`` or
     its Tune run had started (a resumed sweep); one line each on the terminal."""
     preset = plan.spec.preset
-    keys = grid_keys(grids, plan.attackers, preset.farm.privacy, resources)
+    keys = [grid_key(grid, plan.attackers, preset.farm.privacy, resources) for grid in grids]
     needed = tuple(axis.metric for axis in preset.front.axes)
     found = tuple(reuse_grid(client, exp_id, parent_id, grid, key, needed, lookup(plan, grid))
                   for grid, key in zip(grids, keys, strict=True))
@@ -99,25 +126,27 @@ def trial_configs(grid: SweepSpec) -> list[dict[str, Any]]:
 
 
 def reuse_grid(client: MlflowClient, exp_id: str, parent_id: str, grid: SweepSpec, key: GridKey,
-               needed: tuple[str, ...], lookup: Lookup = "looked up") -> GridReuse:
+               needed: tuple[str, ...], lookup: Lookup = "looked up", role: Role = "baseline") -> GridReuse:
     """Copy into the sweep (``parent_id``) the stored results of ``grid``'s points that report every ``needed``
-    metric (where ``lookup`` says they are looked up), and leave the rest to run; copies it made before (an
-    interrupted attempt) count as reused."""
+    metric (where ``lookup`` says they are looked up), among the runs of ``role``, and leave the rest to run; copies
+    it made before (an interrupted attempt) count as reused."""
     configs = trial_configs(grid)
     keys = [key.of(config) for config in configs]
-    held = copies_held(client, exp_id, parent_id, grid.preset.name)
+    held = copies_held(client, exp_id, parent_id, grid.preset.name, role)
     found = {k: run for k in keys if k not in held and lookup == "looked up"
-             and (run := stored_result(client, exp_id, parent_id, k, needed)) is not None}
+             and (run := stored_result(client, exp_id, parent_id, k, needed, role)) is not None}
     done = held | {k: copy_run(client, exp_id, parent_id, run) for k, run in found.items()}
     left = [config for config, k in zip(configs, keys, strict=True) if k not in done]
     return GridReuse(grid, key, left_to_run(grid, left, len(configs)), len(keys) - len(left),
-                     tuple(sorted({done[k] for k in keys if k in done})), lookup)
+                     tuple(sorted({done[k] for k in keys if k in done})), lookup, role)
 
 
-def copies_held(client: MlflowClient, exp_id: str, parent_id: str, baseline: str) -> dict[str, str]:
-    """The sweep's finished copies of ``baseline``'s trials: content key -> the sweep it came from. A copy left
-    unfinished by an interruption is deleted (it is made again)."""
-    copies = [r for r in tracking.baseline_runs(client, exp_id, parent_id, baseline) if tracking.TAG_REUSED_FROM in r.data.tags]
+def copies_held(client: MlflowClient, exp_id: str, parent_id: str, baseline: str, role: Role = "baseline") -> dict[str, str]:
+    """The sweep's finished copies of ``baseline``'s trials (of its own trials, for ``role`` trial): content key -> the
+    sweep it came from. A copy left unfinished by an interruption is deleted (it is made again)."""
+    runs = tracking.child_runs(client, exp_id, parent_id) if role == "trial" else \
+        tracking.baseline_runs(client, exp_id, parent_id, baseline)
+    copies = [r for r in runs if tracking.TAG_REUSED_FROM in r.data.tags]
     for run in copies:
         if run.info.status != "FINISHED":
             client.delete_run(run.info.run_id)
@@ -125,10 +154,11 @@ def copies_held(client: MlflowClient, exp_id: str, parent_id: str, baseline: str
             for r in copies if r.info.status == "FINISHED"}
 
 
-def stored_result(client: MlflowClient, exp_id: str, parent_id: str, key: str, needed: tuple[str, ...]) -> Run | None:
-    """The newest FINISHED baseline run of another sweep with content ``key``, every ``needed`` metric and no failed
+def stored_result(client: MlflowClient, exp_id: str, parent_id: str, key: str, needed: tuple[str, ...],
+                  role: Role = "baseline") -> Run | None:
+    """The newest FINISHED run of ``role`` of another sweep with content ``key``, every ``needed`` metric and no failed
     checkpoint attack; None when the experiment holds none."""
-    wanted = (f"tags.`{tracking.TAG_CONTENT_KEY}` = '{key}' and tags.`{tracking.TAG_ROLE}` = 'baseline' "
+    wanted = (f"tags.`{tracking.TAG_CONTENT_KEY}` = '{key}' and tags.`{tracking.TAG_ROLE}` = '{role}' "
               "and attributes.status = 'FINISHED'")
     runs = client.search_runs([exp_id], filter_string=wanted, order_by=["attributes.start_time DESC"], max_results=100)
     return next((run for run in runs if run.data.tags.get(tracking.TAG_PARENT) != parent_id

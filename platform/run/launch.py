@@ -2,6 +2,7 @@
 raw-data reference points under way, then Tune's runs of the grid and of its comparison grids, and the farm's catch-up."""
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import ray
 from mlflow.tracking import MlflowClient
 
+from core.commands import executable
 from platform.plan.comparison_grid import comparison_grids
 from platform.plan.spec import SweepSpec
 from platform.plan.sweep_plan import SweepPlan
@@ -19,10 +21,11 @@ from platform.run.comparison_grid import comparison_grid_farm, run_baseline
 from platform.run.cost_estimate import pace_params, planned_cost, process_age_s
 from platform.run.farm import FarmPlan
 from platform.run.front_curves import start_front_curves
-from platform.run.grid_reuse import GridReuse, reuse_grids
+from platform.run.grid_reuse import GridReuse, own_key, reuse_grids, reuse_own
 from platform.run.interrupts import SweepEnding, resume_command
 from platform.run.learning_curves import cancel_curves, collect_curves
 from platform.run.progress import SweepProgress
+from platform.run.speed_probe import probe_seconds
 from platform.run.trial_logger import MlflowTrialLogger
 from platform.run.tuner import build_tuner, cluster_kind, default_gpus_per_trial, init_ray, restore_tuner
 from search_spaces import Preset
@@ -46,6 +49,17 @@ class Sweep:
     raw_references: ray.ObjectRef | None
     planned: int  # the parent run's own plan (a resumed sweep keeps it)
     counts: dict[str, int]
+    own: GridReuse | None = None  # the sweep's own grid, its trials reused from the store left out (None: not keyed)
+
+    @property
+    def own_trials(self) -> int:
+        """The sweep's own trials its Tune run holds: the plan's, less those the store held."""
+        return self.planned if self.own is None else self.planned - self.own.reused
+
+    @property
+    def tune_spec(self) -> SweepSpec:
+        """What the sweep's own Tune run runs: the spec, less the points the store held."""
+        return self.spec if self.own is None else self.own.left
 
     @property
     def comparison_grids(self) -> tuple[SweepSpec, ...]:
@@ -83,9 +97,15 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
               "data and farm; off: --no-comparison-grids", flush=True)
     reused = reuse_grids(client, exp_id, parent_id, grids, plan, resources)
     grid_trials = tuple(grid.trials for grid in reused)  # the trials the store did not hold
+    key = own_key(plan, resources)
+    own = reuse_own(client, exp_id, parent_id, spec, plan, key)
+    to_run = planned if own is None else planned - own.reused
+    if own is not None and to_run == 0:  # no Tune run of its own to resume: the same command copies them again
+        ending.resume = [executable("python"), "-m", "platform.sweep", *sys.argv[1:]]
     like = pace_params(params)
-    tracking.log_metrics(client, parent_id, {tracking.STARTUP_SECONDS: process_age_s()})
-    print(planned_cost(client, exp_id, spec, planned, sum(grid_trials), plan.attackers, like).line(), flush=True)
+    tracking.log_metrics(client, parent_id, {tracking.STARTUP_SECONDS: process_age_s(),
+                                             tracking.PROBE_SECONDS: probe_seconds()})
+    print(planned_cost(client, exp_id, spec, to_run, sum(grid_trials), plan.attackers, like).line(), flush=True)
     if not reopened:
         tracking.log_metrics(client, parent_id, {f"data/{k}": float(v) for k, v in counts.items()})
     farm = None
@@ -96,7 +116,7 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
             print(f"{', '.join(in_trial)}: every {spec.preset.mechanism_name} trial fits it at each checkpoint itself; "
                   "the farm does not fit it again", flush=True)
     return Sweep(plan, spec, client, exp_id, parent_id, resources, farm, reused,
-                 start_raw_references(parent.metrics, spec.preset, first_point, resources), planned, counts)
+                 start_raw_references(parent.metrics, spec.preset, first_point, resources), planned, counts, own)
 
 
 def with_resources(plan: SweepPlan) -> tuple[SweepSpec, dict[str, float]]:
@@ -148,10 +168,21 @@ def keep_baselines(sweep: Sweep) -> None:
         ray.cancel(sweep.raw_references, force=True)
 
 
-def fit(sweep: Sweep, ending: SweepEnding) -> Any | None:
-    """Tune's run of the grid (restored on a resume), each trial logged into its child run and attacked by the farm
-    as its checkpoints arrive; returns Tune's results, None when interrupted."""
+@dataclass(frozen=True)
+class Ended:
+    """How the trials of a sweep's own Tune run ended: how many raised, and how many ended (none where the store held
+    every point, and no Tune run was needed)."""
+
+    errors: int = 0
+    terminated: int = 0
+
+
+def fit(sweep: Sweep, ending: SweepEnding) -> Ended | None:
+    """Tune's run of the grid's points the store did not hold (restored on a resume), each trial logged into its child
+    run and attacked by the farm as its checkpoints arrive; returns how its trials ended, None when interrupted."""
     plan, spec = sweep.plan, sweep.spec
+    if sweep.own_trials == 0 and not plan.resumed:
+        return Ended()
     if plan.resumed:
         tuner = restore_tuner(spec, sweep.resources, plan.location)
     else:
@@ -159,17 +190,18 @@ def fit(sweep: Sweep, ending: SweepEnding) -> Any | None:
                                    spec.preset.presentation.checkpoint_figures, storage=plan.storage,
                                    mechanism=spec.preset.mechanism_name,
                                    shown=tuple(m for m, _ in spec.preset.front.objectives),
-                                   total_epochs=spec.config.get("epochs"), farm=sweep.farm, verbose=plan.verbose)
-        tuner = build_tuner(spec, search=plan.search, samples=plan.samples, resources=sweep.resources,
+                                   total_epochs=spec.config.get("epochs"), farm=sweep.farm, verbose=plan.verbose,
+                                   content_key=sweep.own.key if sweep.own else None)
+        tuner = build_tuner(sweep.tune_spec, search=plan.search, samples=plan.samples, resources=sweep.resources,
                             storage=plan.storage, name=plan.name, callbacks=[logger],
                             max_concurrent=plan.max_concurrent, max_failures=plan.max_failures,
-                            progress=SweepProgress(sweep.planned))
+                            progress=SweepProgress(sweep.own_trials))
     with ending.fitting():
         results = tuner.fit()
     if ending.signal is not None:
         keep_baselines(sweep)
         return None
-    return results
+    return Ended(results.num_errors, results.num_terminated)
 
 
 @dataclass(frozen=True)
