@@ -5,6 +5,7 @@ resumes) while one with another data seed or farm reuses none. So are the trials
 putlab's own mechanisms, from trials only."""
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -166,12 +167,14 @@ def test_a_resume_keeps_the_recorded_reuse_and_refuses_the_contrary_flag() -> No
 AMNIST_KEY = GridKey("amnist", FARM, PRIVACY, "cpu", code="code 1")
 
 
-def add_trial(client: MlflowClient, exp_id: str, parent_id: str, config: dict, key: str, role: str = "trial") -> str:
+def add_trial(client: MlflowClient, exp_id: str, parent_id: str, config: dict, key: str, checkpoint: Path,
+              role: str = "trial") -> str:
     """A finished trial of sweep ``parent_id``'s own grid (or, with ``role`` baseline, a comparison trial) with every
-    front axis, as the trial logger and farm leave it."""
+    front axis and its ``checkpoint`` folder, as the trial logger and farm leave it."""
+    checkpoint.mkdir(parents=True, exist_ok=True)
     run = client.create_run(exp_id, run_name=f"lam={config['lam']}", tags={
         "mlflow.parentRunId": parent_id, tracking.TAG_PARENT: parent_id, tracking.TAG_TRIAL: f"t{config['lam']}",
-        tracking.TAG_ROLE: role, tracking.TAG_CONTENT_KEY: key})
+        tracking.TAG_ROLE: role, tracking.TAG_CONTENT_KEY: key, tracking.TAG_CHECKPOINT: str(checkpoint)})
     tracking.log_params(client, run.info.run_id, config)
     tracking.log_metrics(client, run.info.run_id, dict.fromkeys(NEEDED, 0.7), step=1)
     client.set_terminated(run.info.run_id, "FINISHED")
@@ -185,9 +188,16 @@ def test_a_sweeps_own_trial_is_copied_from_a_trial_of_its_key_only(tmp_path: Pat
     configs = trial_configs(grid)
     assert len(configs) == 3
     first = add_parent(client, exp_id, "sweep-1")
-    source = add_trial(client, exp_id, first, configs[0], AMNIST_KEY.of(configs[0]))
-    add_trial(client, exp_id, first, configs[1], AMNIST_KEY.of(configs[1]), role="baseline")  # a comparison trial's
-    add_trial(client, exp_id, first, configs[2], replace(AMNIST_KEY, attackers=("yeom",)).of(configs[2]))  # other farm
+    gone = tmp_path / "runs" / "gone"
+    add_trial(client, exp_id, first, configs[0], AMNIST_KEY.of(configs[0]), gone)
+    gone.rmdir()  # its checkpoint deleted since: not reused (nothing to serve or draw a curve from)
+    source = add_trial(client, exp_id, first, configs[0], AMNIST_KEY.of(configs[0]), tmp_path / "runs" / "0")
+    add_trial(client, exp_id, first, configs[1], AMNIST_KEY.of(configs[1]), tmp_path / "runs" / "1", role="baseline")
+    add_trial(client, exp_id, first, configs[2], replace(AMNIST_KEY, attackers=("yeom",)).of(configs[2]),
+              tmp_path / "runs" / "2")  # another farm
+    time.sleep(0.005)
+    add_trial(client, exp_id, first, configs[0], AMNIST_KEY.of(configs[0]), gone)  # the newest, but its checkpoint is gone
+    gone.rmdir()
 
     second = add_parent(client, exp_id, "sweep-2")
     own = reuse_grid(client, exp_id, second, grid, AMNIST_KEY, NEEDED, role="trial")

@@ -27,6 +27,7 @@ from platform.plan.content_key import GridKey, hashed
 from platform.plan.spec import SweepSpec
 from platform.plan.sweep_plan import SweepPlan
 from platform.results import tracking
+from platform.run import storage as tune_storage
 from platform.run.comparison_grid import grid_started
 
 # whether a grid's points were looked up in the store: not with --no-reuse, nor once its Tune run has started
@@ -157,13 +158,21 @@ def copies_held(client: MlflowClient, exp_id: str, parent_id: str, baseline: str
 def stored_result(client: MlflowClient, exp_id: str, parent_id: str, key: str, needed: tuple[str, ...],
                   role: Role = "baseline") -> Run | None:
     """The newest FINISHED run of ``role`` of another sweep with content ``key``, every ``needed`` metric and no failed
-    checkpoint attack; None when the experiment holds none."""
+    checkpoint attack, and (a sweep's own trial: its point may be served, its learning curve drawn) its checkpoint
+    still stored; None when the experiment holds none."""
     wanted = (f"tags.`{tracking.TAG_CONTENT_KEY}` = '{key}' and tags.`{tracking.TAG_ROLE}` = '{role}' "
               "and attributes.status = 'FINISHED'")
     runs = client.search_runs([exp_id], filter_string=wanted, order_by=["attributes.start_time DESC"], max_results=100)
     return next((run for run in runs if run.data.tags.get(tracking.TAG_PARENT) != parent_id
                  and all(m in with_psnr_of_mse(run.data.metrics) for m in needed)
-                 and tracking.TAG_FARM_ERROR not in run.data.tags), None)
+                 and tracking.TAG_FARM_ERROR not in run.data.tags
+                 and (role == "baseline" or checkpoint_stored(run))), None)
+
+
+def checkpoint_stored(run: Run) -> bool:
+    """Whether the run's last checkpoint (its tag) is still in the storage."""
+    location = run.data.tags.get(tracking.TAG_CHECKPOINT)
+    return location is not None and tune_storage.exists(location, directory=True)
 
 
 def copy_run(client: MlflowClient, exp_id: str, parent_id: str, source: Run) -> str:
