@@ -236,7 +236,7 @@ def assert_a_second_sweep_reuses_every_comparison_trial(workdir: Path, first: Ru
     assert f"2 of 2 noise trials reused from sweep {first.info.run_name}" in html
     assert f"reused from sweep {first.info.run_name}" in html
     first_report = Path([x for x in printed.splitlines() if x.startswith("report: ")][-1].removeprefix("report: "))
-    assert html.count("data:image/png;base64,") == first_report.read_text().count("data:image/png;base64,")  # its figures
+    assert html.count(";base64,") == first_report.read_text().count(";base64,")  # its figures, from the first sweep's runs
 
 
 def assert_the_grids_ran_beside_the_front(workdir: Path, printed: str, html: str) -> None:

@@ -88,9 +88,11 @@ def own_key(plan: SweepPlan, resources: dict[str, float]) -> GridKey | None:
 
 
 def reuse_own(client: MlflowClient, exp_id: str, parent_id: str, spec: SweepSpec, plan: SweepPlan,
-              key: GridKey | None) -> GridReuse | None:
-    """The sweep's own grid (``spec``) after :func:`reuse_grid` with its ``key`` (None: nothing to look up, see
-    :func:`own_key`), looked up unless ``--no-reuse`` or a resume (whose Tune run keeps its points); one line."""
+              resources: dict[str, float]) -> GridReuse | None:
+    """The sweep's own grid (``spec``, with its trials' threads) after :func:`reuse_grid`, looked up unless
+    ``--no-reuse`` or a resume (whose Tune run keeps its points); one line. None where its trials have no key
+    (:func:`own_key`)."""
+    key = own_key(plan, resources)
     if key is None:
         return None
     lookup: Lookup = "its Tune run continues" if plan.resumed else "looked up" if plan.reuse else "--no-reuse"

@@ -1,5 +1,6 @@
-"""Launching a planned sweep: Ray and each trial's resources, the parent run, the plan's cost said up front, the
-raw-data reference points under way, then Tune's runs of the grid and of its comparison grids, and the farm's catch-up."""
+"""Launching a planned sweep: Ray and each trial's resources, the parent run, the trials the store already holds
+copied, the plan's cost said up front, the raw-data reference points under way, then Tune's runs of the rest of the
+grid and of its comparison grids, and the farm's catch-up."""
 from __future__ import annotations
 
 import sys
@@ -21,7 +22,7 @@ from platform.run.comparison_grid import comparison_grid_farm, run_baseline
 from platform.run.cost_estimate import pace_params, planned_cost, process_age_s
 from platform.run.farm import FarmPlan
 from platform.run.front_curves import start_front_curves
-from platform.run.grid_reuse import GridReuse, own_key, reuse_grids, reuse_own
+from platform.run.grid_reuse import GridReuse, reuse_grids, reuse_own
 from platform.run.interrupts import SweepEnding, resume_command
 from platform.run.learning_curves import cancel_curves, collect_curves
 from platform.run.progress import SweepProgress
@@ -97,9 +98,8 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
               "data and farm; off: --no-comparison-grids", flush=True)
     reused = reuse_grids(client, exp_id, parent_id, grids, plan, resources)
     grid_trials = tuple(grid.trials for grid in reused)  # the trials the store did not hold
-    key = own_key(plan, resources)
-    own = reuse_own(client, exp_id, parent_id, spec, plan, key)
-    to_run = planned if own is None else planned - own.reused
+    own = reuse_own(client, exp_id, parent_id, spec, plan, resources)
+    to_run = planned - (own.reused if own else 0)
     if own is not None and to_run == 0:  # no Tune run of its own to resume: the same command copies them again
         ending.resume = [executable("python"), "-m", "platform.sweep", *sys.argv[1:]]
     like = pace_params(params)
