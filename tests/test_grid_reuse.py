@@ -111,10 +111,11 @@ def test_a_stored_result_is_copied_once_and_only_where_its_key_matches(tmp_path:
     assert (reused.reused, reused.trials, reused.sweeps) == (2, 0, ("sweep-1",))
     assert reused.line() == ("noise comparison grid: 2 of 2 trials reused from sweep sweep-1; 0 to run "
                              "(--no-reuse runs them again)")
-    copies = {r.info.run_name: r for r in tracking.baseline_runs(client, exp_id, second, "noise")}
+    copies = {r.data.tags[tracking.TAG_REUSED_FROM]: r for r in tracking.baseline_runs(client, exp_id, second, "noise")}
+    assert sorted(r.info.run_name for r in copies.values()) == ["sigma=0", "sigma=1"]  # as the grid names its trials
     for source_id in sources:
         source = client.get_run(source_id)
-        copy = copies[source.info.run_name]
+        copy = copies[source_id]
         assert copy.info.status == "FINISHED" and copy.data.metrics == source.data.metrics
         assert copy.data.params == source.data.params
         assert copy.data.tags[tracking.TAG_REUSED_FROM] == source_id
@@ -206,6 +207,7 @@ def test_a_sweeps_own_trial_is_copied_from_a_trial_of_its_key_only(tmp_path: Pat
                           "(--no-reuse runs them again)")
     [copy] = tracking.child_runs(client, exp_id, second)
     assert copy.data.tags[tracking.TAG_REUSED_FROM] == source and tracking.artifact_run(copy) == source
+    assert copy.info.run_name == "alpha=1 lam=0 adv_steps=1"  # as this sweep names it (the source: "lam=0.0")
     assert copy.data.metrics == client.get_run(source).data.metrics and not tracking.baseline_runs(client, exp_id, second)
     assert reuse_grid(client, exp_id, second, grid, AMNIST_KEY, NEEDED, "its Tune run continues", "trial").reused == 1
     assert len(tracking.child_runs(client, exp_id, second)) == 1  # a resume copies nothing twice

@@ -59,11 +59,7 @@ def price(cost: CostEstimate | None) -> float | None:
 
 def said(cost: CostEstimate | None) -> str:
     """'about 1:05 here (sweep X on this machine: 5 trials in 1:05)', or that it has no price yet."""
-    if cost is None or cost.source is None or cost.seconds is None:
-        return "not yet timed on this machine (the ETA follows its first finished trial)"
-    source = cost.source
-    return f"about {clock(cost.seconds)} here (sweep {source.name} on {source.where}: {source.trials} trials in " \
-           f"{clock(source.wall_s)})"
+    return (cost and cost.price()) or "not yet timed on this machine (the ETA follows its first finished trial)"
 
 
 def prices(priced: Mapping[str, CostEstimate | None]) -> str:

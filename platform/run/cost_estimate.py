@@ -69,9 +69,16 @@ class CostEstimate:
         if self.source is None or self.seconds is None:
             return plan + "; no finished sweep like it (preset, profile, grid, farm, config, machine) in the store " \
                           "or on this machine to estimate from (the ETA follows the first finished trial)"
+        return f"{plan}; {self.price()}"
+
+    def price(self) -> str:
+        """'about 11:40 here (sweep X on this store: 15 trials in 11:40; this machine 3 % slower now than then)'; ''
+        without a measured sweep."""
+        if self.source is None or self.seconds is None:
+            return ""
         speed = "" if self.slower is None else \
             f"; this machine {round(abs(self.slower - 1) * 100)} % {'slower' if self.slower >= 1 else 'faster'} now than then"
-        return (f"{plan}; about {clock(self.seconds)} here (sweep {self.source.name} on {self.source.where}: "
+        return (f"about {clock(self.seconds)} here (sweep {self.source.name} on {self.source.where}: "
                 f"{self.source.trials} trials in {clock(self.source.wall_s)}{speed})")
 
 

@@ -29,6 +29,7 @@ from platform.plan.sweep_plan import SweepPlan
 from platform.results import tracking
 from platform.run import storage as tune_storage
 from platform.run.comparison_grid import grid_started
+from platform.run.trial_logger import trial_label
 
 # whether a grid's points were looked up in the store: not with --no-reuse, nor once its Tune run has started
 Lookup = Literal["looked up", "--no-reuse", "its Tune run continues"]
@@ -136,9 +137,10 @@ def reuse_grid(client: MlflowClient, exp_id: str, parent_id: str, grid: SweepSpe
     configs = trial_configs(grid)
     keys = [key.of(config) for config in configs]
     held = copies_held(client, exp_id, parent_id, grid.preset.name, role)
+    names = {k: trial_label(config, grid.preset.label_keys) for config, k in zip(configs, keys, strict=True)}
     found = {k: run for k in keys if k not in held and lookup == "looked up"
              and (run := stored_result(client, exp_id, parent_id, k, needed, role)) is not None}
-    done = held | {k: copy_run(client, exp_id, parent_id, run) for k, run in found.items()}
+    done = held | {k: copy_run(client, exp_id, parent_id, run, names[k]) for k, run in found.items()}
     left = [config for config, k in zip(configs, keys, strict=True) if k not in done]
     return GridReuse(grid, key, left_to_run(grid, left, len(configs)), len(keys) - len(left),
                      tuple(sorted({done[k] for k in keys if k in done})), lookup, role)
@@ -177,9 +179,10 @@ def checkpoint_stored(run: Run) -> bool:
     return location is not None and tune_storage.exists(location, directory=True)
 
 
-def copy_run(client: MlflowClient, exp_id: str, parent_id: str, source: Run) -> str:
-    """A FINISHED copy of ``source`` as a baseline child run of ``parent_id`` (its params, metric histories and tags,
-    tagged with the run and sweep that computed it); returns that sweep's name."""
+def copy_run(client: MlflowClient, exp_id: str, parent_id: str, source: Run, name: str) -> str:
+    """A FINISHED copy of ``source`` as a child run of ``parent_id`` named as this sweep names the trial (``name``: with
+    its seed where the sweep has several), its params, metric histories and tags, tagged with the run and sweep that
+    computed it; returns that sweep's name."""
     tags = source.data.tags
     origin = tags.get(tracking.TAG_REUSED_FROM, source.info.run_id)  # a copy of a copy names the run that computed it
     sweep = tags.get(tracking.TAG_REUSED_SWEEP) or client.get_run(tags[tracking.TAG_PARENT]).info.run_name or ""
@@ -187,7 +190,7 @@ def copy_run(client: MlflowClient, exp_id: str, parent_id: str, source: Run) -> 
         "mlflow.parentRunId": parent_id, tracking.TAG_PARENT: parent_id, tracking.TAG_REUSED_FROM: origin,
         tracking.TAG_REUSED_SWEEP: sweep,
         tracking.TAG_REUSED_ARTIFACTS: tags.get(tracking.TAG_REUSED_ARTIFACTS, source.info.artifact_uri)}
-    run_id = client.create_run(exp_id, run_name=source.info.run_name, tags=copied).info.run_id
+    run_id = client.create_run(exp_id, run_name=name, tags=copied).info.run_id
     params = [Param(k, v) for k, v in source.data.params.items()]
     for i in range(0, len(params), 100):
         client.log_batch(run_id, params=params[i:i + 100])
