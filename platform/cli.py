@@ -9,6 +9,7 @@ from typing import NoReturn
 import ray
 
 from core.files.source import InputFileError
+from core.messages import one_line
 from core.plugins import PluginError
 from platform.errors import UsageError
 
@@ -22,7 +23,7 @@ def guarded(work: Callable[[], int]) -> int:
     try:
         return work()
     except (UsageError, InputFileError, PluginError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(str(exc))}", file=sys.stderr)  # a control character given (a path's \r) prints as a space
         return EXIT_USAGE
     finally:
         if ray.is_initialized():

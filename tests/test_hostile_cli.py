@@ -100,6 +100,7 @@ def test_a_command_line_naming_nothing_is_refused_and_stores_nothing(command: st
     @given(command_line(command))
     @example(["x'y"]).via("a quote, which MLflow's filter strings cannot hold")
     @example(["\\"]).via("a lone backslash, which escapes a filter string's closing quote")
+    @example(["0", "--out", "0/\r"]).via("a carriage return in a path, which the error quotes")
     def refused(argv: list[str]) -> None:
         code, lines = run(COMMANDS[command], [*argv, *uri])
         assert code != 0, argv
