@@ -15,6 +15,12 @@ def one_line(text: str) -> str:
     return "".join(" " if not c.isprintable() else c for c in text).strip()
 
 
+def printable(text: str) -> str:
+    """``text`` with every control character but its line breaks as a space: what a user gave (a path's carriage return)
+    can neither split a line nor hide one."""
+    return "".join(c if c.isprintable() or c == "\n" else " " for c in text)
+
+
 def exception_line(exc: BaseException) -> str:
     """An exception as one line of at most 500 characters: its type's name, then its message's first line."""
     return first_line(f"{type(exc).__name__}: {exc}")[:500]

@@ -9,7 +9,7 @@ from typing import NoReturn
 import ray
 
 from core.files.source import InputFileError
-from core.messages import one_line
+from core.messages import printable
 from core.plugins import PluginError
 from platform.errors import UsageError
 
@@ -23,7 +23,7 @@ def guarded(work: Callable[[], int]) -> int:
     try:
         return work()
     except (UsageError, InputFileError, PluginError) as exc:
-        print(f"error: {one_line(str(exc))}", file=sys.stderr)  # a control character given (a path's \r) prints as a space
+        print(f"error: {printable(str(exc))}", file=sys.stderr)  # a list of bad values keeps one line each
         return EXIT_USAGE
     finally:
         if ray.is_initialized():
