@@ -54,8 +54,8 @@ class Sweep:
 
     @property
     def own_trials(self) -> int:
-        """The sweep's own trials its Tune run holds: the plan's, less those the store held."""
-        return self.planned if self.own is None else self.planned - self.own.reused
+        """The sweep's own trials its Tune run holds (:func:`own_left`)."""
+        return own_left(self.planned, self.own)
 
     @property
     def tune_spec(self) -> SweepSpec:
@@ -71,6 +71,11 @@ class Sweep:
     def comparison_trials(self) -> tuple[int, ...]:
         """Each comparison grid's trials left to run, in its order."""
         return tuple(grid.trials for grid in self.grids)
+
+
+def own_left(planned: int, own: GridReuse | None) -> int:
+    """A sweep's own trials left to its Tune run: the ``planned`` ones, less those the store held (``own``)."""
+    return planned - (own.reused if own else 0)
 
 
 def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Sweep:
@@ -99,7 +104,7 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
     reused = reuse_grids(client, exp_id, parent_id, grids, plan, resources)
     grid_trials = tuple(grid.trials for grid in reused)  # the trials the store did not hold
     own = reuse_own(client, exp_id, parent_id, spec, plan, resources)
-    to_run = planned - (own.reused if own else 0)
+    to_run = own_left(planned, own)
     if own is not None and to_run == 0:  # no Tune run of its own to resume: the same command copies them again
         ending.resume = [executable("python"), "-m", "platform.sweep", *sys.argv[1:]]
     like = pace_params(params)
