@@ -77,10 +77,11 @@ TRIALS = pd.DataFrame({
 def test_point_metric_is_the_mean_over_seeds_with_its_t_interval():
     measured = PointMetric("utility/accuracy", {"alpha": 1.0, "lam": 3.0})(runs(TRIALS))
     assert measured.value == pytest.approx(0.75)
-    # 0.75 ± 12.706 · 0.0707 / √2: two seeds say almost nothing
-    assert (measured.low, measured.high) == pytest.approx(t_band([0.80, 0.70]))
-    assert (measured.low, measured.high) == pytest.approx((0.1147, 1.3853), abs=1e-4)
-    assert "2 seeds" in measured.band and measured.seeds == 2 and measured.groups == ((0.80, 0.70),)
+    # 0.75 ± 12.706 · 0.0707 / √2: two seeds say almost nothing, and an accuracy's interval stops at 1
+    assert t_band([0.80, 0.70]) == pytest.approx((0.1147, 1.3853), abs=1e-4)
+    assert (measured.low, measured.high) == pytest.approx((t_band([0.80, 0.70])[0], 1.0))
+    assert "2 seeds" in measured.band and "cut to [0, 1]" in measured.band
+    assert measured.seeds == 2 and measured.groups == ((0.80, 0.70),)
     assert PointMetric("utility/accuracy", {"alpha": math.inf})(runs(TRIALS)).value == pytest.approx(0.55)
 
 
@@ -111,7 +112,7 @@ def test_best_under_a_budget_at_a_setting_no_trial_ran_is_not_measured_and_gets_
     assert verdict(claim, measured, runs(TRIALS)) == "—"
     three = runs(pd.concat([TRIALS, TRIALS[TRIALS["seed"] == 0].assign(seed=2)], ignore_index=True))
     reached_nowhere = BestUnder("utility/accuracy", "attack/max/accuracy", 0.5)(three)  # ran, and no point reaches it
-    assert reached_nowhere.unreached and verdict(claim, reached_nowhere, three) == "differs"
+    assert reached_nowhere.unreached and verdict(claim, reached_nowhere, three) == "not reached"
 
 def test_trend_reads_the_direction_along_an_axis():
     table = pd.DataFrame({"n": [10, 30, 100, 10, 30, 100], "seed": [0, 0, 0, 1, 1, 1],
@@ -145,11 +146,13 @@ def test_a_random_trend_over_three_seeds_does_not_agree_and_a_real_one_does():
     assert verdict(rising, rising.measure(real), real) == "differs"  # significant, the other way
 
 
-def test_a_flat_trend_is_inconclusive():
-    flat = seeded(np.full(15, 0.5), [10.0, 30.0, 100.0, 300.0, 1000.0])  # e.g. an attacker at chance everywhere
+def test_a_reading_every_trial_gives_alike_measures_nothing():
+    flat = seeded(np.full(15, 0.5), [10.0, 30.0, 100.0, 300.0, 1000.0])  # e.g. an attacker at exactly 0.5 everywhere
     measured = FALLS.measure(flat)
-    assert (measured.value, measured.p_value) == (0.0, 1.0) and measured.text.startswith("flat")
-    assert verdict(FALLS, measured, flat) == "inconclusive"
+    assert math.isnan(measured.value) and measured.text == "every trial reads 0.5: no measurement"
+    assert verdict(FALLS, measured, flat) == "—"
+    level = seeded(np.array([0.5, 0.52, 0.49] * 5), [10.0, 30.0, 100.0, 300.0, 1000.0])  # scattered: a measurement
+    assert verdict(FALLS, FALLS.measure(level), level) == "inconclusive"
 
 
 def test_a_direction_needs_three_seeds():
@@ -190,7 +193,7 @@ def test_a_value_agrees_only_inside_the_band_or_interval():
     assert verdict(claim, Measured(math.nan, text="not measured"), runs(TRIALS)) == "—"
     three = runs(pd.concat([TRIALS, TRIALS.assign(seed=2)], ignore_index=True))
     nowhere = BestUnder("utility/accuracy", "attack/max/accuracy", 0.5)(three)  # every attacker reads > 0.5
-    assert math.isnan(nowhere.value) and verdict(claim, nowhere, three) == "differs"  # point not reached
+    assert math.isnan(nowhere.value) and verdict(claim, nowhere, three) == "not reached"  # never "differs"
     assert verdict(claim, BestUnder("utility/accuracy", "attack/max/accuracy", 0.5)(runs(TRIALS)),
                    runs(TRIALS)) == "too few seeds"  # two seeds settle nothing, not even an unreached point
     above = Claim("alpha-mi", "", "", "> 90 %", "eco", ParentMetric("x"), target=0.9, direction="above")
@@ -224,7 +227,8 @@ def test_every_row_shows_its_data_scale_and_caveat_whatever_the_verdict(tmp_path
     study = StudyRuns("amnist-1", "quick", {"x": 0.5, "x/ci_low": 0.45, "x/ci_high": 0.55}, TRIALS,
                       ("alpha", "lam", "seed"), dataset="amnist", config={"n_train": "2000", "epochs": "4"})
     rows = evaluate([claim], {"amnist": study})
-    assert rows[0].verdict == "agrees"
+    assert rows[0].verdict == "substitute: no verdict"  # inside the interval, on another quantity than the paper's
+    assert evaluate([replace(claim, substitute="")], {"amnist": study})[0].verdict == "agrees"
     text = render(rows, {"amnist": study}, {}, tmp_path / "reproduction.md")
     line = next(x for x in text.splitlines() if x.startswith("| 1 | Fig. 9"))
     assert "substitute: AMNIST subset" in line and "2,000 records, 4 epochs, 6 trials (3 points × 2 seeds)" in line
@@ -584,7 +588,9 @@ def test_a_level_claim_is_tested_as_a_level_not_a_trend():
                           "attack/deep/accuracy": [0.89, 0.91, 0.92, 0.90, 0.91, 0.92, 0.89, 0.90, 0.92]})
     study = StudyRuns("c", "quick", {}, table, ("lam", "T", "M", "seed"), dataset="mnist32")
     assert Trend("attack/deep/accuracy", "lam", 1)(study).p_value < 0.05  # the trend the row used to read "agrees"
-    assert verdict(cloak, cloak.measure(study), study) == "differs"  # 0.89 at the most suppressing point: no chance
+    assert verdict(cloak, cloak.measure(study), study) == "substitute: no verdict"  # 'digit > 5' for the paper's attribute
+    as_paper = replace(cloak, substitute="")
+    assert verdict(as_paper, cloak.measure(study), study) == "differs"  # 0.89 at the most suppressing point: no chance
 
 
 def test_a_quantity_two_rows_test_is_counted_once():

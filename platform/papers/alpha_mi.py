@@ -58,7 +58,8 @@ SCALE = ("the scale profile: twice the quick study's images and epochs, still a 
          "images; every attacker trains on the releases of all 28,476 training records; α = 1 only")
 RAW_SCALE = ("read from the scale study, which logs the raw-image baselines (the quick study logs the same, at the same "
              "sizes): a tuned classifier family trained on all 28,476 of AMNIST's training images, scored on 1,000 of "
-             "its 4,681 test images (the interval is over those 1,000); the paper uses all of AMNIST")
+             "its 4,681 test images (each sweep's logged interval is over those 1,000; the row's is the t interval over the "
+             "sweeps); the paper uses all of AMNIST")
 RAW_STRONGER = ("putlab's raw-image attacker (a tuned family trained on every training image) reads thickness above "
                 "the paper's number here; the paper names 'a model' on the original images, without its training "
                 "budget")
@@ -85,6 +86,8 @@ SCALE_WHY = ("the digit alone reads thickness at about 0.62 (`baseline/attack/im
              "'about 60 %' is the release hiding all but what the digit says; no release here that keeps the digit "
              "brings the strongest attacker below 0.89. Not tried here, and each a possible reason: the full data set "
              "and more epochs, other α, and another α-MI estimator")
+FULL_PRIVACY_DIGIT = ("digit accuracy significantly high at the first full-privacy point; one α (lost in the text) gets "
+                      "there with lower digit accuracy than the others")
 ALMOST_KEPT = 0.9225  # "almost preserved", read as within 5 points of the paper's raw-image 97.25 %
 ALMOST = "'almost preserved' is read as at least 92.25 %, 5 points under the paper's raw-image 97.25 %"
 DA_POINT = ("putlab's middle point is the highest digit accuracy of a classifier trained afresh on the release where the "
@@ -165,16 +168,17 @@ class KeptFall:
                 f"{self.loss:g}")
 
 
-def papers_middle(setting: str, study: str, where: dict[str, float], caveat: str) -> tuple[Claim, ...]:
+def papers_middle(setting: str, study: str, where: dict[str, float], caveat: str, quantity: str) -> tuple[Claim, ...]:
     """Fig. 3's middle point read like for like, with the paper's own attacker (``fresh_adversary``), and beside it the
     strongest attacker at that point: how much of the paper's 'about 60 %' is the mechanism and how much the attacker.
-    The first counts the quantity; the strongest attacker's own middle point (:func:`middle`) is shown beside it."""
+    The first counts the paper's ``quantity`` (one point of one α curve, whichever study reads it); the strongest
+    attacker's own middle point (:func:`middle`) is shown beside it."""
     at = BestUnder(FRESH, PAPERS_ATTACKER, 0.6, where=where)
     return (
         Claim("alpha-mi", "Fig. 3", f"{setting}: digit accuracy where the paper's attacker (the adversary's "
               "architecture, trained once on the release, untuned) reads ≤ 60 %", "digit accuracy almost preserved "
               "where the attacker reads about 60 % (every model)", study, at, ALMOST_KEPT, direction=ABOVE,
-              quantity=f"middle, {setting}", caveat=f"{caveat}; {ALMOST}; like for like: the paper's attacker "
+              quantity=quantity, caveat=f"{caveat}; {ALMOST}; like for like: the paper's attacker "
               "(`fresh_adversary`) at the paper's threshold, at the highest digit accuracy of a classifier trained "
               "afresh on the release (the paper picks its points by eye)"),
         Claim("alpha-mi", "Fig. 3", f"{setting}: strongest attacker at the point above (how much of the 60 % is the "
@@ -208,18 +212,18 @@ def amnist_curve(alpha: float) -> tuple[Claim, ...]:
     a = _alpha(alpha)
     caveat = f"{QUICK_SCALE}; {ALPHAS_LOST}; {DA_POINT}"
     return (
-        *papers_middle(f"α = {a} curve", "amnist", {"alpha": alpha}, f"{QUICK_SCALE}; {ALPHAS_LOST}"),
+        *papers_middle(f"α = {a} curve", "amnist", {"alpha": alpha}, f"{QUICK_SCALE}; {ALPHAS_LOST}", f"middle, α = {a}"),
         Claim("alpha-mi", "Fig. 3", f"α = {a} curve: digit accuracy (classifier trained on the release) where the "
               "strongest attacker reads ≤ 60 %", "digit accuracy almost preserved where the attacker reads about 60 % (every "
               "model)", "amnist", middle(alpha), ALMOST_KEPT, direction=ABOVE, caveat=f"{caveat}; {ALMOST}",
-              quantity=f"middle, α = {a} curve"),
+              quantity=f"middle, α = {a}"),
         Claim("alpha-mi", "Fig. 3", f"α = {a} curve: lowest strongest-attacker accuracy (balanced; chance 50 %)",
               "every model reaches the full-privacy region (attacker at 50 %)", "amnist", most_private(alpha), 0.5,
-              direction=LEVEL, caveat=f"{caveat}; four quick epochs on 2,000 images need not reach the game's "
-              "equilibrium"),
-        Claim("alpha-mi", "Fig. 3", f"α = {a} curve: digit accuracy at its most private point",
-              "digit accuracy significantly high at the first full-privacy point; one α (lost in the text) gets there "
-              "with lower digit accuracy than the others", "amnist", most_private(alpha, FRESH), caveat=caveat),
+              direction=LEVEL, quantity=f"full privacy, α = {a}",
+              caveat=f"{caveat}; four quick epochs on 2,000 images need not reach the game's equilibrium"),
+        Claim("alpha-mi", "Fig. 3", f"α = {a} curve: digit accuracy at its most private point", FULL_PRIVACY_DIGIT,
+              "amnist", most_private(alpha, FRESH), caveat=caveat,
+              quantity=f"digit at full privacy, α = {a}"),
         Claim("alpha-mi", "Fig. 3", f"hypervolume of the α = {a} front (digit accuracy × strongest attacker)", "—",
               "amnist", ParentMetric(f"front/hypervolume/alpha_{'inf' if math.isinf(alpha) else f'{alpha:g}'}"),
               kind=OWN, caveat=QUICK_SCALE),
@@ -238,16 +242,17 @@ def amnist_scale(steps: int) -> tuple[Claim, ...]:
     at = {"adv_steps": float(steps)}
     setting = f"α = 1, the adversary taking {steps} step{'s' * (steps > 1)} per releaser step"
     return (
-        *papers_middle(setting, "amnist-scale", at, SCALE),
+        *papers_middle(setting, "amnist-scale", at, SCALE, "middle, α = 1"),
         Claim("alpha-mi", "Fig. 3", f"{setting}: digit accuracy where the strongest attacker reads ≤ 60 %",
               "digit accuracy almost preserved where the attacker reads about 60 % (every model)", "amnist-scale",
-              middle(where=at), ALMOST_KEPT, direction=ABOVE, quantity=f"middle, {setting}",
+              middle(where=at), ALMOST_KEPT, direction=ABOVE, quantity="middle, α = 1",
               caveat=f"{SCALE}; {ALMOST}; {DA_POINT}. {SCALE_FINDING[steps]}; {SCALE_WHY}"),
         Claim("alpha-mi", "Fig. 3", f"{setting}: lowest strongest-attacker accuracy (balanced; chance 50 %)",
               "every model reaches the full-privacy region (attacker at 50 %)", "amnist-scale", most_private(where=at),
-              0.5, direction=LEVEL, caveat=f"{SCALE}. {SCALE_FINDING[steps]}"),
-        Claim("alpha-mi", "Fig. 3", f"{setting}: digit accuracy at its most private point", "—", "amnist-scale",
-              most_private(report=FRESH, where=at), kind=OWN, caveat=SCALE),
+              0.5, direction=LEVEL, quantity="full privacy, α = 1", caveat=f"{SCALE}. {SCALE_FINDING[steps]}"),
+        Claim("alpha-mi", "Fig. 3", f"{setting}: digit accuracy at its most private point", FULL_PRIVACY_DIGIT,
+              "amnist-scale", most_private(report=FRESH, where=at), quantity="digit at full privacy, α = 1",
+              caveat=SCALE),
         Claim("alpha-mi", "Fig. 4", f"{setting}: released test images at the middle point", "images only",
               "amnist-scale", ImageQuality(middle(where=at)), kind=OWN, caveat=f"{SCALE}; {DA_POINT}"),
         Claim("alpha-mi", "Fig. 4", f"{setting}: released test images at the most private point", "images only",

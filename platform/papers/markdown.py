@@ -27,6 +27,7 @@ from platform.papers.measures import (
     STAND_IN,
     UNKNOWN,
     AgainstBaseline,
+    AxisDifference,
     Difference,
     Measured,
     Part,
@@ -41,13 +42,16 @@ from platform.results.replicates import SEED, point_keys
 MIN_SEEDS = 3  # a verdict read from trials needs at least this many seeds in the slice it tests
 
 AGREES, DIFFERS, INCONCLUSIVE = "agrees", "differs", "inconclusive"
+NOT_REACHED = "not reached"  # no grid point reaches the paper's operating point: the grid does not test the claim
 COLLAPSED = "inconclusive (collapsed seed)"
 FEW_SEEDS, NO_BAND, STAND_IN_ROW, OWN_ROW, NOTHING = "too few seeds", "no band", "stand-in", "putlab's own", "—"
 UNKNOWN_DATA = "no verdict: data unknown"
+SUBSTITUTE = "substitute: no verdict"  # the row measures another quantity or setting in place of the paper's
 NOT_RUN = "not run"
 SANITY_HOLDS, SANITY_FAILS = "sanity check: holds", "sanity check: FAILS"
 SAME_AS = "counted in row {}"  # a quantity an earlier row tests already
-DECIDED = (AGREES, DIFFERS, SANITY_HOLDS, SANITY_FAILS)  # the verdicts a collapsed seed may not carry
+UNDECIDED = (OWN_ROW, NOTHING, STAND_IN_ROW, UNKNOWN_DATA, SUBSTITUTE)  # no verdict, so none a collapsed seed carries
+DIRECTIONAL = (Trend, Difference, AgainstBaseline, AxisDifference)  # measures read by their test's direction
 
 
 @dataclass(frozen=True)
@@ -90,9 +94,11 @@ def verdict(claim: Claim, measured: Measured, runs: StudyRuns | None) -> str:
         return STAND_IN_ROW
     if runs.provenance == UNKNOWN:
         return UNKNOWN_DATA
+    if claim.substitute:
+        return SUBSTITUTE
     if 0 < measured.seeds < MIN_SEEDS:
         return FEW_SEEDS
-    if isinstance(claim.measure, Trend | Difference | AgainstBaseline) and claim.direction != LEVEL:
+    if isinstance(claim.measure, DIRECTIONAL) and claim.direction != LEVEL:
         return tested(claim.measure.expected, measured)
     return compared(claim, measured)
 
@@ -109,7 +115,7 @@ def compared(claim: Claim, measured: Measured) -> str:
     if claim.target is None:
         return NOTHING
     if measured.unreached:
-        return DIFFERS  # no grid point reaches the paper's operating point
+        return NOT_REACHED
     if claim.direction == EXACT:
         return AGREES if abs(measured.value - claim.target) <= claim.tolerance else DIFFERS
     if claim.direction == LEVEL:
@@ -158,7 +164,7 @@ def holds(claim: Claim, measured: Measured) -> bool:
 
 def evaluate(claims: Sequence[Claim], runs: dict[str, StudyRuns], studies: Sequence[Study] = STUDIES) -> list[Row]:
     """Every claim against its study's runs (a study without a sweep: "not run"), its verdict checked against the
-    collapsed seeds it reads, and a quantity an earlier row tests (with something measured) counted there."""
+    collapsed seeds it reads, and a quantity of the paper an earlier row measured (in any study) counted there."""
     by_key = {s.key: s for s in studies}
     first: dict[tuple[str, str, str], int] = {}
     rows = []
@@ -170,12 +176,12 @@ def evaluate(claims: Sequence[Claim], runs: dict[str, StudyRuns], studies: Seque
         measured = claim.measure(study_runs)
         found = verdict(claim, measured, study_runs)
         read = collapsed_read(claim, measured, study_runs, study)
-        if read and found in DECIDED and without_collapsed(claim, study_runs, study) != found:
+        if read and found not in UNDECIDED and without_collapsed(claim, study_runs, study) != found:
             found = COLLAPSED
         key = (claim.paper, claim.item, claim.quantity)
         if claim.quantity and key in first:
             found = SAME_AS.format(first[key])
-        elif claim.quantity and found not in (NOTHING, OWN_ROW):  # a row with nothing measured counts nothing
+        elif claim.quantity and (measured.unreached or not math.isnan(measured.value)):  # nothing measured counts nothing
             first[key] = number
         rows.append(Row(claim, measured, found, study_runs, study, level_test(claim, measured),
                         tuple(trial_name(study_runs, i) for i in read)))
@@ -234,17 +240,21 @@ HEADER = [
     "- **Intervals**: a value read from trials is the mean over the seeds of the slice the row tests (one grid point, "
     "or the trials of a difference) with its Student t 95 % interval, mean ± t(0.975, n − 1) · s / √n; a sweep-level "
     "number (measured once, such as a raw-data reference) carries the 95 % interval it logged. Never the min–max of "
-    "the seeds.",
+    "the seeds. The interval of a proportion (an accuracy, an AUC, a share) is cut to [0, 1], and its band says so.",
     f"- **{AGREES}** / **{DIFFERS}**: a row read from trials needs at least {MIN_SEEDS} seeds in the slice it tests. "
     f"A trend or a difference: its test at α = {ALPHA} (Spearman's rank correlation of every trial with the axis; the "
-    "Wilcoxon signed-rank test of paired differences), significant in the paper's direction agrees, significant the "
+    "Wilcoxon signed-rank test of every paired difference, whatever pairs it: with fewer than 6 pairs it cannot reach "
+    "p < 0.05, so such a row reads inconclusive), significant in the paper's direction agrees, significant the "
     "other way differs. A value agrees when the paper's number lies inside the interval (a claim of \"more than\": "
-    "when the whole interval clears it) and differs when it lies outside, or when no grid point reaches the paper's "
-    "operating point; a count agrees only when equal. A level (\"at 50 %\", \"near chance\", \"gap 0\", \"level "
-    "with\") agrees only when two one-sided t-tests at α = 0.05 put the mean within the margin of the paper's level "
+    "when the whole interval clears it) and differs when it lies outside; a count agrees only when equal. A claim "
+    "about any point of a curve is read at every point of it the grid runs, each tested. A level (\"at 50 %\", "
+    "\"near chance\", \"gap 0\", \"level with\") agrees only when two one-sided t-tests at α = 0.05 put "
+    "the mean within the margin of the paper's level "
     f"(± {readable(MARGIN)} in the row's unit) at every grid point the row reads, and differs when a point's interval "
     "lies wholly outside that margin: a difference a test did not find is never read as \"level\". A bound counts only "
     "at the points where it is informative (below 1).",
+    f"- **{NOT_REACHED}**: no grid point reaches the paper's operating point (the budget the row reads under): the grid "
+    "did not test the claim there, which is not a contradiction of it.",
     f"- **{INCONCLUSIVE}**: the test is not significant, the interval straddles the paper's threshold, or a level is "
     f"neither shown nor excluded. **{FEW_SEEDS}**: fewer than {MIN_SEEDS} seeds in the row's slice. **{NO_BAND}**: "
     "no interval to compare with.",
@@ -252,14 +262,20 @@ HEADER = [
     "attacker's balanced accuracy on the secret, reads chance: 1/classes (the data's classes), within 0.001, which is "
     "what a constant prediction reads (a learned attacker on a genuinely private release scatters about chance by "
     "its test set's noise, ±0.03 on 1,000 records). The studies table names them, a row whose measurement reads one "
-    f"names it, and a verdict that changes when they are left out reads **{COLLAPSED}**.",
+    f"names it, and any verdict that changes when they are left out (inconclusive and too few seeds included) reads "
+    f"**{COLLAPSED}**.",
     f"- **{STAND_IN_ROW}**: the study ran on a synthetic stand-in of the paper's data; it tests the pipeline, never the "
     f"paper's numbers. **{UNKNOWN_DATA}**: the sweep did not say whether it read the real files or a stand-in (its "
     "data set has a stand-in and the sweep logged no `data/synthetic`, or the data set is not registered). "
+    f"**{SUBSTITUTE}**: the row measures another quantity or setting in place of the paper's (named in its data "
+    "column: another data set, another estimator, the network's outputs for its parameters, a mixture for faces); it "
+    "stands beside the paper's number, and no verdict rests on it. "
     f"**{OWN_ROW}**: a measurement the paper does not contain, no verdict. **sanity check**: the row holds by "
-    f"construction and checks putlab's code, not the paper; it fails when its interval excludes the value (for a "
-    f"bound: lies wholly on the wrong side of it). **{SAME_AS.format('N')}**: the paper's quantity is "
-    f"tested by row N already and counted there. **{NOTHING}**: nothing to compare or nothing measured. "
+    f"construction, or is a proven bound measured on data, and checks putlab's code, not the paper; it fails when its "
+    f"interval excludes the value (for a bound: lies wholly on the wrong side of it). **{SAME_AS.format('N')}**: the "
+    "paper's quantity (one point or trend of one figure) is measured by row N already, in this study or another, and "
+    f"counted there. **{NOTHING}**: nothing to compare, or nothing measured (a reading every trial gives alike, such "
+    "as an attacker at exactly 0.5 throughout, measures nothing). "
     "**not run**: the study has no sweep yet.",
     "- **Parts**: a study too long for one sitting runs its command once per seed, `--set seed=K` in place of "
     "`--seeds N` (same experiment), and a part stopped before its end counts with the trials it finished, their "
@@ -272,9 +288,10 @@ HEADER = [
     "between them). Its front and trends are drawn from the joined trials, "
     "its released images are those of the newest part that published its front, and of each point or comparison grid "
     "that part did not run, the images an older part left. A sweep-level number (a share of "
-    "the front, a hypervolume, a raw-data reference point) is the mean of the parts that logged it, with its t "
-    "interval over them; a number every part logged alike (a count of the data) reads as one sweep's, with the "
-    "parts' own interval; a number from the front (`front/…`) counts only from a part that ran every point of its "
+    "the front, a hypervolume, a raw-data reference point) is the mean over seeds of the parts' numbers (a seed two "
+    "parts ran counts once, the newer part's), with its t interval; a number every part logged alike (a count of the "
+    "data) reads as one sweep's, with the parts' own interval; a number from the front (`front/…`) "
+    "counts only from a part that ran every point of its "
     "seed, and of a seed two parts ran whole, the newer's.",
     "- **Seeds and machines**: one seed gives the same release bit for bit on one torch build and one kind of CPU "
     "kernels, and another release on another: the game carries the kernels' rounding on "

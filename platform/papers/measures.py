@@ -32,6 +32,8 @@ from platform.results.replicates import SEED, point_index, point_keys
 ALPHA = 0.05  # every test's level
 MARGIN = 0.02  # the equivalence margin of a level (in the row's unit: accuracy, nats, ...)
 CHANCE_TOLERANCE = 0.001  # a balanced accuracy this close to 1/classes is a constant prediction's
+PROPORTION = re.compile(r"(accuracy|auc|share)(_within_\w+)?$")  # a metric's last name part that makes it a proportion
+CUT = "cut to [0, 1]"  # what a band says when a proportion's t interval reached past 0 or 1
 
 STAND_IN, REAL, UNKNOWN = "synthetic stand-in", "real", "unknown"  # a study's data provenance
 FRONT = "front/"  # the parent metrics of a sweep's Pareto front (hypervolume, shares beating a baseline, ...)
@@ -193,6 +195,19 @@ class Measure(Protocol):
     def describe(self) -> str: ...
 
 
+def proportion(metric: str) -> bool:
+    """Whether ``metric`` is a proportion (an accuracy, an AUC, a share), whose interval stays inside [0, 1]; a
+    difference of two (``a − b``) is none."""
+    return " − " not in metric and PROPORTION.search(metric.rsplit("/", 1)[-1]) is not None
+
+
+def cut(low: float, high: float, metric: str) -> tuple[float, float, str]:
+    """A proportion's interval cut to [0, 1], and the words the band adds when it was ("" when not)."""
+    if not proportion(metric) or (not low < 0 and not high > 1):
+        return low, high, ""
+    return max(low, 0.0), min(high, 1.0), f", {CUT}"
+
+
 def t_interval(values: Iterable[float]) -> tuple[float, float]:
     """The Student t 95 % interval of the mean of ``values`` (NaN with fewer than two; the mean when all are equal)."""
     x = np.asarray(list(values), dtype=float)
@@ -236,9 +251,9 @@ def over_seeds(rows: pd.DataFrame, metric: str) -> Measured:
     values = rows[metric].dropna().astype(float)
     seeds, group = seed_count(rows.loc[values.index]), (tuple(values),)
     if len(values) > 1:
-        low, high = t_interval(values)
+        low, high, note = cut(*t_interval(values), metric)
         shown = ", ".join(readable(v) for v in values)
-        return Measured(float(values.mean()), low, high, f"95 % t interval over {len(values)} seeds ({shown})",
+        return Measured(float(values.mean()), low, high, f"95 % t interval over {len(values)} seeds ({shown}){note}",
                         seeds=seeds, groups=group)
     low, high = (rows.get(f"{metric}/{end}") for end in ("ci_low", "ci_high"))
     if low is not None and high is not None and low.notna().all() and high.notna().all():
@@ -248,12 +263,13 @@ def over_seeds(rows: pd.DataFrame, metric: str) -> Measured:
 
 
 def over_trials(values: pd.Series, trials: pd.DataFrame, what: str = "trials") -> Measured:
-    """The mean of per-trial (or per-pair) ``values`` with its t interval; ``trials`` are the rows they came from."""
+    """The mean of per-trial (or per-pair) ``values`` with its t interval (cut to [0, 1] where the series is named after a
+    proportion); ``trials`` are the rows they came from."""
     values = values.dropna().astype(float)
     if values.empty:
         return Measured(math.nan, text="not measured")
-    low, high = t_interval(values)
-    return Measured(float(values.mean()), low, high, f"95 % t interval over {len(values)} {what}",
+    low, high, note = cut(*t_interval(values), str(values.name))
+    return Measured(float(values.mean()), low, high, f"95 % t interval over {len(values)} {what}{note}",
                     seeds=seed_count(trials), groups=(tuple(values),))
 
 
@@ -270,8 +286,8 @@ class ParentMetric:
         logged = [(seeds, numbers) for seeds, numbers in sweep_numbers(runs.parts) if self.metric in numbers]
         values = [numbers[self.metric] for _, numbers in logged]
         if len(set(values)) > 1:  # a study run in parts: each sweep's number, their mean with its t interval
-            low, high = t_interval(values)
-            return Measured(float(np.mean(values)), low, high, f"95 % t interval over {len(values)} sweeps",
+            low, high, note = cut(*t_interval(values), self.metric)
+            return Measured(float(np.mean(values)), low, high, f"95 % t interval over {len(values)} sweeps{note}",
                             seeds=len({s for seeds, _ in logged for s in seeds}), groups=(tuple(values),))
         metrics = logged[0][1] if len(logged) == 1 else runs.parent_metrics
         value = metrics.get(self.metric)
@@ -355,10 +371,10 @@ class Trend:
         means = rows.groupby(self.axis)[self.metric].mean()
         if len(means) < 3:  # two points make any difference a "trend"
             return Measured(math.nan, text=f"too few points ({len(means)}) with `{self.metric}`", seeds=seeds)
-        if rows[self.metric].nunique() == 1:  # every trial alike: no rank correlation, and no evidence of a trend
-            rho, p = 0.0, 1.0
-        else:
-            rho, p = stats.spearmanr(rows[self.axis], rows[self.metric])
+        if rows[self.metric].nunique() == 1:  # every trial alike: a reading that cannot move measures nothing
+            return Measured(math.nan, text=f"every trial reads {readable(float(rows[self.metric].iloc[0]))}: no "
+                            "measurement", seeds=seeds)
+        rho, p = stats.spearmanr(rows[self.axis], rows[self.metric])
         word = "rises" if rho > 0 else "falls" if rho < 0 else "flat"
         values = ", ".join(f"{readable(a)}: {readable(v)}" for a, v in means.items())
         return Measured(float(rho), text=f"{word} ({values})", p_value=float(p), seeds=seeds,
@@ -368,19 +384,21 @@ class Trend:
         return f"`{self.metric}` along {self.axis}"
 
 
-def paired(diff: pd.Series, trials: pd.DataFrame, shown: str = "") -> Measured:
+def paired(diff: pd.Series, trials: pd.DataFrame, shown: str = "", what: str = "trials") -> Measured:
     """Per-trial differences: their mean with its t interval, the signed-rank test against 0 (a direction) and the
     two one-sided tests against 0 ± ``MARGIN`` (a level), and the text saying which of them holds."""
-    found = over_trials(diff, trials)
+    found = over_trials(diff, trials, what)
     if math.isnan(found.value):
         return found
     p = float(stats.wilcoxon(diff).pvalue) if (diff != 0).any() else 1.0
+    floor = 2 / 2 ** len(diff)  # the smallest two-sided p of n pairs: every one on the same side
+    limit = f" (with {len(diff)} {what} it cannot go below p = {floor:.2g})" if floor >= ALPHA else ""
     level = equivalence_p(diff, 0.0)
     reading = (f"level within ±{readable(MARGIN)}" if level < ALPHA else
                ("higher" if found.value > 0 else "lower") if p < ALPHA else "neither shown different nor level")
     return replace(found, text=f"{shown or readable(found.value)}: {reading}", p_value=p,
-                   statistic=f"Wilcoxon signed-rank p = {p:.2g}; equivalence (two one-sided t-tests, "
-                             f"±{readable(MARGIN)}) p = {level:.2g}; over {len(diff)} trials")
+                   statistic=f"Wilcoxon signed-rank p = {p:.2g}{limit}; equivalence (two one-sided t-tests, "
+                             f"±{readable(MARGIN)}) p = {level:.2g}; over {len(diff)} {what}")
 
 
 @dataclass(frozen=True)
@@ -404,6 +422,73 @@ class Difference:
 
 
 @dataclass(frozen=True)
+class AxisDifference:
+    """``metric`` at ``axis`` = ``value`` minus ``metric`` at ``axis`` = ``baseline``, paired by the other grid values
+    and the seed (e.g. Algorithm 2's gap minus Algorithm 1's at equal α), read as :func:`paired`; the paper's direction
+    is the sign ``expected``."""
+
+    metric: str
+    axis: str
+    value: float
+    baseline: float
+    where: dict[str, float] = field(default_factory=dict)
+    expected: int = 1
+
+    def __call__(self, runs: StudyRuns) -> Measured:
+        trials = select_where(runs.trials, self.where)
+        if self.metric not in trials or self.axis not in trials:
+            return Measured(math.nan, text="not measured")
+        pairs = [k for k in dict.fromkeys((*runs.label_keys, SEED)) if k != self.axis and k in trials]
+        sides = [select_where(trials, {self.axis: v}).set_index(pairs)[self.metric] for v in (self.value, self.baseline)]
+        diff = (sides[0] - sides[1]).dropna()
+        if diff.empty:
+            return Measured(math.nan, text="not measured")
+        return paired(diff, trials, what="pairs")
+
+    def describe(self) -> str:
+        at = "".join(f", {k} = {readable(v)}" for k, v in self.where.items())
+        return (f"`{self.metric}` at {self.axis} = {readable(self.value)} − at {self.axis} = {readable(self.baseline)}"
+                f" (paired by grid point and seed{at})")
+
+
+@dataclass(frozen=True)
+class EveryPoint:
+    """``metric`` at every grid point with the grid values ``where`` and, per axis of ``among``, one of its values (e.g.
+    every α of the paper's figure at one k), each point's seeds a group for a level; the value and interval are the
+    point farthest from ``level``, the text lists every point's mean."""
+
+    metric: str
+    level: float = 0.0
+    where: dict[str, float] = field(default_factory=dict)
+    among: dict[str, tuple[float, ...]] = field(default_factory=dict)
+
+    def __call__(self, runs: StudyRuns) -> Measured:
+        trials = select_where(runs.trials, self.where)
+        for axis, values in self.among.items():
+            trials = pd.concat([select_where(trials, {axis: v}) for v in values])
+        trials = trials.reset_index(drop=True)
+        if trials.empty or self.metric not in trials:
+            return Measured(math.nan, text="not measured")
+        index = point_index(trials, runs.label_keys)
+        groups = {point: g[self.metric].dropna().astype(float) for point, g in trials.groupby(index)}
+        means = {point: float(v.mean()) for point, v in groups.items()}
+        far = max(means, key=lambda point: abs(means[point] - self.level))
+        found = over_seeds(trials[index == far], self.metric)
+        keys = [k for k in point_keys(trials, runs.label_keys) if trials[k].nunique() > 1]  # the axes that vary
+        name = {point: ", ".join(f"{k} = {readable(trials.loc[index == point, k].iloc[0])}" for k in keys)
+                for point in means}
+        shown = "; ".join(f"{name[p]}: {readable(m)}" for p, m in means.items())
+        text = f"farthest {found} at {name[far]} (every point: {shown})" if len(means) > 1 else ""
+        return replace(found, text=text,
+                       groups=tuple(tuple(v) for v in groups.values()), seeds=seed_count(trials))
+
+    def describe(self) -> str:
+        at = [f"{k} = {readable(v)}" for k, v in self.where.items()]
+        at += [f"{k} ∈ {{{', '.join(readable(v) for v in values)}}}" for k, values in self.among.items()]
+        return f"`{self.metric}` at every grid point" + (f" with {', '.join(at)}" if at else "")
+
+
+@dataclass(frozen=True)
 class Drop:
     """The largest fall of ``metric`` below the sweep's raw-data ``baseline`` (a parent metric) among points whose
     ``budget_metric`` mean is at most ``budget`` (e.g. how far the attacker falls while the distortion stays small)."""
@@ -420,8 +505,11 @@ class Drop:
         lowest = BestUnder(self.metric, self.budget_metric, self.budget, higher_is_better=False)(runs)
         if math.isnan(lowest.value):
             return lowest
-        return replace(lowest, value=raw - lowest.value, low=raw - lowest.high, high=raw - lowest.low,
-                       groups=tuple(tuple(raw - v for v in g) for g in lowest.groups))
+        falls = tuple(tuple(raw - v for v in g) for g in lowest.groups)
+        shown = ", ".join(readable(v) for g in falls for v in g)
+        band = lowest.band.replace(f"({', '.join(readable(v) for g in lowest.groups for v in g)})", f"(falls {shown})", 1)
+        return replace(lowest, value=raw - lowest.value, low=raw - lowest.high, high=raw - lowest.low, band=band,
+                       groups=falls)
 
     def describe(self) -> str:
         return (f"`{self.baseline}` − lowest `{self.metric}` where `{self.budget_metric}` ≤ {readable(self.budget)}")
