@@ -169,3 +169,13 @@ def test_paired_says_when_too_few_pairs_can_show_nothing():
     assert "cannot go below p = 0.062" in few.statistic and few.text.endswith("neither shown different nor level")
     six = paired(pd.Series([0.1, 0.12, 0.11, 0.1, 0.13, 0.12]), pd.DataFrame({"seed": range(6)}))
     assert "cannot go below" not in six.statistic and six.text.endswith("higher")
+
+
+def test_an_experiment_putlab_cannot_run_has_its_row_saying_what_it_needs(tmp_path):
+    missing = [c for c in CLAIMS if c.needs]
+    items = {(c.paper, c.item) for c in missing}
+    assert {("privatizer", "§ 5.1, Table 1"), ("privatizer", "§ 5.2, Table 2"), ("privatizer", "§ 5.3, Fig. 5"),
+            ("cloak", "Fig. 2a"), ("cloak", "Fig. 2d"), ("cloak", "Fig. 4")} <= items
+    rows = evaluate(missing, {})
+    assert {r.verdict for r in rows} == {"not run"} and all(r.data.startswith("not available: needs the ") for r in rows)
+    assert all(not c.study and c.published and c.caveat for c in missing)

@@ -21,6 +21,10 @@ EXACT = "exact"  # a count: putlab's equals the paper's
 LEVEL = "level"  # "at", "near", "level with": equivalence within ± the claim's margin, shown by two one-sided tests
 DIRECTIONS = (EQUAL, ABOVE, EXACT, LEVEL)
 
+# what a row of an experiment putlab cannot run needs (``Claim.needs``): the paper's data set and its trained networks
+UNAVAILABLE = ("the {} images and {}, neither of which putlab has: the data set to register and the networks to "
+               "train or load (docs/extending.md) before the row can run")
+
 
 @dataclass(frozen=True)
 class Paper:
@@ -71,7 +75,9 @@ class Claim:
     two decimals: 0.005). ``caveat`` says where putlab's setting differs from the paper's; it is printed under every
     row, whatever the verdict. ``substitute`` names what putlab runs in place of the paper's data or setting (the
     row's data then reads "substitute"). ``quantity`` names the paper's quantity the row tests, when another row tests
-    it too (e.g. one line of a figure read two ways): the report counts it once, at its first row."""
+    it too (e.g. one line of a figure read two ways): the report counts it once, at its first row. ``needs`` says what
+    putlab lacks to run the experiment at all (the paper's data set, its pre-trained networks): such a row has no study
+    (``study`` is empty), reads "not run" and names what it needs, so the table shows what it does not cover."""
 
     paper: str  # a Paper key
     item: str  # the figure or table, numbered as in the paper's text
@@ -87,3 +93,4 @@ class Claim:
     margin: float = MARGIN
     tolerance: float = 0.0
     quantity: str = ""
+    needs: str = ""

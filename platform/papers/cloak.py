@@ -7,8 +7,8 @@ import math
 from dataclasses import dataclass
 
 from core.metric_names import DEEP_ATTACK, INFO_REMOVED_KNN, UTILITY_ACCURACY
-from platform.papers.claim import ABOVE, LEVEL, OWN, Claim, Paper, Study
-from platform.papers.measures import BestUnder, Difference, Measured, ParentMetric, Release, StudyRuns, Trend
+from platform.papers.claim import ABOVE, LEVEL, OWN, UNAVAILABLE, Claim, Paper, Study
+from platform.papers.measures import BestUnder, Difference, Measured, NotRun, ParentMetric, Release, StudyRuns, Trend
 
 PAPER = Paper("cloak", "Cloak (learned stochastic representations for private inference): MNIST")
 
@@ -38,6 +38,8 @@ class ByHand:
         return f"`{self.script}` (by hand)"
 
 
+FACE_CAVEAT = ("putlab runs Cloak on MNIST's 'greater than five' target and reads the face figures' attribute "
+               "experiments on AMNIST (rows above, as substitutes); these figures need the paper's data and targets")
 QUICK = ("quick training: 6 perturbation and 2 suppression epochs (Adam, step 0.1) on 5,000 AMNIST training images, "
          "scored on 1,500 test images, where the paper trains 50 epochs at 0.01 and then 90–290 at 0.001 (Table 2)")
 ESTIMATOR = ("putlab's information removed is a kNN (KSG) estimate on the test images' 16 principal components, "
@@ -117,4 +119,27 @@ CLAIMS: tuple[Claim, ...] = (
           caveat="the sweep does not time predictions; the benchmark times LeNet-5 with and without Cloak's sift (one "
                  "noise draw, the mask, the suppression values) at batch sizes 1–256 on the CPU, on a fresh map and "
                  "network, since the time does not depend on the learned values"),
+    # the figures on face and CIFAR-100 data, which need data sets and pre-trained networks putlab does not have
+    Claim("cloak", "Fig. 2a", "UTKFace gender detection (VGG-16, modified): accuracy loss against the loss in mutual "
+          "information, Cloak's noisy representation beside Gaussian perturbation", "\u201cCloak reduces the "
+          "information in the input significantly (93% and 85% respectively) with little loss in accuracy (0.5% and "
+          "2.7%)\u201d; \u201csignificantly higher accuracy for same loss in mutual information compared to "
+          "Gaussian perturbation\u201d", "", NotRun("accuracy loss against information loss on UTKFace, Cloak and "
+                                                      "Gaussian noise"),
+          needs=UNAVAILABLE.format("UTKFace", "its gender classifier (VGG-16 with the paper's last layers, 87.87 %)"),
+          caveat=FACE_CAVEAT),
+    Claim("cloak", "Fig. 2b, Fig. 3", "black-box Cloak (a ResNet-18 substitute for the VGG-16 target) against "
+          "white-box, for smile detection (Fig. 2b) and black-hair colour (Fig. 3) on CelebA", "\u201cCloak "
+          "performs similarly effective in both white-box and black-box settings\u201d", "",
+          NotRun("white-box and black-box accuracy against suppression on CelebA"),
+          needs=UNAVAILABLE.format("CelebA", "its VGG-16 smile (91.8 %) and hair-colour targets"), caveat=FACE_CAVEAT),
+    Claim("cloak", "Fig. 2d", "smile detection on CelebA (VGG-16) under the suppression schemes of § 2",
+          "\u201csuppression using the trained values yields the best accuracy\u201d", "",
+          NotRun("smile accuracy per suppression scheme on CelebA"),
+          needs=UNAVAILABLE.format("CelebA", "its VGG-16 smile target (91.8 %)"), caveat=FACE_CAVEAT),
+    Claim("cloak", "Fig. 4", "privacy-utility trade-off on the other data sets: CIFAR-100 super-classes (ResNet-18) "
+          "and CelebA", "\u201cResults for other DNNs and datasets can be found in the appendix (Fig. 4)\u201d "
+          "(plots only)", "", NotRun("accuracy loss against information loss on CIFAR-100 and CelebA"),
+          needs=UNAVAILABLE.format("CIFAR-100 and CelebA", "the ResNet-18 super-class (55.7 %) and VGG-16 targets"),
+          caveat=FACE_CAVEAT + "; Fig. 4's MNIST panel is read above, on MNIST"),
 )

@@ -71,6 +71,8 @@ class Row:
     def data(self) -> str:
         """Real, synthetic stand-in, unknown, or a substitute of the paper's data or setting; a study that did not
         run says what its command would run on."""
+        if self.claim.needs:
+            return f"not available: needs {self.claim.needs}"
         if self.runs is not None:
             provenance = self.runs.provenance
         else:
@@ -170,6 +172,9 @@ def evaluate(claims: Sequence[Claim], runs: dict[str, StudyRuns], studies: Seque
     rows = []
     for number, claim in enumerate(claims, 1):
         study, study_runs = by_key.get(claim.study), runs.get(claim.study)
+        if claim.needs:
+            rows.append(Row(claim, Measured(math.nan, text="not run"), NOT_RUN, None, None))
+            continue
         if study_runs is None:
             rows.append(Row(claim, Measured(math.nan, text="not run"), NOT_RUN, None, study))
             continue
@@ -276,7 +281,8 @@ HEADER = [
     "paper's quantity (one point or trend of one figure) is measured by row N already, in this study or another, and "
     f"counted there. **{NOTHING}**: nothing to compare, or nothing measured (a reading every trial gives alike, such "
     "as an attacker at exactly 0.5 throughout, measures nothing). "
-    "**not run**: the study has no sweep yet.",
+    "**not run**: the study has no sweep yet, or putlab lacks what the experiment needs (its data column says what: "
+    "the paper's data set, its pre-trained networks); such a row shows what the table does not cover.",
     "- **Parts**: a study too long for one sitting runs its command once per seed, `--set seed=K` in place of "
     "`--seeds N` (same experiment), and a part stopped before its end counts with the trials it finished, their "
     "attacks included; the next part of that seed may run only the grid points still missing (`--set` on the grid "
@@ -321,9 +327,9 @@ def render(rows: Sequence[Row], runs: dict[str, StudyRuns], figures: dict[str, l
             lines.append("| " + " | ".join(_cell(x) for x in (
                 str(i), c.item, c.setting, c.published, str(m), evidence, row.verdict, row.data, scale)) + " |")
         lines += ["", "What each row measures, and its caveat:", ""]
-        lines += [f"{i}. {r.claim.measure.describe()} ({r.claim.study})" + (f". {r.claim.caveat}" if r.claim.caveat
-                                                                             else "") for i, r in paper_rows]
-        for key in dict.fromkeys(r.claim.study for _, r in paper_rows):
+        lines += [f"{i}. {r.claim.measure.describe()}" + (f" ({r.claim.study})" if r.claim.study else "")
+                  + (f". {r.claim.caveat}" if r.claim.caveat else "") for i, r in paper_rows]
+        for key in dict.fromkeys(r.claim.study for _, r in paper_rows if r.claim.study):
             for path in sorted(figures.get(key, []), key=figure_rank):
                 rel = path.relative_to(report.parent)
                 lines += ["", f"![{key}: {path.stem.replace('_', ' ')}]({rel.as_posix()})"]

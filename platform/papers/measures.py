@@ -301,6 +301,19 @@ class ParentMetric:
 
 
 @dataclass(frozen=True)
+class NotRun:
+    """The measure of an experiment putlab cannot run: nothing measured, and what the paper's experiment reads."""
+
+    what: str
+
+    def __call__(self, runs: StudyRuns) -> Measured:
+        return Measured(math.nan, text="not run")
+
+    def describe(self) -> str:
+        return self.what
+
+
+@dataclass(frozen=True)
 class PointMetric:
     """One grid point's metric (``where`` fixes the grid values), the mean over its seeds with its interval."""
 

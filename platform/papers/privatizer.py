@@ -10,11 +10,12 @@ import numpy as np
 
 from core.metric_names import STRONGEST_ATTACK, UTILITY_ACCURACY
 from core.numbers import readable
-from platform.papers.claim import ABOVE, LEVEL, OWN, REPRODUCTION, SANITY, Claim, Paper, Study
+from platform.papers.claim import ABOVE, LEVEL, OWN, REPRODUCTION, SANITY, UNAVAILABLE, Claim, Paper, Study
 from platform.papers.measures import (
     AxisDifference,
     EveryPoint,
     Measured,
+    NotRun,
     PointMetric,
     Release,
     StudyRuns,
@@ -123,6 +124,9 @@ ALGORITHMS = ("The paper states this without a measurement: no experiment of it 
               "which putlab lacks). putlab's frozen estimators are trained on raw x (σ = 0.05) and read q = θx + z "
               "with unit noise; a positive difference means the frozen algorithm ends farther from the bound at the "
               "same α and seed.")
+FACE_CAVEAT = ("putlab's privatizer runs the paper's Algorithm 1 on the Gaussian mixture of § 7.2 and on AMNIST; the "
+               "face experiments need a filter network (the paper's stochastic UNET) on 3-channel face images and the "
+               "paper's pre-trained estimators, so no row of this paper reads a face")
 AMNIST_OWN = "— (the paper has no MNIST experiment)"
 AMNIST_CAVEAT = "putlab's own use of the paper's Algorithm 1 on AMNIST (digit kept, stroke thickness hidden)"
 
@@ -176,6 +180,32 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("privatizer", "§ 4.2 (Eq. 10, Algorithm 3)", "gap of Algorithm 3 minus Algorithm 1 at k = 0.4, paired by α "
           "and seed", "— (no comparison in the paper)", "gmm-algorithms", AxisDifference(GAP, "algorithm", 3, 1),
           kind=OWN, caveat=ALGORITHMS),
+    # §§ 5.1–5.3: the face experiments, which need data sets and pre-trained networks putlab does not have
+    Claim("privatizer", "§ 5.1, Table 1", "top-5 subject accuracy after sanitization at several α, for consenting "
+          "(CU), observed private (OPU) and unobserved private users (UPU); stochastic UNET filter, Algorithm 3",
+          "\u201cfor α = 0.4, we significantly block OPU and UPU while preserving CU\u201d (the table's numbers are "
+          "lost in the text)", "", NotRun("top-5 subject accuracy per user group and α on sanitized FaceScrub"),
+          needs=UNAVAILABLE.format("FaceScrub", "a pre-trained VGGFace2 subject detector"), caveat=FACE_CAVEAT),
+    Claim("privatizer", "§ 5.1, Fig. 3", "sanitized images of consenting and nonconsenting users",
+          "\u201cThe identity of consenting users is still easily verified, while the identity of nonconsenting "
+          "users is effectively censored\u201d", "", NotRun("released images per user group"),
+          needs=UNAVAILABLE.format("FaceScrub", "a pre-trained VGGFace2 subject detector"), caveat=FACE_CAVEAT),
+    Claim("privatizer", "§ 5.2, Table 2", "gender (utility) and emotion (secret, smiling or not) detection on raw "
+          "and sanitized CelebA, Xception estimators; U and S independent", "gender 94.2 % / 94.5 % raw, 91.2 % / "
+          "96.1 % sanitized; emotion 93.3 % / 92.0 % raw, 54.0 % / 60.0 % sanitized (columns 'Male' and 'Female'; "
+          "the text's table is garbled)", "", NotRun("gender and emotion accuracy on raw and sanitized CelebA"),
+          needs=UNAVAILABLE.format("CelebA", "Xception gender and emotion networks"), caveat=FACE_CAVEAT),
+    Claim("privatizer", "§ 5.2, Fig. 4", "CelebA images before and after sanitization", "\u201cIt is visually "
+          "possible to identify the gender of the subject but not their emotion\u201d", "",
+          NotRun("released CelebA images"), needs=UNAVAILABLE.format("CelebA", "Xception gender and emotion networks"),
+          caveat=FACE_CAVEAT),
+    Claim("privatizer", "§ 5.3, Fig. 5", "gender probabilities of a fixed DEXNet gender detector and top-5 subject "
+          "accuracy of VGGFace2 on sanitized FaceScrub, against α; stochastic UNET and FaderNet + UNET (Eq. 10)",
+          "\u201csanitized images produce output gender probabilities close to the dataset prior even for relatively "
+          "low α values\u201d; \u201calmost perfect privacy while maintaining reasonable utility performance\u201d",
+          "", NotRun("gender probabilities and top-5 subject accuracy against α on sanitized FaceScrub"),
+          needs=UNAVAILABLE.format("FaceScrub", "pre-trained DEXNet (WideResNet) and VGGFace2 (ResNet-50) networks and a "
+                             "pre-trained gender FaderNet"), caveat=FACE_CAVEAT),
     # putlab's own: Algorithm 1 on AMNIST (U = digit, S = thickness)
     Claim("privatizer", "— (putlab's AMNIST)", "secret term read by a freshly retrained estimator, along α", AMNIST_OWN,
           "privatizer", Trend("leakage/retrained_secret_term", "alpha", -1, {"algorithm": 1.0}), kind=OWN,
