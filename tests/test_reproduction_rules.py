@@ -49,11 +49,20 @@ def test_a_paired_difference_is_decided_by_the_signed_rank_test_not_a_t_interval
     assert measured.low > 0  # a t interval over the three pairs clears 0: it used to read "agrees"
     assert measured.p_value == pytest.approx(stats.wilcoxon([0.11, 0.10, 0.11]).pvalue) == 0.25
     assert "cannot go below p = 0.25" in measured.statistic
-    assert verdict(row, measured, gmm(table)) == "inconclusive"
+    assert verdict(row, measured, gmm(table)) == "too few seeds"  # no outcome of 3 pairs could have agreed
     eight = pd.DataFrame({"k": [0.4, 1.0] * 8, "alpha": 0.8, "seed": np.repeat(np.arange(8), 2),
                           GAP: [0.13, 0.02] * 8 + np.repeat(np.linspace(0, 0.01, 8), 2)})
     assert verdict(row, row.measure(gmm(eight)), gmm(eight)) == "agrees"  # p = 2/2⁸: significant
     assert all(c.direction != ABOVE for c in CLAIMS if isinstance(c.measure, AxisDifference))  # none read by interval
+
+
+def test_a_release_that_lost_nearly_all_its_utility_counts_as_collapsed():
+    # 10 digits: chance 0.1, the floor 0.1 + 0.1 · 0.9 = 0.19; 'digit > 5' (2 classes): 0.5 + 0.1 · 0.5 = 0.55
+    table = pd.DataFrame({"utility/fresh_accuracy": [0.14, 0.189, 0.191, 0.52, 0.54],
+                          "attack/deep/accuracy": [0.6, 0.7, 0.7, 0.7, 0.7]})
+    assert Release("amnist", "utility/fresh_accuracy").collapsed(table).tolist() == [True, True, False, False, False]
+    assert Release("mnist32", "utility/fresh_accuracy", utility_classes=2).collapsed(table).tolist() == [
+        True, True, True, True, True]
 
 
 def collapsed(values: list[float]) -> tuple[StudyRuns, Study]:
@@ -162,6 +171,21 @@ def test_a_fall_shows_the_falls_it_was_computed_from():
     fall = Drop("attack", "raw", "ne", 0.26)(amnist(table, {"raw": 0.98}))
     assert fall.value == pytest.approx(0.98 - np.mean([0.75, 0.76, 0.73]))
     assert "(falls 0.23, 0.22, 0.25)" in fall.band and "0.75" not in fall.band
+
+
+def test_the_summary_at_the_top_states_the_report_s_own_findings(tmp_path):
+    from platform.papers.markdown import render
+
+    headline = [c for c in CLAIMS if c.headline]
+    assert {c.study for c in headline} >= {"amnist", "amnist-scale"}
+    table = pd.DataFrame({"alpha": 1.0, "lam": [30.0, 300.0] * 3, "adv_steps": 1.0, "seed": np.repeat([0, 1, 2], 2),
+                          "utility/fresh_accuracy": 0.9, "attack/max/accuracy": [0.9, 0.8] * 3,
+                          "attack/fresh_adversary/accuracy": [0.9, 0.8] * 3})
+    found = {"amnist": amnist(table), "amnist-scale": amnist(table)}
+    text = render(evaluate(CLAIMS, found), found, {}, tmp_path / "r.md")
+    summary = text.split("## What the report finds", 1)[1].split("## Studies", 1)[0]
+    assert "- Row 5 (Fig. 3, study amnist)" in summary and "not reached" in summary
+    assert "counted in row" not in summary  # a quantity another row counts is stated once
 
 
 def test_paired_says_when_too_few_pairs_can_show_nothing():

@@ -178,7 +178,7 @@ def papers_middle(setting: str, study: str, where: dict[str, float], caveat: str
         Claim("alpha-mi", "Fig. 3", f"{setting}: digit accuracy where the paper's attacker (the adversary's "
               "architecture, trained once on the release, untuned) reads ≤ 60 %", "digit accuracy almost preserved "
               "where the attacker reads about 60 % (every model)", study, at, ALMOST_KEPT, direction=ABOVE,
-              quantity=quantity, caveat=f"{caveat}; {ALMOST}; like for like: the paper's attacker "
+              quantity=quantity, headline=True, caveat=f"{caveat}; {ALMOST}; like for like: the paper's attacker "
               "(`fresh_adversary`) at the paper's threshold, at the highest digit accuracy of a classifier trained "
               "afresh on the release (the paper picks its points by eye)"),
         Claim("alpha-mi", "Fig. 3", f"{setting}: strongest attacker at the point above (how much of the 60 % is the "
@@ -259,7 +259,7 @@ def amnist_scale(steps: int) -> tuple[Claim, ...]:
               "amnist-scale", ImageQuality(most_private(where=at)), kind=OWN, caveat=SCALE),
         Claim("alpha-mi", "baseline", f"{setting}: strongest attacker on the release minus on Gaussian noise at the same "
               "digit accuracy, each trial against its own seed's noise curve (negative: the release hides more)", "—",
-              "amnist-scale", AgainstBaseline(FRESH, MAX_ATTACK, where=at), kind=OWN,
+              "amnist-scale", AgainstBaseline(FRESH, MAX_ATTACK, where=at), kind=OWN, headline=True,
               caveat=f"{SCALE}; the noise curve is σ ∈ {{0, 0.1, 0.3, 0.5, 1, 2}} on the same data and attackers; "
               "trials outside the noise curve's utility (more useful than σ = 0, or less useful than σ = 2, as a "
               "release collapsed to chance is) are left out. The row says whether the difference is shown "

@@ -77,7 +77,8 @@ class Claim:
     row's data then reads "substitute"). ``quantity`` names the paper's quantity the row tests, when another row tests
     it too (e.g. one line of a figure read two ways): the report counts it once, at its first row. ``needs`` says what
     putlab lacks to run the experiment at all (the paper's data set, its pre-trained networks): such a row has no study
-    (``study`` is empty), reads "not run" and names what it needs, so the table shows what it does not cover."""
+    (``study`` is empty), reads "not run" and names what it needs, so the table shows what it does not cover.
+    ``headline`` rows are the report's own findings, repeated in its summary at the top."""
 
     paper: str  # a Paper key
     item: str  # the figure or table, numbered as in the paper's text
@@ -94,3 +95,4 @@ class Claim:
     tolerance: float = 0.0
     quantity: str = ""
     needs: str = ""
+    headline: bool = False  # a finding the report states in its summary at the top, whatever it reads

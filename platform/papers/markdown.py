@@ -23,6 +23,7 @@ from platform.papers.claim import ABOVE, EXACT, LEVEL, OWN, SANITY, Claim, Study
 from platform.papers.measures import (
     ALPHA,
     MARGIN,
+    NEAR_COLLAPSE,
     REAL,
     STAND_IN,
     UNKNOWN,
@@ -34,6 +35,7 @@ from platform.papers.measures import (
     StudyRuns,
     Trend,
     equivalence_p,
+    smallest_p,
     t_interval,
 )
 from platform.results.comparison_grid import BASELINE
@@ -52,6 +54,7 @@ SANITY_HOLDS, SANITY_FAILS = "sanity check: holds", "sanity check: FAILS"
 SAME_AS = "counted in row {}"  # a quantity an earlier row tests already
 UNDECIDED = (OWN_ROW, NOTHING, STAND_IN_ROW, UNKNOWN_DATA, SUBSTITUTE)  # no verdict, so none a collapsed seed carries
 DIRECTIONAL = (Trend, Difference, AgainstBaseline, AxisDifference)  # measures read by their test's direction
+PAIRED = "Wilcoxon signed-rank"  # how a paired difference's statistic names its test
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,8 @@ def verdict(claim: Claim, measured: Measured, runs: StudyRuns | None) -> str:
     if 0 < measured.seeds < MIN_SEEDS:
         return FEW_SEEDS
     if isinstance(claim.measure, DIRECTIONAL) and claim.direction != LEVEL:
+        if PAIRED in measured.statistic and smallest_p(len(measured.groups[0])) >= ALPHA:
+            return FEW_SEEDS  # too few pairs for the signed-rank test to reach significance either way
         return tested(claim.measure.expected, measured)
     return compared(claim, measured)
 
@@ -248,8 +253,8 @@ HEADER = [
     "the seeds. The interval of a proportion (an accuracy, an AUC, a share) is cut to [0, 1], and its band says so.",
     f"- **{AGREES}** / **{DIFFERS}**: a row read from trials needs at least {MIN_SEEDS} seeds in the slice it tests. "
     f"A trend or a difference: its test at α = {ALPHA} (Spearman's rank correlation of every trial with the axis; the "
-    "Wilcoxon signed-rank test of every paired difference, whatever pairs it: with fewer than 6 pairs it cannot reach "
-    "p < 0.05, so such a row reads inconclusive), significant in the paper's direction agrees, significant the "
+    "Wilcoxon signed-rank test of every paired difference, whatever pairs it: with n pairs it cannot go below "
+    "p = 2/2ⁿ, so a row of fewer than 6 pairs reads too few seeds), significant in the paper's direction agrees, significant the "
     "other way differs. A value agrees when the paper's number lies inside the interval (a claim of \"more than\": "
     "when the whole interval clears it) and differs when it lies outside; a count agrees only when equal. A claim "
     "about any point of a curve is read at every point of it the grid runs, each tested. A level (\"at 50 %\", "
@@ -261,12 +266,15 @@ HEADER = [
     f"- **{NOT_REACHED}**: no grid point reaches the paper's operating point (the budget the row reads under): the grid "
     "did not test the claim there, which is not a contradiction of it.",
     f"- **{INCONCLUSIVE}**: the test is not significant, the interval straddles the paper's threshold, or a level is "
-    f"neither shown nor excluded. **{FEW_SEEDS}**: fewer than {MIN_SEEDS} seeds in the row's slice. **{NO_BAND}**: "
+    f"neither shown nor excluded. **{FEW_SEEDS}**: fewer than {MIN_SEEDS} seeds in the row's slice, or too few pairs "
+    f"for the signed-rank test to reach p < {ALPHA}. **{NO_BAND}**: "
     "no interval to compare with.",
-    "- **Collapsed seeds**: a trial's release collapsed when the data user's balanced accuracy on it, or every "
-    "attacker's balanced accuracy on the secret, reads chance: 1/classes (the data's classes), within 0.001, which is "
-    "what a constant prediction reads (a learned attacker on a genuinely private release scatters about chance by "
-    "its test set's noise, ±0.03 on 1,000 records). The studies table names them, a row whose measurement reads one "
+    "- **Collapsed seeds**: a trial's release collapsed when the data user's balanced accuracy on it keeps less than "
+    f"{readable(NEAR_COLLAPSE)} of the way from chance (1/classes) to 1 (below 0.19 for the 10 digits: a release that "
+    "lost nearly all of what it was to keep), or when every attacker's balanced accuracy on the secret reads chance "
+    "within 0.001, which is what a constant prediction reads (a learned attacker on a genuinely private release "
+    "scatters about chance by its test set's noise, ±0.03 on 1,000 records). The studies table names "
+    "them, a row whose measurement reads one "
     f"names it, and any verdict that changes when they are left out (inconclusive and too few seeds included) reads "
     f"**{COLLAPSED}**.",
     f"- **{STAND_IN_ROW}**: the study ran on a synthetic stand-in of the paper's data; it tests the pipeline, never the "
@@ -311,7 +319,7 @@ def render(rows: Sequence[Row], runs: dict[str, StudyRuns], figures: dict[str, l
            drift: Mapping[str, Sequence[str]] | None = None) -> str:
     """The report's Markdown: the verdict counts, the studies (``drift``: per study, the settings it ran that its
     command sets differently today), per paper a table of claims with every row's caveat, and the studies' figures."""
-    lines = [*HEADER, tally(rows), "", *studies_table(runs), *drift_notes(drift or {})]
+    lines = [*HEADER, tally(rows), "", *findings(rows), *studies_table(runs), *drift_notes(drift or {})]
     for paper in PAPERS:
         paper_rows = [(i, r) for i, r in enumerate(rows, 1) if r.claim.paper == paper.key]
         if not paper_rows:
@@ -335,6 +343,15 @@ def render(rows: Sequence[Row], runs: dict[str, StudyRuns], figures: dict[str, l
                 lines += ["", f"![{key}: {path.stem.replace('_', ' ')}]({rel.as_posix()})"]
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def findings(rows: Sequence[Row]) -> list[str]:
+    """The report's headline rows, each with what it reads and its verdict, as the summary at the top."""
+    counted = SAME_AS.format("")
+    lines = [f"- Row {i} ({row.claim.item}, study {row.claim.study}): {row.claim.setting}: **{row.measured}**, "
+             f"{row.verdict}" + (f" ({row.measured.statistic})" if row.measured.statistic else "")
+             for i, row in enumerate(rows, 1) if row.claim.headline and not row.verdict.startswith(counted)]
+    return ["## What the report finds", "", *lines, ""] if lines else []
 
 
 def figure_rank(path: Path) -> tuple[int, str]:
