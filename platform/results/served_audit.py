@@ -19,6 +19,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from core import attack_scores
 from core.metric_names import STRONGEST_RECORDS
 from core.numbers import readable
 from platform.errors import UsageError
@@ -65,13 +66,12 @@ def recorded(tags: Mapping[str, str], metric: str) -> Estimate:
 
 def strongest(metrics: Mapping[str, float], attackers: Sequence[str], records: int) -> Estimate:
     """The largest ``attack/<a>/accuracy`` among ``attackers`` that ran, with that attacker's interval."""
-    scores = {a: metrics[f"attack/{a}/accuracy"] for a in attackers if f"attack/{a}/accuracy" in metrics}
-    if not scores:
+    best = attack_scores.strongest(metrics.get, attackers)
+    if best is None:
         raise UsageError(f"none of the attackers {', '.join(attackers)} could attack these releases")
-    winner = max(scores, key=scores.__getitem__)
-    value = scores[winner]
-    return Estimate(value, metrics.get(f"attack/{winner}/accuracy/ci_low", value),
-                    metrics.get(f"attack/{winner}/accuracy/ci_high", value), winner, records)
+    value = best.accuracy
+    return Estimate(value, value if best.ci_low is None else best.ci_low, value if best.ci_high is None else best.ci_high,
+                    best.name, records)
 
 
 def check_records(fitted: int, scored: int) -> None:

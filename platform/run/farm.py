@@ -7,6 +7,7 @@ attacker's 95 % interval. Pictures and the membership attacks' most exposed reco
 """
 from __future__ import annotations
 
+import functools
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -16,10 +17,10 @@ import ray
 from mlflow.tracking import MlflowClient
 from ray import tune
 
-from attacks.attackers.tuning import PER_RECORD
 from attacks.audits.exposure import CSV_FILE as EXPOSED_FILE
 from attacks.audits.exposure import exposed_csv
 from attacks.farm.checkpoint import FarmReport, run_farm
+from core.attack_scores import Lookup, accuracies, strongest, winner
 from core.messages import exception_line
 from core.metric_names import STRONGEST_ATTACK, STRONGEST_RECORDS
 from core.numbers import readable
@@ -32,7 +33,6 @@ RECORDS_METRIC = STRONGEST_RECORDS
 TAG_STRONGEST = "putlab.strongest_attacker"
 TAG_CAPPED = "putlab.capped_attackers"
 TAG_SKIPPED = "putlab.skipped_attackers"
-CI_BOUNDS = ("ci_low", "ci_high")
 DRAIN_POLL_S = 0.5  # how long drain waits in one call to Ray: a stop is seen within this
 SWEEP_STOP_HINT = "Ctrl+C cancels them and stops the sweep; --resume runs them again"
 
@@ -63,10 +63,14 @@ def metric_at(client: MlflowClient, run_id: str, key: str, step: int) -> float |
     return values[-1] if values else None
 
 
+def logged_at(client: MlflowClient, run_id: str, step: int) -> Lookup:
+    """The run's metrics at ``step`` as a lookup, each read from the store once."""
+    return functools.cache(lambda key: metric_at(client, run_id, key, step))
+
+
 def privacy_scores(client: MlflowClient, run_id: str, step: int, privacy_attackers: Sequence[str]) -> dict[str, float]:
     """The accuracy of every privacy attacker that logged one at ``step``."""
-    logged = {a: metric_at(client, run_id, f"attack/{a}/accuracy", step) for a in privacy_attackers}
-    return {a: v for a, v in logged.items() if v is not None}
+    return accuracies(logged_at(client, run_id, step), privacy_attackers)
 
 
 def update_strongest(client: MlflowClient, run_id: str, step: int, privacy_attackers: Sequence[str]) -> dict[str, float]:
@@ -75,34 +79,22 @@ def update_strongest(client: MlflowClient, run_id: str, step: int, privacy_attac
     per-record view (``attack/max/top_decile_accuracy``, ``/confident_share``, where it gives confidences), each once per
     value, and tag the winner;
     returns every privacy attacker's accuracy at that step."""
-    scores = privacy_scores(client, run_id, step, privacy_attackers)
-    if not scores:
+    lookup = logged_at(client, run_id, step)
+    scores, best = accuracies(lookup, privacy_attackers), strongest(lookup, privacy_attackers)
+    if best is None:
         return scores
-    winner = max(scores, key=scores.__getitem__)
-    values = {MAX_METRIC: scores[winner]}
-    for bound in CI_BOUNDS:
-        value = metric_at(client, run_id, f"attack/{winner}/accuracy/{bound}", step)
-        if value is not None:
-            values[f"{MAX_METRIC}/{bound}"] = value
-    records = metric_at(client, run_id, f"attack/{winner}/train_records", step)
-    if records is not None:  # the winner's data budget, beside its number
-        values[RECORDS_METRIC] = records
-    for view in PER_RECORD:  # how unevenly it reads the records, where it gives confidences
-        value = metric_at(client, run_id, f"attack/{winner}/{view}", step)
-        if value is not None:
-            values[f"attack/max/{view}"] = value
-    changed = {k: v for k, v in values.items() if metric_at(client, run_id, k, step) != v}
+    changed = {k: v for k, v in best.as_strongest().items() if lookup(k) != v}
     if changed:
         tracking.log_metrics(client, run_id, changed, step=step)
-    client.set_tag(run_id, TAG_STRONGEST, winner)
+    client.set_tag(run_id, TAG_STRONGEST, best.name)
     return scores
 
 
 def strongest_line(trial: str, step: int, scores: dict[str, float]) -> str:
     """'[alpha=2 lam=1] checkpoint 4: strongest attacker thickness 0.812 (deep 0.75, thickness 0.812)'."""
-    winner = max(scores, key=scores.__getitem__)
+    best = winner(scores)
     each = ", ".join(f"{a} {readable(v)}" for a, v in sorted(scores.items()))
-    return f"[{trial}] checkpoint {step}: strongest attacker {winner} {readable(scores[winner])} ({each})"
+    return f"[{trial}] checkpoint {step}: strongest attacker {best} {readable(scores[best])} ({each})"
 
 
 def flag_capped(client: MlflowClient, run_id: str, step: int, attackers: Sequence[str]) -> list[str]:

@@ -16,11 +16,12 @@ import pandas as pd
 
 from attacks.attackers.registry import REGISTRY
 from attacks.farm.checkpoint import attack_inputs
+from core.attack_scores import CI_BOUNDS, strongest
 from core.messages import first_line
 from core.numbers import readable
 from platform.errors import UsageError
 from platform.run import storage as tune_storage
-from platform.run.farm import CI_BOUNDS, MAX_METRIC, RECORDS_METRIC
+from platform.run.farm import MAX_METRIC, RECORDS_METRIC
 from platform.run.front_curves import available_records
 from search_spaces import Preset
 
@@ -85,7 +86,8 @@ def attack_full_budget(preset: Preset, config: dict[str, Any], checkpoint: str, 
         except ValueError as exc:
             raise UsageError(f"--attack-records: {first_line(exc)}") from None
         metrics = attack_inputs(inputs, names, figures=False).metrics
-    scores = {a: metrics[f"attack/{a}/accuracy"] for a in names if f"attack/{a}/accuracy" in metrics}
-    winner = max(scores, key=scores.__getitem__)
-    low, high = (metrics.get(f"attack/{winner}/accuracy/{bound}") for bound in CI_BOUNDS)
-    return FullBudget(winner, scores[winner], low, high, int(metrics.get(f"attack/{winner}/train_records", records)))
+    best = strongest(metrics.get, names)
+    if best is None:
+        raise UsageError(f"none of {', '.join(names)} read the release of {records:,} records")
+    return FullBudget(best.name, best.accuracy, best.ci_low, best.ci_high,
+                      records if best.train_records is None else best.train_records)

@@ -24,6 +24,7 @@ from mlflow.tracking import MlflowClient
 from attacks.attackers.tuning import Candidate
 from attacks.audits.learning_curve import CurvePoint, LearningCurve, run_lane
 from attacks.plots.learning_curve_plot import FILE_PREFIX, curve_png
+from core.attack_scores import winner
 from core.numbers import readable
 from platform.results import tracking
 from platform.results.summary import SATURATION
@@ -67,12 +68,12 @@ def curve_jobs(client: MlflowClient, runs: Iterable[Run], privacy_attackers: tup
         if not scores:
             print(f"[{run.info.run_name}] checkpoint {step}: no privacy attacker's accuracy, no learning curve", flush=True)
             continue
-        winner = max(scores, key=scores.__getitem__)
-        if metric_at(client, run.info.run_id, f"attack/{winner}/still_learning", step) is None:
-            budget = doubled_budget(client, run.info.run_id, step, winner, available)
-            full = logged_point(client, run.info.run_id, step, winner)
-            chosen = logged_choice(client, run.info.run_id, step, winner)
-            jobs.append(CurveJob(run.info.run_id, run.info.run_name, step, location, winner, budget, full, chosen))
+        best = winner(scores)
+        if metric_at(client, run.info.run_id, f"attack/{best}/still_learning", step) is None:
+            budget = doubled_budget(client, run.info.run_id, step, best, available)
+            full = logged_point(client, run.info.run_id, step, best)
+            chosen = logged_choice(client, run.info.run_id, step, best)
+            jobs.append(CurveJob(run.info.run_id, run.info.run_name, step, location, best, budget, full, chosen))
     return jobs
 
 
