@@ -25,7 +25,7 @@ import pandas as pd
 
 from core.numbers import readable
 from core.pareto_axis import Axis
-from platform.papers.measures import Measured, paired
+from platform.papers.statistics import Measured, paired
 from platform.plan.spec import preset_of
 from platform.results import tracking
 from platform.results.comparison_grid import ComparisonCurve, comparison_grid_points, dominated_by, value_at_utility

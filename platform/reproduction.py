@@ -36,9 +36,10 @@ from platform.figures.summary_figures import draw_summary
 from platform.papers import snapshot
 from platform.papers.catalogue import CLAIMS, STUDIES
 from platform.papers.claim import Study
-from platform.papers.markdown import evaluate, render, tally
-from platform.papers.measures import StudyRuns
+from platform.papers.markdown import render, tally
 from platform.papers.parts import join, parts_of
+from platform.papers.study_runs import StudyRuns
+from platform.papers.verdicts import evaluate
 from platform.plan.spec import get_preset, preset_of, resolve
 from platform.results import tracking
 from platform.results.comparison_grid import BASELINE

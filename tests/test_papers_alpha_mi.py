@@ -11,7 +11,8 @@ from scipy import stats
 from core.numbers import readable
 from platform.papers import alpha_mi
 from platform.papers.claim import DIRECTIONS, EXACT, KINDS, OWN, REPRODUCTION
-from platform.papers.measures import BestUnder, ParentMetric, StudyRuns
+from platform.papers.measures import BestUnder, ParentMetric
+from platform.papers.study_runs import StudyRuns
 from search_spaces import amnist, eco, eco_si
 
 # two points per α (α = 1: λ 30 and 300; α = ∞: λ 300), two seeds each

@@ -10,7 +10,8 @@ from test_cloak_sweep import FARM_METRICS, PARENT_METRICS, TRIAL_METRICS
 
 from platform.papers import cloak
 from platform.papers.claim import KINDS, OWN, REPRODUCTION
-from platform.papers.measures import BestUnder, Difference, ParentMetric, StudyRuns, Trend
+from platform.papers.measures import BestUnder, Difference, ParentMetric, Trend
+from platform.papers.study_runs import StudyRuns
 from trainables.cloak import mechanism
 
 

@@ -10,8 +10,9 @@ import pytest
 from attacks.audits.kl_leakage import KlLeakage
 from platform.papers import membership
 from platform.papers.claim import KINDS, OWN, REPRODUCTION, SANITY
-from platform.papers.measures import StudyRuns, Trend
+from platform.papers.measures import Trend
 from platform.papers.membership import ADVANTAGE, RHO_MEAN, WithinBound, success_bound
+from platform.papers.study_runs import StudyRuns
 from platform.plan.spec import resolve
 from trainables.membership.config import MembershipConfig
 from trainables.membership.mechanism import evaluate_point

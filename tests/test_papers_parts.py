@@ -9,9 +9,10 @@ import pandas as pd
 
 from platform.papers import snapshot
 from platform.papers.markdown import studies_table
-from platform.papers.measures import ParentMetric, StudyRuns, seed_count
+from platform.papers.measures import ParentMetric
 from platform.papers.parts import join
 from platform.papers.privatizer import STUDIES as PRIVATIZER_STUDIES
+from platform.papers.study_runs import StudyRuns, seed_count
 
 CONFIG = {"epochs": "2", "lr": "0.001"}
 

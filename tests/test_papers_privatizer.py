@@ -9,7 +9,7 @@ from scipy import stats
 
 from platform.papers import privatizer
 from platform.papers.claim import KINDS, OWN, REPRODUCTION, SANITY
-from platform.papers.measures import StudyRuns
+from platform.papers.study_runs import StudyRuns
 from search_spaces import presets
 
 LN2 = math.log(2)

@@ -18,25 +18,15 @@ from scipy import stats
 from platform.papers import snapshot
 from platform.papers.catalogue import CLAIMS, PAPERS, STUDIES
 from platform.papers.claim import EXACT, LEVEL, OWN, SANITY, Claim, Study
-from platform.papers.markdown import Row, evaluate, render, studies_table, tally, verdict
-from platform.papers.measures import (
-    AgainstBaseline,
-    BestUnder,
-    Difference,
-    Drop,
-    Measured,
-    ParentMetric,
-    Part,
-    PointMetric,
-    Release,
-    StudyRuns,
-    Trend,
-    equivalence_p,
-    paired,
-)
+from platform.papers.collapse import Release
+from platform.papers.markdown import render, studies_table, tally
+from platform.papers.measures import AgainstBaseline, BestUnder, Difference, Drop, ParentMetric, PointMetric, Trend
 from platform.papers.membership import WithinBound
 from platform.papers.parts import join
 from platform.papers.privatizer import BoundMargin, OverTrials
+from platform.papers.statistics import Measured, equivalence_p, paired
+from platform.papers.study_runs import Part, StudyRuns
+from platform.papers.verdicts import Row, evaluate, verdict
 from platform.reproduction import (
     copy_figures,
     draw_joined,

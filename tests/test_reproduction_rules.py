@@ -13,21 +13,12 @@ from scipy import stats
 
 from platform.papers.catalogue import CLAIMS
 from platform.papers.claim import ABOVE, LEVEL, OWN, REPRODUCTION, SANITY, Claim, Study
-from platform.papers.markdown import evaluate, verdict
-from platform.papers.measures import (
-    AxisDifference,
-    BestUnder,
-    Drop,
-    EveryPoint,
-    Measured,
-    ParentMetric,
-    Part,
-    PointMetric,
-    Release,
-    StudyRuns,
-    paired,
-)
+from platform.papers.collapse import Release
+from platform.papers.measures import AxisDifference, BestUnder, Drop, EveryPoint, ParentMetric, PointMetric
 from platform.papers.privatizer import OverTrials
+from platform.papers.statistics import Measured, paired
+from platform.papers.study_runs import Part, StudyRuns
+from platform.papers.verdicts import evaluate, verdict
 
 GAP = "leakage/gap"
 

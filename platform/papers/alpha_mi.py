@@ -10,7 +10,10 @@ from dataclasses import dataclass, replace
 
 from core.metric_names import DEEP_ATTACK, DEEP_WITHIN_HOUR, FRESH_ACCURACY, NE_ENERGY, PSNR, SSIM, STRONGEST_ATTACK
 from platform.papers.claim import ABOVE, EXACT, LEVEL, OWN, Claim, Paper, Study
-from platform.papers.measures import AgainstBaseline, BestUnder, Drop, Measured, ParentMetric, Release, StudyRuns
+from platform.papers.collapse import Release
+from platform.papers.measures import AgainstBaseline, BestUnder, Drop, ParentMetric
+from platform.papers.statistics import Measured
+from platform.papers.study_runs import StudyRuns
 from search_spaces.amnist import AMNIST_TRAIN
 
 PAPER = Paper("alpha-mi", "α-MI releaser (α-mutual information as a tunable privacy measure): AMNIST and ECO")

@@ -6,7 +6,8 @@ import itertools
 import shlex
 from dataclasses import dataclass
 
-from platform.papers.measures import MARGIN, Measure, Release
+from platform.papers.collapse import Release
+from platform.papers.statistics import MARGIN, Measure
 
 # What a row is, which decides whether it can carry a verdict:
 REPRODUCTION = "reproduction"  # a figure or table of the paper, run in its setting or a stated substitute

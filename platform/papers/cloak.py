@@ -8,7 +8,10 @@ from dataclasses import dataclass
 
 from core.metric_names import DEEP_ATTACK, INFO_REMOVED_KNN, UTILITY_ACCURACY
 from platform.papers.claim import ABOVE, LEVEL, OWN, UNAVAILABLE, Claim, Paper, Study
-from platform.papers.measures import BestUnder, Difference, Measured, NotRun, ParentMetric, Release, StudyRuns, Trend
+from platform.papers.collapse import Release
+from platform.papers.measures import BestUnder, Difference, NotRun, ParentMetric, Trend
+from platform.papers.statistics import Measured
+from platform.papers.study_runs import StudyRuns
 
 PAPER = Paper("cloak", "Cloak (learned stochastic representations for private inference): MNIST")
 

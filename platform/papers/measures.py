@@ -1,23 +1,14 @@
 """What a reproduction claim reads from a study's sweep: a parent metric, one grid point's metric over its seeds, the
-best value on the front under a privacy budget, or the direction of a trend along a grid axis.
+best value under a budget, every point of a curve, the direction of a trend along a grid axis, or a paired difference
+(against another grid value, or against a comparison grid at equal utility).
 
-Pure computation on a :class:`StudyRuns` (the parent run's metrics and the trials table), no MLflow and no plotting,
-so every measure is testable on a hand-made table. Intervals: over seeds (or trials), the Student t 95 % interval of
-the mean; a sweep-level number (a parent metric) carries the 95 % interval it logged (``<metric>/ci_low|ci_high``),
-and of a study run in parts it is the parts' mean with its t interval over them.
-Every measured value keeps the samples it was computed from (``groups``, one per grid point) and how many seeds they
-span, so the report can test a level by two one-sided t-tests (:func:`equivalence_p`) and count the seeds of the slice
-a row tests. Directions come with a test: a trend is Spearman's rank correlation of every trial's value with the axis
-(its two-sided p-value), a difference the Wilcoxon signed-rank test of the per-trial differences, each read at
-``ALPHA``. A trial whose release collapsed (:class:`Release`) can be told apart from the rest.
+Pure computation on a :class:`~platform.papers.study_runs.StudyRuns`, no MLflow and no plotting, so every measure is
+testable on a hand-made table; the intervals and tests are platform/papers/statistics.py's.
 """
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -25,253 +16,11 @@ from scipy import stats
 
 from core.numbers import readable
 from core.pareto_axis import Axis
+from platform.papers.statistics import Measured, cut, over_seeds, paired, select_where, t_interval
+from platform.papers.study_runs import StudyRuns, seed_count, sweep_numbers
 from platform.results.comparison_grid import BASELINE, attack_at_utility
 from platform.results.pareto import pareto_mask
 from platform.results.replicates import SEED, point_index, point_keys
-
-ALPHA = 0.05  # every test's level
-MARGIN = 0.02  # the equivalence margin of a level (in the row's unit: accuracy, nats, ...)
-CHANCE_TOLERANCE = 0.001  # a balanced accuracy this close to 1/classes is a constant prediction's
-NEAR_COLLAPSE = 0.1  # a data user keeping less than this share of the way from chance to 1 reads a collapsed release
-PROPORTION = re.compile(r"(accuracy|auc|share)(_within_\w+)?$")  # a metric's last name part that makes it a proportion
-CUT = "cut to [0, 1]"  # what a band says when a proportion's t interval reached past 0 or 1
-
-STAND_IN, REAL, UNKNOWN = "synthetic stand-in", "real", "unknown"  # a study's data provenance
-FRONT = "front/"  # the parent metrics of a sweep's Pareto front (hypervolume, shares beating a baseline, ...)
-STAND_IN_FLAG = "data/synthetic"  # the parent metric a loader with a stand-in logs: 1 stand-in, 0 the real files
-
-
-@dataclass(frozen=True)
-class Part:
-    """One sweep of a study run in parts (platform/papers/parts.py): its name, when it started (UTC), its minutes,
-    machine and status, the trials it planned, the seeds and number of the trials the study keeps of it, and its parent
-    run's metrics (a joined study reads a sweep-level number over its parts; empty in snapshots saved before)."""
-
-    sweep: str
-    started: str
-    minutes: float
-    machine: str
-    status: str
-    planned: int
-    seeds: tuple[int, ...]
-    trials: int
-    metrics: dict[str, float] = field(default_factory=dict)
-
-
-def sweep_numbers(parts: Iterable[Part]) -> list[tuple[tuple[int, ...], dict[str, float]]]:
-    """The parts' sweep-level numbers as a joined study counts them, one set per seeds (oldest part first): a seed two
-    parts ran (the second running the points the first missed) is measured once, the newest part's number; and a part
-    that planned fewer points a seed than the study gives no ``front/`` number (its front is of those points only)."""
-    parts = list(parts)
-    per_seed = max((planned_per_seed(p) for p in parts), default=0)
-    numbers: dict[tuple[int, ...] | str, tuple[tuple[int, ...], dict[str, float]]] = {}
-    for part in parts:
-        whole = planned_per_seed(part) >= per_seed
-        own = {k: v for k, v in part.metrics.items() if whole or not k.startswith(FRONT)}
-        key = part.seeds or part.sweep
-        numbers[key] = (part.seeds, numbers.get(key, ((), {}))[1] | own)
-    return list(numbers.values())
-
-
-def planned_per_seed(part: Part) -> int:
-    """The trials a part planned for each of its seeds."""
-    return math.ceil(part.planned / max(1, len(part.seeds)))
-
-
-@dataclass(frozen=True)
-class StudyRuns:
-    """A study's newest sweep (or its parts joined): its parent metrics, one row per finished trial, and how far the sweep
-    got."""
-
-    sweep: str
-    profile: str
-    parent_metrics: dict[str, float]
-    trials: pd.DataFrame
-    label_keys: tuple[str, ...] = ()  # the grid axes (a point is a trial's values of them, its seed aside)
-    status: str = "FINISHED"  # the sweep's parent run: FINISHED, or RUNNING / KILLED / FAILED (its trials so far)
-    planned: int = 0  # trials the sweep planned
-    dataset: str = ""  # the data set's registry name, as the sweep logged it
-    config: dict[str, str] = field(default_factory=dict)  # the sweep's logged config (``config.<key>`` params)
-    started: str = ""  # when the sweep started, UTC (YYYY-MM-DD HH:MM)
-    minutes: float = math.nan  # the sweep's wall time
-    machine: str = ""  # the cluster it ran on, as the sweep logged it
-    # the comparison grids' trials (e.g. Gaussian noise), each row's baseline named in column ``baseline`` (a snapshot
-    # from before there could be several has no such column: its rows are the noise grid's)
-    baseline: pd.DataFrame = field(default_factory=pd.DataFrame)
-    parts: tuple[Part, ...] = ()  # the sweeps of a study run in parts, oldest first (empty: one sweep)
-
-    @property
-    def seeds(self) -> int:
-        """How many seeds the sweep replicated every point over."""
-        return seed_count(self.trials)
-
-    @property
-    def provenance(self) -> str:
-        """Where the data came from, failing closed: a stand-in or the real files as the sweep's ``data/synthetic``
-        flag says; without the flag, real only for a registered data set that has no stand-in (its loader reads
-        nothing but the real files); otherwise unknown."""
-        flag = self.parent_metrics.get(STAND_IN_FLAG)
-        if flag is not None:
-            return STAND_IN if flag == 1 else REAL if flag == 0 else UNKNOWN
-        return REAL if has_stand_in(self.dataset) is False else UNKNOWN
-
-    @property
-    def data(self) -> str:
-        """The data set, marked when the sweep ran on a synthetic stand-in rather than the paper's files, or when its
-        provenance is unknown, so no reader takes a number on generated data for a reproduction of the real one."""
-        shown, provenance = self.dataset or "unnamed data set", self.provenance
-        if provenance == REAL:
-            return shown
-        return f"{shown} ({'provenance unknown' if provenance == UNKNOWN else STAND_IN})"
-
-    @property
-    def scale(self) -> str:
-        """Training records and epochs (where the config has them), trials, grid points and seeds."""
-        parts = []
-        records = self.config.get("n_train")
-        if records is not None:
-            parts.append("all records" if records == "None" else f"{int(float(records)):,} records")
-        if self.config.get("epochs") not in (None, "None"):
-            parts.append(f"{self.config['epochs']} epochs")
-        keys = point_keys(self.trials, self.label_keys)
-        points = len(self.trials.groupby(keys)) if keys else len(self.trials) // max(self.seeds, 1)
-        grid = f"{points} points × {self.seeds} seed{'s' * (self.seeds > 1)}"
-        if points * self.seeds != len(self.trials):
-            grid = f"{points} points, {self.seeds} seeds, not every seed at every point"
-        parts.append(f"{len(self.trials)} trials ({grid})")
-        return ", ".join(parts)
-
-
-def has_stand_in(dataset: str) -> bool | None:
-    """Whether the registered data set ``dataset`` can load a synthetic stand-in (None: no such data set)."""
-    from core.data.registry import dataset_names, get_dataset  # the registry imports every data set's module
-
-    return get_dataset(dataset).stand_in if dataset in dataset_names() else None
-
-
-def seed_count(trials: pd.DataFrame) -> int:
-    """How many seeds the trials span (1 when the table has no seed column, 0 when it is empty)."""
-    if trials.empty:
-        return 0
-    return int(trials[SEED].nunique()) if SEED in trials else 1
-
-
-@dataclass(frozen=True)
-class Measured:
-    """A number putlab measured, with its interval (``low``–``high``; NaN when there is none) and how it was made.
-
-    ``groups`` are the samples the value was computed from, one tuple per grid point (the seeds of a point, or the
-    trials of a difference), and ``seeds`` how many seeds they span (0: a sweep-level number, not read from trials)."""
-
-    value: float
-    low: float = math.nan
-    high: float = math.nan
-    band: str = ""
-    text: str = ""  # replaces the number when the measure is a statement (a trend's direction)
-    unreached: bool = False  # no grid point meets the measure's budget (a published operating point not reached)
-    p_value: float = math.nan  # a trend's or difference's two-sided test
-    statistic: str = ""  # the test, as the report prints it
-    seeds: int = 0
-    groups: tuple[tuple[float, ...], ...] = ()
-
-    def __str__(self) -> str:
-        if self.text:
-            return self.text
-        shown = readable(self.value)
-        if not (math.isnan(self.low) or math.isnan(self.high)):
-            shown += f" [{readable(self.low)}, {readable(self.high)}]"
-        return shown
-
-    @property
-    def has_band(self) -> bool:
-        """Whether there is an interval."""
-        return not (math.isnan(self.low) or math.isnan(self.high))
-
-
-class Measure(Protocol):
-    """Reads one number (or statement) from a study's runs; ``describe`` says what, in a few words."""
-
-    def __call__(self, runs: StudyRuns) -> Measured: ...
-
-    def describe(self) -> str: ...
-
-
-def proportion(metric: str) -> bool:
-    """Whether ``metric`` is a proportion (an accuracy, an AUC, a share), whose interval stays inside [0, 1]; a
-    difference of two (``a − b``) is none."""
-    return " − " not in metric and PROPORTION.search(metric.rsplit("/", 1)[-1]) is not None
-
-
-def cut(low: float, high: float, metric: str) -> tuple[float, float, str]:
-    """A proportion's interval cut to [0, 1], and the words the band adds when it was ("" when not)."""
-    if not proportion(metric) or (not low < 0 and not high > 1):
-        return low, high, ""
-    return max(low, 0.0), min(high, 1.0), f", {CUT}"
-
-
-def t_interval(values: Iterable[float]) -> tuple[float, float]:
-    """The Student t 95 % interval of the mean of ``values`` (NaN with fewer than two; the mean when all are equal)."""
-    x = np.asarray(list(values), dtype=float)
-    if len(x) < 2:
-        return math.nan, math.nan
-    sem = float(stats.sem(x))
-    if sem == 0:
-        return float(x.mean()), float(x.mean())
-    low, high = stats.t.interval(0.95, len(x) - 1, loc=float(x.mean()), scale=sem)
-    return float(low), float(high)
-
-
-def equivalence_p(values: Iterable[float], level: float, margin: float = MARGIN) -> float:
-    """Two one-sided t-tests (TOST) that the mean of ``values`` lies within ``margin`` of ``level``: the larger of the
-    p-values of "mean > level − margin" and "mean < level + margin" (NaN with fewer than two values)."""
-    x = np.asarray(list(values), dtype=float)
-    if len(x) < 2:
-        return math.nan
-    if np.ptp(x) == 0:  # no spread: the t statistic is undefined, the mean is exact
-        return 0.0 if abs(float(x[0]) - level) < margin else 1.0
-    above = stats.ttest_1samp(x, level - margin, alternative="greater").pvalue
-    below = stats.ttest_1samp(x, level + margin, alternative="less").pvalue
-    return float(max(above, below))
-
-
-def select_where(trials: pd.DataFrame, where: dict[str, float]) -> pd.DataFrame:
-    """The trials whose grid values equal ``where`` (a float compare; ∞ matches ∞)."""
-    mask = np.ones(len(trials), dtype=bool)
-    for key, value in where.items():
-        if key not in trials:
-            return trials.iloc[0:0]
-        mask &= np.isclose(trials[key].astype(float), value, rtol=1e-9, atol=0) | (
-            np.isinf(trials[key].astype(float)) & np.isinf(value))
-    return trials[mask]
-
-
-def over_seeds(rows: pd.DataFrame, metric: str) -> Measured:
-    """The mean of ``metric`` over the rows (one per seed) with its t interval, or one seed's logged interval."""
-    if metric not in rows or rows[metric].count() == 0:
-        return Measured(math.nan, text="not measured")
-    values = rows[metric].dropna().astype(float)
-    seeds, group = seed_count(rows.loc[values.index]), (tuple(values),)
-    if len(values) > 1:
-        low, high, note = cut(*t_interval(values), metric)
-        shown = ", ".join(readable(v) for v in values)
-        return Measured(float(values.mean()), low, high, f"95 % t interval over {len(values)} seeds ({shown}){note}",
-                        seeds=seeds, groups=group)
-    low, high = (rows.get(f"{metric}/{end}") for end in ("ci_low", "ci_high"))
-    if low is not None and high is not None and low.notna().all() and high.notna().all():
-        return Measured(float(values.iloc[0]), float(low.iloc[0]), float(high.iloc[0]), "95 % interval, one seed",
-                        seeds=seeds, groups=group)
-    return Measured(float(values.iloc[0]), band="one seed, no interval", seeds=seeds, groups=group)
-
-
-def over_trials(values: pd.Series, trials: pd.DataFrame, what: str = "trials") -> Measured:
-    """The mean of per-trial (or per-pair) ``values`` with its t interval (cut to [0, 1] where the series is named after a
-    proportion); ``trials`` are the rows they came from."""
-    values = values.dropna().astype(float)
-    if values.empty:
-        return Measured(math.nan, text="not measured")
-    low, high, note = cut(*t_interval(values), str(values.name))
-    return Measured(float(values.mean()), low, high, f"95 % t interval over {len(values)} {what}{note}",
-                    seeds=seed_count(trials), groups=(tuple(values),))
 
 
 @dataclass(frozen=True)
@@ -396,28 +145,6 @@ class Trend:
 
     def describe(self) -> str:
         return f"`{self.metric}` along {self.axis}"
-
-
-def smallest_p(pairs: int) -> float:
-    """The smallest two-sided p-value the signed-rank test can give ``pairs`` pairs: every one on the same side."""
-    return 2 / 2 ** pairs
-
-
-def paired(diff: pd.Series, trials: pd.DataFrame, shown: str = "", what: str = "trials") -> Measured:
-    """Per-trial differences: their mean with its t interval, the signed-rank test against 0 (a direction) and the
-    two one-sided tests against 0 ± ``MARGIN`` (a level), and the text saying which of them holds."""
-    found = over_trials(diff, trials, what)
-    if math.isnan(found.value):
-        return found
-    p = float(stats.wilcoxon(diff).pvalue) if (diff != 0).any() else 1.0
-    floor = smallest_p(len(diff))
-    limit = f" (with {len(diff)} {what} it cannot go below p = {floor:.2g})" if floor >= ALPHA else ""
-    level = equivalence_p(diff, 0.0)
-    reading = (f"level within ±{readable(MARGIN)}" if level < ALPHA else
-               ("higher" if found.value > 0 else "lower") if p < ALPHA else "neither shown different nor level")
-    return replace(found, text=f"{shown or readable(found.value)}: {reading}", p_value=p,
-                   statistic=f"Wilcoxon signed-rank p = {p:.2g}{limit}; equivalence (two one-sided t-tests, "
-                             f"±{readable(MARGIN)}) p = {level:.2g}; over {len(diff)} {what}")
 
 
 @dataclass(frozen=True)
@@ -588,55 +315,3 @@ def _same_seed(base: pd.DataFrame, mine: pd.DataFrame) -> pd.DataFrame:
     if SEED not in base or SEED not in mine:
         return base
     return base[base[SEED] == mine[SEED].iloc[0]]
-
-
-ATTACKER = re.compile(r"^attack/(?!max/)[^/]+/accuracy$")  # one attacker's balanced accuracy on the secret
-
-
-@dataclass(frozen=True)
-class Release:
-    """How to tell a trial whose release collapsed: the data user's balanced accuracy on the release (``utility``;
-    None where utility is no accuracy) keeps less than ``NEAR_COLLAPSE`` of the way from chance to 1 (a digit read at
-    0.14 by a 10-class data user has lost 96 % of what it could read: the release is near-collapsed, and what it hides
-    says nothing of a mechanism that keeps the digit), or every attacker's balanced accuracy on the secret (each
-    ``attack/<name>/accuracy`` but the strongest-of) reads chance.
-
-    Chance is 1/classes, what a constant prediction reads in balanced accuracy whatever the class counts; the classes
-    are the registered data set's (its private attribute's, and its utility's unless the data user's task has its
-    own, ``utility_classes``). "Reads chance" is within ``CHANCE_TOLERANCE``: a classifier that learns nothing from a
-    genuinely private release still scatters about chance by its test set's sampling noise (±0.03 on 1,000 records),
-    so a reading that exact is a constant prediction, and a release no network reads anything from."""
-
-    dataset: str
-    utility: str | None = None
-    utility_classes: int | None = None
-
-    def collapsed(self, trials: pd.DataFrame) -> pd.Series:
-        """For each trial, whether its release collapsed."""
-        from core.data.registry import get_dataset  # the registry imports every data set's module
-
-        entry = get_dataset(self.dataset)
-        useless = pd.Series(False, index=trials.index)
-        if self.utility is not None and self.utility in trials:
-            classes = self.utility_classes or entry.utility.classes
-            assert classes is not None, f"{self.dataset}'s utility is no classification"
-            useless = near_chance(trials[self.utility], classes)
-        secret = entry.private.classes
-        assert secret is not None, f"{self.dataset}'s secret is no classification"
-        attackers = [c for c in trials.columns if ATTACKER.match(c)]
-        hidden = pd.Series(bool(attackers), index=trials.index)
-        for column in attackers:
-            hidden &= at_chance(trials[column], secret)
-        return useless | hidden
-
-
-def near_chance(accuracy: pd.Series, classes: int) -> pd.Series:
-    """Whether each balanced accuracy keeps less than ``NEAR_COLLAPSE`` of the way from chance (1/classes) to 1; NaN
-    reads no."""
-    chance = 1 / classes
-    return accuracy.astype(float) < chance + NEAR_COLLAPSE * (1 - chance)
-
-
-def at_chance(accuracy: pd.Series, classes: int) -> pd.Series:
-    """Whether each balanced accuracy reads chance (1/classes, within ``CHANCE_TOLERANCE``); NaN reads no."""
-    return (accuracy.astype(float) - 1 / classes).abs() <= CHANCE_TOLERANCE

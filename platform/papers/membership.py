@@ -13,7 +13,9 @@ import pandas as pd
 from core.metric_names import UTILITY_ACCURACY, YEOM_ADVANTAGE
 from core.numbers import readable
 from platform.papers.claim import EXACT, OWN, SANITY, Claim, Paper, Study
-from platform.papers.measures import Measured, StudyRuns, Trend, seed_count
+from platform.papers.measures import Trend
+from platform.papers.statistics import Measured
+from platform.papers.study_runs import StudyRuns, seed_count
 from platform.results.replicates import point_index, point_keys
 
 PAPER = Paper("membership", "Membership information leakage (Farokhi & Kaafar): Adult")

@@ -18,7 +18,8 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from platform.papers.measures import Part, StudyRuns, planned_per_seed, sweep_numbers, t_interval
+from platform.papers.statistics import t_interval
+from platform.papers.study_runs import Part, StudyRuns, planned_per_seed, sweep_numbers
 from platform.results.comparison_grid import BASELINE
 from platform.results.replicates import SEED, without_seed
 

@@ -11,20 +11,10 @@ import numpy as np
 from core.metric_names import STRONGEST_ATTACK, UTILITY_ACCURACY
 from core.numbers import readable
 from platform.papers.claim import ABOVE, LEVEL, OWN, REPRODUCTION, SANITY, UNAVAILABLE, Claim, Paper, Study
-from platform.papers.measures import (
-    AxisDifference,
-    EveryPoint,
-    Measured,
-    NotRun,
-    PointMetric,
-    Release,
-    StudyRuns,
-    Trend,
-    over_trials,
-    seed_count,
-    select_where,
-    t_interval,
-)
+from platform.papers.collapse import Release
+from platform.papers.measures import AxisDifference, EveryPoint, NotRun, PointMetric, Trend
+from platform.papers.statistics import Measured, over_trials, select_where, t_interval
+from platform.papers.study_runs import StudyRuns, seed_count
 from search_spaces.amnist import AMNIST_TRAIN
 
 PAPER = Paper("privatizer", "Privatizer (learning data-derived privacy-preserving representations): GMM, and AMNIST as "

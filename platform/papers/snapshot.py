@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from core.files.source import InputFileError
 from core.files.structured import read_json
 from core.files.tables import TableSchema, read_table
-from platform.papers.measures import Part, StudyRuns
 from platform.papers.parts import PART
+from platform.papers.study_runs import Part, StudyRuns
 from platform.results.comparison_grid import BASELINE as BASELINE_COLUMN
 
 META, TRIALS, BASELINE = "study.json", "trials.csv", "baseline.csv"
