@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from core.config import TrialConfig
+from core.metric_names import attack_metric
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ class AttackResult:
 
     def logged(self) -> dict[str, float]:
         """Metrics under their shared MLflow names."""
-        return {f"attack/{self.name}/{k}": v for k, v in self.metrics.items()}
+        return {attack_metric(self.name, k): v for k, v in self.metrics.items()}
 
 
 class Attacker(Protocol):

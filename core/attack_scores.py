@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from core.metric_names import STRONGEST_RECORDS
+from core.metric_names import STRONGEST_RECORDS, attack_metric
 
 Lookup = Callable[[str], float | None]  # a metric's name to its value, None where it was not logged
 CI_BOUNDS = ("ci_low", "ci_high")  # an accuracy's 95 % interval, logged as ``<accuracy>/ci_low|ci_high``
@@ -30,12 +30,12 @@ class AttackerScore:
     @classmethod
     def read(cls, lookup: Lookup, name: str) -> AttackerScore | None:
         """The score ``name`` logged, or None where it logged no accuracy."""
-        accuracy = lookup(f"attack/{name}/accuracy")
+        accuracy = lookup(attack_metric(name))
         if accuracy is None:
             return None
-        low, high = (lookup(f"attack/{name}/accuracy/{bound}") for bound in CI_BOUNDS)
-        records = lookup(f"attack/{name}/train_records")
-        views = {view: value for view in PER_RECORD if (value := lookup(f"attack/{name}/{view}")) is not None}
+        low, high = (lookup(attack_metric(name, f"accuracy/{bound}")) for bound in CI_BOUNDS)
+        records = lookup(attack_metric(name, "train_records"))
+        views = {view: value for view in PER_RECORD if (value := lookup(attack_metric(name, view))) is not None}
         return cls(name, accuracy, low, high, None if records is None else int(records), views)
 
     def as_strongest(self) -> dict[str, float]:
@@ -50,7 +50,7 @@ class AttackerScore:
 
 def accuracies(lookup: Lookup, attackers: Iterable[str]) -> dict[str, float]:
     """Every attacker's logged accuracy on the secret, in the order named (those that logged none left out)."""
-    logged = {name: lookup(f"attack/{name}/accuracy") for name in attackers}
+    logged = {name: lookup(attack_metric(name)) for name in attackers}
     return {name: value for name, value in logged.items() if value is not None}
 
 

@@ -52,6 +52,12 @@ YEOM_CANARY_TPR = "attack/yeom/canary/tpr_at_1pct_fpr"
 RMIA_CANARY_TPR = "attack/rmia/canary/tpr_at_1pct_fpr"
 """The same under RMIA."""
 
+def attack_metric(attacker: str, key: str = "accuracy") -> str:
+    """What attacker ``attacker`` logs as ``key``: ``attack/<attacker>/<key>`` (its accuracy on the secret by default),
+    the one place an attacker's metric name is made."""
+    return f"attack/{attacker}/{key}"
+
+
 # --- leakage: estimates of what the release gives away --------------------------------------------------------------
 NORMALISED_ALPHA_MI = "leakage/normalised_alpha_mi"
 """The α-MI estimate Î_α(S;Y)/H_α(S)."""

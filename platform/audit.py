@@ -31,6 +31,7 @@ from attacks.attackers.registry import REGISTRY
 from attacks.base import AttackInput, CheckpointInputs
 from attacks.farm.checkpoint import attack_inputs
 from core.messages import first_line
+from core.metric_names import attack_metric
 from core.numbers import readable
 from core.quiet import silence
 from platform.cli import guarded
@@ -174,7 +175,7 @@ def train_attackers(inputs: CheckpointInputs, attackers: list[str]) -> dict[str,
               f"{len(inputs.data.test_x)}", flush=True)
         report = attack_inputs(inputs, [attacker], figures=False)
         metrics |= report.metrics
-        result = report.metrics.get(f"attack/{attacker}/accuracy")
+        result = report.metrics.get(attack_metric(attacker))
         print(f"  {attacker}: " + (f"accuracy {readable(result)} in {readable(report.seconds[attacker])} s"
                                    if result is not None else f"skipped ({report.skipped.get(attacker, 'no accuracy')})"),
               flush=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from attacks.spec import AttackerSpec
+from core.metric_names import attack_metric
 from core.plugins import PluginClash, PluginKind
 
 ATTACKERS: PluginKind[AttackerSpec] = PluginKind("attacker", "attacks.attackers", "SPECS", "putlab.attackers",
@@ -76,4 +77,4 @@ def check_names(names: Sequence[str]) -> None:
 
 def primary_metric(name: str) -> str:
     """The shared MLflow name of an attacker's primary metric: ``attack/<name>/<metric>``."""
-    return f"attack/{name}/{REGISTRY[name].primary_metric}"
+    return attack_metric(name, REGISTRY[name].primary_metric)

@@ -24,6 +24,7 @@ from attacks.attackers.tuning import Candidate
 from attacks.base import Attacker, AttackInput, CheckpointInputs
 from core.config import AttackBudget
 from core.messages import exception_line
+from core.metric_names import attack_metric
 from core.saturation import Saturation, saturation
 
 if TYPE_CHECKING:  # a checkpoint is only read here, so the curve runs without Ray installed
@@ -85,10 +86,10 @@ class LearningCurve:
     def logged(self) -> dict[str, float]:
         """``attack/<name>/curve/<pct>`` with ``/ci_low``, ``/ci_high`` and ``/records``, ``attack/<name>/still_learning``
         and, where the fit gives one, ``attack/<name>/saturation`` with ``/ci_low`` and ``/ci_high``."""
-        prefix = f"attack/{self.attacker}"
-        metrics = {f"{prefix}/still_learning": float(self.still_learning)} | self.saturation.logged(f"{prefix}/saturation")
+        metrics = ({attack_metric(self.attacker, "still_learning"): float(self.still_learning)}
+                   | self.saturation.logged(attack_metric(self.attacker, "saturation")))
         for p in self.points:
-            key = f"{prefix}/curve/{p.percent}"
+            key = attack_metric(self.attacker, f"curve/{p.percent}")
             metrics |= {key: p.accuracy, f"{key}/ci_low": p.ci_low, f"{key}/ci_high": p.ci_high,
                         f"{key}/records": float(p.records)}
         return metrics

@@ -17,6 +17,7 @@ from attacks.attackers.registry import REGISTRY, Registry
 from attacks.audits.exposure import GALLERY_PREFIX, ExposedRecords, gallery_png, most_exposed
 from attacks.base import CheckpointInputs, MembershipAttacker, MembershipTarget
 from attacks.spec import AttackerSpec
+from core.metric_names import attack_metric
 
 WORST_CASE = ("advantage", "advantage_max", "auc", *LOW_FPRS)
 
@@ -77,6 +78,6 @@ def run_membership(name: str, inputs: CheckpointInputs, figures: bool,
             out.metrics.update(result.logged())
             per_canaries.append(result.metrics)
             out.figures.update({png_name.replace("/", "_"): png for png_name, png in result.figures.items()})
-    out.metrics.update({f"attack/{name}/{k}": v for k, v in worst_case(per_target).items()})
-    out.metrics.update({f"attack/{name}/canary/{k}": v for k, v in worst_case(per_canaries).items()})
+    out.metrics.update({attack_metric(name, k): v for k, v in worst_case(per_target).items()})
+    out.metrics.update({attack_metric(name, f"canary/{k}"): v for k, v in worst_case(per_canaries).items()})
     return out

@@ -30,7 +30,7 @@ from attacks.audits.exposure import CSV_FILE as EXPOSED_CSV
 from attacks.audits.exposure import GALLERY_PREFIX, fpr_text
 from attacks.audits.learning_curve import DOUBLED, FRACTIONS, percent
 from attacks.plots.learning_curve_plot import FILE_PREFIX as CURVE_PREFIX
-from core.metric_names import CONFIDENT_SHARE, TOP_DECILE
+from core.metric_names import CONFIDENT_SHARE, TOP_DECILE, attack_metric
 from core.numbers import readable
 from core.pareto_axis import Axis
 from platform.figures.game_curves import ARTIFACT_PATH as GAME_PATH
@@ -143,9 +143,9 @@ def learning_curves(metrics: dict[str, float]) -> list[dict[str, Any]]:
     empty where not drawn), with intervals, whether it is still learning, and the fitted saturation with its interval
     (empty where the fit gave none)."""
     names = sorted(m.group(1) for k in metrics if (m := CURVE_FLAG.fullmatch(k)))
-    return [{"attacker": name, "still_learning": metrics[f"attack/{name}/still_learning"] == 1.0,
-             "points": [with_interval(metrics, f"attack/{name}/curve/{percent(f)}") for f in (*FRACTIONS, DOUBLED)],
-             "saturation": with_interval(metrics, f"attack/{name}/saturation")}
+    return [{"attacker": name, "still_learning": metrics[attack_metric(name, "still_learning")] == 1.0,
+             "points": [with_interval(metrics, attack_metric(name, f"curve/{percent(f)}")) for f in (*FRACTIONS, DOUBLED)],
+             "saturation": with_interval(metrics, attack_metric(name, "saturation"))}
             for name in names]
 
 
@@ -155,7 +155,7 @@ def membership_columns(table: pd.DataFrame) -> list[str]:
     only as not measurable (``<metric>_measurable``) has its column too."""
     found = {(m.group(1), MEMBERSHIP_METRICS.index(m.group(2))) for c in table.columns
              if (m := re.fullmatch(r"attack/([^/]+)/(.+?)(?:_measurable)?", str(c))) and m.group(2) in MEMBERSHIP_METRICS}
-    return [f"attack/{name}/{MEMBERSHIP_METRICS[i]}" for name, i in sorted(found)]
+    return [attack_metric(name, MEMBERSHIP_METRICS[i]) for name, i in sorted(found)]
 
 
 def membership_cell(row: pd.Series | dict, column: str) -> dict[str, Any]:
@@ -299,7 +299,7 @@ def sweep_context(client: MlflowClient, parent_id: str, preset: Preset, summary:
         trials.append({
             "name": row["name"], "status": row["status"], "front": bool(row["pareto_front"]),
             "axes": [with_interval(row, a.metric) for a in axes],
-            "attacks": [with_interval(row, f"attack/{a}/accuracy") for a in attackers],
+            "attacks": [with_interval(row, attack_metric(a)) for a in attackers],
             "strongest": run.data.tags.get("putlab.strongest_attacker", ""),
             "membership": [membership_cell(row, c) for c in membership_columns(table)],
             "dp": [row.get(c) for c in dp_columns(table)],

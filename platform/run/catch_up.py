@@ -13,6 +13,7 @@ from ray import tune
 
 from attacks.attackers.registry import primary_metric
 from core.files.structured import parse_json
+from core.metric_names import attack_metric
 from platform.results import tracking
 from platform.run import storage as tune_storage
 from platform.run.farm import SWEEP_STOP_HINT, FarmPlan, FarmScheduler, update_strongest
@@ -136,6 +137,6 @@ def refresh_strongest(client: MlflowClient, runs: Iterable[Run], privacy_attacke
     an attacker that logged before it counted (or whose run was stopped before the maximum) counts now."""
     for run in runs:
         steps = {m.step for a in privacy_attackers
-                 for m in client.get_metric_history(run.info.run_id, f"attack/{a}/accuracy")}
+                 for m in client.get_metric_history(run.info.run_id, attack_metric(a))}
         for step in sorted(steps):
             update_strongest(client, run.info.run_id, step, privacy_attackers)

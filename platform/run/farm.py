@@ -22,7 +22,7 @@ from attacks.audits.exposure import exposed_csv
 from attacks.farm.checkpoint import FarmReport, run_farm
 from core.attack_scores import Lookup, accuracies, strongest, winner
 from core.messages import exception_line
-from core.metric_names import STRONGEST_ATTACK, STRONGEST_RECORDS
+from core.metric_names import STRONGEST_ATTACK, STRONGEST_RECORDS, attack_metric
 from core.numbers import readable
 from platform.results import tracking
 from platform.run.interrupts import stop_requested
@@ -102,13 +102,13 @@ def flag_capped(client: MlflowClient, run_id: str, step: int, attackers: Sequenc
 
     A capped attacker was still improving when it stopped, so its accuracy is a lower bound on leakage.
     """
-    capped = [a for a in attackers if metric_at(client, run_id, f"attack/{a}/capped", step) == 1.0]
+    capped = [a for a in attackers if metric_at(client, run_id, attack_metric(a, "capped"), step) == 1.0]
     if capped:
         client.set_tag(run_id, TAG_CAPPED, ",".join(capped))
         run_name = client.get_run(run_id).info.run_name
         for name in capped:
             print(f"[{run_name}] step {step}: attacker {name} hit its epoch cap (attack_epochs); "
-                  f"attack/{name}/accuracy is a lower bound", flush=True)
+                  f"{attack_metric(name)} is a lower bound", flush=True)
     return capped
 
 

@@ -18,6 +18,7 @@ from attacks.attackers.registry import REGISTRY
 from attacks.farm.checkpoint import attack_inputs
 from core.attack_scores import CI_BOUNDS, strongest
 from core.messages import first_line
+from core.metric_names import attack_metric
 from core.numbers import readable
 from platform.errors import UsageError
 from platform.run import storage as tune_storage
@@ -74,7 +75,7 @@ def attack_full_budget(preset: Preset, config: dict[str, Any], checkpoint: str, 
     if preset.checkpoint_inputs is None:
         raise UsageError(f"preset {preset.name!r} has no checkpoints for the attack farm")
     names = [a for a in preset.farm.privacy if a in REGISTRY and not REGISTRY[a].per_target
-             and pd.notna(row.get(f"attack/{a}/accuracy"))]
+             and pd.notna(row.get(attack_metric(a)))]
     if not names:
         raise UsageError(f"the trial has no privacy attacker's accuracy to refit ({', '.join(preset.farm.privacy)})")
     print(f"attacking the chosen checkpoint with {', '.join(names)} trained on the release of {records:,} records "

@@ -25,6 +25,7 @@ from attacks.attackers.tuning import Candidate
 from attacks.audits.learning_curve import CurvePoint, LearningCurve, run_lane
 from attacks.plots.learning_curve_plot import FILE_PREFIX, curve_png
 from core.attack_scores import winner
+from core.metric_names import attack_metric
 from core.numbers import readable
 from platform.results import tracking
 from platform.results.summary import SATURATION
@@ -49,7 +50,7 @@ class CurveJob:
 
 def doubled_budget(client: MlflowClient, run_id: str, step: int, attacker: str, available: int | None) -> int | None:
     """The attacker's records at ``step`` where ``available`` (records outside the test split) holds twice as many."""
-    records = metric_at(client, run_id, f"attack/{attacker}/train_records", step)
+    records = metric_at(client, run_id, attack_metric(attacker, "train_records"), step)
     return int(records) if records and available and 2 * records <= available else None
 
 
@@ -69,7 +70,7 @@ def curve_jobs(client: MlflowClient, runs: Iterable[Run], privacy_attackers: tup
             print(f"[{run.info.run_name}] checkpoint {step}: no privacy attacker's accuracy, no learning curve", flush=True)
             continue
         best = winner(scores)
-        if metric_at(client, run.info.run_id, f"attack/{best}/still_learning", step) is None:
+        if metric_at(client, run.info.run_id, attack_metric(best, "still_learning"), step) is None:
             budget = doubled_budget(client, run.info.run_id, step, best, available)
             full = logged_point(client, run.info.run_id, step, best)
             chosen = logged_choice(client, run.info.run_id, step, best)
@@ -79,7 +80,7 @@ def curve_jobs(client: MlflowClient, runs: Iterable[Run], privacy_attackers: tup
 
 def logged_values(client: MlflowClient, run_id: str, step: int, attacker: str, keys: tuple[str, ...]) -> list[float] | None:
     """The attacker's ``attack/<attacker>/<key>`` of each key at ``step``, in order; None where any was not logged."""
-    values = [metric_at(client, run_id, f"attack/{attacker}/{key}", step) for key in keys]
+    values = [metric_at(client, run_id, attack_metric(attacker, key), step) for key in keys]
     return None if any(value is None for value in values) else [float(v) for v in values if v is not None]
 
 

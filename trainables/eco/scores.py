@@ -6,6 +6,7 @@ import torch
 
 from attacks.attackers.side_info import plug_in_bayes
 from core.data.eco_files import HOURS
+from core.metric_names import attack_metric
 from core.metrics import balanced_accuracy
 from trainables.eco.windows import EcoSplit
 from trainables.shared.alpha_mi import alpha_mutual_information, renyi_entropy
@@ -66,7 +67,7 @@ def position_floors(train: EcoSplit, test: EcoSplit) -> dict[str, float]:
     for name, train_key, test_key in (("position_only", position.expand_as(train.hour), position.expand_as(test.hour)),
                                       ("hour_only", train.hour, test.hour)):
         pred = plug_in_bayes(train_key.reshape(-1, 1), train.occupancy.flatten(), test_key.reshape(-1, 1), 2)
-        metrics[f"attack/{name}/accuracy"] = balanced_accuracy(pred, test.occupancy.flatten(), 2)
-        metrics[f"attack/{name}/accuracy_within_hour"] = within_hour_accuracy(pred, test.occupancy.flatten(),
+        metrics[attack_metric(name)] = balanced_accuracy(pred, test.occupancy.flatten(), 2)
+        metrics[attack_metric(name, "accuracy_within_hour")] = within_hour_accuracy(pred, test.occupancy.flatten(),
                                                                                test.hour.flatten())
     return metrics
