@@ -18,7 +18,14 @@ from platform.results import tracking
 from platform.results.comparison_grid import ComparisonGrid
 from platform.run.launch import run_order
 from search_spaces import presets
-from trainables.prototype.mechanism import DigitPrototypeBaseline, class_means
+from trainables.prototype.mechanism import (
+    MIN_CELL,
+    DigitPrototypeBaseline,
+    class_means,
+    pose_cells,
+    pose_features,
+    pose_means,
+)
 from trainables.shared.tune_loop import write_checkpoint
 from trainables.stroke_redraw.mechanism import StrokeRedrawBaseline, disk, redraw
 
@@ -89,7 +96,7 @@ def test_the_prototype_release_of_a_correctly_classified_image_is_its_class_mean
         torch.testing.assert_close(mine, mean.expand_as(mine))
     wrong = ~right
     if wrong.any():  # a misread digit gets the mean of the class it was read as
-        torch.testing.assert_close(released[wrong], prototype.net.prototypes[predicted[wrong]])
+        torch.testing.assert_close(released[wrong], prototype.net.prototypes[predicted[wrong], 0])
 
     mixed = DigitPrototypeBaseline.create({"mix": 0.3, **config})
     mixed.setup()
@@ -110,7 +117,8 @@ def test_the_prototype_release_of_a_correctly_classified_image_is_its_class_mean
 
 
 @pytest.mark.parametrize(("mechanism", "config"), [(StrokeRedrawBaseline, {"radius": 1.5}),
-                                                   (DigitPrototypeBaseline, {"mix": 0.2})])
+                                                   (DigitPrototypeBaseline, {"mix": 0.2}),
+                                                   (DigitPrototypeBaseline, {"mix": 0.0, "pose_bins": 2})])
 def test_the_farm_and_serving_restore_the_release_the_trial_scored(mechanism, config) -> None:
     trial = mechanism.create({**config, **SMOKE})
     trial.setup()
@@ -164,3 +172,51 @@ def test_beside_the_learning_curves_the_one_trial_grids_run_first_and_results_ke
     assert [g.preset.name for g in grids] == ["noise", "stroke-redraw", "digit-prototype"]
     assert run_order(grids, beside_curves=True) == [1, 2, 0]
     assert run_order(grids, beside_curves=False) == [0, 1, 2]  # no curves (the smoke profile): as declared
+
+
+def test_the_pose_of_hand_made_images():
+    image = torch.zeros(3, 1, 28, 28)
+    image[0, 0, 5, 20] = 1.0  # one dot: its centroid, no slant, no width
+    for r in range(8, 20):  # a stroke leaning right as it goes down: the column grows by one a row
+        image[1, 0, r, r] = 1.0
+    image[2, 0, 10:18, 4:24] = 1.0  # a wide block: columns 4-23, the standard deviation of 20 evenly spread columns
+    row, col, slant, width = pose_features(image).T
+    assert (row[0], col[0], slant[0], width[0]) == (5.0, 20.0, 0.0, 0.0)
+    assert slant[1] == pytest.approx(1.0) and row[1] == pytest.approx(13.5) and col[1] == pytest.approx(13.5)
+    assert width[2] == pytest.approx(math.sqrt((20 ** 2 - 1) / 12)) and slant[2] == pytest.approx(0.0, abs=1e-6)
+    # the cells: bins read in base ``bins``, the first feature most significant
+    edges = torch.tensor([[[10.0], [10.0], [0.0], [3.0]]]).expand(2, 4, 1)
+    assert pose_cells(torch.tensor([[5.0, 20.0, 1.0, 1.0], [12.0, 5.0, -1.0, 4.0]]), edges).tolist() == [
+        0 * 8 + 1 * 4 + 1 * 2 + 0, 1 * 8 + 0 * 4 + 0 * 2 + 1]
+
+
+def test_each_pose_cell_releases_the_mean_of_its_training_records():
+    torch.manual_seed(0)
+    x = torch.rand(400, 1, 28, 28)
+    labels = torch.arange(400) % 2
+    edges, means = pose_means(x, labels, classes=2, bins=2)
+    assert edges.shape == (2, 4, 1) and means.shape == (2, 16, 1, 28, 28)
+    cells = pose_cells(pose_features(x), edges[labels])
+    for digit in range(2):
+        for cell in range(16):
+            mine = (labels == digit) & (cells == cell)
+            expected = x[mine].mean(0) if mine.sum() >= MIN_CELL else x[labels == digit].mean(0)
+            torch.testing.assert_close(means[digit, cell], expected)
+    # each feature's edge is the digit's median: half of its records on each side
+    features = pose_features(x[labels == 0])
+    assert ((features > edges[0, :, 0]).float().mean(0) - 0.5).abs().max() <= 1 / 200
+
+
+def test_zero_pose_bins_is_the_digit_prototype_and_bins_bring_detail_back() -> None:
+    config = SMOKE | {"attack_epochs": 4}
+    digit = DigitPrototypeBaseline.create({"mix": 0.0, **config})
+    digit.setup()
+    digit.pretrain()
+    posed = DigitPrototypeBaseline.create({"mix": 0.0, "pose_bins": 2, **config})
+    posed.setup()
+    posed.pretrain()  # the same classifier, read from the store by its data's content
+    x = digit.test.x
+    plain, cells = digit.net(x, digit.gen).detach(), posed.net(x, posed.gen).detach()
+    torch.testing.assert_close(plain, class_means(digit.attack_train.x, digit.attack_train.u, 10)[
+        digit.net.classifier(x).argmax(1)])
+    assert psnr(cells, x) > psnr(plain, x)  # the pose's cell mean lies nearer the image than the digit's

@@ -18,3 +18,7 @@ class DigitPrototypeConfig(ImageData, AttackBudget, AttackerRecords):
     verbatim: float = Field(0.0, ge=0, le=1, description="Probability that a record is released as it is instead of as "
                                                          "its prototype, drawn per record and independently of its "
                                                          "secret (a per-record mix of the two releases; 0: none).")
+    pose_bins: int = Field(0, ge=0, le=4, description="Bins of each pose feature (the centroid's row and column, the "
+                                                      "slant, the width), by the training records' quantiles within "
+                                                      "each digit: the release is the mean of the training records "
+                                                      "sharing the digit and all four bins (0: the digit alone).")
