@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from core.metric_names import STRONGEST_RECORDS, attack_metric
+from core.metric_names import attack_metric
 
 Lookup = Callable[[str], float | None]  # a metric's name to its value, None where it was not logged
 CI_BOUNDS = ("ci_low", "ci_high")  # an accuracy's 95 % interval, logged as ``<accuracy>/ci_low|ci_high``
-PER_RECORD = ("top_decile_accuracy", "confident_share")  # how unevenly an attacker reads the records
-STRONGEST = "attack/max"  # where the strongest attacker's score is logged
+PER_RECORD = ("top_decile_accuracy", "confident_share")  # how unevenly an attacker reads the records (tuning logs them)
+STRONGEST = "max"  # the name the strongest attacker's score is logged under: attack/max/…
 
 
 @dataclass(frozen=True)
@@ -40,12 +40,12 @@ class AttackerScore:
 
     def as_strongest(self) -> dict[str, float]:
         """The metrics that publish this score as the strongest attacker's (``attack/max/…``), each where logged."""
-        values = {f"{STRONGEST}/accuracy": self.accuracy}
-        values |= {f"{STRONGEST}/accuracy/{bound}": value for bound, value in zip(CI_BOUNDS, (self.ci_low, self.ci_high),
-                                                                                   strict=True) if value is not None}
+        values = {attack_metric(STRONGEST): self.accuracy}
+        values |= {attack_metric(STRONGEST, f"accuracy/{bound}"): value
+                   for bound, value in zip(CI_BOUNDS, (self.ci_low, self.ci_high), strict=True) if value is not None}
         if self.train_records is not None:
-            values[STRONGEST_RECORDS] = float(self.train_records)
-        return values | {f"{STRONGEST}/{view}": value for view, value in self.per_record.items()}
+            values[attack_metric(STRONGEST, "train_records")] = float(self.train_records)
+        return values | {attack_metric(STRONGEST, view): value for view, value in self.per_record.items()}
 
 
 def accuracies(lookup: Lookup, attackers: Iterable[str]) -> dict[str, float]:

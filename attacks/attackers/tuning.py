@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from attacks.base import AttackResult
+from core.attack_scores import PER_RECORD
 from core.config import AttackBudget
 from core.metrics import balanced_accuracy, balanced_accuracy_interval
 from core.nets import Standardized
@@ -128,7 +129,6 @@ def fit_metrics(fit: TunedFit) -> dict[str, float]:
 
 TOP_SHARE = 0.1  # the most confident tenth of the test records
 CONFIDENT = 0.9  # a record read right with at least this probability counts in confident_share
-PER_RECORD = ("top_decile_accuracy", "confident_share")  # what per_record_metrics logs under attack/<name>/
 
 
 def per_record_metrics(logits: torch.Tensor, target: torch.Tensor) -> dict[str, float]:

@@ -56,7 +56,7 @@ UNDECIDED = (OWN_ROW, NOTHING, STAND_IN_ROW, UNKNOWN_DATA, SUBSTITUTE)  # no ver
 DIRECTIONAL = (Trend, Difference, AgainstBaseline, AxisDifference)  # measures read by their test's direction
 
 
-PAIRED = "Wilcoxon signed-rank"  # how a paired difference's statistic names its test
+PAIRED = (Difference, AgainstBaseline, AxisDifference)  # measures read by the signed-rank test of their pairs
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ def verdict(claim: Claim, measured: Measured, runs: StudyRuns | None) -> str:
     if 0 < measured.seeds < MIN_SEEDS:
         return FEW_SEEDS
     if isinstance(claim.measure, DIRECTIONAL) and claim.direction != LEVEL:
-        if PAIRED in measured.statistic and smallest_p(len(measured.groups[0])) >= ALPHA:
+        if isinstance(claim.measure, PAIRED) and measured.groups and smallest_p(len(measured.groups[0])) >= ALPHA:
             return FEW_SEEDS  # too few pairs for the signed-rank test to reach significance either way
         return tested(claim.measure.expected, measured)
     return compared(claim, measured)
