@@ -114,15 +114,17 @@ class ConvReleaser(nn.Module):
     with ``noise_channels=0`` the releaser is deterministic. That code is spatial: each output pixel sees only a patch
     of the input. ``latent`` > 0 adds a global code: the 7×7 grid passes through ``latent`` dense units (the noise, as
     ``noise_channels`` uniform values, joins them) and back, so the release is drawn from a few numbers per image.
+    ``extra_inputs`` channels beside the image join its input (an anchor image to edit); ``squash`` False leaves the
+    output unbounded (a residual for another map to bound).
     """
 
     def __init__(self, width: int = 16, noise_channels: int = 4, in_shape: tuple[int, int, int] = AMNIST_SHAPE,
-                 latent: int = 0) -> None:
+                 latent: int = 0, extra_inputs: int = 0, squash: bool = True) -> None:
         super().__init__()
         channels, height, breadth = checked_shape(in_shape, "ConvReleaser")
-        self.noise_channels, self.latent = noise_channels, latent
+        self.noise_channels, self.latent, self.squash = noise_channels, latent, squash
         self.encoder = nn.Sequential(
-            nn.Conv2d(channels, width, 3, stride=2, padding=1), nn.ReLU(),
+            nn.Conv2d(channels + extra_inputs, width, 3, stride=2, padding=1), nn.ReLU(),
             nn.Conv2d(width, 2 * width, 3, stride=2, padding=1), nn.ReLU(),
         )
         self.decoder = nn.Sequential(
@@ -145,7 +147,8 @@ class ConvReleaser(nn.Module):
             shape = (h.shape[0], self.noise_channels, *h.shape[2:])
             z = torch.rand(shape, device=h.device, dtype=h.dtype, generator=generator)
             h = torch.cat([h, z], dim=1)
-        return torch.sigmoid(self.decoder(self.expand(h) if self.latent else h))
+        out = self.decoder(self.expand(h) if self.latent else h)
+        return torch.sigmoid(out) if self.squash else out
 
 
 class StochasticUNet(nn.Module):

@@ -56,10 +56,12 @@ PRESET = Preset(
 )
 
 
-def prototype_variant(name: str, axis: str, smoke: list, grid: list, what: str, title: str) -> Preset:
+def prototype_variant(name: str, axis: str, smoke: list, grid: list, what: str, title: str,
+                      comparison_grids: tuple[str, ...] = ()) -> Preset:
     """A preset of the digit prototype with one other grid axis (``axis``: ``verbatim``, ``pose_bins``), on the
     releaser's quick data and attackers (``smoke``: its values on a tiny subset; ``grid``: on the quick and paper
-    profiles; ``what`` says them in words), its front and farm the digit prototype's."""
+    profiles; ``what`` says them in words), its front and farm the digit prototype's, with ``comparison_grids``
+    beside it."""
     return Preset(
         name=name,
         mechanism=DigitPrototypeBaseline,
@@ -82,6 +84,7 @@ def prototype_variant(name: str, axis: str, smoke: list, grid: list, what: str, 
         front=PRESET.front,
         farm=PRESET.farm,
         label_keys=(axis,),
+        comparison_grids=comparison_grids,
         presentation=Presentation(title=title, trend_metrics=(FRESH_ACCURACY, STRONGEST_ATTACK, PSNR_OF_MSE),
                                   checkpoint_figures=DigitPrototypeBaseline.figures),
     )

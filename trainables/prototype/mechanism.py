@@ -20,6 +20,8 @@ import torch
 from torch import nn
 
 from attacks.attackers.deep import DeepAttacker, image_cnn
+from core.config import AttackBudget
+from core.data import Split
 from core.nets import Standardized
 from trainables.prototype.config import DigitPrototypeConfig
 from trainables.shared.image_game import FixedRelease
@@ -110,6 +112,33 @@ class DigitPrototype(nn.Module):
         return torch.where(kept.view(-1, *[1] * (x.dim() - 1)), x, prototype)
 
 
+def fit_prototype(budget: AttackBudget, records: Split, classes: int, mix: float = 0.0, verbatim: float = 0.0,
+                  bins: int = 0) -> DigitPrototype:
+    """The digit prototype (the pose prototype with ``bins``) of ``records``: the tuned classifier of their labels U
+    fitted on their raw images (read from the store when a sweep already fitted it) and their class (or pose cell)
+    means."""
+    fit = DeepAttacker(budget, CLASSIFIER, store=True).fit(records.x, records.u, classes)
+    edges, means = (pose_means(records.x, records.u, classes, bins) if bins
+                    else (None, class_means(records.x, records.u, classes)))
+    return DigitPrototype(fit.model.eval(), fit.candidate.width, means, mix, verbatim, edges)
+
+
+def restored_prototype(stored: dict, width: int, shape: tuple[int, int, int], classes: int) -> DigitPrototype:
+    """The digit prototype whose state dict is ``stored`` (its classifier fitted at ``width``, on images of ``shape``),
+    from checkpoints written before the per-record mix and the pose cells too."""
+    stored = dict(stored)
+    stored.setdefault("verbatim", torch.tensor(0.0))  # checkpoints from before the per-record mix
+    if stored["prototypes"].dim() == len(shape) + 1:  # checkpoints from before the pose cells: one a digit
+        stored["prototypes"] = stored["prototypes"].unsqueeze(1)
+    stored.setdefault("edges", torch.zeros(classes, 0, 0))
+    batch = (1, *shape)
+    classifier = Standardized(image_cnn(torch.zeros(batch))(classes, width), torch.zeros(batch), torch.ones(batch))
+    prototype = DigitPrototype(classifier, width, torch.zeros_like(stored["prototypes"]), 0.0, 0.0,
+                               torch.zeros_like(stored["edges"]))
+    prototype.load_state_dict(stored)
+    return prototype
+
+
 class DigitPrototypeBaseline(FixedRelease):
     """Each image of the config's image set released as its predicted class's mean image, scored like the learned image
     mechanisms."""
@@ -132,32 +161,15 @@ class DigitPrototypeBaseline(FixedRelease):
     def pretrain(self) -> None:
         """The classifier of U fitted on the attacker records' raw images (read from the store when the sweep already
         fitted it), and each class's mean image over the same records."""
-        records = self.attack_train
-        fit = DeepAttacker(self.cfg, CLASSIFIER, store=True).fit(records.x, records.u, self.u_classes)
-        bins = self.cfg.pose_bins
-        edges, means = (pose_means(records.x, records.u, self.u_classes, bins) if bins
-                        else (None, class_means(records.x, records.u, self.u_classes)))
-        self.prototype = DigitPrototype(fit.model.eval(), fit.candidate.width, means, self.cfg.mix,
-                                        self.cfg.verbatim, edges).to(self.device)
-
-    def classifier(self, width: int) -> nn.Module:
-        """An unfitted classifier of the fit's architecture (the tuned family at ``width``), for a checkpoint to fill."""
-        shape = (1, *self.shape)
-        return Standardized(image_cnn(torch.zeros(shape))(self.u_classes, width), torch.zeros(shape), torch.ones(shape))
+        cfg = self.cfg
+        self.prototype = fit_prototype(cfg, self.attack_train, self.u_classes, cfg.mix, cfg.verbatim,
+                                       cfg.pose_bins).to(self.device)
 
     def state(self) -> dict:
         return {"width": self.net.width, "prototype": self.net.state_dict()}
 
     def load_state(self, state: dict) -> None:
-        width = int(state["width"])
-        stored = dict(state["prototype"])
-        stored.setdefault("verbatim", torch.tensor(0.0))  # checkpoints from before the per-record mix
-        if stored["prototypes"].dim() == len(self.shape) + 1:  # checkpoints from before the pose cells: one a digit
-            stored["prototypes"] = stored["prototypes"].unsqueeze(1)
-        stored.setdefault("edges", torch.zeros(self.u_classes, 0, 0))
-        prototype = DigitPrototype(self.classifier(width), width, torch.zeros_like(stored["prototypes"]), self.cfg.mix,
-                                   self.cfg.verbatim, torch.zeros_like(stored["edges"]))
-        prototype.load_state_dict(stored)
+        prototype = restored_prototype(state["prototype"], int(state["width"]), self.shape, self.u_classes)
         for knob in ("mix", "verbatim"):
             held, asked = getattr(prototype, knob).item(), getattr(self.cfg, knob)
             if abs(held - asked) > 1e-6:

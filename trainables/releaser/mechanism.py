@@ -13,6 +13,7 @@ from functools import partial
 from typing import ClassVar
 
 import torch
+from torch import nn
 from torch.nn import functional as F
 from torch.optim.swa_utils import update_bn
 
@@ -58,14 +59,14 @@ class Releaser(ImageGame):
     cfg: ReleaserConfig
 
     @property
-    def net(self) -> ConvReleaser:
+    def net(self) -> nn.Module:
         return self.releaser
 
     def build(self) -> None:
         """Fresh networks on the device, seeded by the config."""
         cfg, device = self.cfg, self.device
         torch.manual_seed(cfg.seed)
-        self.releaser = ConvReleaser(cfg.width, cfg.noise_channels, self.shape, cfg.latent).to(device)
+        self.releaser = self.releasing_net().to(device)
         self.adversary = self.fresh_adversary()
         self.utility = game_classifier(self.u_classes, cfg.width, self.shape, cfg.player_input_norm).to(device)
         self.opt_r = torch.optim.Adam(self.releaser.parameters(), lr=cfg.releaser_lr or cfg.lr)
@@ -73,6 +74,11 @@ class Releaser(ImageGame):
         self.opt_u = torch.optim.Adam(self.utility.parameters(), lr=cfg.lr)
         # the squared error's weight: fixed, or (distortion_target) a Lagrange multiplier and its dual variable
         self.dual = self.multiplier = cfg.squared_error_weight
+
+    def releasing_net(self) -> nn.Module:
+        """The releaser R(X, Z): the conv encoder-decoder (its weights from torch's current seed)."""
+        cfg = self.cfg
+        return ConvReleaser(cfg.width, cfg.noise_channels, self.shape, cfg.latent)
 
     def state(self) -> dict:
         return ({name: getattr(self, name).state_dict() for name in NETWORKS}
@@ -96,8 +102,12 @@ class Releaser(ImageGame):
         The game then starts from the full-utility end of the trade-off with informed players, instead
         of spending its first epochs on grey noise.
         """
-        cfg, train = self.cfg, self.train
         self.pretrain_autoencoder(self.opt_r)
+        self.pretrain_players()
+
+    def pretrain_players(self) -> None:
+        """The utility net and the adversary fitted on raw images for ``pretrain_epochs``."""
+        cfg, train = self.cfg, self.train
         if cfg.pretrain_epochs:
             fit = partial(fit_classifier, epochs=cfg.pretrain_epochs, batch_size=cfg.batch_size, lr=cfg.lr, generator=self.gen)
             fit(self.utility, train.x, train.u)
@@ -128,7 +138,7 @@ class Releaser(ImageGame):
             self.opt_u.step()
 
             distortion = squared_error(y, x)
-            privacy = normalised_alpha_mi(self.adversary(y).softmax(1), self.prior, cfg.alpha)
+            privacy = self.privacy_term(y)
             weight = self.multiplier  # the squared error's: fixed, or the constrained form's multiplier
             loss_r = (weight * distortion + cfg.utility_ce_weight * F.cross_entropy(self.utility(y), u)
                       + cfg.lam * privacy)
@@ -147,6 +157,10 @@ class Releaser(ImageGame):
                                ("squared_error", distortion), ("privacy_term", privacy), ("releaser_grad_norm", grad_norm)):
                 sums[key] += value.item()
         return {f"train/{k}": v / steps for k, v in sums.items()}
+
+    def privacy_term(self, y: torch.Tensor) -> torch.Tensor:
+        """Î_α(S;Y)/H_α(S) as the in-game adversary reads the released batch ``y`` (differentiable in ``y``)."""
+        return normalised_alpha_mi(self.adversary(y).softmax(1), self.prior, self.cfg.alpha)
 
     def adversary_step(self) -> torch.Tensor:
         """One adversary update on a fresh batch of the current release; its loss."""
