@@ -11,7 +11,10 @@ the difference from noise is paired:
   interpolated along its front (as the report does); over the trials of front points with utility ≥ ``--min-utility``,
   the mean with its t interval and the Wilcoxon signed-rank p-value;
 - **operating points** (the front's points, means over seeds): the best attacker reading among points at least as
-  useful as a comparison point and no more distorted than it.
+  useful as a comparison point and no more distorted than it;
+- **the baselines' hull, seed by seed**: each trial's margin against the hull of its own seed's comparison points and
+  the constant release (> 0 inside, < 0 beyond; docs/metrics.md#the-baselines-hull), and per grid point the margins
+  over its seeds with the signed-rank test of "beyond" (a mean below 0).
 
     PYTHONPATH=. .venv/bin/python benchmarks/against_baselines.py --tracking-uri sqlite:///mlflow.db putlab-amnist
     PYTHONPATH=. .venv/bin/python benchmarks/against_baselines.py --skip lam=0 amnist-game-20261127-210651
@@ -21,6 +24,7 @@ from __future__ import annotations
 import argparse
 import math
 
+import numpy as np
 import pandas as pd
 
 from core.numbers import readable
@@ -28,11 +32,13 @@ from core.pareto_axis import Axis
 from platform.papers.statistics import Measured, paired
 from platform.plan.spec import preset_of
 from platform.results import tracking
+from platform.results.baseline_hull import at_seed, below_every_corner, constant_corner, corners_of, joined, standing
 from platform.results.comparison_grid import ComparisonCurve, comparison_grid_points, dominated_by, value_at_utility
 from platform.results.replicates import SEED
 from platform.results.summary import SweepSummary, read_summary, usable_trials
 
 NOISE = "noise"
+HULL = "hull/margin_at_seed"
 
 
 def seed_curve(curve: ComparisonCurve, seed: float, axes: list[Axis]) -> pd.DataFrame:
@@ -106,6 +112,35 @@ def print_trials(table: pd.DataFrame, summary: SweepSummary, label_keys: tuple[s
         print(f"  seed {readable(row[SEED])} {label}{front}: {values}; {at}; dominated by: {dominated or 'none'}")
 
 
+def hull_margins(table: pd.DataFrame, summary: SweepSummary, parent_metrics: dict[str, float]) -> pd.Series:
+    """Each trial's margin against the hull of its seed's comparison trials and the constant release (NaN where it is
+    less useful than every corner)."""
+    axes, constant = summary.axes, constant_corner(parent_metrics, summary.axes)
+    margins = pd.Series(math.nan, index=table.index)
+    for seed, group in table.groupby(SEED):
+        corners = joined(corners_of([(c.grid.name, at_seed(c.trials, seed)) for c in summary.comparisons
+                                     if not c.trials.empty], axes), constant)
+        for index, row in group.iterrows():
+            point = np.array([float(row[a.metric]) for a in axes])
+            if corners.names and not below_every_corner(point, corners, axes):
+                margins[index] = standing(point, corners, axes).margin
+    return margins
+
+
+def print_hull(table: pd.DataFrame, label_keys: tuple[str, ...]) -> None:
+    """Per grid point: its margin against its seed's hull at each seed, their mean and the test of "beyond"."""
+    keys = [k for k in label_keys if k in table]
+    print("the baselines' hull, seed by seed (margin > 0: inside, < 0: beyond; paired over seeds):")
+    for values, group in table.dropna(subset=[HULL]).groupby(keys):
+        label = " ".join(f"{k}={readable(v)}" for k, v in zip(keys, values if isinstance(values, tuple) else (values,),
+                                                                strict=True))
+        margins = group.sort_values(SEED)[HULL]
+        found = paired(margins, group, what="seeds")
+        beyond = int((margins < 0).sum())
+        print(f"  {label}: {', '.join(f'{m:+.3f}' for m in margins)}; beyond at {beyond} of {len(margins)} seeds; "
+              f"mean {found.value:+.3f} [{found.low:+.3f}, {found.high:+.3f}], {found.statistic}")
+
+
 def print_operating_points(summary: SweepSummary) -> None:
     """For each comparison point, the best front point at least as useful and no more distorted."""
     axes, front = summary.axes, summary.front_points
@@ -135,6 +170,7 @@ def main() -> None:
     client = tracking.connect(args.tracking_uri, create=False)
     _, parent_id = tracking.find_sweep_parent(client, args.sweep)
     preset = preset_of(client.get_run(parent_id).data.params)
+    parent = client.get_run(parent_id).data
     summary = read_summary(client, parent_id, preset)
     table = per_trial(summary)
     if table.empty:
@@ -152,6 +188,7 @@ def main() -> None:
         print(f"against noise at equal utility (front trials with {summary.axes[0].metric} ≥ {args.min_utility}{left_out}): "
               f"mean {against.value:+.3f} [{against.low:+.3f}, {against.high:+.3f}], {against.statistic}")
     print_operating_points(summary)
+    print_hull(table.assign(**{HULL: hull_margins(table, summary, parent.metrics)}), preset.label_keys)
 
 
 if __name__ == "__main__":

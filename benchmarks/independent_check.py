@@ -292,7 +292,7 @@ def main() -> None:
         return
     # The same independent attacker on raw images: a generous ceiling for the farm's raw-data calibration.
     from trainables.releaser.config import ReleaserConfig
-    from trainables.shared.image_game import load_data
+    from trainables.shared.image_data import load_data
 
     config = trial_config(directory)
     train, test = load_data(ReleaserConfig.from_dict({k: v for k, v in config.items() if k in ReleaserConfig.model_fields}),

@@ -33,7 +33,7 @@ def main() -> None:
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     from trainables.releaser.config import ReleaserConfig
-    from trainables.shared.image_game import attacker_records, load_data, load_population
+    from trainables.shared.image_data import attacker_records, load_data, load_population
 
     config = resolve(args.preset, args.profile, []).grid_points()[0]
     cfg = ReleaserConfig.from_dict({k: v for k, v in config.items() if k in ReleaserConfig.model_fields})

@@ -21,7 +21,7 @@ from platform.results.baseline_hull import BEYOND_SEEDS, MARGIN, MIX, Corners, S
 from platform.results.comparison_grid import ComparisonGrid, compare_all, curve_of, format_comparison
 from platform.results.summary import summary_of
 from search_spaces import presets
-from trainables.shared.image_game import constant_release
+from trainables.shared.image_data import constant_release
 
 AMNIST = presets()["amnist"]
 AXES = list(AMNIST.front.axes)  # fresh digit accuracy, strongest attacker, PSNR of the MSE

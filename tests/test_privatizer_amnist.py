@@ -15,7 +15,7 @@ from core.config import AttackBudget
 from trainables.privatizer.config import PrivatizerConfig
 from trainables.privatizer.mechanism import Privatizer
 from trainables.privatizer.retrained import fit_temperature, retrained_secret_term
-from trainables.shared.image_game import load_splits
+from trainables.shared.image_data import load_splits
 from trainables.shared.mechanism import STATE_FILE, CheckpointError
 from trainables.shared.release_map import release
 from trainables.shared.tune_loop import epochs, write_checkpoint

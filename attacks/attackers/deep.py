@@ -6,7 +6,6 @@ the number they report is what a competent attacker of that kind reaches, not a 
 from __future__ import annotations
 
 import hashlib
-import os
 import tempfile
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
@@ -18,6 +17,7 @@ import torch
 from attacks.attackers.tuning import Candidate, ModelBuilder, TunedFit, tune_classifier, tuned_result
 from attacks.base import AttackInput, AttackResult
 from attacks.spec import AttackerSpec, Need
+from core.atomic import save_atomically
 from core.config import AttackBudget
 from core.nets import SmallCNN, Standardized
 from core.training import FitLog, predict_logits
@@ -59,12 +59,8 @@ def cached_fit(key: str, x: torch.Tensor, num_classes: int, folder: str) -> Tune
 
 def store_fit(key: str, fit: TunedFit, folder: str) -> None:
     """Keep ``fit`` in this process and on disk (written atomically: a concurrent task reads all of it or nothing)."""
-    path = Path(folder) / f"{key}.pt"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    torch.save({"state": fit.model.state_dict(), "candidate": asdict(fit.candidate), "log": asdict(fit.log),
-                "val_scores": fit.val_scores}, tmp)
-    tmp.replace(path)
+    save_atomically(Path(folder) / f"{key}.pt", {"state": fit.model.state_dict(), "candidate": asdict(fit.candidate),
+                                                 "log": asdict(fit.log), "val_scores": fit.val_scores})
     remember(key, fit)
 
 

@@ -9,8 +9,6 @@ a cache folder, on disk; missing ones train as parallel Ray tasks when Ray is up
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +19,7 @@ import torch
 from torch import nn
 
 from attacks.base import Recipe, ReferenceData
+from core.atomic import load_saved, save_atomically
 from core.training import fit_classifier
 
 MEMORY_SLOTS = 32  # reference weights kept in this process (a few checkpoints' worth)
@@ -93,28 +92,6 @@ def _train_state(recipe: Recipe, x: torch.Tensor, y: torch.Tensor, seed: int) ->
     return {k: v.detach().cpu() for k, v in recipe(x, y, seed).state_dict().items()}
 
 
-def read_stored(path: Path) -> dict | None:
-    """Stored tensors (weights_only: no pickled code runs), or None when missing or unreadable (then they are computed
-    again)."""
-    try:
-        return torch.load(path, map_location="cpu", weights_only=True)
-    except Exception:  # noqa: BLE001 - any damaged file means retrain
-        return None
-
-
-def write_atomically(path: Path, state: dict) -> None:
-    """Atomic write (temporary file in the same folder, then rename), so concurrent readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            torch.save(state, fh)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _remember(key: str, state: dict[str, torch.Tensor]) -> None:
     _memory[key] = state
     _memory.move_to_end(key)
@@ -144,7 +121,7 @@ def reference_models(reference: ReferenceData, plan: PopulationPlan, seed: int) 
     for key in keys:
         state = _memory.get(key)
         if state is None and folder is not None:
-            state = read_stored(folder / f"ref-{key}.pt")
+            state = load_saved(folder / f"ref-{key}.pt")
         if state is not None:
             states[key] = state
     missing = [(k, i, s) for k, i, s in zip(keys, index, seeds, strict=True) if k not in states]
@@ -152,7 +129,7 @@ def reference_models(reference: ReferenceData, plan: PopulationPlan, seed: int) 
     states.update({key: state for (key, _, _), state in zip(missing, trained, strict=True)})
     for key in keys:
         if folder is not None and not (folder / f"ref-{key}.pt").exists():
-            write_atomically(folder / f"ref-{key}.pt", states[key])
+            save_atomically(folder / f"ref-{key}.pt", states[key])
     models = []
     for key in keys:
         _remember(key, states[key])

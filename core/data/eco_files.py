@@ -32,6 +32,8 @@ import numpy as np
 import pandas as pd
 import torch
 
+from core.atomic import save_atomically
+
 from .mnist import DataUnavailableError
 
 HOURS = 24
@@ -204,11 +206,8 @@ def load_eco(root: str | Path, max_missing_hours: int = 2, cache_dir: str | Path
         return EcoDays(**{k: blob[k] for k in ("consumption", "occupancy", "weekday", "month", "household", "day")},
                        counts={k: int(v) for k, v in blob["counts"].items()})
     days = parse_eco(root, max_missing_hours)
-    cache.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    torch.save({**{k: getattr(days, k) for k in ("consumption", "occupancy", "weekday", "month", "household", "day")},
-                "counts": days.counts}, tmp)
-    tmp.replace(path)
+    save_atomically(path, {**{k: getattr(days, k) for k in ("consumption", "occupancy", "weekday", "month", "household",
+                                                            "day")}, "counts": days.counts})
     return days
 
 

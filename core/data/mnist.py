@@ -19,7 +19,6 @@ import importlib
 import os
 import pickle
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import IO, Any, ClassVar
 import numpy as np
 import torch
 
+from core.atomic import save_atomically, write_atomically
 from core.data.packaged import packaged_folder
 from core.messages import first_line
 
@@ -126,7 +126,7 @@ def write_idx_files(arrays: MnistArrays, raw_dir: Path) -> None:
     for name, (file_name, _, _) in _FIELDS.items():
         values = getattr(arrays, name).to(torch.uint8).numpy()
         header = bytes([0, 0, _IDX_UBYTE, values.ndim]) + np.asarray(values.shape, dtype=">i4").tobytes()
-        _atomic_write(raw_dir / file_name, partial(_write_bytes, header + values.tobytes()))
+        write_atomically(raw_dir / file_name, partial(_write_bytes, header + values.tobytes()))
 
 
 def _validated(tensors: dict[str, Any], origin: Path | str) -> dict[str, torch.Tensor]:
@@ -162,21 +162,9 @@ def _write_cache(arrays: MnistArrays, path: Path) -> None:
     """Save the tensors atomically so later loads skip parsing; warn (not fail) if the folder is read-only."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        _atomic_write(path, lambda f: torch.save(arrays.tensors(), f))
+        save_atomically(path, arrays.tensors())
     except OSError as exc:
         warnings.warn(f"could not write the MNIST cache {path} ({exc}); later loads will parse again", stacklevel=3)
-
-
-def _atomic_write(path: Path, write: Callable[[IO[bytes]], object]) -> None:
-    """Write a file through a temporary sibling and os.replace, so readers never see a partial file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")  # "xb" honours the umask
-    try:
-        with open(tmp, "xb") as f:
-            write(f)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def _write_bytes(data: bytes, f: IO[bytes]) -> None:

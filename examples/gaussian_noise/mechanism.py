@@ -30,7 +30,7 @@ from core.config import AttackBudget, Checkpointing, Dataset, ImageData, Members
 from core.data import Split
 from core.nets import SmallCNN
 from core.training import batches, evaluate, fit_classifier
-from trainables.shared.image_game import baselines_for, image_layout, load_splits
+from trainables.shared.image_data import baselines_for, image_layout, load_splits
 from trainables.shared.mechanism import Capability, Mechanism
 from trainables.shared.release_map import ReleaseMap, release
 

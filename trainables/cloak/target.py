@@ -10,8 +10,6 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -19,6 +17,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from core.atomic import save_atomically
 from core.data import load_mnist
 from core.training import fit_classifier, predict_logits
 
@@ -109,18 +108,6 @@ def _train(root: Path, settings: TargetSettings, device: torch.device, download:
     return model.cpu(), accuracy
 
 
-def _write(path: Path, model: LeNet5, accuracy: float, settings: TargetSettings) -> None:
-    """Atomic write: a temporary file in the same folder, renamed over the final name."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            torch.save({"state": model.state_dict(), "mnist_test_accuracy": accuracy, "settings": asdict(settings)}, fh)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def load_target(root: Path, settings: TargetSettings, device: torch.device, download: bool = False) -> Target:
     """The cached target for ``settings`` (trained and cached on first use), frozen, in eval mode on ``device``."""
     path = settings.path(root)
@@ -130,7 +117,8 @@ def load_target(root: Path, settings: TargetSettings, device: torch.device, down
         target = _read(path, settings)
         if target is None:
             model, accuracy = _train(root, settings, device, download)
-            _write(path, model, accuracy, settings)
+            save_atomically(path, {"state": model.state_dict(), "mnist_test_accuracy": accuracy,
+                                   "settings": asdict(settings)})
             target = Target(model, accuracy, path)
     target.model.to(device).eval().requires_grad_(False)
     return target

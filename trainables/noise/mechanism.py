@@ -2,7 +2,7 @@
 
 Any image mechanism should beat it: at the utility and distortion it keeps, its strongest attacker should read less
 of S than the same attackers read from noisy images. Its one "epoch" only scores the release
-(:class:`~trainables.shared.image_game.FixedRelease`): the utility is a freshly trained, tuned and early-stopped classifier
+(:class:`~trainables.shared.image_release.FixedRelease`): the utility is a freshly trained, tuned and early-stopped classifier
 of U on the noisy training split, scored on the noisy test split (what a data user would bring), and the privacy is
 what the attack farm's attackers read from the same release.
 """
@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from trainables.noise.config import NoiseConfig
-from trainables.shared.image_game import FixedRelease
+from trainables.shared.image_release import FixedRelease
 
 
 class GaussianNoise(nn.Module):

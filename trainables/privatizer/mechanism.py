@@ -8,7 +8,7 @@ classifier on raw images). ``algorithm`` picks the seed's variant:
   2: φ is pre-trained on raw images and frozen, and the provider also reads the release with it: P(u|q) := P_φ(u|q);
   3: φ and the raw-data thickness classifier η are both frozen and applied to q; only the U-Net trains.
 Each privatizer step minimises (1−α)·[mean log P_φ(u|x)/P(u|q)]² + α·[mean log P_η(s|q)/P(s)]². Setup, checkpoints,
-the deep attacker and the farm's released splits are the releaser's (:mod:`trainables.shared.image_game`), so the two
+the deep attacker and the farm's released splits are the releaser's (:mod:`trainables.shared.image_release`), so the two
 mechanisms' fronts compare.
 """
 from __future__ import annotations

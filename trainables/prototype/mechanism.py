@@ -24,7 +24,7 @@ from core.config import AttackBudget
 from core.data import Split
 from core.nets import Standardized
 from trainables.prototype.config import DigitPrototypeConfig
-from trainables.shared.image_game import FixedRelease
+from trainables.shared.image_release import FixedRelease
 
 CLASSIFIER = "fixed_utility"  # its name in the fit's log; the fit is stored by content (see above)
 POSE = ("centroid_row", "centroid_col", "slant", "width")  # the coarse pose of an image, in pixels

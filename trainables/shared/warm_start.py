@@ -18,7 +18,7 @@ import torch
 from filelock import FileLock
 
 from attacks.attackers.deep import FIT_CACHE
-from attacks.farm.reference import read_stored, write_atomically
+from core.atomic import load_saved, save_atomically
 from core.config import AttackBudget, AttackerRecords, Checkpointing, MembershipAttacks
 
 WARM_START_DIR = FIT_CACHE  # every trial on a machine sees it: the raw-data fits' folder
@@ -48,11 +48,11 @@ def stored_or_computed(path: Path, compute: Callable[[], dict]) -> tuple[dict, b
     lock on ``path``, so of several trials asking at once one computes and the others read."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(f"{path}.lock"):
-        stored = read_stored(path)
+        stored = load_saved(path)
         if stored is not None:
             return stored, True
         state = compute()
-        write_atomically(path, state)
+        save_atomically(path, state)
         return state, False
 
 

@@ -15,7 +15,8 @@ from scipy import ndimage
 from skimage.morphology import skeletonize
 from torch import nn
 
-from trainables.shared.image_game import FixedRelease, counts_for, image_layout
+from trainables.shared.image_data import counts_for, image_layout
+from trainables.shared.image_release import FixedRelease
 from trainables.stroke_redraw.config import StrokeRedrawConfig
 
 
@@ -94,7 +95,7 @@ class StrokeRedrawBaseline(FixedRelease):
 
     @classmethod
     def data_counts(cls, config: dict) -> dict[str, int]:
-        """Image counts of the data (:func:`~trainables.shared.image_game.counts_for`), once the set is known to be grayscale."""
+        """Image counts of the data (:func:`~trainables.shared.image_data.counts_for`), once the set is known to be grayscale."""
         cfg = cls.typed(config)
         check_grayscale(cfg)
         return counts_for(cfg)
