@@ -23,7 +23,7 @@ from core.pareto_axis import Axis
 from core.quiet import silence
 from platform.cli import guarded
 from platform.errors import UsageError
-from platform.figures.front import plot_fronts
+from platform.figures.fronts import plot_fronts
 from platform.figures.html_report import render_comparison, report_dir, with_interval, write_report
 from platform.plan.spec import preset_of
 from platform.results import drivers, tracking

@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from core.pareto_axis import Axis
-from platform.figures.front import BAND_COLOURS, bands, distortion_figure, draw_comparison_grid, draw_seeds
+from platform.figures.figure_parts import BAND_COLOURS, bands
+from platform.figures.front import distortion_figure, draw_comparison_grid, draw_seeds
 from platform.figures.summary_figures import draw_summary, seed_trials
 from platform.results.comparison_grid import (
     ComparisonCurve,

@@ -17,7 +17,8 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 from core.pareto_axis import Axis
-from platform.figures.front import DPI, sweep_front_figure
+from platform.figures.figure_parts import DPI
+from platform.figures.front import sweep_front_figure
 from platform.figures.game_curves import game_figure
 from platform.figures.html_report import compact
 from platform.results.game import ADVERSARY, Checkpoint, Curve, GameCurves

@@ -11,7 +11,9 @@ import pytest
 from matplotlib.image import imread
 
 from core.pareto_axis import Axis
-from platform.figures.front import DPI, FIGSIZE, fronts_by_figure, plot_front, plot_fronts_by
+from platform.figures.figure_parts import DPI, FIGSIZE
+from platform.figures.front import plot_front
+from platform.figures.fronts import fronts_by_figure, plot_fronts_by
 from platform.results.front_groups import fronts_by, group_metrics
 from platform.results.pareto import hypervolume, pareto_front, pareto_mask
 from platform.results.replicates import point_table

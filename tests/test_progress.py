@@ -6,7 +6,7 @@ from collections import Counter
 from ray.tune.experiment import Trial
 
 from core.numbers import readable
-from platform.figures.front import short_labels
+from platform.figures.figure_parts import short_labels
 from platform.results.clock import clock
 from platform.run.farm import strongest_line
 from platform.run.progress import eta, progress_line

@@ -10,7 +10,8 @@ from matplotlib.container import ErrorbarContainer
 
 from core.pareto_axis import Axis
 from platform.errors import UsageError
-from platform.figures.front import front_figure, fronts_figure
+from platform.figures.front import front_figure
+from platform.figures.fronts import fronts_figure
 from platform.plan.seed_axis import with_seeds
 from platform.plan.spec import resolve
 from platform.results.pareto import hypervolume

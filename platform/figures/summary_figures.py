@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from platform.figures.front import plot_front, plot_fronts_by
+from platform.figures.front import plot_front
+from platform.figures.fronts import plot_fronts_by
 from platform.figures.trends import plot_trends
 from platform.results.summary import SweepSummary
 from search_spaces import Preset
