@@ -20,7 +20,7 @@ import torch
 from torch import nn
 from torch.utils import benchmark
 
-from trainables.cloak.mechanism import INPUT_SHAPE, CloakMap, apply_mask, sift
+from trainables.cloak.cloak_map import INPUT_SHAPE, CloakMap, apply_mask, sift
 from trainables.cloak.target import LeNet5
 
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)

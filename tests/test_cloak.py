@@ -18,7 +18,10 @@ from torch import nn
 
 from core.data import default_data_root, load_mnist
 from core.metrics import fairness_gaps
+from trainables.cloak.cloak_map import CloakMap, apply_mask, sift
 from trainables.cloak.config import CloakConfig
+from trainables.cloak.data import Split
+from trainables.cloak.evaluation import EQUAL_ACC, EQUAL_INFO, attack_equal_accuracy_baseline, noisy_against_gaussian
 from trainables.cloak.info import (
     QUANTISATION_SIGMA,
     feature_information,
@@ -27,17 +30,7 @@ from trainables.cloak.info import (
 )
 from trainables.cloak.knn_info import KnnInfoMeter, PrincipalAxes, ksg_mutual_information
 from trainables.cloak.matched_noise import matching_sigma
-from trainables.cloak.mechanism import (
-    EQUAL_ACC,
-    EQUAL_INFO,
-    Cloak,
-    CloakMap,
-    Split,
-    apply_mask,
-    attack_equal_accuracy_baseline,
-    noisy_against_gaussian,
-    sift,
-)
+from trainables.cloak.mechanism import Cloak
 from trainables.cloak.target import TargetSettings, load_target
 from trainables.shared.mechanism import CheckpointError
 from trainables.shared.tune_loop import epochs, write_checkpoint
