@@ -9,7 +9,7 @@ import torch
 
 from attacks.attackers.deep import DeepAttacker
 from attacks.attackers.thickness import ThicknessAttacker
-from core.config import ConfigError
+from core.config_errors import ConfigError
 from trainables.noise.mechanism import NoiseBaseline
 from trainables.releaser.config import ReleaserConfig
 from trainables.releaser.mechanism import Releaser

@@ -11,7 +11,7 @@ from torch.nn import functional as F
 
 from attacks.base import AttackInput, Canaries, CheckpointInputs, MembershipTarget
 from attacks.farm.membership_farm import run_membership
-from core.config import ConfigError
+from core.config_errors import ConfigError
 from core.data import Split
 from trainables.releaser.config import ReleaserConfig
 from trainables.releaser.mechanism import Releaser

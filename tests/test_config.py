@@ -12,7 +12,8 @@ from conftest import REPO
 from pydantic import ValidationError
 
 from attacks.audits.kl_leakage import unbiased_symmetric_kl
-from core.config import ConfigError, TrialConfig
+from core.config import TrialConfig
+from core.config_errors import ConfigError
 from trainables.cloak.config import CloakConfig
 from trainables.eco.config import EcoConfig
 from trainables.membership.config import MembershipConfig

@@ -10,7 +10,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from core.config import TrialConfig, interval
+from core.config import TrialConfig
+from core.config_errors import interval
 from platform.errors import UsageError
 from search_spaces import Preset
 

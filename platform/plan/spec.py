@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
-from core.config import shown
+from core.config_errors import shown
 from platform.errors import UsageError
 from search_spaces import Preset, grids, presets
 from search_spaces.plugins import load_preset_file

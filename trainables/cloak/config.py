@@ -17,8 +17,8 @@ from core.config import (
     Penalty,
     PositiveOrInf,
     Training,
-    problem,
 )
+from core.config_errors import problem
 from trainables.cloak.info import QUANTISATION_SIGMA
 from trainables.cloak.knn_info import KNN_DIMS, KNN_NEIGHBOURS
 

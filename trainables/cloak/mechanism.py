@@ -3,13 +3,14 @@
 Per-feature noise r = σ∘e + μ, σ = (1 + tanh ρ)/2 · M, e ~ N(0, I). The first ``epochs − suppression_epochs``
 epochs train μ and ρ on L = −log mean_i σ_i² + λ·CE(f(x + r), y) with the mask off; the mask keeps feature i
 (b_i = 1) where σ_i < T and suppresses it where σ_i ≥ T. The last ``suppression_epochs`` train the suppression
-values μ_s on CE only, with μ, ρ and b fixed. :func:`~trainables.cloak.cloak_map.sift` — x_s = (x + r)∘b + μ_s∘(1 − b) — is the one
-transform training, evaluation, the attack farm and serving all use (:mod:`trainables.cloak.cloak_map`). Every epoch reports (:mod:`trainables.cloak.evaluation`) the target's accuracy on sifted test
-images (mean over noise draws), the information removed (the per-feature bound, :mod:`trainables.cloak.info`, and the
-paper's kNN estimate, :mod:`trainables.cloak.knn_info`), the matched Gaussian noise at equal bound information and at equal
-accuracy (:mod:`trainables.cloak.matched_noise`), the fairness gaps and the distortion of the sifted test images
-(``utility/squared_error``, ``utility/psnr``). Checkpoint epochs add the paper's own comparison:
-Cloak's noisy representation x + r (no suppression) against Gaussian noise at equal kNN information removed.
+values μ_s on CE only, with μ, ρ and b fixed. :func:`~trainables.cloak.cloak_map.sift`, x_s = (x + r)∘b + μ_s∘(1 − b),
+is the one transform training, evaluation, the attack farm and serving all use (:mod:`trainables.cloak.cloak_map`).
+Every epoch reports (:mod:`trainables.cloak.evaluation`) the target's accuracy on sifted test images (mean over noise
+draws), the information removed (the per-feature bound, :mod:`trainables.cloak.info`, and the paper's kNN estimate,
+:mod:`trainables.cloak.knn_info`), the matched Gaussian noise at equal bound information and at equal accuracy
+(:mod:`trainables.cloak.matched_noise`), the fairness gaps and the distortion of the sifted test images
+(``utility/squared_error``, ``utility/psnr``). Checkpoint epochs add the paper's own comparison: Cloak's noisy
+representation x + r (no suppression) against Gaussian noise at equal kNN information removed.
 """
 from __future__ import annotations
 

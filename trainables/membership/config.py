@@ -8,7 +8,8 @@ from typing import Literal
 from pydantic import Field
 
 from core import linear_models as lm
-from core.config import INT_LIMIT, Hidden, Layers, LocalData, MembershipAttacks, Penalty, PositiveOrInf, Steps, problem
+from core.config import INT_LIMIT, Hidden, Layers, LocalData, MembershipAttacks, Penalty, PositiveOrInf, Steps
+from core.config_errors import problem
 from trainables.membership import tanh_net
 
 MODELS = (*lm.MODELS, "dp_logistic", "tanh_net")
