@@ -5,7 +5,7 @@ released splits from each trial's last checkpoint exactly as the farm does, trai
 on the released training split and score it once on the released test split. The reported ``attack/max/accuracy``
 claims no competent attacker does better; this prints the gap.
 
-The attacker (:data:`DEFAULT`, picked by measurement in docs/measurements.md#a-strength-check-picked-by-measurement):
+The attacker (:data:`DEFAULT`, picked by measurement in docs/journal.md#a-strength-check-picked-by-measurement):
 a plain CNN of three conv layers of width 32 (``--net cnn``; the farm's CNN has two, and a dense layer of 64) on
 per-pixel standardised inputs, without augmentation (the attribute is stroke thickness), early-stopped on a validation
 split of 20 % of its training records (patience 8, at most 40 epochs, best weights restored). ``--net resnet`` is the
@@ -110,7 +110,7 @@ class Recipe:
         return f"{self.net}{self.width}" + ("+shifts" if self.shifts else "")
 
 
-DEFAULT = Recipe()  # the strongest by measurement (docs/measurements.md#a-strength-check-picked-by-measurement)
+DEFAULT = Recipe()  # the strongest by measurement (docs/journal.md#a-strength-check-picked-by-measurement)
 
 
 @dataclass(frozen=True)

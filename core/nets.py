@@ -16,7 +16,7 @@ AMNIST_SHAPE = (1, 28, 28)
 
 def channels_last(module: nn.Module) -> nn.Module:
     """``module`` with its convolution weights in channels-last layout: on x86 CPUs without AVX-512 a SmallCNN training
-    step runs 1.3–1.8× faster that way (docs/measurements.md#channels-last-convolutions), on GPUs no slower; inputs may
+    step runs 1.3–1.8× faster that way (docs/journal.md#channels-last-convolutions), on GPUs no slower; inputs may
     stay in the default layout, and the arithmetic is the same up to summation order."""
     return module.to(memory_format=torch.channels_last)
 

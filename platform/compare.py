@@ -24,7 +24,8 @@ from core.quiet import silence
 from platform.cli import guarded
 from platform.errors import UsageError
 from platform.figures.fronts import plot_fronts
-from platform.figures.html_report import render_comparison, report_dir, with_interval, write_report
+from platform.figures.html_report import render_comparison, report_dir, write_report
+from platform.figures.report_tables import with_interval
 from platform.plan.spec import preset_of
 from platform.results import drivers, tracking
 from platform.results.summary import SweepSummary, read_summary, summarise, usable_trials

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Creates .venv at the repository root and installs putlab with everything it needs.
 # uv installs the packages (pip's resolver and serial unpacking took 4 min 40 s of a 2-core machine's 5, uv about a
-# minute: docs/measurements.md#the-tests-and-ci-on-two-avx2-cores), compiling their bytecode as pip does, so that no
+# minute: docs/journal.md#the-tests-and-ci-on-two-avx2-cores), compiling their bytecode as pip does, so that no
 # process compiles torch's sources again where PYTHONDONTWRITEBYTECODE is set.
 # torch and torchvision are the exact pair of pyproject.toml (torchvision's compiled operators load only beside the
 # torch it was built for). PyPI's torch 2.14.1 is the CUDA build with its NVIDIA runtime wheels (about 4 GB

@@ -41,7 +41,7 @@ SCALE_LAMBDAS = {1: [0.0, 300.0, 1000.0, 3000.0], 5: [10.0, 30.0, 100.0]}
 # 10; fresh digit accuracy / deep attacker / PSNR). With 100 batches per restart: λ = 100 0.939 / 0.861 / 16.3 dB,
 # λ = 300 0.885 / 0.839 / 12.3 dB, and the in-game adversary ends 0.12-0.18 below the farm's. With 400: λ = 100
 # 0.918 / 0.811 / 15.8 dB (the gap 0.05), λ = 30 0.947 / 0.903 / 22.2 dB, and λ = 300 collapsed to a constant release
-# (docs/measurements.md#a-stronger-adversary-in-the-releasers-game). 800 batches gave 0.803 at λ = 100 for 23 % more time.
+# (docs/journal.md#a-stronger-adversary-in-the-releasers-game). 800 batches gave 0.803 at λ = 100 for 23 % more time.
 GAME_LAMBDAS = {1.0: [0.0, 30.0, 100.0, 200.0]}
 GAME_RESTART_STEPS = 400
 
@@ -49,7 +49,7 @@ GAME_RESTART_STEPS = 400
 # records it never saw (a real attacker releases all it holds), in rungs of 2 epochs over Adam step 1e-3 alone, the step
 # the default family chose in 14 of the 15 trials of a quick sweep. Patience 8 and a cap of 48 epochs: with patience 4
 # the deep attacker stopped on a noisy plateau of the game profile's releases, 0.034 below where it ends with patience 8
-# or 12, while on noise releases it peaks by epoch 8 either way (docs/measurements.md#the-farms-attacker-stopped-short).
+# or 12, while on noise releases it peaks by epoch 8 either way (docs/journal.md#the-farms-attacker-stopped-short).
 QUICK_ATTACKERS = {"attack_records": 5000, "attack_epochs": 48, "attack_patience": 8, "attack_rung_epochs": 2,
                    "attack_lrs": (1e-3,)}
 QUICK_CONFIG = {"n_train": 2000, "n_test": 1000, "epochs": 4, "checkpoint_every": 4, "pretrain_epochs": 6, **QUICK_ATTACKERS}

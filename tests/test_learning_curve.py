@@ -34,7 +34,7 @@ from attacks.audits.learning_curve import (
 from attacks.base import AttackInput, AttackResult, CheckpointInputs
 from attacks.plots.learning_curve_plot import curve_png
 from core.config import AttackBudget
-from platform.figures.html_report import learning_curves
+from platform.figures.report_tables import learning_curves
 from platform.run.learning_curves import CurveJob, lanes, logged_choice, logged_point
 
 
