@@ -9,18 +9,11 @@ from trainables.releaser.config import ReleaserConfig
 from trainables.releaser.mechanism import Releaser
 
 # Each α its own λ list (λ = 0 first), so every α can span full utility to chance. λ is in units of the paper's
-# distortion E‖X − Y‖² (a black AMNIST image costs about 84). The players standardise their inputs
-# (``player_input_norm``), so the releaser cannot hide S by dimming its release; measured with the quick profile at
-# α = 1 (strongest attacker / fresh digit accuracy / PSNR): λ = 30 gives 0.878 / 0.935 / 19.7 dB, λ = 60 0.826 / 0.894 /
-# 14.9 dB, λ = 100 0.849 / 0.863 / 12.9 dB. Without the norm the game dimmed its release to a near-black encoding at
-# λ = 60 and collapsed to a constant at λ = 100. The lists run log-spaced past that. Every λ = 0 point is one trial
-# (``lambda_zero_anchor``).
+# distortion E‖X − Y‖² (a black AMNIST image costs about 84); the players standardise their inputs
+# (``player_input_norm``), so the releaser cannot hide S by dimming its release. Every λ = 0 point is one trial
+# (``lambda_zero_anchor``). Why each grid is what it is, measured: docs/journal.md#why-the-amnist-grids-are-what-they-are.
 QUICK_LAMBDAS = {1.0: [0.0, 30.0, 100.0, 300.0, 1000.0], math.inf: [0.0, 30.0, 100.0, 300.0, 1000.0]}
-# The fast profile (the default) keeps the quick grid's points where the front bends: of its nine (measured at commit
-# f14dd58, fresh digit accuracy / strongest attacker), λ = 1,000 gave up the digit (0.35 and 0.13) and α = ∞ at λ = 300
-# sat off the front (0.852 / 0.875); α = 1 at λ = 30 and 100 (0.917 / 0.893, 0.905 / 0.889) and α = ∞ at λ = 30 and 100
-# (0.921 / 0.898, 0.878 / 0.867) lie within each other's intervals. So: the anchor, α = 1 at λ = 100 and 300 (0.774 /
-# 0.834, the bend) and α = ∞ at λ = 100.
+# The fast profile (the default) keeps the quick grid's points where the front bends.
 FAST_LAMBDAS = {1.0: [0.0, 100.0, 300.0], math.inf: [0.0, 100.0]}
 PAPER_LAMBDAS = {
     0.5: [0.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0],
@@ -32,24 +25,17 @@ PAPER_LAMBDAS = {
     math.inf: [0.0, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0],
 }
 
-# The scale profile's λ per adversary steps k: measured at 4,000 images × 8 epochs, α = 1, λ = 300, one seed (strongest
-# attacker / fresh digit accuracy): k = 1 0.883 / 0.893 (the releaser outruns its adversary and hides little), k = 5
-# 0.50 / 0.12 (the release collapses). So k = 5 runs below λ = 300 and k = 1 above it.
+# The scale profile's λ per adversary steps k: k = 5 collapses the release at λ = 300, so it runs below, k = 1 above.
 SCALE_LAMBDAS = {1: [0.0, 300.0, 1000.0, 3000.0], 5: [10.0, 30.0, 100.0]}
 
-# The game profile's adversary and λ: measured at seed 0 (quick data, 30 epochs, restarts every epoch, utility weight
-# 10; fresh digit accuracy / deep attacker / PSNR). With 100 batches per restart: λ = 100 0.939 / 0.861 / 16.3 dB,
-# λ = 300 0.885 / 0.839 / 12.3 dB, and the in-game adversary ends 0.12-0.18 below the farm's. With 400: λ = 100
-# 0.918 / 0.811 / 15.8 dB (the gap 0.05), λ = 30 0.947 / 0.903 / 22.2 dB, and λ = 300 collapsed to a constant release
-# (docs/journal.md#a-stronger-adversary-in-the-releasers-game). 800 batches gave 0.803 at λ = 100 for 23 % more time.
+# The game profile's adversary: 400 batches after each restart bring the in-game adversary within 0.05 of the farm's
+# (docs/journal.md#a-stronger-adversary-in-the-releasers-game); at 400, λ = 300 collapsed, so λ stops at 200.
 GAME_LAMBDAS = {1.0: [0.0, 30.0, 100.0, 200.0]}
 GAME_RESTART_STEPS = 400
 
 # The quick profile's attackers (and data user) train on releases of 5,000 records: the game's 2,000, then 3,000 training
-# records it never saw (a real attacker releases all it holds), in rungs of 2 epochs over Adam step 1e-3 alone, the step
-# the default family chose in 14 of the 15 trials of a quick sweep. Patience 8 and a cap of 48 epochs: with patience 4
-# the deep attacker stopped on a noisy plateau of the game profile's releases, 0.034 below where it ends with patience 8
-# or 12, while on noise releases it peaks by epoch 8 either way (docs/journal.md#the-farms-attacker-stopped-short).
+# records it never saw (a real attacker releases all it holds), in rungs of 2 epochs over Adam step 1e-3 alone, with
+# patience 8 and a cap of 48 epochs (docs/journal.md#why-the-amnist-grids-are-what-they-are).
 QUICK_ATTACKERS = {"attack_records": 5000, "attack_epochs": 48, "attack_patience": 8, "attack_rung_epochs": 2,
                    "attack_lrs": (1e-3,)}
 QUICK_CONFIG = {"n_train": 2000, "n_test": 1000, "epochs": 4, "checkpoint_every": 4, "pretrain_epochs": 6, **QUICK_ATTACKERS}
