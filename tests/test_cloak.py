@@ -20,7 +20,7 @@ from core.data import default_data_root, load_mnist
 from core.metrics import fairness_gaps
 from trainables.cloak.cloak_map import CloakMap, apply_mask, sift
 from trainables.cloak.config import CloakConfig
-from trainables.cloak.data import Split
+from trainables.cloak.data import TaskSplit
 from trainables.cloak.evaluation import EQUAL_ACC, EQUAL_INFO, attack_equal_accuracy_baseline, noisy_against_gaussian
 from trainables.cloak.info import (
     QUANTISATION_SIGMA,
@@ -265,13 +265,13 @@ def test_trial_reports_the_gaussian_baseline_at_equal_accuracy() -> None:
     assert f"{EQUAL_ACC}/sigma" not in history[0]  # the bisection runs on checkpoint epochs only (here the last)
 
 
-def _linear_task(n: int = 600) -> tuple[nn.Module, Split, KnnInfoMeter]:
+def _linear_task(n: int = 600) -> tuple[nn.Module, TaskSplit, KnnInfoMeter]:
     """Rank-4 32×32 images, a linear two-class target and its own clean predictions as labels, and a kNN meter."""
     gen = torch.Generator().manual_seed(0)
     x = (torch.randn(n, 4, generator=gen) @ torch.randn(4, 32 * 32, generator=gen)).reshape(n, 1, 32, 32)
     target = nn.Sequential(nn.Flatten(), nn.Linear(32 * 32, 2)).requires_grad_(False)
     y = target(x).argmax(1)
-    return target, Split(x, y, y, y), KnnInfoMeter(PrincipalAxes.fit(x, dims=4), x)
+    return target, TaskSplit(x, y, y, y), KnnInfoMeter(PrincipalAxes.fit(x, dims=4), x)
 
 
 def test_noisy_representation_ignores_the_mask_and_matches_gaussian_noise_of_its_own_sigma() -> None:
@@ -305,8 +305,8 @@ def test_deep_attacker_on_the_baseline_falls_with_noise() -> None:
     last, _ = trained()
     cfg = CloakConfig.from_dict({**CONFIG.as_dict(), "attack_epochs": 2})
     train, test = last.trial.train, last.trial.test
-    small = (Split(train.x[:500], train.y[:500], train.digit[:500], train.thick[:500]),
-             Split(test.x[:400], test.y[:400], test.digit[:400], test.thick[:400]))
+    small = (TaskSplit(train.x[:500], train.y[:500], train.digit[:500], train.thick[:500]),
+             TaskSplit(test.x[:400], test.y[:400], test.digit[:400], test.thick[:400]))
     faint = attack_equal_accuracy_baseline(cfg, 0.01, *small)[f"{EQUAL_ACC}/attack/deep/accuracy"]
     loud = attack_equal_accuracy_baseline(cfg, 5.0, *small)[f"{EQUAL_ACC}/attack/deep/accuracy"]
     assert faint > loud + 0.15 and loud < 0.65, (faint, loud)

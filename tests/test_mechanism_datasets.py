@@ -21,7 +21,7 @@ from core.data.eco_synthetic import synthetic_eco
 from core.data.registry import LoadRequest, Splits
 from core.data.sets.adult import adult_records
 from trainables.cloak.config import CloakConfig
-from trainables.cloak.data import load_data as load_cloak_data
+from trainables.cloak.data import load_task_data as load_cloak_data
 from trainables.cloak.mechanism import Cloak
 from trainables.cloak.target import pad32
 from trainables.eco.config import EcoConfig

@@ -10,7 +10,7 @@ from torch.nn import functional as F
 
 from core.training import batches
 from trainables.cloak.config import CloakConfig
-from trainables.cloak.data import Split
+from trainables.cloak.data import TaskSplit
 
 INPUT_SHAPE = (1, 32, 32)
 
@@ -55,7 +55,7 @@ def release(cloak: CloakMap, x: torch.Tensor, generator: torch.Generator, batch_
     return torch.cat([sift(cloak, chunk, generator) for chunk in x.split(batch_size)])
 
 
-def perturbation_epoch(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, opt: torch.optim.Optimizer, train: Split,
+def perturbation_epoch(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, opt: torch.optim.Optimizer, train: TaskSplit,
                        gen: torch.Generator) -> dict[str, float]:
     """One pass training μ, ρ on −log mean σ² + λ·CE(f(x + r), y), mask off; returns mean losses."""
     cloak.keep.fill_(1.0)
@@ -73,7 +73,7 @@ def perturbation_epoch(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, opt
     return {f"train/{k}": v / steps for k, v in sums.items()}
 
 
-def suppression_epoch(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, opt: torch.optim.Optimizer, train: Split,
+def suppression_epoch(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, opt: torch.optim.Optimizer, train: TaskSplit,
                       gen: torch.Generator) -> dict[str, float]:
     """One pass training the suppression values μ_s on CE(f(x_s), y) with μ, ρ and the mask fixed."""
     total, steps = 0.0, 0

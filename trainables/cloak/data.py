@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 
-from core.data import Splits, default_data_root, get_dataset
+from core.data import default_data_root
 from trainables.cloak.config import CloakConfig
 from trainables.cloak.target import (
     Target,
@@ -16,12 +16,13 @@ from trainables.cloak.target import (
     load_target,
     task_labels,
 )
+from trainables.shared.image_data import load_splits
 
 MNIST_TRAIN = 60_000  # the target's training-set size (all of MNIST's training images)
 
 
 @dataclass
-class Split:
+class TaskSplit:
     """Images padded to 32×32 on the trial's device, the target's task labels, digits and thickness (0 thin, 1 thick)."""
 
     x: torch.Tensor
@@ -33,16 +34,11 @@ class Split:
         return self.x.shape[0]
 
 
-def load_splits(cfg: CloakConfig) -> Splits:
-    """The trial's train and test subsets of its data set from the registry (AMNIST, thin/thick MNIST, at 32×32)."""
-    return get_dataset(cfg.dataset).load(cfg.data_root, n_train=cfg.n_train, n_test=cfg.n_test, seed=cfg.seed,
-                                         download=cfg.download)
-
-
-def load_data(cfg: CloakConfig, device: torch.device) -> tuple[Split, Split]:
-    """The trial's subsets (:func:`load_splits`) with the target's task labels, moved to ``device`` once."""
+def load_task_data(cfg: CloakConfig, device: torch.device) -> tuple[TaskSplit, TaskSplit]:
+    """The trial's subsets (:func:`~trainables.shared.image_data.load_splits`) with the target's task labels, moved to
+    ``device`` once."""
     splits = load_splits(cfg)
-    train_split, test_split = (Split(s.x.to(device), task_labels(s.u, cfg.task).to(device), s.u.to(device),
+    train_split, test_split = (TaskSplit(s.x.to(device), task_labels(s.u, cfg.task).to(device), s.u.to(device),
                                      s.s.to(device)) for s in (splits.train, splits.test))
     return train_split, test_split
 

@@ -19,7 +19,7 @@ from core.metrics import balanced_accuracy, fairness_gaps
 from core.training import predict_logits
 from trainables.cloak.cloak_map import CloakMap, release
 from trainables.cloak.config import CloakConfig
-from trainables.cloak.data import Split
+from trainables.cloak.data import TaskSplit
 from trainables.cloak.info import (
     information_removed,
     matching_gaussian_sigma,
@@ -35,14 +35,14 @@ EQUAL_ACC = "baseline/gaussian_equal_acc"  # metric prefix of the matched Gaussi
 EQUAL_INFO = "baseline/gaussian_equal_info"  # ... at the kNN information Cloak's noisy representation removes
 
 
-def _accuracy_over_draws(target: nn.Module, transform: Callable[[torch.Tensor], torch.Tensor], split: Split,
+def _accuracy_over_draws(target: nn.Module, transform: Callable[[torch.Tensor], torch.Tensor], split: TaskSplit,
                          num_classes: int, draws: int) -> tuple[float, torch.Tensor]:
     """Mean balanced accuracy over ``draws`` noisy versions of the split, and all draws' predictions concatenated."""
     preds = [predict_logits(target, transform(split.x)).argmax(1) for _ in range(draws)]
     return sum(balanced_accuracy(p, split.y, num_classes) for p in preds) / draws, torch.cat(preds)
 
 
-def _gaussian_accuracy(target: nn.Module, split: Split, num_classes: int, draws: int, seed: int,
+def _gaussian_accuracy(target: nn.Module, split: TaskSplit, num_classes: int, draws: int, seed: int,
                        ) -> Callable[[float], float]:
     """σ -> the target's mean balanced accuracy on x + σ·e, with the same draws e for every σ (so it falls smoothly)."""
     gen = torch.Generator(device=split.x.device).manual_seed(seed)
@@ -56,7 +56,7 @@ def _gaussian_accuracy(target: nn.Module, split: Split, num_classes: int, draws:
 
 
 @torch.no_grad()
-def evaluate_cloak(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, test: Split, variance: torch.Tensor,
+def evaluate_cloak(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, test: TaskSplit, variance: torch.Tensor,
                    knn: KnnInfoMeter, equal_accuracy: bool = True) -> tuple[dict[str, float], torch.Tensor]:
     """Utility, the image quality of one sifted draw (``utility/psnr``, ...), information removed (bound and kNN),
     suppression ratio, the matched Gaussian noise at equal bound information, with ``equal_accuracy`` the one at equal
@@ -111,7 +111,7 @@ def evaluate_cloak(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, test: S
 
 
 @torch.no_grad()
-def noisy_against_gaussian(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, test: Split, knn: KnnInfoMeter,
+def noisy_against_gaussian(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, test: TaskSplit, knn: KnnInfoMeter,
                            ) -> dict[str, float]:
     """The paper's accuracy-versus-information comparison: Cloak's noisy representation x + r (mask off, as the paper
     scores it) and Gaussian noise on every pixel at the same kNN information removed (σ by bisection on one fixed
@@ -134,7 +134,7 @@ def noisy_against_gaussian(cfg: CloakConfig, cloak: CloakMap, target: nn.Module,
     }
 
 
-def attack_equal_accuracy_baseline(cfg: CloakConfig, sigma: float, train: Split, test: Split) -> dict[str, float]:
+def attack_equal_accuracy_baseline(cfg: CloakConfig, sigma: float, train: TaskSplit, test: TaskSplit) -> dict[str, float]:
     """The farm's deep attacker, retrained on the matched Gaussian noise's release at σ (thickness from 28×28 images)."""
     gen = torch.Generator(device=train.x.device).manual_seed(cfg.seed + 3000)
     data = AttackInput(crop28(gaussian_release(train.x, sigma, gen)), train.thick,

@@ -37,7 +37,7 @@ from trainables.cloak.cloak_map import (
     suppression_epoch,
 )
 from trainables.cloak.config import CloakConfig
-from trainables.cloak.data import MNIST_TRAIN, data_root, load_data, load_splits, target_for
+from trainables.cloak.data import MNIST_TRAIN, data_root, load_task_data, target_for
 from trainables.cloak.evaluation import EQUAL_ACC, attack_equal_accuracy_baseline, evaluate_cloak
 from trainables.cloak.info import (
     feature_variance,
@@ -51,6 +51,7 @@ from trainables.cloak.target import (
     task_labels,
 )
 from trainables.shared.figures import digit_thickness, save_release_grid
+from trainables.shared.image_data import load_splits
 from trainables.shared.mechanism import Capability, Mechanism, pick_device
 from trainables.shared.release_map import ReleaseMap
 
@@ -103,7 +104,7 @@ class Cloak(Mechanism[CloakConfig]):
     def setup(self) -> None:
         """The map, the trial's AMNIST subsets at 32×32 and the cached target, on the device."""
         self.build()
-        self.train, self.test = load_data(self.cfg, self.device)
+        self.train, self.test = load_task_data(self.cfg, self.device)
         self.target = target_for(self.cfg, self.device)
 
     def begin(self, start: int) -> None:
@@ -196,7 +197,7 @@ class Cloak(Mechanism[CloakConfig]):
         torch.set_num_threads(cfg.threads)
         device = pick_device()
         target = target_for(cfg, device)
-        train, test = load_data(cfg, device)
+        train, test = load_task_data(cfg, device)
         raw = AttackInput(crop28(train.x), train.thick, crop28(test.x), test.thick, num_classes=2, train_u=train.digit,
                           test_u=test.digit)
         thick = DeepAttacker(cfg).run(raw)
