@@ -19,9 +19,8 @@ from attacks.attackers.registry import check_names
 from core.commands import python_module
 from platform.cli import exit_with, guarded
 from platform.errors import UsageError
-from platform.figures.html_report import write_sweep_report
 from platform.plan.spec import preset_of
-from platform.publish import publish
+from platform.publish import publish, write_sweep_report
 from platform.results import drivers, tracking
 from platform.results.summary import SweepSummary, format_summary
 from platform.run import preflight

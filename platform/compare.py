@@ -24,11 +24,12 @@ from core.quiet import silence
 from platform.cli import guarded
 from platform.errors import UsageError
 from platform.figures.fronts import plot_fronts
-from platform.figures.html_report import render_comparison, report_dir, write_report
+from platform.figures.html_report import render_comparison, report_dir
 from platform.figures.report_tables import with_interval
 from platform.plan.spec import preset_of
 from platform.results import drivers, tracking
 from platform.results.summary import SweepSummary, read_summary, summarise, usable_trials
+from platform.results.sweep_record import store_report
 from platform.run import preflight
 
 EXPERIMENT = "putlab-comparisons"
@@ -120,7 +121,7 @@ def run(argv: list[str] | None = None) -> int:
         trials.to_csv(Path(tmp) / "trials.csv", index=False)
         html = render_comparison(f"putlab comparison {title}", summaries, axes, Path(tmp) / "fronts.png")
         client.log_artifacts(run_.info.run_id, tmp, "comparison")
-    report = write_report(client, run_.info.run_id, html, report_dir(tracking_uri) / f"compare-{run_.info.run_id}.html")
+    report = store_report(client, run_.info.run_id, html, report_dir(tracking_uri) / f"compare-{run_.info.run_id}.html")
     tracking.log_params(client, run_.info.run_id, {f"sweep_{i}": label for i, (label, _, _) in enumerate(sweeps)})
     tracking.log_metrics(client, run_.info.run_id, metrics)
     client.set_terminated(run_.info.run_id)

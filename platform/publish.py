@@ -13,13 +13,16 @@ from mlflow.tracking import MlflowClient
 from core.commands import command, python_module
 from core.messages import first_line
 from core.numbers import readable
-from platform.figures.game_curves import log_game_curves
-from platform.figures.html_report import write_sweep_report
+from platform.figures.game_curves import FILE as GAME_FILE
+from platform.figures.game_curves import plot_game_curves
+from platform.figures.html_report import render_sweep, report_dir
 from platform.figures.summary_figures import draw_summary
 from platform.results import tracking
 from platform.results.baseline_hull import format_hull
 from platform.results.comparison_grid import format_comparison
+from platform.results.game import read_game_curves
 from platform.results.summary import SweepSummary, format_summary, log_summary, read_summary
+from platform.results.sweep_record import GAME_PATH, read_sweep_record, store_report
 from platform.run.cost_estimate import remember
 from platform.run.interrupts import SweepEnding
 from platform.run.launch import CaughtUp, Ended, Sweep
@@ -47,6 +50,45 @@ def publish(client: MlflowClient, parent_id: str, preset: Preset) -> SweepSummar
                 detail = first_line(f"{type(exc).__name__}: {exc}")
                 print(f"error: sweep figure {figure_name(figure)} failed: {detail}", file=sys.stderr, flush=True)
     return summary
+
+
+def log_game_curves(client: MlflowClient, trials: pd.DataFrame) -> int:
+    """Draw the game curves of every trial (a row with ``run_id`` and ``name``) that has an in-game adversary and log
+    them on its run as ``game/game_curves.png``; returns how many were drawn. A trial whose figure fails costs only
+    itself (one line on stderr)."""
+    drawn = 0
+    if trials.empty:
+        return drawn
+    with tempfile.TemporaryDirectory() as tmp:
+        for run_id, trial in zip(trials["run_id"], trials["name"], strict=True):
+            try:
+                game = read_game_curves(client, run_id, trial)
+                if not game.has_game:
+                    continue
+                path = plot_game_curves(game, Path(tmp) / GAME_FILE)
+                client.log_artifact(run_id, str(path), artifact_path=GAME_PATH)
+                drawn += 1
+            except Exception as exc:  # noqa: BLE001 - one trial's picture must not cost the sweep its report
+                print(first_line(f"error: game curves of [{trial}] failed: {type(exc).__name__}: {exc}"),
+                      file=sys.stderr, flush=True)
+    return drawn
+
+
+def render_stored_sweep(client: MlflowClient, parent_id: str, preset: Preset, summary: SweepSummary,
+                        status: str | None = None) -> str:
+    """The sweep's HTML report from the store (``status``: the one the sweep is about to end its run with; default the
+    stored one)."""
+    names = dict(zip(summary.trials["run_id"], summary.trials["name"], strict=True)) if not summary.trials.empty else {}
+    with tempfile.TemporaryDirectory() as tmp:
+        return render_sweep(read_sweep_record(client, parent_id, names, Path(tmp)), preset, summary, status)
+
+
+def write_sweep_report(client: MlflowClient, parent_id: str, preset: Preset, summary: SweepSummary, tracking_uri: str,
+                       path: Path | None = None, status: str | None = None) -> Path:
+    """Build the sweep's report, write it (default ``<report_dir>/<sweep>.html``) and log it on the parent run."""
+    name = client.get_run(parent_id).info.run_name
+    html = render_stored_sweep(client, parent_id, preset, summary, status)
+    return store_report(client, parent_id, html, path or report_dir(tracking_uri) / f"{name}.html")
 
 
 def histories(client: MlflowClient, table: pd.DataFrame, metrics: tuple[str, ...]) -> dict[str, pd.DataFrame]:

@@ -12,10 +12,12 @@ from mlflow.tracking import MlflowClient
 from core.quiet import silence
 from platform.cli import guarded
 from platform.errors import UsageError
-from platform.figures.html_report import render_sweep, report_dir, write_report
+from platform.figures.html_report import report_dir
 from platform.plan.spec import preset_of
+from platform.publish import render_stored_sweep
 from platform.results import drivers, tracking
 from platform.results.summary import read_summary
+from platform.results.sweep_record import store_report
 from platform.run import preflight
 
 
@@ -25,9 +27,9 @@ def rebuild(client: MlflowClient, parent_id: str, tracking_uri: str, out: Path |
     parent = client.get_run(parent_id)
     preset = preset_of(parent.data.params)
     path = out or report_dir(tracking_uri) / f"{parent.info.run_name}.html"
-    html = render_sweep(client, parent_id, preset, read_summary(client, parent_id, preset))
+    html = render_stored_sweep(client, parent_id, preset, read_summary(client, parent_id, preset))
     try:
-        return write_report(client, parent_id, html, path)
+        return store_report(client, parent_id, html, path)
     except OSError as exc:
         if path.is_file() and exc.filename in (None, str(path)):
             path.unlink()  # what the failed write left of it

@@ -9,10 +9,9 @@ import pytest
 from conftest import run_sweep, store
 from mlflow.tracking import MlflowClient
 
-from platform.figures.game_curves import log_game_curves, plot_game_curves
-from platform.figures.html_report import render_sweep
+from platform.figures.game_curves import plot_game_curves
 from platform.plan.spec import preset_of
-from platform.publish import publish
+from platform.publish import log_game_curves, publish, render_stored_sweep
 from platform.results import tracking
 from platform.results.game import SETTLE_MARGIN, Checkpoint, GameCurves, Verdict, read_game_curves
 from platform.results.summary import read_summary
@@ -146,7 +145,7 @@ def test_publish_logs_the_curves_of_every_game_and_the_report_says_whether_it_se
     preset = preset_of(client.get_run(parent_id).data.params)
     summary = read_summary(client, parent_id, preset)
     assert summary.front.all()  # every trial is a front point, the one without a game too
-    html = render_sweep(client, parent_id, preset, summary)
+    html = render_stored_sweep(client, parent_id, preset, summary)
     section = html[html.index("<h2>Does the game settle?</h2>"):html.index("<h2>", html.index("Does the game settle?"))]
     assert "gap ≤ 0.05" in section
     rows = re.findall(r'<tr class="front"><td class="text">★ (.+?)</td>', section)
@@ -165,7 +164,7 @@ def test_a_sweep_without_a_game_has_no_section(tmp_path: Path) -> None:
     preset = presets()["amnist"]
     assert log_game_curves(client, read_summary(client, parent_id, preset).trials) == 0
     assert client.list_artifacts(run_id, "game") == []
-    assert "Does the game settle?" not in render_sweep(client, parent_id, preset, read_summary(client, parent_id, preset))
+    assert "Does the game settle?" not in render_stored_sweep(client, parent_id, preset, read_summary(client, parent_id, preset))
 
 
 @pytest.mark.slow  # a real sweep with its farm: about two minutes on 2 CPUs

@@ -15,8 +15,7 @@ from attacks.audits.imputation import ImputationAttacker, simplest_best
 from attacks.base import AttackInput
 from core.metrics import balanced_accuracy
 from platform.figures.front import draw_imputation, front_figure
-from platform.figures.html_report import render_sweep
-from platform.publish import publish
+from platform.publish import publish, render_stored_sweep
 from platform.results import tracking
 from platform.results.imputation import ADDED, TAG_SOURCE, read_imputation
 from platform.results.summary import format_summary
@@ -130,7 +129,7 @@ def test_summary_report_and_front_show_the_added_leakage(tmp_path: Path) -> None
     assert [a.metric for a in axes] == ["utility/fresh_accuracy", "attack/max/accuracy"]
     text = format_summary(summary, preset.label_keys)
     assert line in text and "the front's points add +0.08 … +0.28" in text and "added" in text.splitlines()[0]
-    html = render_sweep(client, parent_id, preset, summary)
+    html = render_stored_sweep(client, parent_id, preset, summary)
     assert line in html and "+0.08 … +0.28" in html
     figure = front_figure(summary.points, axes, summary.points["pareto_front"].to_numpy(), "name")
     draw_imputation(figure.axes[0], imputation, axes)

@@ -18,9 +18,9 @@ from mlflow.tracking import MlflowClient
 from attacks.audits.exposure import ExposedRecords, exposed_csv, gallery_png
 from attacks.plots.roc_plot import roc_png
 from platform.compare import run as compare
-from platform.figures.html_report import render_sweep, report_dir, write_sweep_report
+from platform.figures.html_report import report_dir
 from platform.plan.spec import preset_of
-from platform.publish import publish
+from platform.publish import publish, render_stored_sweep, write_sweep_report
 from platform.results import tracking
 from platform.results.summary import SweepSummary, read_summary
 from search_spaces import Preset, presets
@@ -97,7 +97,7 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> tuple[MlflowClient, str, 
 
 def test_sweep_report_holds_front_intervals_tables_pictures_and_config(sweep) -> None:
     client, _, parent_id = sweep
-    html = render_sweep(client, parent_id, *summarised(client, parent_id))
+    html = render_stored_sweep(client, parent_id, *summarised(client, parent_id))
     assert "http://" not in html and "https://" not in html and "<script" not in html  # self-contained
     images = re.findall(r'src="data:image/webp;base64,([^"]+)"', html)
     assert len(images) >= 2 + 3 * 2  # front + trends, per trial its released grid and its ROC curve
@@ -112,7 +112,7 @@ def test_sweep_report_holds_front_intervals_tables_pictures_and_config(sweep) ->
 
 def test_sweep_report_shows_low_fpr_columns_and_the_most_exposed_records(sweep) -> None:
     client, _, parent_id = sweep
-    html = render_sweep(client, parent_id, *summarised(client, parent_id))
+    html = render_stored_sweep(client, parent_id, *summarised(client, parent_id))
     header = html[html.index("<th>yeom advantage</th>"):html.index("<th>wall time</th>")]
     # Membership columns per attacker in a fixed order, 0.01 % FPR among them (logged as not measurable).
     assert re.findall(r"<th>yeom (\S+)</th>", header) == [
@@ -173,7 +173,7 @@ def test_a_multi_seed_reports_front_is_the_stored_front_of_points(tmp_path: Path
 
     front = pd.read_csv(client.download_artifacts(parent_id, "front/front.csv", str(tmp_path)))
     assert list(front["lam"]) == [1.0] and client.get_run(parent_id).data.metrics["front/size"] == 1
-    html = render_sweep(client, parent_id, *summarised(client, parent_id))
+    html = render_stored_sweep(client, parent_id, *summarised(client, parent_id))
     starred = set(re.findall(r'<tr class="front"><td class="text">★ ([^<]+)</td>', html))
     tagged = {r.info.run_name for r in tracking.child_runs(client, exp_id, parent_id)
               if r.data.tags.get(tracking.TAG_FRONT) == "true"}
@@ -195,14 +195,14 @@ def test_dp_trials_show_the_claimed_epsilon_beside_the_audits_lower_bound(sweep,
                                                        "leakage/dp/epsilon": claimed, "leakage/dp/epsilon_lower": lower})
         client.set_terminated(run.info.run_id, "FINISHED")
     publish(client, parent_id, presets()["amnist"])
-    html = render_sweep(client, parent_id, *summarised(client, parent_id))
+    html = render_stored_sweep(client, parent_id, *summarised(client, parent_id))
     header = html[html.index("<th>ε claimed (accountant)</th>"):html.index("<th>wall time</th>")]
     assert "<th>ε lower bound (audit)</th>" in header
     for lam, cells in (("0", r"<td>1</td>\s*<td>0.09</td>"), ("1", r"<td>1</td>\s*<td>3.49</td>")):
         row = html[html.index(f"lam={lam} adv_steps=1</td>"):]
         assert re.search(cells, row[:row.index("</tr>")]), lam
     client_plain, _, plain_id = sweep
-    assert "ε claimed" not in render_sweep(client_plain, plain_id, *summarised(client_plain, plain_id))
+    assert "ε claimed" not in render_stored_sweep(client_plain, plain_id, *summarised(client_plain, plain_id))
 
 
 def test_registered_points_show_their_audit_verdict(sweep) -> None:
@@ -216,7 +216,7 @@ def test_registered_points_show_their_audit_verdict(sweep) -> None:
     for key, value in {"audit": "failed", "audit/date": "2026-11-26", "audit/attack_accuracy": "1 [0.985, 1]",
                        "audit/recorded": "0.62 [0.59, 0.65]"}.items():
         client.set_model_version_tag("putlab-amnist", audited.version, key, value)
-    html = render_sweep(client, parent_id, *summarised(client, parent_id))
+    html = render_stored_sweep(client, parent_id, *summarised(client, parent_id))
     section = html[html.index("Registered operating points and their audits"):]
     rows = re.findall(r"<tr><td class=\"text\">(putlab-amnist/\d)</td><td class=\"text\">([^<]+)</td>\s*"
                       r"<td class=\"text\">([^<]+)</td>", section)
@@ -228,10 +228,10 @@ def test_registered_points_show_their_audit_verdict(sweep) -> None:
 def test_a_resumed_sweeps_header_gives_its_minutes_of_work_beside_its_span(tmp_path: Path) -> None:
     client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
     parent_id = make_sweep(client, "amnist-quick-resumed")
-    html = render_sweep(client, parent_id, *summarised(client, parent_id))
+    html = render_stored_sweep(client, parent_id, *summarised(client, parent_id))
     assert "worked" not in html.split("trials finished")[0]  # never paused: its span is its working time
     start = client.get_run(parent_id).info.start_time
     client.set_terminated(parent_id, "FINISHED", end_time=start + 86_400_000)  # a day from start to end
     client.log_metric(parent_id, tracking.ACTIVE_MINUTES, 10.5)  # of which it worked 10.5 minutes
-    html = render_sweep(client, parent_id, *summarised(client, parent_id))
+    html = render_stored_sweep(client, parent_id, *summarised(client, parent_id))
     assert "worked 10:30 (span 24:00:00, pauses included)" in html

@@ -1,28 +1,22 @@
 """The game curves of a trial (:mod:`platform.results.game`): one panel per quantity over the epochs, the fresh
 attacker's points at the checkpoints beside the in-game adversary's curve with their gap shaded, logged on the trial's
-run as ``game/game_curves.png`` when a sweep is published. A panel's legend sits under it and the gaps' labels are moved
-off the points, so that neither covers one."""
+run as ``game/game_curves.png`` when a sweep is published (``platform.publish``). A panel's legend sits under it and
+the gaps' labels are moved off the points, so that neither covers one."""
 from __future__ import annotations
 
-import sys
-import tempfile
 import textwrap
 from pathlib import Path
 
-import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
-from mlflow.tracking import MlflowClient
 
 from core.legends import legend_below
-from core.messages import first_line
 from platform.figures.labels import PointLabel, place_labels
-from platform.results.game import SETTLE_MARGIN, GameCurves, gap_text, read_game_curves
+from platform.results.game import SETTLE_MARGIN, GameCurves, gap_text
 
 FILE = "game_curves.png"
-ARTIFACT_PATH = "game"
 COLUMNS = 3
 PANEL = (3.6, 2.7)  # inches per panel
 DPI = 100
@@ -93,25 +87,3 @@ def game_figure(game: GameCurves, margin: float = SETTLE_MARGIN) -> Figure:
     for ax, found in labels.items():
         place_labels(ax, found)
     return fig
-
-
-def log_game_curves(client: MlflowClient, trials: pd.DataFrame) -> int:
-    """Draw the game curves of every trial (a row with ``run_id`` and ``name``) that has an in-game adversary and log
-    them on its run as ``game/game_curves.png``; returns how many were drawn. A trial whose figure fails costs only
-    itself (one line on stderr)."""
-    drawn = 0
-    if trials.empty:
-        return drawn
-    with tempfile.TemporaryDirectory() as tmp:
-        for run_id, trial in zip(trials["run_id"], trials["name"], strict=True):
-            try:
-                game = read_game_curves(client, run_id, trial)
-                if not game.has_game:
-                    continue
-                path = plot_game_curves(game, Path(tmp) / FILE)
-                client.log_artifact(run_id, str(path), artifact_path=ARTIFACT_PATH)
-                drawn += 1
-            except Exception as exc:  # noqa: BLE001 - one trial's picture must not cost the sweep its report
-                print(first_line(f"error: game curves of [{trial}] failed: {type(exc).__name__}: {exc}"),
-                      file=sys.stderr, flush=True)
-    return drawn
