@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -39,6 +40,16 @@ from platform.run.tuner import TUNER_STATE, find_sweep
 if TYPE_CHECKING:
     from platform.run.cost_estimate import CostEstimate
 
+
+
+class RenamedFlag(argparse.Action):
+    """A flag kept under its old name: it sets what the new one sets, and says once on stderr that it was renamed."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, True)
+        new = "--" + self.dest.replace("_", "-")
+        print(f"note: {option_string} is the old name of {new}; it still works, but use {new}", file=sys.stderr)
 
 def parse_args(argv: list[str] | None = None) -> SweepOptions:
     """The command line (see ``--help``) as typed options; ``given`` names the options it gives (the defaults are
@@ -81,7 +92,7 @@ def parse_args(argv: list[str] | None = None) -> SweepOptions:
     p.add_argument("--no-comparison-grids", action="store_true", default=None,
                    help="skip the comparison grids a preset runs beside its own and draws on its front (amnist, "
                         "amnist-privatizer: Gaussian noise, the stroke redraw and the digit prototype)")
-    p.add_argument("--no-baseline", dest="no_comparison_grids", action="store_true", default=None,
+    p.add_argument("--no-baseline", dest="no_comparison_grids", action=RenamedFlag, default=None, nargs=0,
                    help=argparse.SUPPRESS)  # the option's name before comparison grids had their own
     p.add_argument("--no-reuse", action="store_true", default=None,
                    help="run every trial again (the sweep's own and its comparison grids'), even those an earlier sweep "

@@ -109,6 +109,7 @@ def test_the_command_line_is_one_typed_object_with_what_it_gives() -> None:
 
 def test_the_old_no_baseline_flag_still_works_and_is_hidden(capsys: pytest.CaptureFixture[str]) -> None:
     assert parse_args(["amnist", "--no-baseline"]) == parse_args(["amnist", "--no-comparison-grids"])
+    assert "--no-baseline is the old name of --no-comparison-grids" in capsys.readouterr().err
     assert not parse_args(["amnist"]).no_comparison_grids
     with pytest.raises(SystemExit):
         parse_args(["--help"])

@@ -162,7 +162,7 @@ def log_raw_references(sweep: Sweep) -> None:
     tracking.log_metrics(sweep.client, sweep.parent_id, ray.get(sweep.raw_references))
 
 
-def keep_baselines(sweep: Sweep) -> None:
+def keep_raw_references(sweep: Sweep) -> None:
     """What an interrupted sweep keeps of its raw-data reference points: logged when they are ready (a resumed sweep then
     skips them, a partial one reports them), else cancelled (a resumed sweep runs them again)."""
     if sweep.raw_references is None:
@@ -204,7 +204,7 @@ def fit(sweep: Sweep, ending: SweepEnding) -> Ended | None:
     with ending.fitting():
         results = tuner.fit()
     if ending.signal is not None:
-        keep_baselines(sweep)
+        keep_raw_references(sweep)
         return None
     return Ended(results.num_errors, results.num_terminated)
 
@@ -243,7 +243,7 @@ def catch_up(sweep: Sweep, ending: SweepEnding) -> CaughtUp | None:
                                           max_concurrent=plan.max_concurrent, max_failures=plan.max_failures,
                                           verbose=plan.verbose)
         if ending.signal is not None:
-            keep_baselines(sweep)
+            keep_raw_references(sweep)
             cancel_curves(curves)
             return None
         farm = comparison_grid_farm(grid, sweep.farm)
