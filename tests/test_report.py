@@ -23,6 +23,7 @@ from platform.plan.spec import preset_of
 from platform.publish import publish, render_stored_sweep, write_sweep_report
 from platform.results import tracking
 from platform.results.summary import SweepSummary, read_summary
+from platform.results.sweep_record import read_sweep_record
 from search_spaces import Preset, presets
 from trainables.shared.figures import digit_thickness, save_release_grid
 
@@ -122,6 +123,24 @@ def test_sweep_report_shows_low_fpr_columns_and_the_most_exposed_records(sweep) 
     assert html.count("<figcaption>exposed yeom utility (checkpoint 4)</figcaption>") == 3
     assert "(checkpoint 2)" not in html
     assert html.count("#2 (0), #3 (1.2%)") == 3 and "#0 (0)" not in html
+
+
+def test_each_trial_shows_its_own_files_though_their_names_are_the_same(tmp_path: Path) -> None:
+    # every trial logs attacks/epoch004_exposed_records.csv: read into one folder, the last would stand for all
+    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    parent_id = make_sweep(client, "amnist-quick-own-files")
+    preset, summary = summarised(client, parent_id)
+    for record_id, run_id in enumerate(summary.trials["run_id"], start=40):
+        exposed = ExposedRecords("yeom", "utility", (record_id,), (-1e-7,), (0.0,), (7,), 80)
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "epoch004_exposed_records.csv").write_text(exposed_csv([exposed]))
+            client.log_artifacts(run_id, tmp, "attacks")
+    names = dict(zip(summary.trials["run_id"], summary.trials["name"], strict=True))
+    record = read_sweep_record(client, parent_id, names, tmp_path / "files")
+    shown = {run_id: trial.exposed_csv.read_text() for run_id, trial in record.trials.items() if trial.exposed_csv}
+    assert len(shown) == len(TRIALS) and len(set(shown.values())) == len(TRIALS)
+    html = render_stored_sweep(client, parent_id, preset, summary)
+    assert all(f"#{record_id} (0)" in html for record_id in range(40, 40 + len(TRIALS)))
 
 
 def test_report_is_written_beside_the_store_and_logged_on_the_parent(sweep, tmp_path: Path) -> None:

@@ -85,9 +85,12 @@ def registered_points(client: MlflowClient, names: Mapping[str, str]) -> tuple[d
 
 def trial_record(client: MlflowClient, run_id: str, trial: str, runs: Mapping, into: Path) -> TrialRecord:
     """The trial ``trial`` (its name in the summary) of run ``run_id``; its pictures from the run that keeps them (a
-    trial copied from an earlier sweep keeps its figures there)."""
+    trial copied from an earlier sweep keeps its figures there), downloaded into a folder of its own under ``into``
+    (trials' files share names, e.g. ``attacks/epoch001_exposed.csv``)."""
     run = runs[run_id]
     stored = tracking.artifact_run(run)
+    into = into / run_id
+    into.mkdir(parents=True, exist_ok=True)
     return TrialRecord(run_id, run.data.tags.get("putlab.strongest_attacker", ""),
                        run.data.tags.get(tracking.TAG_REUSED_SWEEP, ""), run.info.start_time, run.info.end_time,
                        dict(run.data.metrics), pngs(client, stored, "figures", into), pngs(client, stored, "attacks", into),
@@ -105,7 +108,7 @@ def read_sweep_record(client: MlflowClient, parent_id: str, trials: Mapping[str,
         dict(parent.data.params), dict(parent.data.metrics), tracking.active_minutes(parent),
         tracking.span_minutes(parent),
         {run_id: trial_record(client, run_id, name, runs, into) for run_id, name in trials.items()},
-        pngs(client, parent_id, "front", into),
+        pngs(client, parent_id, "front", into / "sweep"),
         registered_points(client, {r.info.run_id: r.info.run_name for r in runs.values()}))
 
 
