@@ -18,27 +18,40 @@ the difference from noise is paired:
 
     PYTHONPATH=. .venv/bin/python benchmarks/against_baselines.py --tracking-uri sqlite:///mlflow.db putlab-amnist
     PYTHONPATH=. .venv/bin/python benchmarks/against_baselines.py --skip lam=0 amnist-game-20261127-210651
+    PYTHONPATH=. .venv/bin/python benchmarks/against_baselines.py --grids-from putlab-anchored putlab-pose-3seeds
 """
 from __future__ import annotations
 
 import argparse
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import linprog
 
 from core.numbers import readable
 from core.pareto_axis import Axis
 from platform.papers.statistics import Measured, paired
 from platform.plan.spec import preset_of
 from platform.results import tracking
-from platform.results.baseline_hull import at_seed, below_every_corner, constant_corner, corners_of, joined, standing
+from platform.results.baseline_hull import (
+    Corners,
+    at_seed,
+    below_every_corner,
+    constant_corner,
+    corners_of,
+    goodness,
+    joined,
+    standing,
+)
 from platform.results.comparison_grid import ComparisonCurve, comparison_grid_points, dominated_by, value_at_utility
 from platform.results.replicates import SEED
 from platform.results.summary import SweepSummary, read_summary, usable_trials
 
 NOISE = "noise"
 HULL = "hull/margin_at_seed"
+GAP = "hull/privacy_gap_at_seed"
 
 
 def seed_curve(curve: ComparisonCurve, seed: float, axes: list[Axis]) -> pd.DataFrame:
@@ -112,11 +125,11 @@ def print_trials(table: pd.DataFrame, summary: SweepSummary, label_keys: tuple[s
         print(f"  seed {readable(row[SEED])} {label}{front}: {values}; {at}; dominated by: {dominated or 'none'}")
 
 
-def hull_margins(table: pd.DataFrame, summary: SweepSummary, parent_metrics: dict[str, float]) -> pd.Series:
-    """Each trial's margin against the hull of its seed's comparison trials and the constant release (NaN where it is
-    less useful than every corner)."""
+def hull_margins(table: pd.DataFrame, summary: SweepSummary, parent_metrics: dict[str, float]) -> pd.DataFrame:
+    """Each trial's margin against the hull of its seed's comparison trials and the constant release, and its
+    :func:`privacy_gap` (NaN where it is less useful than every corner)."""
     axes, constant = summary.axes, constant_corner(parent_metrics, summary.axes)
-    margins = pd.Series(math.nan, index=table.index)
+    margins, gaps = pd.Series(math.nan, index=table.index), pd.Series(math.nan, index=table.index)
     for seed, group in table.groupby(SEED):
         corners = joined(corners_of([(c.grid.name, at_seed(c.trials, seed)) for c in summary.comparisons
                                      if not c.trials.empty], axes), constant)
@@ -124,7 +137,21 @@ def hull_margins(table: pd.DataFrame, summary: SweepSummary, parent_metrics: dic
             point = np.array([float(row[a.metric]) for a in axes])
             if corners.names and not below_every_corner(point, corners, axes):
                 margins[index] = standing(point, corners, axes).margin
-    return margins
+                gaps[index] = privacy_gap(point, corners, list(axes))
+    return pd.DataFrame({HULL: margins, GAP: gaps})
+
+
+def privacy_gap(point: np.ndarray, corners: Corners, axes: list[Axis]) -> float:
+    """How much less the point's privacy value is than the best mix's among the mixes at least as useful and no more
+    distorted (> 0: the point is more private than every such mix; NaN: no mix is as useful and as sharp). The margin
+    asks a mix to be better on utility and privacy at once, so near the top of the utility range, where no mix is much
+    more useful, it stays near 0 whatever the privacy; this reads privacy alone."""
+    g_point, g_corners = goodness(point[None, :], axes)[0], goodness(corners.values, axes)
+    others = [0, *range(2, len(axes))]  # utility and distortion: the mix at least as good on each
+    solved = linprog(c=-g_corners[:, 1], A_ub=np.array([-g_corners[:, j] for j in others]),
+                     b_ub=-g_point[others], A_eq=np.ones((1, len(corners.names))), b_eq=[1.0],
+                     bounds=[(0, None)] * len(corners.names), method="highs")
+    return float(g_point[1] - g_corners[:, 1] @ solved.x) if solved.status == 0 else math.nan
 
 
 def print_hull(table: pd.DataFrame, label_keys: tuple[str, ...]) -> None:
@@ -139,6 +166,12 @@ def print_hull(table: pd.DataFrame, label_keys: tuple[str, ...]) -> None:
         beyond = int((margins < 0).sum())
         print(f"  {label}: {', '.join(f'{m:+.3f}' for m in margins)}; beyond at {beyond} of {len(margins)} seeds; "
               f"mean {found.value:+.3f} [{found.low:+.3f}, {found.high:+.3f}], {found.statistic}")
+        gaps = group.sort_values(SEED)[GAP].dropna()
+        if not gaps.empty:
+            gap = paired(gaps, group, what="seeds")
+            print(f"    privacy gap to the best mix as useful and as sharp (> 0: more private than every such mix): "
+                  f"{', '.join(f'{g:+.3f}' for g in gaps)}; mean {gap.value:+.3f} [{gap.low:+.3f}, {gap.high:+.3f}], "
+                  f"{gap.statistic}")
 
 
 def print_operating_points(summary: SweepSummary) -> None:
@@ -160,6 +193,9 @@ def main() -> None:
     parser.add_argument("--tracking-uri", default="sqlite:///mlflow.db")
     parser.add_argument("--min-utility", type=float, default=0.80,
                         help="the paired test reads front trials at least this useful (default 0.80)")
+    parser.add_argument("--grids-from", metavar="SWEEP",
+                        help="compare with the comparison grids of this other sweep in the store (same data, seeds and "
+                             "farm), for a sweep run with --no-comparison-grids")
     parser.add_argument("--skip", action="append", default=[], metavar="KEY=VALUE",
                         help="leave trials at this grid value out of the paired test, e.g. lam=0 (the identity anchor)")
     args = parser.parse_args()
@@ -172,6 +208,10 @@ def main() -> None:
     preset = preset_of(client.get_run(parent_id).data.params)
     parent = client.get_run(parent_id).data
     summary = read_summary(client, parent_id, preset)
+    if args.grids_from:
+        _, other_id = tracking.find_sweep_parent(client, args.grids_from)
+        other = read_summary(client, other_id, preset_of(client.get_run(other_id).data.params))
+        summary = replace(summary, comparisons=other.comparisons)
     table = per_trial(summary)
     if table.empty:
         raise SystemExit(f"{args.sweep}: no finished trial reports every axis of the front")
@@ -188,7 +228,7 @@ def main() -> None:
         print(f"against noise at equal utility (front trials with {summary.axes[0].metric} ≥ {args.min_utility}{left_out}): "
               f"mean {against.value:+.3f} [{against.low:+.3f}, {against.high:+.3f}], {against.statistic}")
     print_operating_points(summary)
-    print_hull(table.assign(**{HULL: hull_margins(table, summary, parent.metrics)}), preset.label_keys)
+    print_hull(table.join(hull_margins(table, summary, parent.metrics)), preset.label_keys)
 
 
 if __name__ == "__main__":

@@ -5,8 +5,8 @@ prototype's release; the α-MI game (the releaser's, Algorithm 1) then buys deta
 it. Its privacy term is the mean over the current in-game adversary and ``replay`` earlier ones, each kept as it stood
 when it was restarted, so the releaser cannot win by fooling the newest adversary alone.
 
-At λ = 0 the residual gives detail back; at large λ it returns to the prototype, never to black: every pixel stays
-within b of the prototype's.
+At λ = 0 the residual gives detail back. Every pixel stays within b of the prototype's, so with b below the
+prototype's stroke values a large λ can return the release to the prototype but not to a black image (at b = 1 it can).
 """
 from __future__ import annotations
 
