@@ -69,7 +69,8 @@ def main() -> int:
     found = 0
     for name in sorted(sweeps_a.keys() & sweeps_b.keys()):
         (parent_a, trials_a), (parent_b, trials_b) = sweeps_a[name], sweeps_b[name]
-        pairs = [("the sweep", parent_a, parent_b)] + [(t, trials_a[t], trials_b[t]) for t in sorted(trials_a.keys() & trials_b.keys())]
+        shared = sorted(trials_a.keys() & trials_b.keys())
+        pairs = [("the sweep", parent_a, parent_b)] + [(t, trials_a[t], trials_b[t]) for t in shared]
         lonely = sorted(trials_a.keys() ^ trials_b.keys())
         lines = [f"trial {t}: on one side only" for t in lonely]
         compared = 0
