@@ -12,7 +12,7 @@ from platform.papers import cloak
 from platform.papers.claim import KINDS, OWN, REPRODUCTION
 from platform.papers.measures import BestUnder, Difference, ParentMetric, Trend
 from platform.papers.study_runs import StudyRuns
-from trainables.cloak import mechanism
+from trainables.cloak import evaluation
 
 
 def _runs(trials: pd.DataFrame) -> StudyRuns:
@@ -37,7 +37,7 @@ def test_by_hand_names_its_script_and_reads_no_number() -> None:
 
 
 def test_the_baselines_prefixes_are_the_trainables() -> None:
-    assert (cloak.EQUAL_ACC, cloak.EQUAL_INFO) == (mechanism.EQUAL_ACC, mechanism.EQUAL_INFO)
+    assert (cloak.EQUAL_ACC, cloak.EQUAL_INFO) == (evaluation.EQUAL_ACC, evaluation.EQUAL_INFO)
 
 
 def test_every_row_reads_a_metric_the_sweep_logs() -> None:
