@@ -28,7 +28,6 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import linprog
 
 from core.numbers import readable
 from core.pareto_axis import Axis
@@ -36,13 +35,12 @@ from platform.papers.statistics import Measured, paired
 from platform.plan.spec import preset_of
 from platform.results import tracking
 from platform.results.baseline_hull import (
-    Corners,
     at_seed,
     below_every_corner,
     constant_corner,
     corners_of,
-    goodness,
     joined,
+    privacy_gap,
     standing,
 )
 from platform.results.comparison_grid import ComparisonCurve, comparison_grid_points, dominated_by, value_at_utility
@@ -137,21 +135,8 @@ def hull_margins(table: pd.DataFrame, summary: SweepSummary, parent_metrics: dic
             point = np.array([float(row[a.metric]) for a in axes])
             if corners.names and not below_every_corner(point, corners, axes):
                 margins[index] = standing(point, corners, axes).margin
-                gaps[index] = privacy_gap(point, corners, list(axes))
+                gaps[index] = privacy_gap(point, corners, axes)
     return pd.DataFrame({HULL: margins, GAP: gaps})
-
-
-def privacy_gap(point: np.ndarray, corners: Corners, axes: list[Axis]) -> float:
-    """How much less the point's privacy value is than the best mix's among the mixes at least as useful and no more
-    distorted (> 0: the point is more private than every such mix; NaN: no mix is as useful and as sharp). The margin
-    asks a mix to be better on utility and privacy at once, so near the top of the utility range, where no mix is much
-    more useful, it stays near 0 whatever the privacy; this reads privacy alone."""
-    g_point, g_corners = goodness(point[None, :], axes)[0], goodness(corners.values, axes)
-    others = [0, *range(2, len(axes))]  # utility and distortion: the mix at least as good on each
-    solved = linprog(c=-g_corners[:, 1], A_ub=np.array([-g_corners[:, j] for j in others]),
-                     b_ub=-g_point[others], A_eq=np.ones((1, len(corners.names))), b_eq=[1.0],
-                     bounds=[(0, None)] * len(corners.names), method="highs")
-    return float(g_point[1] - g_corners[:, 1] @ solved.x) if solved.status == 0 else math.nan
 
 
 def print_hull(table: pd.DataFrame, label_keys: tuple[str, ...]) -> None:

@@ -105,6 +105,19 @@ def standing(point: np.ndarray, corners: Corners, axes: Sequence[Axis]) -> Stand
     return Standing(float(solved.x[-1]), tuple(weights))
 
 
+def privacy_gap(point: np.ndarray, corners: Corners, axes: Sequence[Axis]) -> float:
+    """How much less the point's privacy value is than the best mix's among the mixes at least as useful and no more
+    distorted (> 0: the point is more private than every such mix; NaN: no mix is as useful and as sharp). The margin
+    asks a mix to be better on utility and privacy at once, so near the top of the utility range, where no mix is much
+    more useful, it stays near 0 whatever the privacy; this reads privacy alone."""
+    g_point, g_corners = goodness(point[None, :], axes)[0], goodness(corners.values, axes)
+    others = [0, *range(2, len(axes))]  # utility and distortion: the mix at least as good on each
+    solved = linprog(c=-g_corners[:, 1], A_ub=np.array([-g_corners[:, j] for j in others]),
+                     b_ub=-g_point[others], A_eq=np.ones((1, len(corners.names))), b_eq=[1.0],
+                     bounds=[(0, None)] * len(corners.names), method="highs")
+    return float(g_point[1] - g_corners[:, 1] @ solved.x) if solved.status == 0 else np.nan
+
+
 def corners_of(curves_points: Sequence[tuple[str, pd.DataFrame]], axes: Sequence[Axis]) -> Corners:
     """Every comparison point with a value on each axis, named ``<baseline> <its name>``."""
     names, rows = [], []
