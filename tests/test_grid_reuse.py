@@ -139,6 +139,30 @@ def test_a_stored_result_is_copied_once_and_only_where_its_key_matches(tmp_path:
     assert reuse_grid(client, exp_id, third, grid, KEY, NEEDED, "--no-reuse").line().endswith("; 2 to run (--no-reuse)")
 
 
+def test_another_presets_sweep_in_the_store_lends_its_comparison_trials_and_this_experiments_come_first(
+        tmp_path: Path) -> None:
+    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    other_exp = tracking.experiment_id(client, "putlab-pose-prototype")
+    exp_id = tracking.experiment_id(client, "putlab-anchored")
+    grid = noise_grid()
+    configs = trial_configs(grid)
+    metrics = dict.fromkeys(NEEDED, 0.5) | {"attack/thickness/accuracy": 0.6}
+    elsewhere = add_parent(client, other_exp, "pose-sweep")
+    lent = add_result(client, other_exp, elsewhere, configs[0], KEY.of(configs[0]), metrics)
+    time.sleep(0.01)  # newer than the run lent from the other experiment
+    newer_elsewhere = add_result(client, other_exp, elsewhere, configs[1], KEY.of(configs[1]), metrics)
+    here = add_parent(client, exp_id, "anchored-sweep")
+    own = add_result(client, exp_id, here, configs[1], KEY.of(configs[1]), metrics)
+
+    sweep = add_parent(client, exp_id, "anchored-sweep-2")
+    reused = reuse_grid(client, exp_id, sweep, grid, KEY, NEEDED)
+    assert (reused.reused, reused.trials) == (2, 0)
+    assert reused.sweeps == ("anchored-sweep", "pose-sweep")
+    copies = {r.data.tags[tracking.TAG_REUSED_FROM]: r for r in tracking.baseline_runs(client, exp_id, sweep, "noise")}
+    assert set(copies) == {lent, own} and newer_elsewhere not in copies  # this experiment's own result first
+    assert all(copy.info.experiment_id == exp_id for copy in copies.values())  # copied into this sweep's experiment
+
+
 def test_a_result_without_every_front_axis_is_not_reused_and_the_rest_of_the_grid_runs(tmp_path: Path) -> None:
     client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
     exp_id = tracking.experiment_id(client, "putlab-amnist")

@@ -2,12 +2,12 @@
 
 Every comparison-grid trial's run, and every trial of a sweep's own grid search whose mechanism is putlab's own code,
 carries its content key (``putlab.content_key``, ``platform.plan.content_key``). Before a grid is scheduled, each
-point's key is looked up among the FINISHED runs of the same role (``trial`` or ``baseline``) in the same MLflow
-experiment that report every axis of the front; a match is copied into a new child run of this sweep (params, metric
-histories and tags, less the source's run and parent identity), tagged ``putlab.reused_from`` (the run that computed
-it), ``putlab.reused_sweep`` and ``putlab.reused_artifacts`` (its figures are referenced there, not copied; the
-checkpoint tag still names its checkpoint), and the point leaves the grid's Tune run. ``--no-reuse`` turns the
-look-up off.
+point's key is looked up among the FINISHED runs of the same role (``trial`` or ``baseline``) that report every axis
+of the front, in the sweep's experiment first, then in every other of the store (another preset's sweep may have run
+the same comparison trial); a match is copied into a new child run of this sweep (params, metric histories and tags,
+less the source's run and parent identity), tagged ``putlab.reused_from`` (the run that computed it),
+``putlab.reused_sweep`` and ``putlab.reused_artifacts`` (its figures are referenced there, not copied; the checkpoint
+tag still names its checkpoint), and the point leaves the grid's Tune run. ``--no-reuse`` turns the look-up off.
 
 A resumed sweep keeps what it copied: its copies are never looked up or copied twice, and a grid whose Tune run had
 started keeps that run's points (Tune restores them) and copies nothing more.
@@ -161,12 +161,15 @@ def copies_held(client: MlflowClient, exp_id: str, parent_id: str, baseline: str
 
 def stored_result(client: MlflowClient, exp_id: str, parent_id: str, key: str, needed: tuple[str, ...],
                   role: Role = "baseline") -> Run | None:
-    """The newest FINISHED run of ``role`` of another sweep with content ``key``, every ``needed`` metric and no failed
-    checkpoint attack, and (a sweep's own trial: its point may be served, its learning curve drawn) its checkpoint
-    still stored; None when the experiment holds none."""
+    """The newest FINISHED run of ``role`` of another sweep, in any experiment of the store (this sweep's, ``exp_id``,
+    first), with content ``key``, every ``needed`` metric and no failed checkpoint attack, and (a sweep's own trial:
+    its point may be served, its learning curve drawn) its checkpoint still stored; None when the store holds none."""
     wanted = (f"tags.`{tracking.TAG_CONTENT_KEY}` = '{key}' and tags.`{tracking.TAG_ROLE}` = '{role}' "
               "and attributes.status = 'FINISHED'")
-    runs = client.search_runs([exp_id], filter_string=wanted, order_by=["attributes.start_time DESC"], max_results=100)
+    experiments = [exp_id] + [e.experiment_id for e in client.search_experiments() if e.experiment_id != exp_id]
+    runs = [run for ids in (experiments[:1], experiments[1:]) if ids
+            for run in client.search_runs(ids, filter_string=wanted, order_by=["attributes.start_time DESC"],
+                                          max_results=100)]
     return next((run for run in runs if run.data.tags.get(tracking.TAG_PARENT) != parent_id
                  and all(m in with_psnr_of_mse(run.data.metrics) for m in needed)
                  and tracking.TAG_FARM_ERROR not in run.data.tags
