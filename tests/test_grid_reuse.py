@@ -13,10 +13,11 @@ import pytest
 from conftest import REPO
 from mlflow.tracking import MlflowClient
 
+from core.code_version import source_hash
 from platform.errors import UsageError
 from platform.plan import resume_options
 from platform.plan.comparison_grid import comparison_grid_spec
-from platform.plan.content_key import GridKey, code_version, hashed, source_hash
+from platform.plan.content_key import GridKey, code_version, hashed
 from platform.plan.spec import SweepSpec, resolve
 from platform.results import tracking
 from platform.results.comparison_grid import ComparisonGrid

@@ -18,6 +18,7 @@ from attacks.attackers.tuning import Candidate, ModelBuilder, TunedFit, tune_cla
 from attacks.base import AttackInput, AttackResult
 from attacks.spec import AttackerSpec, Need
 from core.atomic import save_atomically
+from core.code_version import code_version
 from core.config import AttackBudget
 from core.nets import SmallCNN, Standardized
 from core.training import FitLog, predict_logits
@@ -30,8 +31,8 @@ _FITS: OrderedDict[str, TunedFit] = OrderedDict()
 
 def fit_key(x: torch.Tensor, s: torch.Tensor, num_classes: int, budget: AttackBudget, width: int,
             std_floor: float = 0.01) -> str:
-    """Content hash of the training data and the fit's settings: equal keys give equal fits."""
-    digest = hashlib.sha256()
+    """Content hash of the training data, the fit's settings and the code's version: equal keys give equal fits."""
+    digest = hashlib.sha256(code_version().encode())
     for t in (x, s):
         digest.update(t.detach().cpu().contiguous().numpy().tobytes())
     settings = (tuple(x.shape), num_classes, budget.budget_key(), width) + ((std_floor,) if std_floor != 0.01 else ())

@@ -20,6 +20,7 @@ from torch import nn
 
 from attacks.base import Recipe, ReferenceData
 from core.atomic import load_saved, save_atomically
+from core.code_version import code_version
 from core.training import fit_classifier
 
 MEMORY_SLOTS = 32  # reference weights kept in this process (a few checkpoints' worth)
@@ -78,8 +79,8 @@ def population_plan(n_population: int, train_size: int, count: int, n_z: int, se
 
 
 def _key(recipe: Recipe, x: torch.Tensor, y: torch.Tensor, seed: int) -> str:
-    """Content address of one reference model: what trains it, on what, with which seed."""
-    digest = hashlib.sha256(repr(recipe).encode())
+    """Content address of one reference model: what trains it, on what, with which seed, by which code."""
+    digest = hashlib.sha256(repr((code_version(), recipe)).encode())
     for tensor in (x, y):
         digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
     digest.update(str(seed).encode())

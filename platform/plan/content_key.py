@@ -24,26 +24,15 @@ import hashlib
 import inspect
 import json
 from dataclasses import dataclass, field
-from functools import cache
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from core.code_version import ROOT
+from core.code_version import code_version as worker_code_version
+
 VERSION = 2  # what a key holds: bump it when that changes, and no older result matches again
-ROOT = Path(__file__).resolve().parents[2]  # the repository: the packages below are read from here
 CODE = ("core", "attacks", "trainables", "search_spaces", "platform/run/farm.py")  # what computes a trial's metrics
 RUN_ONLY = frozenset({"threads"})  # config keys that say how a trial runs, not what it computes
-
-
-def source_hash(root: Path, paths: tuple[str, ...]) -> str:
-    """A hash of every ``.py`` file under ``paths`` (folders or files, relative to ``root``): names and bytes."""
-    digest = hashlib.sha256()
-    for path in paths:
-        top = root / path
-        for file in sorted(top.rglob("*.py")) if top.is_dir() else [top]:
-            digest.update(str(file.relative_to(root)).encode())
-            digest.update(file.read_bytes())
-    return digest.hexdigest()[:32]
 
 
 def hashed(obj: object) -> bool:
@@ -56,10 +45,9 @@ def hashed(obj: object) -> bool:
     return any(path.is_relative_to(ROOT / part) for part in CODE)
 
 
-@cache
 def code_version() -> str:
     """torch's version and the hash of :data:`CODE`'s source in this checkout, read once per process."""
-    return f"torch {version('torch')}, source {source_hash(ROOT, CODE)}"
+    return worker_code_version(CODE)
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,10 @@
 The state a warm start leaves behind (networks, optimisers, the game's generator and torch's global generator) is
 stored by content beside the raw-data fits of the attackers (:data:`attacks.attackers.deep.FIT_CACHE`): the key hashes
 the training records and every config knob that is not one of the game's own (``game_knobs``: λ, α, the attackers'
-budget, ...), with the device type and torch's version. A trial that reads a stored warm start continues exactly as
-the trial that computed it. Concurrent trials take a file lock per key, so one computes while the others wait and
-read; the file is written atomically (a temporary file, then a rename).
+budget, ...), with the device type and the code's version (torch's and the source's, :mod:`core.code_version`), so no
+edit lets a stale warm start be read. A trial that reads a stored warm start continues exactly as the trial that
+computed it. Concurrent trials take a file lock per key, so one computes while the others wait and read; the file is
+written atomically (a temporary file, then a rename).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from filelock import FileLock
 
 from attacks.attackers.deep import FIT_CACHE
 from core.atomic import load_saved, save_atomically
+from core.code_version import code_version
 from core.config import AttackBudget, AttackerRecords, Checkpointing, MembershipAttacks
 
 WARM_START_DIR = FIT_CACHE  # every trial on a machine sees it: the raw-data fits' folder
@@ -33,10 +35,10 @@ SHARED_GAME_KNOBS = (frozenset().union(*(m.model_fields for m in (AttackBudget, 
 def warm_start_key(mechanism: str, config: dict[str, Any], game_knobs: Iterable[str], records: Iterable[torch.Tensor],
                    device: torch.device) -> str:
     """Content address of a warm start: the mechanism, its config less the game's knobs, the training records (every
-    tensor's bytes), the device type and torch's version."""
+    tensor's bytes), the device type and the code's version."""
     skipped = SHARED_GAME_KNOBS | frozenset(game_knobs)
     recipe = sorted((k, repr(v)) for k, v in config.items() if k not in skipped)
-    digest = hashlib.sha256(repr((VERSION, torch.__version__, mechanism, device.type, recipe)).encode())
+    digest = hashlib.sha256(repr((VERSION, code_version(), mechanism, device.type, recipe)).encode())
     for tensor in records:
         digest.update(repr((tuple(tensor.shape), str(tensor.dtype))).encode())
         digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
