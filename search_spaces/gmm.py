@@ -10,9 +10,9 @@ from pathlib import Path
 
 from core.metric_names import ESTIMATOR_ATTACK, UTILITY_ACCURACY
 from search_spaces import Axis, Front, OptunaRange, Presentation, Preset, Profile, SweepTrials
-from trainables.privatizer.gmm import GmmPrivatizer
-from trainables.privatizer.gmm_config import PrivatizerGmmConfig
-from trainables.privatizer.gmm_figures import FIGURE, X_METRIC, Y_METRIC, plot_information_plane
+from trainables.gmm.config import PrivatizerGmmConfig
+from trainables.gmm.figures import FIGURE, X_METRIC, Y_METRIC, plot_information_plane
+from trainables.gmm.mechanism import GmmPrivatizer
 
 
 def information_plane(trials: SweepTrials, folder: Path) -> list[Path]:

@@ -16,9 +16,9 @@ from core.config import TrialConfig
 from core.config_errors import ConfigError
 from trainables.cloak.config import CloakConfig
 from trainables.eco.config import EcoConfig
+from trainables.gmm.config import PrivatizerGmmConfig
 from trainables.membership.config import MembershipConfig
 from trainables.privatizer.config import PrivatizerConfig
-from trainables.privatizer.gmm_config import PrivatizerGmmConfig
 from trainables.releaser.config import ReleaserConfig
 
 MODELS = (ReleaserConfig, PrivatizerConfig, PrivatizerGmmConfig, CloakConfig, EcoConfig, MembershipConfig)

@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 from conftest import run_sweep, store
 
-from trainables.privatizer.gmm_figures import plot_information_plane
+from trainables.gmm.figures import plot_information_plane
 
 
 def test_gmm_smoke_sweep_logs_trajectories_and_the_bound_plot(workdir: Path) -> None:

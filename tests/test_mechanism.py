@@ -11,7 +11,7 @@ from trainables.shared.tune_loop import KILL_ENV, kill_after_epoch
 EXPECTED = {
     "amnist": ("releaser", "train_releaser", True, True, True),
     "amnist-privatizer": ("privatizer", "train_privatizer", True, True, True),
-    "gmm": ("privatizer", "train_gmm_privatizer", False, False, False),
+    "gmm": ("gmm", "train_gmm_privatizer", False, False, False),
     "cloak-mnist": ("cloak", "train_cloak", True, True, True),
     "eco": ("eco_releaser", "train_eco_releaser", True, True, True),
     "eco-si": ("eco_releaser", "train_eco_releaser", True, True, True),
@@ -55,3 +55,16 @@ def test_the_trainable_refuses_a_misspelt_key_before_anything_runs(name: str, mo
     kind = preset.mechanism.config_class.kind
     with pytest.raises(ValueError, match=f"^seeed: unknown {kind} config key$"):
         preset.trainable({**preset.base, "seeed": 1})
+
+
+def test_docs_presets_table_names_the_room_that_holds_every_presets_mechanism() -> None:
+    """A preset's name need not predict its folder, so docs/presets.md says where each lives: its ``code`` column must
+    name the room of ``trainables/`` the preset's mechanism is defined in, for every preset."""
+    from conftest import REPO
+
+    rows = [line.split("|")[1:-1] for line in (REPO / "docs" / "presets.md").read_text().splitlines()
+            if line.startswith("| `")]
+    code = {name.strip(" `"): cells[-1].strip(" `") for cells in rows for name in cells[0].split(",")}
+    for name, preset in presets().items():
+        room = "/".join(preset.mechanism.__module__.split(".")[:2])
+        assert code.get(name) == f"{room}/", (name, code.get(name), room)

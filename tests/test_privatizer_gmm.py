@@ -12,16 +12,16 @@ import pytest
 import torch
 
 from search_spaces import presets
-from trainables.privatizer.gmm import (
+from trainables.gmm.config import PrivatizerGmmConfig, joint_us
+from trainables.gmm.mechanism import (
     _picked,
     information_terms,
     mutual_information_us,
-    privatizer_loss,
     run_point,
     sample_gmm,
     train_filter,
 )
-from trainables.privatizer.gmm_config import PrivatizerGmmConfig, joint_us
+from trainables.privatizer.loss import privatizer_loss
 
 
 @pytest.fixture(autouse=True)
@@ -157,7 +157,7 @@ def _snapshot(module: torch.nn.Module) -> dict[str, torch.Tensor]:
 @pytest.mark.parametrize(("algorithm", "fixed", "learned"), [(2, ("phi",), ("eta",)), (3, ("phi", "eta"), ())])
 def test_fixed_estimators_are_frozen_and_unchanged_by_filter_training(
         algorithm: int, fixed: tuple[str, ...], learned: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> None:
-    import trainables.privatizer.gmm as gmm
+    import trainables.gmm.mechanism as gmm
 
     cfg = PrivatizerGmmConfig(k=0.4, alpha=0.5, algorithm=algorithm, steps=20, estimator_steps=2, n_samples=300)
     after_pretrain: dict[str, dict[str, torch.Tensor]] = {}
@@ -252,7 +252,7 @@ def test_config_coerces_types() -> None:
 
 def test_preset_grids_validate() -> None:
     preset = presets()["gmm"]
-    assert (preset.mechanism_name, preset.dataset, preset.label_keys) == ("privatizer", "gmm", ("k", "alpha", "algorithm"))
+    assert (preset.mechanism_name, preset.dataset, preset.label_keys) == ("gmm", "gmm", ("k", "alpha", "algorithm"))
     assert preset.profiles["quick"].grid == {"k": [1.0, 0.4, 0.0], "alpha": [0.0, 0.1, 0.5, 0.8, 1.0], "algorithm": [1]}
     assert all(profile.grid["algorithm"] == [1] for profile in preset.profiles.values())
     assert set(preset.optuna) == set(preset.label_keys)  # every grid axis has an Optuna range (algorithm: [1, 1])

@@ -1,1 +1,2 @@
-"""The privatizer: on AMNIST (mechanism.py) and its Gaussian-mixture check (gmm.py) (docs/mechanisms.md#privatizer)."""
+"""The privatizer on AMNIST (mechanism.py) and its objective (loss.py), which its Gaussian-mixture check
+(trainables/gmm) shares (docs/mechanisms.md#privatizer)."""

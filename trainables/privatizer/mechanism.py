@@ -29,7 +29,7 @@ from core.metric_names import UTILITY_ACCURACY
 from core.nets import SmallCNN, StochasticUNet
 from core.training import batches, evaluate, fit_classifier, predict_logits
 from trainables.privatizer.config import PrivatizerConfig
-from trainables.privatizer.gmm import privatizer_loss
+from trainables.privatizer.loss import privatizer_loss
 from trainables.privatizer.retrained import retrained_secret_term
 from trainables.shared.image_game import ImageGame, classifier_reference
 from trainables.shared.mechanism import Capability

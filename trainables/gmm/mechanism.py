@@ -27,7 +27,8 @@ from torch import Tensor, nn
 
 from core.metric_names import ESTIMATOR_ATTACK, UTILITY_ACCURACY
 from core.metrics import balanced_accuracy
-from trainables.privatizer.gmm_config import PrivatizerGmmConfig, joint_us
+from trainables.gmm.config import PrivatizerGmmConfig, joint_us
+from trainables.privatizer.loss import privatizer_loss
 from trainables.shared.mechanism import Mechanism
 from trainables.shared.tune_loop import epochs
 
@@ -87,14 +88,6 @@ def information_terms(theta: Tensor, k: float, sigma: float, n: int, generator: 
     return {"i_sq": i_sq, "i_uxq": h_u_q - h_u_x, "h_u_q": h_u_q, "h_u_x": h_u_x, "i_us_x": i_us_x}
 
 
-def privatizer_loss(log_p_u_x: Tensor, log_p_u_q: Tensor, log_p_s_q: Tensor, log_prior_s: Tensor,
-                    alpha: float) -> Tensor:
-    """(1−α)·[mean log P_φ(u|x)/P_ψ(u|q)]² + α·[mean log P_η(s|q)/P(s)]²: the seed's privatizer objective."""
-    utility = (log_p_u_x - log_p_u_q).mean()
-    secret = (log_p_s_q - log_prior_s).mean()
-    return (1 - alpha) * utility ** 2 + alpha * secret ** 2
-
-
 def _estimator(hidden: int) -> nn.Module:
     """A one-hidden-layer classifier R² -> 2 logits."""
     return nn.Sequential(nn.Linear(2, hidden), nn.Tanh(), nn.Linear(hidden, 2)).double()
@@ -128,7 +121,7 @@ class GmmPrivatizer(Mechanism[PrivatizerGmmConfig]):
     once, so the blocks trace the information-plane trajectory; a point takes seconds and is never checkpointed.
     """
 
-    name = "privatizer"
+    name = "gmm"
     config_class = PrivatizerGmmConfig
     trainable_name = "train_gmm_privatizer"
     checkpoints = False
