@@ -16,8 +16,8 @@ from typing import Any
 
 from core.metric_names import DEEP_WITHIN_HOUR, NE_ENERGY, NORMALISED_ALPHA_MI, STRONGEST_ATTACK
 from search_spaces import Axis, Farm, Front, OptunaRange, Presentation, Preset, Profile, lambda_zero_anchor
-from trainables.eco.config import EcoConfig
-from trainables.eco.mechanism import EcoReleaser
+from trainables.eco_releaser.config import EcoConfig
+from trainables.eco_releaser.mechanism import EcoReleaser
 
 PAPER_DAYS = 188  # 5 households × 188 days, 24-hour windows every 2 hours: 5 × (12 · 188 − 11) = 11,225 sequences
 SMOKE = {"households": 2, "days": 56, "window_stride_hours": 12, "epochs": 2, "pretrain_epochs": 1, "attack_epochs": 2,

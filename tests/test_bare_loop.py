@@ -17,7 +17,7 @@ from search_spaces import presets
 from trainables.shared.release_map import ReleaseMap
 
 WORKER_MODULES = ("trainables.releaser.mechanism", "trainables.privatizer.mechanism", "trainables.cloak.mechanism",
-                  "trainables.eco.mechanism", "trainables.membership.mechanism", "trainables.gmm.mechanism",
+                  "trainables.eco_releaser.mechanism", "trainables.membership.mechanism", "trainables.gmm.mechanism",
                   "trainables.shared.tune_loop", "attacks.farm.checkpoint", "search_spaces.amnist",
                   "search_spaces.amnist_privatizer", "search_spaces.cloak_mnist", "search_spaces.eco",
                   "search_spaces.eco_si", "search_spaces.adult_membership", "search_spaces.gmm")

@@ -15,7 +15,7 @@ from attacks.audits.kl_leakage import unbiased_symmetric_kl
 from core.config import TrialConfig
 from core.config_errors import ConfigError
 from trainables.cloak.config import CloakConfig
-from trainables.eco.config import EcoConfig
+from trainables.eco_releaser.config import EcoConfig
 from trainables.gmm.config import PrivatizerGmmConfig
 from trainables.membership.config import MembershipConfig
 from trainables.privatizer.config import PrivatizerConfig

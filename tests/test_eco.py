@@ -19,11 +19,11 @@ from attacks.base import AttackInput
 from core.data import DataUnavailableError
 from core.data.eco_files import HOURS, EcoDays, from_arrays, load_eco, split_days, window_days
 from core.data.eco_synthetic import describe, synthetic_eco
-from trainables.eco.attack_runs import deep_attack
-from trainables.eco.config import EcoConfig
-from trainables.eco.mechanism import EcoReleaser
-from trainables.eco.scores import hourly_alpha_mi, ne_energy, ne_variance, position_floors, within_hour_accuracy
-from trainables.eco.windows import EcoSplit, load_data, load_records
+from trainables.eco_releaser.attack_runs import deep_attack
+from trainables.eco_releaser.config import EcoConfig
+from trainables.eco_releaser.mechanism import EcoReleaser
+from trainables.eco_releaser.scores import hourly_alpha_mi, ne_energy, ne_variance, position_floors, within_hour_accuracy
+from trainables.eco_releaser.windows import EcoSplit, load_data, load_records
 from trainables.shared.release_map import release
 from trainables.shared.tune_loop import epochs, write_checkpoint
 

@@ -23,10 +23,10 @@ from search_spaces import presets
 from search_spaces.eco import PRESET as ECO
 from search_spaces.eco import SMOKE as ECO_SMOKE
 from trainables.cloak.mechanism import Cloak
-from trainables.eco.attack_runs import imputation_baseline
-from trainables.eco.mechanism import EcoReleaser
-from trainables.eco.scores import position_floors
-from trainables.eco.windows import load_data
+from trainables.eco_releaser.attack_runs import imputation_baseline
+from trainables.eco_releaser.mechanism import EcoReleaser
+from trainables.eco_releaser.scores import position_floors
+from trainables.eco_releaser.windows import load_data
 from trainables.releaser.mechanism import Releaser
 
 

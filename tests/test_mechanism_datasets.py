@@ -24,9 +24,9 @@ from trainables.cloak.config import CloakConfig
 from trainables.cloak.data import load_task_data as load_cloak_data
 from trainables.cloak.mechanism import Cloak
 from trainables.cloak.target import pad32
-from trainables.eco.config import EcoConfig
-from trainables.eco.mechanism import EcoReleaser
-from trainables.eco.windows import load_data as load_eco_data
+from trainables.eco_releaser.config import EcoConfig
+from trainables.eco_releaser.mechanism import EcoReleaser
+from trainables.eco_releaser.windows import load_data as load_eco_data
 from trainables.membership.mechanism import Membership
 from trainables.privatizer.config import PrivatizerConfig
 from trainables.privatizer.mechanism import Privatizer

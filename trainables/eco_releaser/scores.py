@@ -8,7 +8,7 @@ from attacks.attackers.side_info import plug_in_bayes
 from core.data.eco_files import HOURS
 from core.metric_names import attack_metric
 from core.metrics import balanced_accuracy
-from trainables.eco.windows import EcoSplit
+from trainables.eco_releaser.windows import EcoSplit
 from trainables.shared.alpha_mi import alpha_mutual_information, renyi_entropy
 
 

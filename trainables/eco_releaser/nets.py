@@ -10,7 +10,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from core.data.eco_files import SI_FEATURES
-from trainables.eco.config import EcoConfig
+from trainables.eco_releaser.config import EcoConfig
 
 
 class LstmReleaser(nn.Module):

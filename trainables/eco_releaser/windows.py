@@ -8,7 +8,7 @@ import torch
 from core.data import get_dataset
 from core.data.eco_files import EcoWindows
 from core.data.sets.eco import EcoRecords, eco_records
-from trainables.eco.config import EcoConfig
+from trainables.eco_releaser.config import EcoConfig
 
 
 @dataclass(frozen=True)

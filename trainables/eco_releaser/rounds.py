@@ -11,14 +11,14 @@ from torch.nn import functional as F
 from attacks.attackers.tuning import accuracy_metrics
 from core.metric_names import NE_ENERGY, NORMALISED_ALPHA_MI
 from core.training import batches, fit_classifier, predict_logits
-from trainables.eco.attack_runs import deep_attack
-from trainables.eco.config import EcoConfig
-from trainables.eco.scores import hourly_alpha_mi, ne_energy, ne_variance
-from trainables.eco.windows import EcoSplit, adversary_input, releaser_input
+from trainables.eco_releaser.attack_runs import deep_attack
+from trainables.eco_releaser.config import EcoConfig
+from trainables.eco_releaser.scores import hourly_alpha_mi, ne_energy, ne_variance
+from trainables.eco_releaser.windows import EcoSplit, adversary_input, releaser_input
 from trainables.shared.release_map import release
 
 if TYPE_CHECKING:  # the mechanism calls these rounds with itself
-    from trainables.eco.mechanism import EcoReleaser
+    from trainables.eco_releaser.mechanism import EcoReleaser
 
 
 def pretrain(cfg: EcoConfig, m: EcoReleaser, train: EcoSplit, gen: torch.Generator) -> None:

@@ -21,13 +21,13 @@ import torch
 from attacks.attackers.side_info import SideInfoAttacker, SiOnlyAttacker
 from attacks.base import AttackInput, CheckpointInputs
 from core.data.eco_files import SI_FEATURES, window_days
-from trainables.eco.attack_runs import deep_attack, imputation_baseline
-from trainables.eco.config import EcoConfig
-from trainables.eco.nets import LstmReleaser, adversary_net
-from trainables.eco.rounds import evaluate_release, pretrain, train_epoch
-from trainables.eco.scores import hourly_prior, position_floors
-from trainables.eco.trace_figure import FIGURE_FILE, save_trace_figure
-from trainables.eco.windows import adversary_input, load_data, load_records, releaser_input
+from trainables.eco_releaser.attack_runs import deep_attack, imputation_baseline
+from trainables.eco_releaser.config import EcoConfig
+from trainables.eco_releaser.nets import LstmReleaser, adversary_net
+from trainables.eco_releaser.rounds import evaluate_release, pretrain, train_epoch
+from trainables.eco_releaser.scores import hourly_prior, position_floors
+from trainables.eco_releaser.trace_figure import FIGURE_FILE, save_trace_figure
+from trainables.eco_releaser.windows import adversary_input, load_data, load_records, releaser_input
 from trainables.shared.mechanism import Capability, Mechanism, pick_device
 from trainables.shared.release_map import ReleaseMap, release
 

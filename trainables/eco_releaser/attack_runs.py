@@ -8,10 +8,10 @@ from attacks.attackers.tuning import tuned_result
 from attacks.audits.imputation import ImputationAttacker
 from attacks.base import AttackInput, AttackResult
 from core.training import predict_logits
-from trainables.eco.config import EcoConfig
-from trainables.eco.nets import adversary_net
-from trainables.eco.scores import within_hour_accuracy
-from trainables.eco.windows import EcoSplit
+from trainables.eco_releaser.config import EcoConfig
+from trainables.eco_releaser.nets import adversary_net
+from trainables.eco_releaser.scores import within_hour_accuracy
+from trainables.eco_releaser.windows import EcoSplit
 
 
 def imputation_baseline(cfg: EcoConfig, raw: AttackInput, train: EcoSplit, test: EcoSplit) -> AttackResult:

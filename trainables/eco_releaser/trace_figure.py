@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 
 from core.data.eco_files import EPOCH, HOURS
 from core.legends import legend_right
-from trainables.eco.windows import EcoSplit
+from trainables.eco_releaser.windows import EcoSplit
 
 FIGURE_FILE = "trace_7days.png"
 
