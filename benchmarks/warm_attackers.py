@@ -20,8 +20,8 @@ import torch
 from mlflow.tracking import MlflowClient
 from torch import nn
 
-from attacks.attackers.deep import FIT_CACHE, RAW_STD_FLOOR, DeepAttacker, image_cnn
-from attacks.attackers.tuning import ModelBuilder, TunedFit, tune_classifier
+from attacks.attackers.deep import DeepAttacker
+from core.classifier import FIT_CACHE, RAW_STD_FLOOR, ModelBuilder, TunedFit, image_cnn, tune_classifier
 from core.config import AttackBudget
 from core.metrics import balanced_accuracy
 from core.nets import Standardized

@@ -197,7 +197,7 @@ class AttackBudget(TrialConfig):
     """How hard each learned attacker is trained and tuned (docs/attacks.md#the-tuned-family-of-each-attacker): the
     family of configurations (widths × learning rates × augmentation), its epoch cap, patience and search, with the
     trial's seed. One class: a trial config's group of ``attack_*`` keys, and what every learned attacker
-    (attacks/attackers/tuning.py) is given, the validated config itself."""
+    (core/classifier.py) is given, the validated config itself."""
 
     attack_epochs: int = Field(60, ge=1, le=10_000, description="Each learned attacker's epoch cap; early stopping "
                                                                  "usually ends it sooner.")
@@ -222,7 +222,7 @@ class AttackBudget(TrialConfig):
 
     def budget_key(self) -> tuple[tuple[str, Any], ...]:
         """(name, value) of every setting a tuned fit depends on (the budget and the seed, not the rest of the trial
-        config): equal keys, equal fits (attacks/attackers/deep.py stores fits under it)."""
+        config): equal keys, equal fits (core/classifier.py stores fits under it)."""
         return tuple((name, getattr(self, name)) for name in ("seed", *BUDGET_KEYS))
 
 

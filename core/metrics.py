@@ -66,3 +66,19 @@ def balanced_accuracy_interval(pred: torch.Tensor, target: torch.Tensor, num_cla
     variance = float((recall * (1 - recall) / n).sum()) / classes**2
     n_eff = ba * (1 - ba) / variance if variance > 0 and 0 < ba < 1 else classes**2 / float((1 / n).sum())
     return wilson_interval(ba * n_eff, n_eff, z)
+
+
+def accuracy_metrics(pred: torch.Tensor, target: torch.Tensor, num_classes: int) -> dict[str, float]:
+    """Balanced accuracy with its 95 % interval; per-step labels [N, T] also get ``accuracy_within_step``.
+
+    ``accuracy_within_step`` is the mean over steps of each step's own balanced accuracy: chance is
+    1/classes at every step, whatever the step's prior (e.g. occupancy by hour of the day). For per-step
+    labels the interval treats the N·T labels as independent, so it is narrower than the truth.
+    """
+    low, high = balanced_accuracy_interval(pred, target, num_classes)
+    metrics = {"accuracy": balanced_accuracy(pred.flatten(), target.flatten(), num_classes),
+               "accuracy/ci_low": low, "accuracy/ci_high": high}
+    if target.dim() == 2:
+        steps = [balanced_accuracy(pred[:, t], target[:, t], num_classes) for t in range(target.shape[1])]
+        metrics["accuracy_within_step"] = sum(steps) / len(steps)
+    return metrics

@@ -14,11 +14,11 @@ import torch
 from conftest import run_sweep, store
 
 from attacks.attackers.side_info import SiOnlyAttacker
-from attacks.attackers.tuning import accuracy_metrics
 from attacks.base import AttackInput
 from core.data import DataUnavailableError
 from core.data.eco_files import HOURS, EcoDays, from_arrays, load_eco, split_days, window_days
 from core.data.eco_synthetic import describe, synthetic_eco
+from core.metrics import accuracy_metrics
 from trainables.eco_releaser.attack_runs import deep_attack
 from trainables.eco_releaser.config import EcoConfig
 from trainables.eco_releaser.mechanism import EcoReleaser

@@ -20,7 +20,6 @@ from ray import tune
 
 from attacks.attackers.deep import DeepAttacker
 from attacks.attackers.knn import KnnAttacker
-from attacks.attackers.tuning import Candidate, family
 from attacks.audits.learning_curve import (
     CurvePoint,
     LearningCurve,
@@ -33,6 +32,7 @@ from attacks.audits.learning_curve import (
 )
 from attacks.base import AttackInput, AttackResult, CheckpointInputs
 from attacks.plots.learning_curve_plot import curve_png
+from core.classifier import Candidate, family
 from core.config import AttackBudget
 from platform.figures.report_tables import learning_curves
 from platform.run.learning_curves import CurveJob, lanes, logged_choice, logged_point

@@ -9,8 +9,8 @@ import torch
 from torch import nn
 
 from attacks.attackers.deep import DeepAttacker
-from attacks.attackers.tuning import family, tune_classifier
 from attacks.base import AttackInput
+from core.classifier import family, tune_classifier
 from core.config import AttackBudget
 from core.data import load_amnist
 from core.metrics import balanced_accuracy_interval, wilson_interval
@@ -159,7 +159,7 @@ def test_a_stored_fit_is_the_fit_training_gives_and_an_identity_release_reads_it
     assert len(list(tmp_path.glob("*.pt"))) == 1
     trained = DeepAttacker(SMALL, cache_dir=None).run(test)  # no cache: trained afresh
     assert stored.metrics == trained.metrics
-    from attacks.attackers.deep import _FITS, cached_fit, fit_key
+    from core.classifier import _FITS, cached_fit, fit_key
     _FITS.clear()  # the in-process copy goes: the read comes from disk
     assert cached_fit(fit_key(x.clone(), s, 2, SMALL, 16), x, 2, str(tmp_path)) is not None
     _FITS.clear()
@@ -171,7 +171,7 @@ def test_a_stored_fit_is_the_fit_training_gives_and_an_identity_release_reads_it
 
 def test_an_attacker_reads_the_fit_stored_under_its_datas_key_instead_of_training(tmp_path) -> None:
     # a control that must fail if the lookup were skipped: a fit planted under other data's key is what comes back
-    from attacks.attackers.deep import _FITS, fit_key
+    from core.classifier import _FITS, fit_key
     x, s = torch.rand(120, 1, 28, 28, generator=torch.Generator().manual_seed(2)), torch.arange(120) % 2
     planted = DeepAttacker(SMALL, cache_dir=str(tmp_path), store=True).fit(x, s, 2)
     other = x.flip(0)

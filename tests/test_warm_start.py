@@ -166,15 +166,15 @@ def test_concurrent_trials_compute_once_and_a_damaged_file_is_computed_again(tmp
 def test_every_stored_fit_and_warm_start_is_keyed_by_the_codes_version(monkeypatch: pytest.MonkeyPatch) -> None:
     """An edit of the code (another version) must never be answered by a warm start, a raw-data fit or a reference
     model the old code stored."""
-    from attacks.attackers import deep
     from attacks.farm import reference
+    from core import classifier
     from core.config import AttackBudget
     from trainables.shared import warm_start
 
     x, s = torch.zeros(4, 1, 28, 28), torch.zeros(4, dtype=torch.long)
     recipe = reference.ClassifierRecipe(torch.nn.Flatten, epochs=1, batch_size=4, lr=1e-3)
-    before = (key(RECIPE), deep.fit_key(x, s, 2, AttackBudget(), 32), reference._key(recipe, x, s, 0))
-    for module in (warm_start, deep, reference):
+    before = (key(RECIPE), classifier.fit_key(x, s, 2, AttackBudget(), 32), reference._key(recipe, x, s, 0))
+    for module in (warm_start, classifier, reference):
         monkeypatch.setattr(module, "code_version", lambda: "torch 0, source edited")
-    after = (key(RECIPE), deep.fit_key(x, s, 2, AttackBudget(), 32), reference._key(recipe, x, s, 0))
+    after = (key(RECIPE), classifier.fit_key(x, s, 2, AttackBudget(), 32), reference._key(recipe, x, s, 0))
     assert all(a != b for a, b in zip(before, after, strict=True))

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from attacks.attackers.tuning import accuracy_metrics
 from attacks.base import AttackInput, AttackResult
 from attacks.spec import AttackerSpec, Need
 from core.config import AttackBudget, Training, TrialConfig
+from core.metrics import accuracy_metrics
 from core.nets import game_classifier
 from core.training import fit_classifier, predict_logits
 

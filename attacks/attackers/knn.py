@@ -12,10 +12,9 @@ from dataclasses import dataclass
 import torch
 from torch.nn import functional as F
 
-from attacks.attackers.tuning import accuracy_metrics
 from attacks.base import AttackInput, AttackResult
 from attacks.spec import AttackerSpec, Need
-from core.metrics import balanced_accuracy
+from core.metrics import accuracy_metrics, balanced_accuracy
 from core.nets import Standardized
 from core.training import validation_split
 

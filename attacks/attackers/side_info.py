@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from attacks.attackers.tuning import accuracy_metrics, tune_classifier, tuned_result
+from attacks.attackers.tuning import tuned_result
 from attacks.base import AttackInput, AttackResult
 from attacks.spec import AttackerSpec, Need
+from core.classifier import tune_classifier
 from core.config import AttackBudget
-from core.metrics import balanced_accuracy
+from core.metrics import accuracy_metrics, balanced_accuracy
 from core.training import predict_logits
 
 

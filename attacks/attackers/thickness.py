@@ -14,11 +14,10 @@ from dataclasses import dataclass
 
 import torch
 
-from attacks.attackers.tuning import accuracy_metrics
 from attacks.base import AttackInput, AttackResult
 from attacks.spec import AttackerSpec, Need
 from core.data.amnist_labels import DEFAULT_NONZERO_THRESHOLD, NORMAL, THICK, THIN, thickness_labels
-from core.metrics import balanced_accuracy
+from core.metrics import accuracy_metrics, balanced_accuracy
 
 # Half a grey level (what the labeler uses on raw images), then a grid over the [0, 1] pixel scale.
 DEFAULT_THRESHOLDS: tuple[float, ...] = (DEFAULT_NONZERO_THRESHOLD, *(round(0.05 * k, 2) for k in range(1, 19)))

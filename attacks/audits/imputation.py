@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 import torch
 
 from attacks.attackers.side_info import SiOnlyAttacker, per_step
-from attacks.attackers.tuning import accuracy_metrics
 from attacks.base import AttackInput, AttackResult
 from core.config import AttackBudget
+from core.metrics import accuracy_metrics
 
 NAME = "imputation"
 PRIOR = "prior"

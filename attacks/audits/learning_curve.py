@@ -20,8 +20,8 @@ import torch
 from sklearn.model_selection import StratifiedKFold
 
 from attacks.attackers.registry import REGISTRY
-from attacks.attackers.tuning import Candidate
 from attacks.base import Attacker, AttackInput, CheckpointInputs
+from core.classifier import Candidate
 from core.config import AttackBudget
 from core.messages import exception_line
 from core.metric_names import attack_metric

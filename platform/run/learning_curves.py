@@ -21,10 +21,10 @@ import ray
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
-from attacks.attackers.tuning import Candidate
 from attacks.audits.learning_curve import CurvePoint, LearningCurve, run_lane
 from attacks.plots.learning_curve_plot import FILE_PREFIX, curve_png
 from core.attack_scores import winner
+from core.classifier import Candidate
 from core.metric_names import attack_metric
 from core.numbers import readable
 from platform.results import tracking

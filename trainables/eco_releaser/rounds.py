@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import torch
 from torch.nn import functional as F
 
-from attacks.attackers.tuning import accuracy_metrics
 from core.metric_names import NE_ENERGY, NORMALISED_ALPHA_MI
+from core.metrics import accuracy_metrics
 from core.training import batches, fit_classifier, predict_logits
 from trainables.eco_releaser.attack_runs import deep_attack
 from trainables.eco_releaser.config import EcoConfig

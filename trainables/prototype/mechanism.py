@@ -19,14 +19,13 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from attacks.attackers.deep import DeepAttacker, image_cnn
+from core.classifier import TunedClassifier, image_cnn
 from core.config import AttackBudget
 from core.data import Split
 from core.nets import Standardized
 from trainables.prototype.config import DigitPrototypeConfig
 from trainables.shared.image_release import FixedRelease
 
-CLASSIFIER = "fixed_utility"  # its name in the fit's log; the fit is stored by content (see above)
 POSE = ("centroid_row", "centroid_col", "slant", "width")  # the coarse pose of an image, in pixels
 MIN_CELL = 5  # a pose cell with fewer training records than this releases its digit's mean instead
 
@@ -117,7 +116,7 @@ def fit_prototype(budget: AttackBudget, records: Split, classes: int, mix: float
     """The digit prototype (the pose prototype with ``bins``) of ``records``: the tuned classifier of their labels U
     fitted on their raw images (read from the store when a sweep already fitted it) and their class (or pose cell)
     means."""
-    fit = DeepAttacker(budget, CLASSIFIER, store=True).fit(records.x, records.u, classes)
+    fit = TunedClassifier(budget, store=True).fit(records.x, records.u, classes)
     edges, means = (pose_means(records.x, records.u, classes, bins) if bins
                     else (None, class_means(records.x, records.u, classes)))
     return DigitPrototype(fit.model.eval(), fit.candidate.width, means, mix, verbatim, edges)

@@ -2,14 +2,13 @@
 
 The image games' in-game utility nets co-adapt with the mechanism and can read an encoding no one else can; these two
 cannot, so the image fronts' utility axis is the fresh one.
-Both are the farm's tuned, early-stopped CNN family (attacks/attackers/deep.py) with U as the label.
+Both are the tuned, early-stopped family every side fits (core/classifier.py), with U as the label.
 """
 from __future__ import annotations
 
 import torch
 
-from attacks.attackers.deep import DeepAttacker, RawTrainedDeepAttacker
-from attacks.base import AttackInput
+from core.classifier import TunedClassifier, raw_data_classifier, scored_accuracy
 from core.config import AttackBudget
 from core.data import Split
 
@@ -17,10 +16,11 @@ from core.data import Split
 def data_user_utility(released_train: torch.Tensor, released_test: torch.Tensor, train: Split, test: Split,
                       u_classes: int, budget: AttackBudget) -> dict[str, float]:
     """``utility/fresh_accuracy`` (fitted on the released training split, early-stopped on a validation part of it,
-    scored on the released test split) and ``utility/fixed_accuracy`` (fitted on the raw training images, cached by
+    scored on the released test split) and ``utility/fixed_accuracy`` (fitted on the raw training images, stored by
     their content like the farm's ``deep_raw``, applied unchanged to the released test split), with their intervals."""
-    data = AttackInput(released_train, train.u, released_test, test.u, num_classes=u_classes, raw_train_x=train.x)
-    fresh = DeepAttacker(budget, name="fresh_utility").run(data)
-    fixed = RawTrainedDeepAttacker(budget, name="fixed_utility").run(data)
-    return {f"utility/{kind}_accuracy{suffix}": result.metrics[f"accuracy{suffix}"]
-            for kind, result in (("fresh", fresh), ("fixed", fixed)) for suffix in ("", "/ci_low", "/ci_high")}
+    fresh = TunedClassifier(budget).fit(released_train, train.u, u_classes)
+    fixed = raw_data_classifier(budget).fit(train.x, train.u, u_classes)
+    return {f"utility/{kind}_accuracy{suffix}": scored[f"accuracy{suffix}"]
+            for kind, scored in (("fresh", scored_accuracy(fresh, released_test, test.u, u_classes)),
+                                 ("fixed", scored_accuracy(fixed, released_test, test.u, u_classes)))
+            for suffix in ("", "/ci_low", "/ci_high")}

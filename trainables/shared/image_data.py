@@ -19,6 +19,7 @@ from attacks.attackers.registry import REGISTRY
 from attacks.attackers.thickness import ThicknessAttacker
 from attacks.audits.imputation import ImputationAttacker
 from attacks.base import AttackInput, CheckpointInputs
+from core.classifier import raw_data_classifier, scored_accuracy
 from core.config import AttackerRecords, MembershipCanaries
 from core.data import Dataset, Split, Splits, get_dataset
 from core.image_quality import psnr_of_mse
@@ -106,13 +107,12 @@ def baselines_for(cfg: Any) -> dict[str, float]:
                       test_u=test.u, raw_train_x=train.x, dataset=cfg.dataset)
     # both fits are stored by content: the trials' fixed utility classifier and the farm's deep_raw read them, so the
     # utility fit (every trial needs it) comes first
-    utility = RawTrainedDeepAttacker(cfg, name="fixed_utility").run(
-        AttackInput(train.x, train.u, test.x, test.u, num_classes=u_classes, raw_train_x=train.x))
+    utility = scored_accuracy(raw_data_classifier(cfg).fit(train.x, train.u, u_classes), test.x, test.u, u_classes)
     secret = RawTrainedDeepAttacker(cfg).run(raw)
     results = {"deep": secret, "deep_raw": secret}
     if not REGISTRY["thickness"].missing(CheckpointInputs(raw)):  # its declared needs: AMNIST's digits only
         results["thickness"] = ThicknessAttacker(seed=cfg.seed).run(raw)
-    metrics = {f"baseline/utility/{k}": utility.metrics[k] for k in ("accuracy", "accuracy/ci_low", "accuracy/ci_high")}
+    metrics = {f"baseline/utility/{k}": utility[k] for k in ("accuracy", "accuracy/ci_low", "accuracy/ci_high")}
     metrics |= constant_release(train.x, test.x, u_classes, s_classes)
     for kind, result in results.items():
         metrics |= {f"baseline/attack/{kind}/{k}": result.metrics[k] for k in ("accuracy", "accuracy/ci_low", "accuracy/ci_high")}

@@ -1,7 +1,7 @@
 """A game's warm start computed once per (data, seed, recipe) and shared by every trial that asks for the same one.
 
 The state a warm start leaves behind (networks, optimisers, the game's generator and torch's global generator) is
-stored by content beside the raw-data fits of the attackers (:data:`attacks.attackers.deep.FIT_CACHE`): the key hashes
+stored by content beside the raw-data fits of the attackers (:data:`core.classifier.FIT_CACHE`): the key hashes
 the training records and every config knob that is not one of the game's own (``game_knobs``: λ, α, the attackers'
 budget, ...), with the device type and the code's version (torch's and the source's, :mod:`core.code_version`), so no
 edit lets a stale warm start be read. A trial that reads a stored warm start continues exactly as the trial that
@@ -18,8 +18,8 @@ from typing import Any
 import torch
 from filelock import FileLock
 
-from attacks.attackers.deep import FIT_CACHE
 from core.atomic import load_saved, save_atomically
+from core.classifier import FIT_CACHE
 from core.code_version import code_version
 from core.config import AttackBudget, AttackerRecords, Checkpointing, MembershipAttacks
 
