@@ -14,6 +14,7 @@ import torch
 
 from core.config import TrialConfig
 from core.metric_names import attack_metric
+from core.reference_models import Recipe
 
 
 @dataclass(frozen=True)
@@ -72,18 +73,6 @@ class Attacker(Protocol):
     def name(self) -> str: ...  # read-only, so frozen dataclasses satisfy it
 
     def run(self, data: AttackInput) -> AttackResult: ...
-
-
-class Recipe(Protocol):
-    """Trains a fresh network of a target's architecture the way the target was trained (picklable).
-
-    ``build()`` makes an untrained network (to load cached weights into); calling the recipe with
-    (x, y, seed) returns a trained one in eval mode.
-    """
-
-    def build(self) -> torch.nn.Module: ...
-
-    def __call__(self, x: torch.Tensor, y: torch.Tensor, seed: int) -> torch.nn.Module: ...
 
 
 Deferred = Callable[[], torch.Tensor]  # a tensor computed on first use (a population's release, which costs seconds)

@@ -16,7 +16,7 @@ from ray import tune
 from roc_reference import tpr_at_fpr
 from torch import nn
 
-import attacks.farm.reference as reference
+import core.reference_models as reference
 from attacks.attackers.lira import LiraAttacker, global_sigma, lira_scores
 from attacks.attackers.membership import YeomAttacker, auc, logit_confidence, roc_curve
 from attacks.attackers.membership_stats import _batch_stats, membership_metrics
@@ -25,8 +25,8 @@ from attacks.attackers.rmia import RmiaAttacker, rmia_scores
 from attacks.base import CheckpointInputs, MembershipTarget, ReferenceData
 from attacks.farm.checkpoint import run_farm
 from attacks.farm.membership_farm import run_membership, worst_case
-from attacks.farm.reference import ClassifierRecipe, population_plan
 from core.data import load_mnist
+from core.reference_models import ClassifierRecipe, population_plan
 
 
 @pytest.fixture(scope="module", autouse=True)

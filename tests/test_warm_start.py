@@ -166,8 +166,8 @@ def test_concurrent_trials_compute_once_and_a_damaged_file_is_computed_again(tmp
 def test_every_stored_fit_and_warm_start_is_keyed_by_the_codes_version(monkeypatch: pytest.MonkeyPatch) -> None:
     """An edit of the code (another version) must never be answered by a warm start, a raw-data fit or a reference
     model the old code stored."""
-    from attacks.farm import reference
     from core import classifier
+    from core import reference_models as reference
     from core.config import AttackBudget
     from trainables.shared import warm_start
 

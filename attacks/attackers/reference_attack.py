@@ -10,9 +10,9 @@ from torch import nn
 from attacks.attackers.membership import roc_curve
 from attacks.attackers.membership_stats import balanced_draw, membership_metrics, require_finite
 from attacks.base import AttackResult, MembershipScores, MembershipTarget
-from attacks.farm.reference import PopulationPlan, population_plan, reference_models
 from attacks.plots.roc_plot import roc_png
 from core.config import MembershipAttacks
+from core.reference_models import PopulationPlan, population_plan, reference_models
 from core.training import predict_logits
 
 DEFAULTS = MembershipAttacks()  # the trial config's defaults, for attackers built without a config
@@ -60,7 +60,7 @@ def view(target: MembershipTarget, settings: ReferenceSettings) -> TargetView:
         raise ValueError(f"membership target {target.name!r} has no population for reference models")
     train_size = ref.train_size or len(target.member_y)
     plan: PopulationPlan = population_plan(len(ref.y), train_size, settings.references, settings.population_z, settings.seed)
-    refs = reference_models(ref, plan, settings.seed)
+    refs = reference_models(ref.recipe, ref.inputs, ref.y, ref.cache_dir, plan, settings.seed)
     z_index = torch.as_tensor(plan.z, device=ref.queries.device)
     parts = {"member": target.member_x, "nonmember": target.nonmember_x, "z": ref.queries[z_index]}
     out = {}

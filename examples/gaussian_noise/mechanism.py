@@ -25,10 +25,10 @@ from torch.nn import functional as F
 
 from attacks.attackers.deep import DeepAttacker
 from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, ReferenceData
-from attacks.farm.reference import ClassifierRecipe, reference_cache_dir
 from core.config import AttackBudget, Checkpointing, Dataset, ImageData, MembershipAttacks, Training
 from core.data import Split
 from core.nets import SmallCNN
+from core.reference_models import ClassifierRecipe, reference_cache_dir
 from core.training import batches, evaluate, fit_classifier
 from trainables.shared.image_data import baselines_for, image_layout, load_splits
 from trainables.shared.mechanism import Capability, Mechanism

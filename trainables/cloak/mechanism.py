@@ -23,9 +23,9 @@ import torch
 from attacks.attackers.deep import DeepAttacker
 from attacks.audits.imputation import ImputationAttacker
 from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, ReferenceData
-from attacks.farm.reference import ClassifierRecipe, reference_cache_dir
 from core.data import load_mnist_test_population
 from core.metrics import balanced_accuracy, wilson_interval
+from core.reference_models import ClassifierRecipe, reference_cache_dir
 from core.training import predict_logits
 from trainables.cloak.cloak_map import (
     INPUT_SHAPE,

@@ -20,12 +20,12 @@ import torch
 from attacks.attackers.membership import YeomAttacker
 from attacks.audits.kl_leakage import KlLeakage, unbiased_symmetric_kl
 from attacks.base import AttackInput, CheckpointInputs, MembershipTarget, ReferenceData
-from attacks.farm.reference import reference_cache_dir
 from core.data import get_dataset
 from core.data.adult_files import AdultData, pca, project
 from core.data.sets.adult import adult_records
 from core.metric_names import UTILITY_ACCURACY
 from core.metrics import balanced_accuracy
+from core.reference_models import reference_cache_dir
 from trainables.membership import canary_audit, models
 from trainables.membership.config import MembershipConfig
 from trainables.membership.models import ModelSpec, PointRecipe

@@ -22,11 +22,11 @@ from torch import nn
 from torch.nn import functional as F
 
 from attacks.base import CheckpointInputs, Deferred, ReferenceData
-from attacks.farm.reference import reference_cache_dir
 from core.data import Split
 from core.image_quality import image_quality
 from core.metric_names import UTILITY_ACCURACY
 from core.nets import SmallCNN, StochasticUNet
+from core.reference_models import reference_cache_dir
 from core.training import batches, evaluate, fit_classifier, predict_logits
 from trainables.privatizer.config import PrivatizerConfig
 from trainables.privatizer.loss import privatizer_loss

@@ -18,10 +18,10 @@ from torch.nn import functional as F
 from torch.optim.swa_utils import update_bn
 
 from attacks.base import CheckpointInputs
-from attacks.farm.reference import reference_cache_dir
 from core.image_quality import image_quality, squared_error
 from core.metric_names import NORMALISED_ALPHA_MI, UTILITY_ACCURACY
 from core.nets import ConvReleaser, game_classifier
+from core.reference_models import reference_cache_dir
 from core.training import batches, evaluate, fit_classifier
 from trainables.releaser.config import ReleaserConfig
 from trainables.shared.alpha_mi import leakage_alpha_mi, normalised_alpha_mi

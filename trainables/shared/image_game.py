@@ -14,8 +14,8 @@ from torch import nn
 from torch.nn import functional as F
 
 from attacks.base import Canaries, Deferred, MembershipTarget, ReferenceData
-from attacks.farm.reference import ClassifierRecipe
 from core.nets import game_classifier
+from core.reference_models import ClassifierRecipe
 from core.training import batches
 from trainables.shared.image_release import ImageRelease, Released
 from trainables.shared.warm_start import WARM_START_DIR, rng_state, set_rng_state, stored_or_computed, warm_start_key

@@ -1,4 +1,5 @@
-"""Reference models for RMIA and LiRA: fresh networks trained on population subsets the way the target was.
+"""Reference (shadow) models for RMIA and LiRA: fresh networks trained on population subsets the way the target was.
+Below both sides: the attackers train them, and the mechanisms say how (a :class:`Recipe`) and where they are kept.
 
 The population is split once per (size, seed): ``population_z`` samples are kept aside as RMIA's
 comparison points, and each reference model trains on its own random subset of the rest, as large
@@ -13,18 +14,30 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import torch
 from torch import nn
 
-from attacks.base import Recipe, ReferenceData
 from core.atomic import load_saved, save_atomically
 from core.code_version import code_version
 from core.training import fit_classifier
 
 MEMORY_SLOTS = 32  # reference weights kept in this process (a few checkpoints' worth)
 _memory: OrderedDict[str, dict[str, torch.Tensor]] = OrderedDict()
+
+
+class Recipe(Protocol):
+    """Trains a fresh network of a target's architecture the way the target was trained (picklable).
+
+    ``build()`` makes an untrained network (to load cached weights into); calling the recipe with
+    (x, y, seed) returns a trained one in eval mode.
+    """
+
+    def build(self) -> nn.Module: ...
+
+    def __call__(self, x: torch.Tensor, y: torch.Tensor, seed: int) -> nn.Module: ...
 
 
 @dataclass(frozen=True)
@@ -110,14 +123,15 @@ def _train_missing(jobs: list[tuple[Recipe, torch.Tensor, torch.Tensor, int]], o
     return [_train_state(*job) for job in jobs]
 
 
-def reference_models(reference: ReferenceData, plan: PopulationPlan, seed: int) -> list[nn.Module]:
-    """One trained network per subset of ``plan`` (from the caches where possible), in eval mode on the data's device."""
-    x, y = reference.inputs, reference.y
+def reference_models(recipe: Recipe, x: torch.Tensor, y: torch.Tensor, cache_dir: str | None, plan: PopulationPlan,
+                     seed: int) -> list[nn.Module]:
+    """One network per subset of ``plan`` of the population (x, y), trained by ``recipe`` (read from this process's
+    memory or ``cache_dir`` where trained before), in eval mode on the data's device."""
     device = x.device
     seeds = [seed * 1000 + k + 1 for k in range(len(plan.subsets))]
     index = [torch.as_tensor(s, device=device) for s in plan.subsets]
-    keys = [_key(reference.recipe, x[i], y[i], s) for i, s in zip(index, seeds, strict=True)]
-    folder = Path(reference.cache_dir) if reference.cache_dir else None
+    keys = [_key(recipe, x[i], y[i], s) for i, s in zip(index, seeds, strict=True)]
+    folder = Path(cache_dir) if cache_dir else None
     states: dict[str, dict[str, torch.Tensor]] = {}
     for key in keys:
         state = _memory.get(key)
@@ -126,7 +140,7 @@ def reference_models(reference: ReferenceData, plan: PopulationPlan, seed: int) 
         if state is not None:
             states[key] = state
     missing = [(k, i, s) for k, i, s in zip(keys, index, seeds, strict=True) if k not in states]
-    trained = _train_missing([(reference.recipe, x[i], y[i], s) for _, i, s in missing], device.type == "cpu")
+    trained = _train_missing([(recipe, x[i], y[i], s) for _, i, s in missing], device.type == "cpu")
     states.update({key: state for (key, _, _), state in zip(missing, trained, strict=True)})
     for key in keys:
         if folder is not None and not (folder / f"ref-{key}.pt").exists():
@@ -134,7 +148,7 @@ def reference_models(reference: ReferenceData, plan: PopulationPlan, seed: int) 
     models = []
     for key in keys:
         _remember(key, states[key])
-        model = reference.recipe.build()
+        model = recipe.build()
         model.load_state_dict(states[key])
         models.append(model.to(device).eval())
     return models
