@@ -19,6 +19,7 @@ the difference from noise is paired:
     PYTHONPATH=. .venv/bin/python benchmarks/against_baselines.py --tracking-uri sqlite:///mlflow.db putlab-amnist
     PYTHONPATH=. .venv/bin/python benchmarks/against_baselines.py --skip lam=0 amnist-game-20261127-210651
     PYTHONPATH=. .venv/bin/python benchmarks/against_baselines.py --grids-from putlab-anchored putlab-pose-3seeds
+    PYTHONPATH=. .venv/bin/python benchmarks/against_baselines.py --grids-from SEEDS0-2-GRIDS SEEDS0-2 --with SEEDS3-5
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+from mlflow.tracking import MlflowClient
 
 from core.numbers import readable
 from core.pareto_axis import Axis
@@ -46,6 +48,7 @@ from platform.results.baseline_hull import (
 from platform.results.comparison_grid import ComparisonCurve, comparison_grid_points, dominated_by, value_at_utility
 from platform.results.replicates import SEED
 from platform.results.summary import SweepSummary, read_summary, usable_trials
+from search_spaces import Preset
 
 NOISE = "noise"
 HULL = "hull/margin_at_seed"
@@ -172,6 +175,23 @@ def print_operating_points(summary: SweepSummary) -> None:
             print(f"  {curve.grid.name} {point.get('name', '')} ({theirs}) → {mine}")
 
 
+def part(client: MlflowClient, sweep: str, grids_from: str | None) -> tuple[Preset, SweepSummary, pd.DataFrame]:
+    """One sweep's summary (with another sweep's comparison grids where ``grids_from`` names one) and its trials beside
+    the comparison grids of their seed, with their margins against the hull of that seed."""
+    _, parent_id = tracking.find_sweep_parent(client, sweep)
+    parent = client.get_run(parent_id).data
+    preset = preset_of(parent.params)
+    summary = read_summary(client, parent_id, preset)
+    if grids_from:
+        _, other_id = tracking.find_sweep_parent(client, grids_from)
+        other = read_summary(client, other_id, preset_of(client.get_run(other_id).data.params))
+        summary = replace(summary, comparisons=other.comparisons)
+    table = per_trial(summary)
+    if table.empty:
+        raise SystemExit(f"{sweep}: no finished trial reports every axis of the front")
+    return preset, summary, table.join(hull_margins(table, summary, parent.metrics))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("sweep", help="a sweep's name, its parent run id, or an experiment (its newest sweep)")
@@ -181,6 +201,9 @@ def main() -> None:
     parser.add_argument("--grids-from", metavar="SWEEP",
                         help="compare with the comparison grids of this other sweep in the store (same data, seeds and "
                              "farm), for a sweep run with --no-comparison-grids")
+    parser.add_argument("--with", dest="parts", action="append", default=[], metavar="SWEEP",
+                        help="join the trials of another sweep of the same preset at other seeds (run with its own "
+                             "comparison grids), each against its own seed's grids; repeatable")
     parser.add_argument("--skip", action="append", default=[], metavar="KEY=VALUE",
                         help="leave trials at this grid value out of the paired test, e.g. lam=0 (the identity anchor)")
     args = parser.parse_args()
@@ -189,17 +212,10 @@ def main() -> None:
     except ValueError:
         parser.error(f"--skip takes KEY=NUMBER, got {args.skip}")
     client = tracking.connect(args.tracking_uri, create=False)
-    _, parent_id = tracking.find_sweep_parent(client, args.sweep)
-    preset = preset_of(client.get_run(parent_id).data.params)
-    parent = client.get_run(parent_id).data
-    summary = read_summary(client, parent_id, preset)
-    if args.grids_from:
-        _, other_id = tracking.find_sweep_parent(client, args.grids_from)
-        other = read_summary(client, other_id, preset_of(client.get_run(other_id).data.params))
-        summary = replace(summary, comparisons=other.comparisons)
-    table = per_trial(summary)
-    if table.empty:
-        raise SystemExit(f"{args.sweep}: no finished trial reports every axis of the front")
+    preset, summary, table = part(client, args.sweep, args.grids_from)
+    table = pd.concat([table] + [part(client, sweep, None)[2] for sweep in args.parts])
+    if table.duplicated(subset=[SEED, *[k for k in preset.label_keys if k in table]]).any():
+        raise SystemExit("--with: two sweeps hold a trial of the same seed and grid point; join sweeps of other seeds")
     print_trials(table, summary, preset.label_keys)
     dominated = [c for c in table.columns if c.endswith("/dominated_by")]
     front = table[table["on_front"]]
@@ -213,8 +229,7 @@ def main() -> None:
         print(f"against noise at equal utility (front trials with {summary.axes[0].metric} ≥ {args.min_utility}{left_out}): "
               f"mean {against.value:+.3f} [{against.low:+.3f}, {against.high:+.3f}], {against.statistic}")
     print_operating_points(summary)
-    print_hull(table.join(hull_margins(table, summary, parent.metrics)), preset.label_keys)
-
+    print_hull(table, preset.label_keys)
 
 if __name__ == "__main__":
     main()
