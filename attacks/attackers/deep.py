@@ -8,39 +8,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import torch
-
 from attacks.attackers.tuning import tuned_result
 from attacks.base import AttackInput, AttackResult
 from attacks.spec import AttackerSpec, Need
-from core.classifier import FIT_CACHE, ModelBuilder, TunedClassifier, TunedFit, raw_data_classifier
+from core.classifier import FIT_CACHE, TunedClassifier, raw_data_classifier
 from core.config import AttackBudget
 from core.training import predict_logits
 
 
 @dataclass(frozen=True)
-class DeepAttacker:
-    """The family of fresh networks (:class:`core.classifier.TunedClassifier`) fitted on the released training split; the
-    best on validation scores the test split.
+class DeepAttacker(TunedClassifier):
+    """The tuned classifier family (:class:`core.classifier.TunedClassifier`: its fields, ``fit`` and fit cache) fitted on
+    the released training split with S as the label; the best on validation scores the test split once."""
 
-    ``model`` builds a network from (number of classes, width); ``width`` is the family's base width
-    (default: a SmallCNN sized for the images' (C, H, W), at width 16, so the family has widths 16 and 32).
-    Per-step labels [N, T] (e.g. hourly occupancy) need a network with logits [N, classes, T]. The default family's
-    fits are read by content from ``cache_dir``; ``store`` keeps this attacker's own fits there.
-    """
-
-    budget: AttackBudget = field(default_factory=AttackBudget)
     name: str = "deep"
-    model: ModelBuilder | None = None
-    width: int = 16
-    cache_dir: str | None = FIT_CACHE
-    store: bool = False
-    std_floor: float = 0.01  # the input standardisation's floor (Standardized.statistics)
-
-    def fit(self, x: torch.Tensor, s: torch.Tensor, num_classes: int) -> TunedFit:
-        """The tuned, early-stopped attacker on training data (x, s): nothing of the test split is read."""
-        return TunedClassifier(self.budget, self.model, self.width, self.cache_dir, self.store,
-                               self.std_floor).fit(x, s, num_classes)
 
     def run(self, data: AttackInput) -> AttackResult:
         """Tune on the released training split, then score the chosen network once on the released test split."""
