@@ -35,7 +35,16 @@ from attacks.plots.learning_curve_plot import curve_png
 from core.classifier import Candidate, family
 from core.config import AttackBudget
 from platform.figures.report_tables import learning_curves
-from platform.run.learning_curves import CurveJob, lanes, logged_choice, logged_point
+from platform.results import tracking
+from platform.results.summary import SATURATION
+from platform.run.learning_curves import (
+    CurveJob,
+    curve_attackers,
+    lanes,
+    logged_choice,
+    logged_point,
+    saturation_of_point,
+)
 
 
 def board(n: int, cells: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -283,3 +292,28 @@ def test_a_curve_job_reads_the_farm_s_own_point_and_choice_at_its_step(tmp_path:
     assert logged_point(client, run_id, 4, "deep") == CurvePoint(1.0, 5000, 0.799, 0.772, 0.824)
     assert logged_choice(client, run_id, 4, "deep") == Candidate(32, 1e-3, True)
     assert logged_point(client, run_id, 4, "thickness") is None and logged_choice(client, run_id, 4, "thickness") is None
+
+
+def test_a_rule_strongest_point_also_gets_its_strongest_learners_curve_and_the_higher_saturation(tmp_path: Path) -> None:
+    # the thickness rule reads 0.935 at 5,000 records and has no tuned family; the deep attacker reads 0.93 and has one:
+    # both are drawn, and the point's saturation is the learner's rising curve's, in whichever order they are logged
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    run_id = client.create_run(client.create_experiment("curves")).info.run_id
+    for key, value in {"accuracy": 0.93, "chosen_width": 32.0, "chosen_lr": 1e-3, "chosen_augment": 0.0}.items():
+        client.log_metric(run_id, f"attack/deep/{key}", value, step=4)
+    client.log_metric(run_id, "attack/thickness/accuracy", 0.935, step=4)
+    assert curve_attackers(client, run_id, 4, {"thickness": 0.935, "deep": 0.93}) == ["thickness", "deep"]
+    assert curve_attackers(client, run_id, 4, {"thickness": 0.9, "deep": 0.93}) == ["deep"]  # the learner is strongest
+
+    def curve(attacker: str, accuracies: tuple[float, ...]) -> LearningCurve:
+        return LearningCurve(attacker, tuple(CurvePoint(f, int(5000 * f), a, a - 0.015, a + 0.015)
+                                             for f, a in zip((0.25, 0.5, 1.0, 2.0), accuracies, strict=True)))
+
+    flat, rising = curve("thickness", (0.93, 0.93, 0.935, 0.93)), curve("deep", (0.85, 0.88, 0.93, 0.95))
+    assert (rising.saturation.estimate or 0) > (flat.saturation.estimate or 1)
+    for first, second in ((flat, rising), (rising, flat)):
+        run = client.create_run(client.get_experiment_by_name("curves").experiment_id).info.run_id
+        for drawn in (first, second):
+            job = CurveJob(run, "trial", 4, "", drawn.attacker)
+            tracking.log_metrics(client, run, saturation_of_point(client, job, drawn), step=4)
+        assert client.get_run(run).data.metrics[SATURATION] == pytest.approx(rising.saturation.estimate)

@@ -1,13 +1,14 @@
 """Learning curves of the front's strongest attackers (after a sweep's grid, and ``python -m platform.attack SWEEP
 --learning-curve``).
 
-Per front trial, the strongest privacy attacker at its last checkpoint is refitted on 25 and 50 % of its training
+Per front trial, the strongest privacy attacker at its last checkpoint (and, where that one is a rule with no tuned
+family, the strongest that has one: more records may lift it above the rule) is refitted on 25 and 50 % of its training
 records, and 200 % where the data set holds that many outside its test split, with the configuration its own search
-chose there, its own reading at that checkpoint the 100 % point, in a Ray task
-(attacks/audits/learning_curve.py); the curve and its fitted saturation are logged at that checkpoint's step, the saturation
-also beside the privacy axis as ``attack/max/saturation`` (with ``/ci_low`` and ``/ci_high``), its picture under the
-run's ``attacks/``. A trial whose curve is already logged there is not run again. :func:`start_curves` submits the
-curves in lanes (one Ray task each, ``run_lane``: its curves one after the other) and returns at once, so a sweep runs its
+chose there, its own reading at that checkpoint the 100 % point, in a Ray task (attacks/audits/learning_curve.py); each
+curve and its fitted saturation are logged at that checkpoint's step, the highest of the point's saturations also
+beside the privacy axis as ``attack/max/saturation`` (with ``/ci_low`` and ``/ci_high``), its picture under the run's
+``attacks/``. A trial whose curve is already logged there is not run again. :func:`start_curves` submits the curves in
+lanes (one Ray task each, ``run_lane``: its curves one after the other) and returns at once, so a sweep runs its
 comparison grids meanwhile; :func:`collect_curves` waits and logs.
 """
 from __future__ import annotations
@@ -69,13 +70,22 @@ def curve_jobs(client: MlflowClient, runs: Iterable[Run], privacy_attackers: tup
         if not scores:
             print(f"[{run.info.run_name}] checkpoint {step}: no privacy attacker's accuracy, no learning curve", flush=True)
             continue
-        best = winner(scores)
-        if metric_at(client, run.info.run_id, attack_metric(best, "still_learning"), step) is None:
-            budget = doubled_budget(client, run.info.run_id, step, best, available)
-            full = logged_point(client, run.info.run_id, step, best)
-            chosen = logged_choice(client, run.info.run_id, step, best)
-            jobs.append(CurveJob(run.info.run_id, run.info.run_name, step, location, best, budget, full, chosen))
+        for attacker in curve_attackers(client, run.info.run_id, step, scores):
+            if metric_at(client, run.info.run_id, attack_metric(attacker, "still_learning"), step) is None:
+                budget = doubled_budget(client, run.info.run_id, step, attacker, available)
+                full = logged_point(client, run.info.run_id, step, attacker)
+                chosen = logged_choice(client, run.info.run_id, step, attacker)
+                jobs.append(CurveJob(run.info.run_id, run.info.run_name, step, location, attacker, budget, full, chosen))
     return jobs
+
+
+def curve_attackers(client: MlflowClient, run_id: str, step: int, scores: dict[str, float]) -> list[str]:
+    """The strongest privacy attacker and, where it fits no tuned family (a rule such as the thickness labeler, whose
+    reading cannot rise with records), the strongest that does: more records may lift a learner above the rule, so the
+    point's saturation is the larger of the two curves' (:func:`saturation_of_point`)."""
+    best = winner(scores)
+    learners = {name: v for name, v in scores.items() if logged_choice(client, run_id, step, name) is not None}
+    return [best] if not learners or best in learners else [best, winner(learners)]
 
 
 def logged_values(client: MlflowClient, run_id: str, step: int, attacker: str, keys: tuple[str, ...]) -> list[float] | None:
@@ -117,13 +127,20 @@ def curve_line(trial: str, step: int, curve: LearningCurve) -> str:
 def log_curve(client: MlflowClient, job: CurveJob, curve: LearningCurve) -> None:
     """The curve's metrics and the saturation beside the privacy axis (:data:`SATURATION`) at the checkpoint's
     step, and its picture as ``attacks/epoch<NNN>_learning_curve_<name>.png``."""
-    strongest = curve.saturation.logged(SATURATION)
-    tracking.log_metrics(client, job.run_id, curve.logged() | strongest, step=job.step)
+    tracking.log_metrics(client, job.run_id, curve.logged() | saturation_of_point(client, job, curve), step=job.step)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"epoch{job.step:03d}_{FILE_PREFIX}{curve.attacker}.png"
         path.write_bytes(curve_png(curve, f"{job.trial}, checkpoint {job.step}"))
         client.log_artifact(job.run_id, str(path), artifact_path="attacks")
     print(curve_line(job.trial, job.step, curve), flush=True)
+
+
+def saturation_of_point(client: MlflowClient, job: CurveJob, curve: LearningCurve) -> dict[str, float]:
+    """The curve's saturation estimate as the point's (:data:`SATURATION`, with its interval), unless a curve of another
+    attacker already logged a higher one at this checkpoint: the point's is the highest of its curves'."""
+    mine = curve.saturation.logged(SATURATION)
+    logged = metric_at(client, job.run_id, SATURATION, job.step)
+    return {} if not mine or (logged is not None and logged >= mine[SATURATION]) else mine
 
 
 Pending = dict[ray.ObjectRef, tuple[CurveJob, ...]]  # each lane's Ray task and the curves it draws, in order
