@@ -98,7 +98,7 @@ def learning_curves(client: MlflowClient, parent_id: str, preset: Preset, summar
     front = summary.trials.loc[summary.front, "run_id"] if summary.front.any() else []
     runs = [client.get_run(run_id) for run_id in front]
     drawn, failed = draw_curves(client, runs, plan, stored_available(preset, runs))
-    print(f"drew {drawn} learning curve(s) of the front's strongest attackers", flush=True)
+    print(f"drew {drawn} learning curve(s) of the strongest attackers of {len(runs)} front point(s)", flush=True)
     print(f"report: {write_sweep_report(client, parent_id, preset, summary, tracking_uri)}", flush=True)
     return failed
 

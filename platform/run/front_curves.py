@@ -31,9 +31,11 @@ def start_front_curves(client: MlflowClient, parent_id: str, preset: Preset, far
     pending = start_curves(client, [run for run in runs if run.info.run_id in front], farm, counts.get(AVAILABLE),
                            beside=True)
     if pending:
-        points = sum(map(len, pending.values()))
-        print(f"learning curves: refitting the strongest attacker of {points} front point(s) on parts of its records, "
-              f"in {len(pending)} Ray task(s) beside the comparison grids (off: --no-learning-curve)", flush=True)
+        jobs = [job for lane in pending.values() for job in lane]
+        points, learners = len({job.run_id for job in jobs}), len(jobs) - len({job.run_id for job in jobs})
+        also = f" (and the strongest learner of {learners} where a rule leads)" if learners else ""
+        print(f"learning curves: refitting the strongest attacker of {points} front point(s){also} on parts of its "
+              f"records, in {len(pending)} Ray task(s) beside the comparison grids (off: --no-learning-curve)", flush=True)
     return pending
 
 
