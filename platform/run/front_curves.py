@@ -32,7 +32,8 @@ def start_front_curves(client: MlflowClient, parent_id: str, preset: Preset, far
                            beside=True)
     if pending:
         jobs = [job for lane in pending.values() for job in lane]
-        points, learners = len({job.run_id for job in jobs}), len(jobs) - len({job.run_id for job in jobs})
+        points = len({job.run_id for job in jobs})
+        learners = len(jobs) - points
         also = f" (and the strongest learner of {learners} where a rule leads)" if learners else ""
         print(f"learning curves: refitting the strongest attacker of {points} front point(s){also} on parts of its "
               f"records, in {len(pending)} Ray task(s) beside the comparison grids (off: --no-learning-curve)", flush=True)

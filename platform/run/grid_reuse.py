@@ -138,8 +138,9 @@ def reuse_grid(client: MlflowClient, exp_id: str, parent_id: str, grid: SweepSpe
     keys = [key.of(config) for config in configs]
     held = copies_held(client, exp_id, parent_id, grid.preset.name, role)
     names = {k: trial_label(config, grid.preset.label_keys) for config, k in zip(configs, keys, strict=True)}
-    found = {k: run for k in keys if k not in held and lookup == "looked up"
-             and (run := stored_result(client, exp_id, parent_id, k, needed, role)) is not None}
+    searched = searched_experiments(client, exp_id) if lookup == "looked up" else ()
+    found = {k: run for k in keys if k not in held and searched
+             and (run := stored_result(client, searched, parent_id, k, needed, role)) is not None}
     done = held | {k: copy_run(client, exp_id, parent_id, run, names[k]) for k, run in found.items()}
     left = [config for config, k in zip(configs, keys, strict=True) if k not in done]
     return GridReuse(grid, key, left_to_run(grid, left, len(configs)), len(keys) - len(left),
@@ -159,17 +160,22 @@ def copies_held(client: MlflowClient, exp_id: str, parent_id: str, baseline: str
             for r in copies if r.info.status == "FINISHED"}
 
 
-def stored_result(client: MlflowClient, exp_id: str, parent_id: str, key: str, needed: tuple[str, ...],
-                  role: Role = "baseline") -> Run | None:
-    """The newest FINISHED run of ``role`` of another sweep, in any experiment of the store (this sweep's, ``exp_id``,
-    first), with content ``key``, every ``needed`` metric and no failed checkpoint attack, and (a sweep's own trial:
-    its point may be served, its learning curve drawn) its checkpoint still stored; None when the store holds none."""
+def searched_experiments(client: MlflowClient, exp_id: str) -> tuple[list[str], ...]:
+    """Where a stored result is looked for, in order: the sweep's experiment, then every other one of the store."""
+    others = [e.experiment_id for e in client.search_experiments() if e.experiment_id != exp_id]
+    return ([exp_id], others) if others else ([exp_id],)
+
+
+def stored_result(client: MlflowClient, searched: tuple[list[str], ...], parent_id: str, key: str,
+                  needed: tuple[str, ...], role: Role = "baseline") -> Run | None:
+    """The newest FINISHED run of ``role`` of another sweep, in the first of the ``searched`` experiment groups that
+    holds one (:func:`searched_experiments`), with content ``key``, every ``needed`` metric and no failed checkpoint
+    attack, and (a sweep's own trial: its point may be served, its learning curve drawn) its checkpoint still stored;
+    None when the store holds none."""
     wanted = (f"tags.`{tracking.TAG_CONTENT_KEY}` = '{key}' and tags.`{tracking.TAG_ROLE}` = '{role}' "
               "and attributes.status = 'FINISHED'")
-    experiments = [exp_id] + [e.experiment_id for e in client.search_experiments() if e.experiment_id != exp_id]
-    runs = [run for ids in (experiments[:1], experiments[1:]) if ids
-            for run in client.search_runs(ids, filter_string=wanted, order_by=["attributes.start_time DESC"],
-                                          max_results=100)]
+    runs = [run for ids in searched for run in client.search_runs(ids, filter_string=wanted,
+                                                                 order_by=["attributes.start_time DESC"], max_results=100)]
     return next((run for run in runs if run.data.tags.get(tracking.TAG_PARENT) != parent_id
                  and all(m in with_psnr_of_mse(run.data.metrics) for m in needed)
                  and tracking.TAG_FARM_ERROR not in run.data.tags
