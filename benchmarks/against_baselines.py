@@ -29,7 +29,6 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
-from mlflow.tracking import MlflowClient
 
 from core.numbers import readable
 from core.pareto_axis import Axis
@@ -47,6 +46,7 @@ from platform.results.baseline_hull import (
 )
 from platform.results.comparison_grid import ComparisonCurve, comparison_grid_points, dominated_by, value_at_utility
 from platform.results.replicates import SEED
+from platform.results.store import Store
 from platform.results.summary import SweepSummary, read_summary, usable_trials
 from search_spaces import Preset
 
@@ -175,16 +175,16 @@ def print_operating_points(summary: SweepSummary) -> None:
             print(f"  {curve.grid.name} {point.get('name', '')} ({theirs}) → {mine}")
 
 
-def part(client: MlflowClient, sweep: str, grids_from: str | None) -> tuple[Preset, SweepSummary, pd.DataFrame]:
+def part(client: Store, sweep: str, grids_from: str | None) -> tuple[Preset, SweepSummary, pd.DataFrame]:
     """One sweep's summary (with another sweep's comparison grids where ``grids_from`` names one) and its trials beside
     the comparison grids of their seed, with their margins against the hull of that seed."""
     _, parent_id = tracking.find_sweep_parent(client, sweep)
-    parent = client.get_run(parent_id).data
+    parent = client.run(parent_id).data
     preset = preset_of(parent.params)
     summary = read_summary(client, parent_id, preset)
     if grids_from:
         _, other_id = tracking.find_sweep_parent(client, grids_from)
-        other = read_summary(client, other_id, preset_of(client.get_run(other_id).data.params))
+        other = read_summary(client, other_id, preset_of(client.run(other_id).data.params))
         summary = replace(summary, comparisons=other.comparisons)
     table = per_trial(summary)
     if table.empty:
@@ -211,7 +211,7 @@ def main() -> None:
         skip = {key: float(value) for key, value in (item.split("=", 1) for item in args.skip)}
     except ValueError:
         parser.error(f"--skip takes KEY=NUMBER, got {args.skip}")
-    client = tracking.connect(args.tracking_uri, create=False)
+    client = Store.open(args.tracking_uri, create=False)
     preset, summary, table = part(client, args.sweep, args.grids_from)
     table = pd.concat([table] + [part(client, sweep, None)[2] for sweep in args.parts])
     if table.duplicated(subset=[SEED, *[k for k in preset.label_keys if k in table]]).any():

@@ -25,11 +25,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
-from mlflow.tracking import MlflowClient  # noqa: E402
 
 from core.data import load_amnist  # noqa: E402
 from serve.auth import API_KEY_ENV  # noqa: E402
-from serve.points import list_points, load_point  # noqa: E402
+from serve.points import Registry, list_points, load_point  # noqa: E402
 
 
 def free_port() -> int:
@@ -81,7 +80,7 @@ def main() -> None:
     p.add_argument("--cpus", type=int, default=2, help="CPUs of the service's local Ray")
     args = p.parse_args()
 
-    client = MlflowClient(args.tracking_uri)
+    client = Registry(args.tracking_uri)
     points = list_points(client)
     if not points:
         raise SystemExit("no registered point: run python -m platform.select <sweep> --max-attack ... first")

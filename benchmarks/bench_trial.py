@@ -17,10 +17,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mlflow.tracking import MlflowClient  # noqa: E402
-
 from platform import sweep  # noqa: E402
 from platform.plan.spec import resolve  # noqa: E402
+from platform.results.store import Store  # noqa: E402
 from trainables.releaser.mechanism import Releaser  # noqa: E402
 from trainables.shared.tune_loop import epochs  # noqa: E402
 
@@ -48,11 +47,11 @@ def under_tune(overrides: list[str], workdir: Path) -> tuple[float, float, dict[
     wall = time.perf_counter() - t0
     if code != 0:
         raise SystemExit(f"sweep failed with exit code {code}")
-    client = MlflowClient(uri)
-    exp = client.get_experiment_by_name("putlab-amnist")
-    (child,) = client.search_runs([exp.experiment_id], filter_string="tags.`putlab.role` = 'trial'")
+    client = Store(uri)
+    exp = client.experiment_named("putlab-amnist")
+    (child,) = client.runs([exp.experiment_id], where="tags.`putlab.role` = 'trial'")
     trial_wall = (child.info.end_time - child.info.start_time) / 1000
-    totals = {k: sum(m.value for m in client.get_metric_history(child.info.run_id, k))
+    totals = {k: sum(m.value for m in client.history(child.info.run_id, k))
               for k in child.data.metrics if k.startswith("time/")}
     return wall, trial_wall, totals
 

@@ -17,11 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from mlflow.entities import Run
-from mlflow.tracking import MlflowClient
 
 from attacks.farm.checkpoint import attack_inputs
 from platform.results import tracking
+from platform.results.store import Run, Store
 from platform.run import storage as tune_storage
 from platform.run.catch_up import checkpoints_of, trial_config
 from platform.run.farm import TAG_CAPPED
@@ -80,9 +79,9 @@ def main() -> None:
     if args.factor <= 1:
         p.error("--factor must be above 1")
     torch.set_num_threads(args.threads)
-    client = MlflowClient(args.tracking_uri)
+    client = Store(args.tracking_uri)
     exp_id, parent_id = tracking.find_sweep_parent(client, args.sweep)
-    preset_name = client.get_run(parent_id).data.params["preset"]
+    preset_name = client.run(parent_id).data.params["preset"]
     capped = [(run, name) for run in tracking.child_runs(client, exp_id, parent_id) if checkpoints_of(run)
               for name in run.data.tags.get(TAG_CAPPED, "").split(",") if name]
     print(f"{len(capped)} capped attacker(s) in {preset_name}'s sweep; each retrained at {args.factor:g}× its cap "

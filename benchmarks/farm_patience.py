@@ -18,12 +18,12 @@ import time
 from collections import defaultdict
 
 import torch
-from mlflow.tracking import MlflowClient
 
 from attacks.attackers.deep import DeepAttacker
 from attacks.base import AttackInput
 from core.config import AttackBudget
 from platform.results import tracking
+from platform.results.store import Store
 from platform.run.catch_up import checkpoints_of, trial_config
 from search_spaces import presets
 
@@ -64,9 +64,9 @@ def parse_args() -> argparse.Namespace:
 def main() -> None:
     args = parse_args()
     torch.set_num_threads(args.threads)
-    client = MlflowClient(args.tracking_uri)
+    client = Store(args.tracking_uri)
     exp_id, parent_id = tracking.find_sweep_parent(client, args.sweep)
-    preset_name = client.get_run(parent_id).data.params["preset"]
+    preset_name = client.run(parent_id).data.params["preset"]
     runs = [*tracking.child_runs(client, exp_id, parent_id), *tracking.baseline_runs(client, exp_id, parent_id)]
     runs = [r for r in runs if args.trial is None or args.trial in r.info.run_name]
     labels = [f"{p}/{c}" for p, c in args.budgets]

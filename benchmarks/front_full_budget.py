@@ -17,10 +17,9 @@ import time
 from dataclasses import dataclass
 
 import torch
-from mlflow.entities import Run
-from mlflow.tracking import MlflowClient
 
 from platform.results import tracking
+from platform.results.store import Run, Store
 from platform.run.catch_up import checkpoints_of, trial_config
 from platform.run.full_budget import FullBudget, attack_full_budget, budget
 from search_spaces import presets
@@ -106,9 +105,9 @@ def main() -> None:
     if args.attack_records is not None and args.attack_records < 1:
         p.error("--attack-records must be at least 1")
     torch.set_num_threads(args.threads)
-    client = MlflowClient(args.tracking_uri)
+    client = Store(args.tracking_uri)
     exp_id, parent_id = tracking.find_sweep_parent(client, args.sweep)
-    preset_name = client.get_run(parent_id).data.params["preset"]
+    preset_name = client.run(parent_id).data.params["preset"]
     front = [r for r in tracking.child_runs(client, exp_id, parent_id) if r.data.tags.get(tracking.TAG_FRONT) == "true"
              and (args.trial is None or args.trial in r.info.run_name) and checkpoints_of(r)]
     print(f"{len(front)} front point(s) of {preset_name}; each attacked at the full budget (several minutes each)",

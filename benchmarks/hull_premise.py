@@ -17,7 +17,8 @@ import pandas as pd
 from core.image_quality import mse_of_psnr, psnr_of_mse
 from core.metric_names import CONFIDENT_SHARE, FRESH_ACCURACY, PSNR_OF_MSE, STRONGEST_ATTACK, TOP_DECILE
 from core.numbers import readable
-from platform.results import drivers, tracking
+from platform.results import drivers
+from platform.results.store import Store
 from platform.results.summary import read_summary
 from search_spaces import presets
 
@@ -61,7 +62,7 @@ def main() -> None:
     p.add_argument("sweep", help="a prototype-mix sweep: its name, parent run id, or its experiment (the newest)")
     p.add_argument("--tracking-uri", required=True)
     args = p.parse_args()
-    client = tracking.connect(args.tracking_uri, create=False)
+    client = Store.open(args.tracking_uri, create=False)
     _, parent_id = drivers.sweep_of(client, args.sweep)
     trials = read_summary(client, parent_id, presets()["prototype-mix"]).trials
     print("\n".join(table(trials[trials["status"] == "FINISHED"])))

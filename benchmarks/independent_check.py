@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import torch
-from mlflow.tracking import MlflowClient
 from torch import nn
 
 from core.metrics import balanced_accuracy, balanced_accuracy_interval
@@ -51,6 +50,7 @@ from core.training import (
     validation_split,
 )
 from platform.results import tracking
+from platform.results.store import Store
 from platform.run.catch_up import checkpoints_of, trial_config
 from search_spaces import presets
 
@@ -249,9 +249,9 @@ def main() -> None:
     args = parse_args()
     torch.set_num_threads(args.threads)
     recipe = Recipe(args.net, args.width, args.shifts, args.min_epochs, max_epochs=args.max_epochs)
-    client = MlflowClient(args.tracking_uri)
+    client = Store(args.tracking_uri)
     exp_id, parent_id = tracking.find_sweep_parent(client, args.sweep)
-    preset = presets()[client.get_run(parent_id).data.params["preset"]]
+    preset = presets()[client.run(parent_id).data.params["preset"]]
     runs = [r for r in tracking.child_runs(client, exp_id, parent_id) if float(r.data.params.get("lam", 1)) > 0]
     runs = [r for r in runs if args.trial is None or args.trial in r.info.run_name]
     unready = [r.info.run_name for r in runs if not checkpoints_of(r)]
@@ -298,7 +298,7 @@ def main() -> None:
     train, test = load_data(ReleaserConfig.from_dict({k: v for k, v in config.items() if k in ReleaserConfig.model_fields}),
                             torch.device("cpu"))
     r = independent_accuracy(train.x, train.s, test.x, test.s, 0, recipe)
-    farm = client.get_run(parent_id).data.metrics.get("baseline/attack/deep/accuracy", float("nan"))
+    farm = client.run(parent_id).data.metrics.get("baseline/attack/deep/accuracy", float("nan"))
     print(f"{'raw images (ceiling)':<26} {'':>13} {f'{farm:.3f} (farm deep)':>26} "
           f"{f'{r.accuracy:.3f} [{r.interval[0]:.3f}, {r.interval[1]:.3f}]':>26} {r.epochs:>6d} {r.accuracy - farm:>+6.3f}",
           flush=True)

@@ -18,17 +18,16 @@ import re
 import sys
 from collections.abc import Iterator
 
-from mlflow.entities import Run
-from mlflow.tracking import MlflowClient
+from platform.results.store import Run, Store
 
 CLOCK = re.compile(r"^(time/|sweep/(active_minutes|probe_s|startup_s)$|pretrain/cached$)")  # readings of the clock
 
 
-def newest_sweeps(client: MlflowClient) -> dict[str, tuple[Run, dict[str, Run]]]:
+def newest_sweeps(client: Store) -> dict[str, tuple[Run, dict[str, Run]]]:
     """Per experiment name: its newest parent run and that sweep's child runs by run name."""
     found = {}
-    for experiment in client.search_experiments():
-        runs = client.search_runs([experiment.experiment_id], max_results=5000)
+    for experiment in client.experiments():
+        runs = client.runs([experiment.experiment_id], max_results=5000)
         parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
         if not parents:
             continue
@@ -38,9 +37,9 @@ def newest_sweeps(client: MlflowClient) -> dict[str, tuple[Run, dict[str, Run]]]
     return found
 
 
-def histories(client: MlflowClient, run: Run) -> dict[str, list[tuple[int, float]]]:
+def histories(client: Store, run: Run) -> dict[str, list[tuple[int, float]]]:
     """Every metric of the run but the clock's, with its values by step."""
-    return {key: sorted((m.step, m.value) for m in client.get_metric_history(run.info.run_id, key))
+    return {key: sorted((m.step, m.value) for m in client.history(run.info.run_id, key))
             for key in run.data.metrics if not CLOCK.match(key)}
 
 
@@ -64,7 +63,7 @@ def main() -> int:
     parser.add_argument("before", help="tracking URI of the sweeps run before the change")
     parser.add_argument("after", help="tracking URI of the same sweeps run after it")
     args = parser.parse_args()
-    before, after = MlflowClient(args.before), MlflowClient(args.after)
+    before, after = Store(args.before), Store(args.after)
     sweeps_a, sweeps_b = newest_sweeps(before), newest_sweeps(after)
     found = 0
     for name in sorted(sweeps_a.keys() & sweeps_b.keys()):

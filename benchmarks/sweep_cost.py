@@ -24,21 +24,20 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from mlflow.tracking import MlflowClient
-
 from platform.results import tracking
+from platform.results.store import Store
 
 CACHE = Path(tempfile.gettempdir()) / "putlab-deep-raw"  # the raw-data attackers' cache (attacks/attackers/deep.py)
 
 
-def seconds_by_kind(client: MlflowClient, exp_id: str, parent_id: str) -> dict[str, float]:
+def seconds_by_kind(client: Store, exp_id: str, parent_id: str) -> dict[str, float]:
     """Worker seconds per ``time/..._s`` metric, summed over the sweep's trials, its baselines' trials and every step."""
     totals: dict[str, float] = defaultdict(float)
     runs = [*tracking.child_runs(client, exp_id, parent_id), *tracking.baseline_runs(client, exp_id, parent_id)]
     for run in runs:
         for key in run.data.metrics:
             if key.startswith("time/") and key.endswith("_s"):
-                totals[key] += sum(m.value for m in client.get_metric_history(run.info.run_id, key))
+                totals[key] += sum(m.value for m in client.history(run.info.run_id, key))
     return dict(totals)
 
 
@@ -52,10 +51,10 @@ def phases(t: dict[str, float]) -> dict[str, float]:
             **farm}
 
 
-def table(client: MlflowClient, sweep: str) -> tuple[str, float]:
+def table(client: Store, sweep: str) -> tuple[str, float]:
     """The phase table of one sweep, and its worker seconds in all."""
     exp_id, parent_id = tracking.find_sweep_parent(client, sweep)
-    parent = client.get_run(parent_id)
+    parent = client.run(parent_id)
     wall = ((parent.info.end_time or parent.info.start_time) - parent.info.start_time) / 1000
     split = phases(seconds_by_kind(client, exp_id, parent_id))
     total = sum(split.values())
@@ -111,15 +110,15 @@ def run_one(checkout: Path, command: list[str]) -> tuple[float, float, str]:
         busy = sampler.stop()
         if done.returncode != 0:
             raise SystemExit(f"{checkout}: the sweep exited {done.returncode}: {done.stderr.strip().splitlines()[-1:]}")
-        client = MlflowClient(uri)
-        (parent,) = client.search_runs([e.experiment_id for e in client.search_experiments()],
-                                       filter_string=f"tags.`{tracking.TAG_ROLE}` = 'sweep'")
+        client = Store(uri)
+        (parent,) = client.runs([e.experiment_id for e in client.experiments()],
+                                       where=f"tags.`{tracking.TAG_ROLE}` = 'sweep'")
         text, _ = table(client, parent.info.run_id)
     return wall, busy, text
 
 
 def show(args: argparse.Namespace) -> None:
-    print(table(MlflowClient(args.tracking_uri), args.sweep)[0])
+    print(table(Store(args.tracking_uri), args.sweep)[0])
 
 
 def run(args: argparse.Namespace) -> None:

@@ -12,9 +12,6 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from mlflow.entities import Run
-from mlflow.tracking import MlflowClient
-
 from attacks.attackers.registry import check_names
 from core.commands import python_module
 from platform.cli import exit_with, guarded
@@ -22,6 +19,7 @@ from platform.errors import UsageError
 from platform.plan.spec import preset_of
 from platform.publish import publish, write_sweep_report
 from platform.results import drivers, tracking
+from platform.results.store import Run, Store
 from platform.results.summary import SweepSummary, format_summary
 from platform.run import preflight
 from platform.run.catch_up import attack_missing, missing_checkpoints
@@ -50,9 +48,9 @@ def run(argv: list[str] | None = None) -> int:
     if args.address:  # a bad address is refused before the store is read (init_ray connects to it later)
         preflight.check_ray_address(args.address)
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
-    client = tracking.connect(tracking_uri, create=False)
-    exp_id, parent_id = drivers.sweep_of(client, args.target)
-    preset = preset_of(client.get_run(parent_id).data.params)
+    store = Store.open(tracking_uri, create=False)
+    exp_id, parent_id = drivers.sweep_of(store, args.target)
+    preset = preset_of(store.run(parent_id).data.params)
     attackers = tuple(a.strip() for a in args.attackers.split(",")) if args.attackers else None
     try:
         check_names(attackers or ())
@@ -60,16 +58,16 @@ def run(argv: list[str] | None = None) -> int:
         raise UsageError(str(exc)) from None
     if preset.checkpoint_inputs is None:
         raise UsageError(f"preset {preset.name!r} has no checkpoints for the attack farm")
-    runs = tracking.child_runs(client, exp_id, parent_id)
-    check_attackable(client.get_run(parent_id).info.run_name, preset.name, runs)
+    runs = tracking.child_runs(store, exp_id, parent_id)
+    check_attackable(store.run(parent_id).info.run_name, preset.name, runs)
     init_ray(args.address)
     plan = FarmPlan.of(preset.mechanism, preset.checkpoint_inputs, preset.farm.attackers, preset.farm.privacy,
                        {"cpu": 1, "gpu": 0})
-    done, failed = attack_missing(client, runs, plan, attackers, hint=STOP_HINT)
+    done, failed = attack_missing(store, runs, plan, attackers, hint=STOP_HINT)
     print(f"attacked {done} checkpoint(s) of sweep run {parent_id}" + (f", {failed} failed" if failed else ""), flush=True)
-    summary = publish(client, parent_id, preset)
+    summary = publish(store, parent_id, preset)
     print(format_summary(summary, preset.label_keys))
-    curve_failed = learning_curves(client, parent_id, preset, summary, plan, tracking_uri) if args.learning_curve else 0
+    curve_failed = learning_curves(store, parent_id, preset, summary, plan, tracking_uri) if args.learning_curve else 0
     if failed:
         print(f"error: {failed} checkpoint attack(s) failed (tag putlab.farm_error on their runs)", file=sys.stderr)
     if curve_failed:
@@ -92,14 +90,14 @@ def check_attackable(sweep: str, preset: str, runs: list[Run]) -> None:
                          f"attacked: {', '.join(missing[:SHOWN_MISSING])}{more}")
 
 
-def learning_curves(client: MlflowClient, parent_id: str, preset: Preset, summary: SweepSummary, plan: FarmPlan,
+def learning_curves(store: Store, parent_id: str, preset: Preset, summary: SweepSummary, plan: FarmPlan,
                     tracking_uri: str) -> int:
     """Draw the learning curves of the front's trials and rewrite the sweep's report; returns how many failed."""
     front = summary.trials.loc[summary.front, "run_id"] if summary.front.any() else []
-    runs = [client.get_run(run_id) for run_id in front]
-    drawn, failed = draw_curves(client, runs, plan, stored_available(preset, runs))
+    runs = [store.run(run_id) for run_id in front]
+    drawn, failed = draw_curves(store, runs, plan, stored_available(preset, runs))
     print(f"drew {drawn} learning curve(s) of the strongest attackers of {len(runs)} front point(s)", flush=True)
-    print(f"report: {write_sweep_report(client, parent_id, preset, summary, tracking_uri)}", flush=True)
+    print(f"report: {write_sweep_report(store, parent_id, preset, summary, tracking_uri)}", flush=True)
     return failed
 
 

@@ -23,9 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from mlflow.entities.model_registry import ModelVersion
-from mlflow.exceptions import MlflowException
-from mlflow.tracking import MlflowClient
 
 from attacks.attackers.registry import REGISTRY
 from attacks.base import AttackInput, CheckpointInputs
@@ -36,13 +33,14 @@ from core.numbers import readable
 from core.quiet import silence
 from platform.cli import guarded
 from platform.errors import UsageError
-from platform.results import served_audit, tracking
+from platform.results import served_audit
+from platform.results.store import ModelVersion, NotFound, Store
 from platform.run import preflight
 from platform.run.farm import MAX_METRIC
 from search_spaces import Preset
 from serve.auth import API_KEY_ENV
 from serve.client import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, ReleaseClient, ServiceError, service_url
-from serve.points import point_preset, read_point
+from serve.points import Registry, point_preset, read_point
 from serve.validation import MAX_BATCH_LIMIT, Limits
 from trainables.shared.mechanism import pick_device
 
@@ -50,17 +48,17 @@ EXIT_FAILED = 1
 PROGRESS_STEPS = 10  # progress lines while records are released
 
 
-def registered(client: MlflowClient, model: str, named: str = "--model") -> list[ModelVersion]:
+def registered(store: Store, model: str, named: str = "--model") -> list[ModelVersion]:
     """The registry versions ``model`` (``name`` or ``name/version``) names; a UsageError naming the registered models
     where it names none (``named``: who named it, the option or the service)."""
     name, _, version = model.partition("/")
     try:
-        found = [client.get_model_version(name, version)] if version else client.search_model_versions(f"name = '{name}'")
-    except MlflowException:
+        found = [store.model_version(name, version)] if version else store.model_versions(f"name = '{name}'")
+    except NotFound:
         found = []
     if not found:
-        names = sorted({v.name for v in client.search_model_versions("")})
-        raise UsageError(f"{named} {model!r} names no registered model version in {client.tracking_uri} "
+        names = sorted({v.name for v in store.model_versions()})
+        raise UsageError(f"{named} {model!r} names no registered model version in {store.tracking_uri} "
                          f"(registered: {', '.join(names) or 'none'})")
     return found
 
@@ -95,9 +93,9 @@ def on_device(data: AttackInput, device: torch.device) -> AttackInput:
     return dataclasses.replace(data, **moved)
 
 
-def cost_line(client: MlflowClient, run_id: str, attackers: list[str], sent: int, batch: int) -> str:
+def cost_line(store: Store, run_id: str, attackers: list[str], sent: int, batch: int) -> str:
     """What the audit will cost: requests, and the seconds the farm took for these attackers on this point's checkpoint."""
-    metrics = client.get_run(run_id).data.metrics if run_id else {}
+    metrics = store.run(run_id).data.metrics if run_id else {}
     timed = {a: metrics[f"time/farm/{a}_s"] for a in attackers if f"time/farm/{a}_s" in metrics}
     farm = (f"the farm took {readable(sum(timed.values()))} s for {', '.join(timed)} on this point's checkpoint"
             if timed else "no farm timing of these attackers recorded")
@@ -144,15 +142,15 @@ def audit_records(preset: Preset, config: dict[str, Any], records: int | None, a
         raise UsageError(f"--records: {first_line(exc)}") from None
 
 
-def find_point(client: MlflowClient, service: ReleaseClient, model: str | None, url: str) -> ModelVersion:
+def find_point(store: Store, service: ReleaseClient, model: str | None, url: str) -> ModelVersion:
     """The registry version to audit: the one of ``model`` the service serves (its one point where none is named)."""
-    versions = registered(client, model) if model else None
+    versions = registered(store, model) if model else None
     try:
         service.health()
         point_id = served_point([p["id"] for p in service.points()], versions, url)
     except ServiceError as exc:
         raise UsageError(str(exc)) from None
-    (version,) = registered(client, point_id, "the served point")  # the service's point may be missing from this registry
+    (version,) = registered(store, point_id, "the served point")  # the service's point may be missing from this registry
     return version
 
 
@@ -182,14 +180,14 @@ def train_attackers(inputs: CheckpointInputs, attackers: list[str]) -> dict[str,
     return metrics
 
 
-def tag(client: MlflowClient, version: ModelVersion, passed: bool, record: served_audit.Estimate, found: served_audit.Estimate,
+def tag(store: Store, version: ModelVersion, passed: bool, record: served_audit.Estimate, found: served_audit.Estimate,
         url: str, scored: int) -> None:
     """The audit's verdict, date and numbers as tags of the registry version."""
     tags = {"audit": "passed" if passed else "failed", "audit/date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "audit/attack_accuracy": found.text(), "audit/recorded": record.text(),
             "audit/records": f"{found.records} fitted, {scored} scored", "audit/url": url}
     for key, value in tags.items():
-        client.set_model_version_tag(version.name, version.version, key, value)
+        store.set_version_tag(version, key, value)
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -222,11 +220,11 @@ def run(argv: list[str] | None = None) -> int:
         raise UsageError(f"--batch must be in [1, {MAX_BATCH_LIMIT}] (got {args.batch})")
     chosen = privacy_attackers([a.strip() for a in args.attackers.split(",")]) if args.attackers else None
 
-    client = tracking.connect(args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}", create=False)
+    store = Store.open(args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}", create=False)
     service = ReleaseClient(url, os.environ.get(API_KEY_ENV, "").strip() or None, batch=args.batch)
-    version = find_point(client, service, args.model, url)
+    version = find_point(store, service, args.model, url)
     name, version_id = version.name, str(version.version)
-    point_id, point = f"{name}/{version_id}", read_point(client, name, version_id)
+    point_id, point = f"{name}/{version_id}", read_point(Registry(store.tracking_uri), name, version_id)
     try:
         preset = point_preset(point)
     except ValueError as exc:
@@ -238,12 +236,12 @@ def run(argv: list[str] | None = None) -> int:
     served_audit.check_records(records, len(held.test_x))
     print(f"auditing {point_id} ({preset.name}, {preset.mechanism_name}) at {url}: recorded {MAX_METRIC} "
           f"{record.text()}", flush=True)
-    print(cost_line(client, version.run_id or "", attackers, sent, args.batch), flush=True)
+    print(cost_line(store, version.run_id or "", attackers, sent, args.batch), flush=True)
     data = released(service, point_id, held, args.seed)
     metrics = train_attackers(CheckpointInputs(data, config=preset.mechanism.typed(point.config)), attackers)
     found = served_audit.strongest(metrics, attackers, records)
     passed = served_audit.passes(record, found)
-    tag(client, version, passed, record, found, url, len(held.test_x))
+    tag(store, version, passed, record, found, url, len(held.test_x))
     verdict, relation = ("passed", "<=") if passed else ("FAILED", ">")
     print(f"audit {verdict}: {point_id}'s strongest attacker {found.text()} against the recorded {MAX_METRIC} "
           f"{record.text()} (audit interval's low {readable(found.low)} {relation} recorded high {readable(record.high)}); "

@@ -16,7 +16,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
-from mlflow.tracking import MlflowClient
 
 from core.numbers import readable
 from core.pareto_axis import Axis
@@ -28,6 +27,7 @@ from platform.figures.html_report import render_comparison, report_dir
 from platform.figures.report_tables import with_interval
 from platform.plan.spec import preset_of
 from platform.results import drivers, tracking
+from platform.results.store import Store
 from platform.results.summary import SweepSummary, read_summary, summarise, usable_trials
 from platform.results.sweep_record import store_report
 from platform.run import preflight
@@ -35,12 +35,12 @@ from platform.run import preflight
 EXPERIMENT = "putlab-comparisons"
 
 
-def sweep_parents(client: MlflowClient, targets: list[str]) -> list[tuple[str, str]]:
+def sweep_parents(store: Store, targets: list[str]) -> list[tuple[str, str]]:
     """(experiment id, parent run id) of each target; one sweep named twice (e.g. by name and by id) is a UsageError."""
     found: dict[str, str] = {}
     parents = []
     for target in targets:
-        exp_id, parent_id = drivers.sweep_of(client, target)
+        exp_id, parent_id = drivers.sweep_of(store, target)
         if parent_id in found:
             raise UsageError(f"{target!r} and {found[parent_id]!r} are the same sweep (run {parent_id}): "
                              "compare different sweeps")
@@ -49,12 +49,12 @@ def sweep_parents(client: MlflowClient, targets: list[str]) -> list[tuple[str, s
     return parents
 
 
-def sweep_summary(client: MlflowClient, parent_id: str) -> tuple[str, SweepSummary, tuple[str, ...]]:
+def sweep_summary(store: Store, parent_id: str) -> tuple[str, SweepSummary, tuple[str, ...]]:
     """(label, summary, label keys) of one sweep, whose trials carry its name (``sweep``); one without a finished trial
     reporting every axis is a UsageError."""
-    parent = client.get_run(parent_id)
+    parent = store.run(parent_id)
     preset = preset_of(parent.data.params)
-    summary = read_summary(client, parent_id, preset)
+    summary = read_summary(store, parent_id, preset)
     if summary.points.empty:
         needed = " and ".join(a.metric for a in summary.axes)
         raise UsageError(f"sweep {parent.info.run_name} has no finished trial reporting {needed}")
@@ -85,8 +85,8 @@ def run(argv: list[str] | None = None) -> int:
     if len(args.sweeps) < 2:
         raise UsageError(f"give at least two sweeps to compare (got one: {args.sweeps[0]!r})")
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
-    client = tracking.connect(tracking_uri, create=False)
-    sweeps = [sweep_summary(client, parent_id) for _, parent_id in sweep_parents(client, args.sweeps)]
+    store = Store.open(tracking_uri, create=False)
+    sweeps = [sweep_summary(store, parent_id) for _, parent_id in sweep_parents(store, args.sweeps)]
     axes = shared_axes(sweeps)
     if any(len(s.axes) != len(axes) for _, s, _ in sweeps):
         print(f"the sweeps do not all have a distortion axis: compared on {axes[0].metric} and {axes[1].metric} alone")
@@ -111,22 +111,22 @@ def run(argv: list[str] | None = None) -> int:
         members = [{"name": row["name"], "axes": [with_interval(row, a.metric) for a in axes]} for _, row in on_front.iterrows()]
         summaries.append({"label": label, "trials": finished, "front_size": len(on_front), "hypervolume": hv,
                           "members": members})
-    exp_id = tracking.experiment_id(client, EXPERIMENT)
+    exp_id = tracking.experiment_id(store, EXPERIMENT)
     title = " vs ".join(s.trials["sweep"].iloc[0] for _, s, _ in sweeps)
-    run_ = client.create_run(exp_id, run_name=title)
+    run_id = store.new_run(exp_id, title)
     with tempfile.TemporaryDirectory() as tmp:
         plot_fronts([(label, s.points, s.points["pareto_front"].to_numpy()) for label, s, _ in sweeps], axes,
                     Path(tmp) / "fronts.png", label_col="name")
         trials = pd.concat([usable_trials(s.trials.assign(pareto_front=s.front), axes) for _, s, _ in sweeps])
         trials.to_csv(Path(tmp) / "trials.csv", index=False)
         html = render_comparison(f"putlab comparison {title}", summaries, axes, Path(tmp) / "fronts.png")
-        client.log_artifacts(run_.info.run_id, tmp, "comparison")
-    report = store_report(client, run_.info.run_id, html, report_dir(tracking_uri) / f"compare-{run_.info.run_id}.html")
-    tracking.log_params(client, run_.info.run_id, {f"sweep_{i}": label for i, (label, _, _) in enumerate(sweeps)})
-    tracking.log_metrics(client, run_.info.run_id, metrics)
-    client.set_terminated(run_.info.run_id)
+        store.log_folder(run_id, tmp, "comparison")
+    report = store_report(store, run_id, html, report_dir(tracking_uri) / f"compare-{run_id}.html")
+    tracking.log_params(store, run_id, {f"sweep_{i}": label for i, (label, _, _) in enumerate(sweeps)})
+    store.log_metrics(run_id, metrics)
+    store.end(run_id)
     print("\n".join(lines))
-    print(f"logged to experiment {EXPERIMENT}, run {run_.info.run_id} (comparison/fronts.png)")
+    print(f"logged to experiment {EXPERIMENT}, run {run_id} (comparison/fronts.png)")
     print(f"report: {report}")
     return 0
 

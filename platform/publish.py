@@ -8,7 +8,6 @@ import tempfile
 from pathlib import Path
 
 import pandas as pd
-from mlflow.tracking import MlflowClient
 
 from core.commands import command, python_module
 from core.messages import first_line
@@ -21,6 +20,7 @@ from platform.results import tracking
 from platform.results.baseline_hull import format_hull
 from platform.results.comparison_grid import format_comparison
 from platform.results.game import read_game_curves
+from platform.results.store import Store
 from platform.results.summary import SweepSummary, format_summary, log_summary, read_summary
 from platform.results.sweep_record import GAME_PATH, read_sweep_record, store_report
 from platform.run.cost_estimate import remember
@@ -29,30 +29,30 @@ from platform.run.launch import CaughtUp, Ended, Sweep
 from search_spaces import Preset, SweepFigure, SweepTrials
 
 
-def publish(client: MlflowClient, parent_id: str, preset: Preset) -> SweepSummary:
+def publish(store: Store, parent_id: str, preset: Preset) -> SweepSummary:
     """Read the sweep's summary once, log it with its figures on the parent run, each trial's game curves on its run,
     draw and log the preset's own sweep figures, and return the summary.
 
     A sweep figure that raises costs only itself: the summary is already logged, the other figures still are, and
     ``error: sweep figure <name> failed: <exception>`` goes to stderr (one line each; the command's exit is unchanged).
     """
-    summary = read_summary(client, parent_id, preset)
+    summary = read_summary(store, parent_id, preset)
     with tempfile.TemporaryDirectory() as tmp:
-        log_summary(client, parent_id, summary, draw_summary(summary, preset, Path(tmp)))
-    log_game_curves(client, summary.trials)
+        log_summary(store, parent_id, summary, draw_summary(summary, preset, Path(tmp)))
+    log_game_curves(store, summary.trials)
     if preset.presentation.sweep_figures:
         table = summary.trials.assign(pareto_front=summary.front)
-        trials = SweepTrials(table, histories(client, table, preset.presentation.sweep_history))
+        trials = SweepTrials(table, histories(store, table, preset.presentation.sweep_history))
         for figure in preset.presentation.sweep_figures:
             try:
-                draw_and_log(client, parent_id, figure, trials)
+                draw_and_log(store, parent_id, figure, trials)
             except Exception as exc:  # noqa: BLE001 - a preset's figure must not cost the sweep its summary
                 detail = first_line(f"{type(exc).__name__}: {exc}")
                 print(f"error: sweep figure {figure_name(figure)} failed: {detail}", file=sys.stderr, flush=True)
     return summary
 
 
-def log_game_curves(client: MlflowClient, trials: pd.DataFrame) -> int:
+def log_game_curves(store: Store, trials: pd.DataFrame) -> int:
     """Draw the game curves of every trial (a row with ``run_id`` and ``name``) that has an in-game adversary and log
     them on its run as ``game/game_curves.png``; returns how many were drawn. A trial whose figure fails costs only
     itself (one line on stderr)."""
@@ -62,11 +62,11 @@ def log_game_curves(client: MlflowClient, trials: pd.DataFrame) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for run_id, trial in zip(trials["run_id"], trials["name"], strict=True):
             try:
-                game = read_game_curves(client, run_id, trial)
+                game = read_game_curves(store, run_id, trial)
                 if not game.has_game:
                     continue
                 path = plot_game_curves(game, Path(tmp) / GAME_FILE)
-                client.log_artifact(run_id, str(path), artifact_path=GAME_PATH)
+                store.log_file(run_id, path, GAME_PATH)
                 drawn += 1
             except Exception as exc:  # noqa: BLE001 - one trial's picture must not cost the sweep its report
                 print(first_line(f"error: game curves of [{trial}] failed: {type(exc).__name__}: {exc}"),
@@ -74,36 +74,36 @@ def log_game_curves(client: MlflowClient, trials: pd.DataFrame) -> int:
     return drawn
 
 
-def render_stored_sweep(client: MlflowClient, parent_id: str, preset: Preset, summary: SweepSummary,
+def render_stored_sweep(store: Store, parent_id: str, preset: Preset, summary: SweepSummary,
                         status: str | None = None) -> str:
     """The sweep's HTML report from the store (``status``: the one the sweep is about to end its run with; default the
     stored one)."""
     names = dict(zip(summary.trials["run_id"], summary.trials["name"], strict=True)) if not summary.trials.empty else {}
     with tempfile.TemporaryDirectory() as tmp:
-        return render_sweep(read_sweep_record(client, parent_id, names, Path(tmp)), preset, summary, status)
+        return render_sweep(read_sweep_record(store, parent_id, names, Path(tmp)), preset, summary, status)
 
 
-def write_sweep_report(client: MlflowClient, parent_id: str, preset: Preset, summary: SweepSummary, tracking_uri: str,
+def write_sweep_report(store: Store, parent_id: str, preset: Preset, summary: SweepSummary, tracking_uri: str,
                        path: Path | None = None, status: str | None = None) -> Path:
     """Build the sweep's report, write it (default ``<report_dir>/<sweep>.html``) and log it on the parent run."""
-    name = client.get_run(parent_id).info.run_name
-    html = render_stored_sweep(client, parent_id, preset, summary, status)
-    return store_report(client, parent_id, html, path or report_dir(tracking_uri) / f"{name}.html")
+    name = store.run(parent_id).info.run_name
+    html = render_stored_sweep(store, parent_id, preset, summary, status)
+    return store_report(store, parent_id, html, path or report_dir(tracking_uri) / f"{name}.html")
 
 
-def histories(client: MlflowClient, table: pd.DataFrame, metrics: tuple[str, ...]) -> dict[str, pd.DataFrame]:
+def histories(store: Store, table: pd.DataFrame, metrics: tuple[str, ...]) -> dict[str, pd.DataFrame]:
     """run_id -> the per-step values of ``metrics`` on that trial's run (index: step, a column per metric)."""
     if not metrics or "run_id" not in table:
         return {}
 
     def history(run_id: str, name: str) -> pd.Series:
-        return pd.Series({m.step: m.value for m in client.get_metric_history(run_id, name)}, name=name, dtype=float)
+        return pd.Series({m.step: m.value for m in store.history(run_id, name)}, name=name, dtype=float)
 
     return {run_id: pd.concat([history(run_id, name) for name in metrics], axis=1).sort_index()
             for run_id in table["run_id"]}
 
 
-def draw_and_log(client: MlflowClient, parent_id: str, figure: SweepFigure, trials: SweepTrials) -> None:
+def draw_and_log(store: Store, parent_id: str, figure: SweepFigure, trials: SweepTrials) -> None:
     """Draw ``figure`` into a fresh folder and log what it returns: files in the folder itself on the parent run under
     ``front/``, files in a subfolder named by a trial's run id on that run."""
     run_ids = set(trials.table["run_id"]) if "run_id" in trials.table else set()
@@ -111,9 +111,9 @@ def draw_and_log(client: MlflowClient, parent_id: str, figure: SweepFigure, tria
         folder = Path(tmp).resolve()
         for path in [Path(p).resolve() for p in figure(trials, folder)]:
             if path.parent == folder:
-                client.log_artifact(parent_id, str(path), artifact_path="front")
+                store.log_file(parent_id, path, "front")
             elif path.parent.parent == folder and path.parent.name in run_ids:
-                client.log_artifact(path.parent.name, str(path))
+                store.log_file(path.parent.name, path)
             else:
                 raise ValueError(f"returned {path}, neither in its folder nor in a trial's run-id subfolder of it")
 
@@ -130,12 +130,12 @@ def publish_sweep(sweep: Sweep, results: Ended, caught_up: CaughtUp, ending: Swe
     parent run FINISHED when every planned trial finished and every checkpoint was attacked, else the sweep says it is
     incomplete (KILLED). The report states that final status: the run ends after it, so
     a Ctrl+C while publishing leaves the sweep KILLED and ``--resume`` publishes it again."""
-    client, parent_id, preset = sweep.client, sweep.parent_id, sweep.spec.preset
+    store, parent_id, preset = sweep.store, sweep.parent_id, sweep.spec.preset
     print(f"sweep {sweep.plan.name}: publishing its summary, figures and report", flush=True)
-    summary = publish(client, parent_id, preset)
+    summary = publish(store, parent_id, preset)
     tell(sweep, summary)
     complete = finished(sweep, results, caught_up)
-    report = write_sweep_report(client, parent_id, preset, summary, sweep.plan.tracking_uri,
+    report = write_sweep_report(store, parent_id, preset, summary, sweep.plan.tracking_uri,
                                 status="FINISHED" if complete else "KILLED")
     print(f"report: {report}", flush=True)
     print(where_to_look(sweep), flush=True)
@@ -149,7 +149,7 @@ def publish_sweep(sweep: Sweep, results: Ended, caught_up: CaughtUp, ending: Swe
     if not complete:
         return ending.interrupted(f"{sweep.plan.name} incomplete")
     ending.close("FINISHED")
-    remember(client, sweep.exp_id, parent_id)  # the next sweep like it is priced from this one's minutes
+    remember(store, sweep.exp_id, parent_id)  # the next sweep like it is priced from this one's minutes
     return 0
 
 
@@ -172,7 +172,7 @@ def tell(sweep: Sweep, summary: SweepSummary) -> None:
     if summary.hull is not None:
         print(format_hull(summary.compared, summary.hull, summary.axes))
     if preset.raw_references is not None:
-        metrics = sweep.client.get_run(sweep.parent_id).data.metrics
+        metrics = sweep.store.run(sweep.parent_id).data.metrics
         shown = (f"{k} {readable(v)}" for k, v in sorted(metrics.items()) if k.startswith("baseline/"))
         print("raw-data reference points: " + ", ".join(shown))
 
@@ -180,7 +180,7 @@ def tell(sweep: Sweep, summary: SweepSummary) -> None:
 def where_to_look(sweep: Sweep) -> str:
     """How to open the sweep in MLflow: a tracking server is its own UI; a local store needs ``mlflow ui``."""
     uri, exp_id, name = sweep.plan.tracking_uri, sweep.exp_id, sweep.plan.name
-    experiment = sweep.client.get_experiment(exp_id).name
+    experiment = sweep.store.experiment(exp_id).name
     if uri.startswith(("http://", "https://")):
         return (f"MLflow: open {tracking.ui_url(uri, exp_id)}  (experiment {experiment}; the front's trials: "
                 f"expand run {name})")

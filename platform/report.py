@@ -7,29 +7,28 @@ import argparse
 import sys
 from pathlib import Path
 
-from mlflow.tracking import MlflowClient
-
 from core.quiet import silence
 from platform.cli import guarded
 from platform.errors import UsageError
 from platform.figures.html_report import report_dir
 from platform.plan.spec import preset_of
 from platform.publish import render_stored_sweep
-from platform.results import drivers, tracking
+from platform.results import drivers
+from platform.results.store import Store
 from platform.results.summary import read_summary
 from platform.results.sweep_record import store_report
 from platform.run import preflight
 
 
-def rebuild(client: MlflowClient, parent_id: str, tracking_uri: str, out: Path | None = None) -> Path:
+def rebuild(store: Store, parent_id: str, tracking_uri: str, out: Path | None = None) -> Path:
     """Write the sweep's report again from its stored runs (``out``, else beside the store); returns its path. A write
     that fails is a UsageError naming the path, and leaves no partial file (nor anything stored: it comes first)."""
-    parent = client.get_run(parent_id)
+    parent = store.run(parent_id)
     preset = preset_of(parent.data.params)
     path = out or report_dir(tracking_uri) / f"{parent.info.run_name}.html"
-    html = render_stored_sweep(client, parent_id, preset, read_summary(client, parent_id, preset))
+    html = render_stored_sweep(store, parent_id, preset, read_summary(store, parent_id, preset))
     try:
-        return store_report(client, parent_id, html, path)
+        return store_report(store, parent_id, html, path)
     except OSError as exc:
         if path.is_file() and exc.filename in (None, str(path)):
             path.unlink()  # what the failed write left of it
@@ -48,9 +47,9 @@ def run(argv: list[str] | None = None) -> int:
     if args.out is not None:
         preflight.check_out_file(args.out)
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
-    client = tracking.connect(tracking_uri, create=False)
-    _, parent_id = drivers.sweep_of(client, args.sweep)
-    print(f"report: {rebuild(client, parent_id, tracking_uri, args.out)}")
+    store = Store.open(tracking_uri, create=False)
+    _, parent_id = drivers.sweep_of(store, args.sweep)
+    print(f"report: {rebuild(store, parent_id, tracking_uri, args.out)}")
     return 0
 
 

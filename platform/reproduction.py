@@ -25,8 +25,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
-from mlflow.entities import Run
-from mlflow.tracking import MlflowClient
 
 from core.metric_names import STRONGEST_ATTACK
 from core.quiet import silence
@@ -44,6 +42,7 @@ from platform.plan.spec import get_preset, preset_of, resolve
 from platform.results import tracking
 from platform.results.comparison_grid import BASELINE
 from platform.results.replicates import SEED
+from platform.results.store import Run, Store
 from platform.results.summary import read_summary, summary_of
 from platform.run import preflight
 from search_spaces import Preset
@@ -52,29 +51,29 @@ REPORT = Path("docs") / "reproduction.md"
 FIGURES = "reproduction"  # folder beside the report
 
 
-def study_sweeps(client: MlflowClient, study: Study) -> list[tuple[str, StudyRuns]]:
+def study_sweeps(store: Store, study: Study) -> list[tuple[str, StudyRuns]]:
     """(parent run id, runs) of each of the study's sweeps in the store, newest first.
 
     A sweep still running or interrupted counts with the trials it finished; the report says so."""
-    return [(parent.info.run_id, sweep_runs(client, parent)) for parent in sweep_parents(client, study)]
+    return [(parent.info.run_id, sweep_runs(store, parent)) for parent in sweep_parents(store, study)]
 
 
-def sweep_parents(client: MlflowClient, study: Study, finished_only: bool = False) -> list[Run]:
+def sweep_parents(store: Store, study: Study, finished_only: bool = False) -> list[Run]:
     """The parent runs of the study's sweeps, newest first (``finished_only``: the finished ones)."""
-    experiment = client.get_experiment_by_name(study.experiment)
+    experiment = store.experiment_named(study.experiment)
     if experiment is None:
         return []
     done = " and attributes.status = 'FINISHED'" if finished_only else ""
-    return client.search_runs([experiment.experiment_id],
-                              filter_string=f"tags.`{tracking.TAG_ROLE}` = 'sweep'{done}",
+    return store.runs([experiment.experiment_id],
+                              where=f"tags.`{tracking.TAG_ROLE}` = 'sweep'{done}",
                               order_by=["attributes.start_time DESC"])
 
 
-def sweep_runs(client: MlflowClient, parent: Run) -> StudyRuns:
+def sweep_runs(store: Store, parent: Run) -> StudyRuns:
     """One sweep's parent run and finished trials (its own and its comparison grids') as a study's runs."""
     params = parent.data.params
     preset = preset_of(params)
-    summary = read_summary(client, parent.info.run_id, preset)
+    summary = read_summary(store, parent.info.run_id, preset)
     table = finished_trials(summary.trials)
     start = parent.info.start_time
     return StudyRuns(parent.info.run_name, params.get("profile", ""), dict(parent.data.metrics), table,
@@ -97,21 +96,21 @@ def finished_trials(table: pd.DataFrame) -> pd.DataFrame:
     return table[done].reset_index(drop=True)
 
 
-def figures_parent(client: MlflowClient, found: list[tuple[str, StudyRuns]], runs: StudyRuns) -> tuple[str, bool]:
+def figures_parent(store: Store, found: list[tuple[str, StudyRuns]], runs: StudyRuns) -> tuple[str, bool]:
     """The parent run (of ``found``, newest first) whose figures the study shows, and whether it published its front:
     the newest of its joined parts that did, else its newest (a part stopped before publishing has no front, nor its
     trials' images)."""
     joined = {p.sweep for p in parts_of(runs)}
     parts = [run_id for run_id, sweep in found if sweep.sweep in joined] or [found[0][0]]
-    return next(((run_id, True) for run_id in parts if published(client, run_id)), (parts[0], False))
+    return next(((run_id, True) for run_id in parts if published(store, run_id)), (parts[0], False))
 
 
-def published(client: MlflowClient, parent_id: str) -> bool:
+def published(store: Store, parent_id: str) -> bool:
     """Whether the sweep published its front (a PNG under the parent's ``front/``)."""
-    return any(a.path.endswith(".png") for a in client.list_artifacts(parent_id, "front"))
+    return any(path.endswith(".png") for path in store.files(parent_id, "front"))
 
 
-def copy_figures(client: MlflowClient, parent_id: str, study: Study, out: Path, keep: bool = False) -> list[Path]:
+def copy_figures(store: Store, parent_id: str, study: Study, out: Path, keep: bool = False) -> list[Path]:
     """The sweep's figures (PNGs under the parent's ``front/``), each front trial's last released-images figure
     (``released_<trial>.png``, where the mechanism draws one) and, beside them, one seed's baseline-grid releases
     (``baseline_<trial>.png``, e.g. Gaussian noise at each σ), copied to ``out/<study>/``; returns the folder's
@@ -123,21 +122,20 @@ def copy_figures(client: MlflowClient, parent_id: str, study: Study, out: Path, 
     target.mkdir(parents=True, exist_ok=True)
     copied = sorted(target.glob("*.png"))
     with tempfile.TemporaryDirectory() as tmp:
-        for artifact in client.list_artifacts(parent_id, "front"):
-            if artifact.path.endswith(".png"):
-                local = Path(client.download_artifacts(parent_id, artifact.path, tmp))
+        for path in store.files(parent_id, "front"):
+            if path.endswith(".png"):
+                local = store.download(parent_id, path, tmp)
                 copied.append(Path(shutil.copy(local, target / local.name)))
-        exp_id = client.get_run(parent_id).info.experiment_id
-        front = client.search_runs([exp_id], filter_string=f"tags.`{tracking.TAG_PARENT}` = '{parent_id}' and "
-                                                           f"tags.`{tracking.TAG_FRONT}` = 'true'")
-        baseline = one_seed(tracking.baseline_runs(client, exp_id, parent_id))
+        exp_id = store.run(parent_id).info.experiment_id
+        front = store.runs([exp_id], where=f"tags.`{tracking.TAG_PARENT}` = '{parent_id}' and "
+                                           f"tags.`{tracking.TAG_FRONT}` = 'true'")
+        baseline = one_seed(tracking.baseline_runs(store, exp_id, parent_id))
         for prefix, trials in (("released", front), ("baseline", baseline)):
             for trial in trials:
                 stored = tracking.artifact_run(trial)  # a trial copied from an earlier sweep: its figures are there
-                released = sorted(a.path for a in client.list_artifacts(stored, "figures")
-                                  if a.path.endswith("_released.png"))
+                released = sorted(path for path in store.files(stored, "figures") if path.endswith("_released.png"))
                 if released:
-                    local = Path(client.download_artifacts(stored, released[-1], tmp))
+                    local = store.download(stored, released[-1], tmp)
                     name = re.sub(r"[^A-Za-z0-9.=-]+", "_", trial.info.run_name or trial.info.run_id)
                     copied.append(Path(shutil.copy(local, target / f"{prefix}_{name}.png")))
     return sorted(set(copied))
@@ -231,14 +229,14 @@ def run(argv: list[str] | None = None) -> int:
         raise UsageError(f"unknown study {', '.join(unknown)}; known: {', '.join(known)}")
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
     # without --run it only reads the store; with --snapshots it reads none
-    client = None if args.snapshots else tracking.connect(tracking_uri, create=args.run or args.rerun)
-    if client is not None and (args.run or args.rerun):
+    store = None if args.snapshots else Store.open(tracking_uri, create=args.run or args.rerun)
+    if store is not None and (args.run or args.rerun):
         for key in only:
-            if args.rerun or not sweep_parents(client, known[key], finished_only=True):
+            if args.rerun or not sweep_parents(store, known[key], finished_only=True):
                 run_study(known[key], tracking_uri)
     report = Path(args.out) if args.out else REPORT
     out = report.parent / FIGURES
-    stored = {study.key: study_sweeps(client, study) if client is not None else [] for study in STUDIES}
+    stored = {study.key: study_sweeps(store, study) if store is not None else [] for study in STUDIES}
     # every snapshot is read (and validated) before anything is written: the report falls back on it, or joins its parts
     saved = {study.key: snapshot.load(out / study.key) for study in STUDIES}
     if args.snapshots and all(kept is None for kept in saved.values()):
@@ -247,19 +245,19 @@ def run(argv: list[str] | None = None) -> int:
     figures: dict[str, list[Path]] = {}
     for study in STUDIES:
         found, kept = stored[study.key], saved[study.key]
-        if found and client is not None:
+        if found and store is not None:
             runs[study.key], left_out = join([r for _, r in found] + ([kept] if kept is not None else []))
             for line in left_out:
                 print(f"study {study.key}: not joined: {line}")
-            parent, fronted = figures_parent(client, found, runs[study.key])
+            parent, fronted = figures_parent(store, found, runs[study.key])
             if kept is not None and runs[study.key].parts and not fronted:
                 # no part in the store published its front (one stopped early): the snapshot's images stay
                 figures[study.key] = sorted((out / study.key).glob("*.png"))
             else:
-                figures[study.key] = copy_figures(client, parent, study, out, keep=joins(runs[study.key], kept))
+                figures[study.key] = copy_figures(store, parent, study, out, keep=joins(runs[study.key], kept))
             if runs[study.key].parts or not any(p.name.startswith("front") for p in figures[study.key]):
                 # a study of parts, or one sweep stopped before it published its front: drawn from its trials
-                preset = preset_of(client.get_run(found[0][0]).data.params)
+                preset = preset_of(store.run(found[0][0]).data.params)
                 figures[study.key] = draw_joined(runs[study.key], preset, out / study.key, figures[study.key])
             snapshot.save(runs[study.key], out / study.key)
         elif kept is not None:

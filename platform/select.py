@@ -22,10 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from mlflow.entities.model_registry import ModelVersion
-from mlflow.exceptions import MlflowException
-from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
-from mlflow.tracking import MlflowClient
 
 from core.commands import python_module
 from core.files.structured import parse_json
@@ -35,6 +31,7 @@ from platform.cli import guarded
 from platform.errors import UsageError
 from platform.plan.spec import preset_of
 from platform.results import drivers, tracking
+from platform.results.store import ModelVersion, Store
 from platform.results.summary import trials_table
 from platform.run import preflight
 from platform.run import storage as tune_storage
@@ -85,7 +82,7 @@ def point_metrics(row: pd.Series) -> dict[str, float]:
     return {k: float(v) for k, v in row.items() if isinstance(k, str) and k.startswith(prefixes) and pd.notna(v)}
 
 
-def register(client: MlflowClient, model_name: str, preset: Preset, choice: Choice, checkpoint: str,
+def register(store: Store, model_name: str, preset: Preset, choice: Choice, checkpoint: str,
              config: dict, preset_file: str | None = None, full: FullBudget | None = None) -> ModelVersion:
     """Log the checkpoint (a local path or a storage URI) and a point description on the trial's run, then register
     them as a new model version (``preset_file``: where a preset from outside putlab lies, for serving; ``full``: the
@@ -100,23 +97,19 @@ def register(client: MlflowClient, model_name: str, preset: Preset, choice: Choi
     with tempfile.TemporaryDirectory() as tmp:
         tune_storage.download(checkpoint, Path(tmp))
         (Path(tmp) / POINT_FILE).write_text(json.dumps(point, indent=2, default=str))
-        client.log_artifacts(run_id, tmp, artifact_path)
+        store.log_folder(run_id, tmp, artifact_path)
     try:
-        try:
-            client.get_registered_model(model_name)
-        except MlflowException:
-            client.create_registered_model(model_name, tags={PRESET_TAG: preset_name},
-                                           description=f"putlab operating points of preset {preset_name} "
-                                                       f"({preset.mechanism_name})")
+        store.ensure_model(model_name, {PRESET_TAG: preset_name},
+                           f"putlab operating points of preset {preset_name} ({preset.mechanism_name})")
         tags = {PRESET_TAG: preset_name, "putlab.mechanism": preset.mechanism_name,
                 "putlab.trial_id": str(choice.row["trial_id"]), "putlab.selection": choice.reason}
         tags |= {f"metric.{k}": f"{v:.6g}" for k, v in metrics.items()}
         summary = ", ".join(f"{a.metric} {metrics[a.metric]:.4f}" for a in preset.front.axes if a.metric in metrics)
-        return client.create_model_version(model_name, source=f"runs:/{run_id}/{artifact_path}", run_id=run_id, tags=tags,
-                                           description=f"trial {choice.row['name']}: {summary}. {choice.reason}.")
+        return store.register(model_name, run_id, artifact_path, tags,
+                              f"trial {choice.row['name']}: {summary}. {choice.reason}.")
     except Exception:
         # A failed registration leaves no orphaned copy of the checkpoint behind.
-        get_artifact_repository(client.get_run(run_id).info.artifact_uri).delete_artifacts(artifact_path)
+        store.delete_files(run_id, artifact_path)
         raise
 
 
@@ -170,24 +163,24 @@ def run(argv: list[str] | None = None) -> int:
         raise UsageError(f"--name {args.name!r} is not a usable model name: letters, digits, '.', '_', '-' "
                          "(it is part of the service's URL), at most 100 characters")
 
-    client = tracking.connect(args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}", create=False)
-    exp_id, parent_id = drivers.sweep_of(client, args.target)
-    sweep_params = client.get_run(parent_id).data.params
+    store = Store.open(args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}", create=False)
+    exp_id, parent_id = drivers.sweep_of(store, args.target)
+    sweep_params = store.run(parent_id).data.params
     preset = preset_of(sweep_params)
     if preset.load_release is None:
         raise UsageError(f"preset {preset.name!r} has no release map to serve")
     axes = list(preset.front.axes[:2])  # utility and privacy choose; a distortion axis does not
-    choice = choose(trials_table(client, exp_id, parent_id, preset.label_keys), axes, args.max_attack, args.trial)
-    checkpoint = client.get_run(choice.row["run_id"]).data.tags.get(tracking.TAG_CHECKPOINT, "")
+    choice = choose(trials_table(store, exp_id, parent_id, preset.label_keys), axes, args.max_attack, args.trial)
+    checkpoint = store.run(choice.row["run_id"]).data.tags.get(tracking.TAG_CHECKPOINT, "")
     params = tune_storage.join(tune_storage.parent(checkpoint), "params.json") if checkpoint else ""
     if not checkpoint or not tune_storage.exists(tune_storage.join(checkpoint, "state.pt")) or not tune_storage.exists(params):
         raise UsageError(f"the checkpoint of trial {choice.row['name']} is missing: {checkpoint}")
     config = parse_json(tune_storage.read_text(params), dict[str, Any], f"the trial's stored config {params}")
     full = full_budget(args, preset, config, checkpoint, choice)
-    version = register(client, args.name or f"putlab-{preset.name}", preset, choice, checkpoint, config,
+    version = register(store, args.name or f"putlab-{preset.name}", preset, choice, checkpoint, config,
                        sweep_params.get("preset_file"), full)
     print(f"registered {version.name} version {version.version}: {version.description}", flush=True)
-    command = python_module("serve", "--tracking-uri", client.tracking_uri, "--models", f"{version.name}/{version.version}")
+    command = python_module("serve", "--tracking-uri", store.tracking_uri, "--models", f"{version.name}/{version.version}")
     print(f"serve it: {command}")
     return 0
 

@@ -14,9 +14,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mlflow.entities import Run
-from mlflow.tracking import MlflowClient
-
 from attacks.attackers.registry import check_names
 from core.commands import python_module
 from core.messages import first_line
@@ -31,6 +28,7 @@ from platform.plan.spec import SweepSpec, get_preset, resolve
 from platform.plan.sweep_plan import SweepPlan
 from platform.results import tracking
 from platform.results.comparison_grid import ComparisonGrid
+from platform.results.store import Run, Store
 from platform.run import preflight, resume_seal
 from platform.run import storage as tune_storage
 from platform.run.comparison_grid import tune_name
@@ -153,7 +151,7 @@ def plan_sweep(args: SweepOptions) -> SweepPlan:
     grids = ComparisonGrid.all(spec.preset)
     attackers = farm_attackers(args, spec)
     tracking_uri = args.tracking_uri or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
-    client = tracking.connect(tracking_uri)
+    store = Store.open(tracking_uri)
     storage = tune_storage.resolve(args.storage)
     preflight.check_storage(storage)
     if args.resume is None:
@@ -161,12 +159,12 @@ def plan_sweep(args: SweepOptions) -> SweepPlan:
     else:
         name = find_sweep(storage, spec.preset.name, args.resume or None)
         experiment = args.experiment or f"putlab-{spec.preset.name}"
-        parent = resume_options.recorded_parent(client, experiment, name)
+        parent = resume_options.recorded_parent(store, experiment, name)
         if not args.resume:
-            check_newest_unfinished(client, parent, storage, name, spec.preset.name,
+            check_newest_unfinished(store, parent, storage, name, spec.preset.name,
                                     [args.preset] if args.preset else ["--preset-file", str(preset_file)])
         check_resume_source(storage, name, grids)
-        recorded = resume_options.recorded_params(client, parent, experiment, name)
+        recorded = resume_options.recorded_params(store, parent, experiment, name)
         args, spec = resume_options.resume(args, spec, attackers, recorded, preset_file, grids)
         attackers = farm_attackers(args, spec)
     options = {"--tracking-uri": tracking_uri, "--storage": storage, "--experiment": args.experiment,
@@ -189,14 +187,14 @@ def learning_curves(asked: bool | None, profile: str) -> bool:
     return asked if asked is not None else profile != "smoke"
 
 
-def check_newest_unfinished(client: MlflowClient, parent: Run | None, storage: str, name: str, preset: str,
+def check_newest_unfinished(store: Store, parent: Run | None, storage: str, name: str, preset: str,
                             start: list[str]) -> None:
     """A bare ``--resume`` continues the newest sweep of ``preset`` (``name``, whose ``parent`` run the store holds, or
     None) only while it is unfinished: once its parent run has FINISHED, a UsageError naming it, how to start a new
     sweep (``start``: the preset's arguments) and the unfinished sweeps of the preset that ``--resume`` can name."""
     if parent is None or parent.info.status != "FINISHED":
         return
-    sweeps = client.search_runs([parent.info.experiment_id], filter_string=f"tags.`{tracking.TAG_ROLE}` = 'sweep'",
+    sweeps = store.runs([parent.info.experiment_id], where=f"tags.`{tracking.TAG_ROLE}` = 'sweep'",
                                 order_by=["attributes.start_time DESC"], max_results=1000)
     unfinished = [r.info.run_name for r in sweeps if r.info.status != "FINISHED" and r.data.params.get("preset") == preset
                   and tune_storage.exists(tune_storage.join(storage, r.info.run_name, TUNER_STATE))]
@@ -277,10 +275,10 @@ def priced_profile(args: SweepOptions) -> CostEstimate | None:
         plan = plan_sweep(args)
     except UsageError:
         return None
-    client = MlflowClient(plan.tracking_uri)
-    experiment = client.get_experiment_by_name(plan.experiment)
+    store = Store(plan.tracking_uri)
+    experiment = store.experiment_named(plan.experiment)
     exp_id = experiment.experiment_id if experiment else None
-    return estimate(client, exp_id, plan, threaded(plan.spec), machine_kind())
+    return estimate(store, exp_id, plan, threaded(plan.spec), machine_kind())
 
 
 def print_config_schema(args: SweepOptions) -> int:

@@ -19,8 +19,9 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from mlflow.tracking import MlflowClient
 from playwright.sync_api import Page, sync_playwright
+
+from platform.results.store import Store
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
@@ -76,10 +77,10 @@ def main() -> None:
     p.add_argument("--experiments", required=True, help="comma-separated experiment names to show side by side")
     p.add_argument("--out", default="docs", help="folder for the PNGs")
     args = p.parse_args()
-    client = MlflowClient(args.tracking_uri)
-    ids = [client.get_experiment_by_name(name).experiment_id for name in args.experiments.split(",")]
-    comparisons = client.get_experiment_by_name("putlab-comparisons")
-    newest = client.search_runs([comparisons.experiment_id], order_by=["attributes.start_time DESC"], max_results=1)[0]
+    client = Store(args.tracking_uri)
+    ids = [client.experiment_named(name).experiment_id for name in args.experiments.split(",")]
+    comparisons = client.experiment_named("putlab-comparisons")
+    newest = client.runs([comparisons.experiment_id], order_by=["attributes.start_time DESC"], max_results=1)[0]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     port = free_port()

@@ -23,6 +23,7 @@ from core.quiet import silence  # noqa: E402
 from platform.cli import guarded  # noqa: E402
 from platform.report import rebuild  # noqa: E402
 from platform.results import tracking  # noqa: E402
+from platform.results.store import Store  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -56,7 +57,7 @@ def run(argv: list[str] | None = None) -> int:
         print(f"error: {CHROMIUM} is missing (apt-get install chromium)", file=sys.stderr)
         return 2
     silence()
-    client = tracking.connect(args.tracking_uri)
+    client = Store.open(args.tracking_uri)
     _, parent_id = tracking.find_sweep_parent(client, args.sweep)
     html = rebuild(client, parent_id, args.tracking_uri)
     screenshot(html, args.out)

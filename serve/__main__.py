@@ -13,7 +13,6 @@ import urllib.request
 from pathlib import Path
 
 import ray
-from mlflow.tracking import MlflowClient
 from ray import serve
 
 from core.commands import python_module
@@ -22,7 +21,7 @@ from core.quiet import silence, silence_serve
 from core.tracking_uri import check_tracking_uri
 from serve.app import build_app
 from serve.auth import API_KEY_ENV, configured_key
-from serve.points import UnknownModelsError, check_models
+from serve.points import Registry, UnknownModelsError, check_models
 from serve.validation import Limits
 
 
@@ -66,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.tracking_uri.startswith(("http://", "https://")):  # fail fast instead of the client's retries
             urllib.request.urlopen(args.tracking_uri.rstrip("/") + "/health", timeout=5).read()
-        points = check_models(MlflowClient(args.tracking_uri), models, "--models")
+        points = check_models(Registry(args.tracking_uri), models, "--models")
     except UnknownModelsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -21,7 +21,6 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from mlflow.tracking import MlflowClient
 from ray import serve
 from ray.serve import Application
 from starlette.exceptions import HTTPException
@@ -29,7 +28,7 @@ from starlette.exceptions import HTTPException
 from core.messages import first_line
 from serve.auth import authorized, configured_key
 from serve.openapi import RELEASE_EXTRA, RELEASE_RESPONSES, UNAUTHORIZED
-from serve.points import PointInfo, check_models, list_points, load_point
+from serve.points import PointInfo, Registry, check_models, list_points, load_point
 from serve.validation import Limits, RequestError, parse_binary, parse_release, read_body
 from trainables.shared.mechanism import pick_device
 from trainables.shared.release_map import ReleaseMap
@@ -88,16 +87,16 @@ class ReleaseService:
     def __init__(self, tracking_uri: str, models: tuple[str, ...] = (), limits: Limits = Limits(),
                  require_api_key: bool = False) -> None:
         configured_key(require_api_key)  # a replica without the key it must have, or with a weak one, refuses to start
-        self.client = MlflowClient(tracking_uri)
+        self.registry = Registry(tracking_uri)
         self.models = models
         self.limits = limits
         self.device = pick_device()
-        self.points = list_points(self.client, models)
+        self.points = list_points(self.registry, models)
 
     def _info(self, point_id: str) -> PointInfo:
         """The registry entry of ``point_id`` (the registry is read again once for an id not seen yet)."""
         if point_id not in self.points:
-            self.points = list_points(self.client, self.models)
+            self.points = list_points(self.registry, self.models)
         if point_id not in self.points:
             raise RequestError(404, f"unknown operating point {point_id!r}; GET /points lists the served ones")
         return self.points[point_id]
@@ -107,7 +106,7 @@ class ReleaseService:
         """Load a point's release map (kept per replica, least recently used evicted)."""
         info = self.points[point_id]  # release() checked the id
         try:
-            return await asyncio.to_thread(load_point, self.client, info, self.device)
+            return await asyncio.to_thread(load_point, self.registry, info, self.device)
         except Exception as exc:  # noqa: BLE001 - a corrupt or missing registered checkpoint: refuse, keep serving the others
             raise RequestError(409, f"operating point {point_id} cannot be loaded: {first_line(exc)}") from None
 
@@ -117,7 +116,7 @@ class ReleaseService:
 
     @api.get("/points", responses={401: UNAUTHORIZED})
     async def list_served(self) -> dict[str, Any]:
-        self.points = list_points(self.client, self.models)
+        self.points = list_points(self.registry, self.models)
         return {"points": [info.as_dict() for info in self.points.values()]}
 
     @api.post("/points/{name}/{version}/release", response_model=None, openapi_extra=RELEASE_EXTRA,
@@ -163,7 +162,7 @@ def build_app(args: dict[str, str]) -> Application:
         raise ValueError(f"require_api_key must be true or false (got {require!r})")
     models = tuple(m.strip() for m in str(args.get("models", "")).split(",") if m.strip())
     if models:  # a name that serves nothing is a typo: refused here as by ``python -m serve --models``
-        check_models(MlflowClient(args["tracking_uri"]), models, "models=")
+        check_models(Registry(args["tracking_uri"]), models, "models=")
     limits = Limits(max_body_bytes=int(args.get("max_body_bytes", Limits.max_body_bytes)),
                     max_batch=int(args.get("max_batch", Limits.max_batch)),
                     read_timeout_s=float(args.get("read_timeout_s", Limits.read_timeout_s)))

@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 from mlflow.artifacts import download_artifacts
+from mlflow.entities.model_registry import ModelVersion
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 from pydantic import BaseModel, ConfigDict
@@ -26,6 +27,30 @@ from trainables.shared.release_map import ReleaseMap
 POINT_DIR = "operating_point"
 POINT_FILE = "putlab_point.json"
 PRESET_TAG = "putlab.preset"
+
+
+class Registry:
+    """The MLflow model registry at ``tracking_uri``: the serving side's one door to MLflow."""
+
+    def __init__(self, tracking_uri: str) -> None:
+        self.tracking_uri = tracking_uri
+        self._client = MlflowClient(tracking_uri)
+
+    def versions(self, where: str) -> list[ModelVersion]:
+        """The registered versions matching MLflow's filter ``where``."""
+        return list(self._client.search_model_versions(where))
+
+    def version(self, name: str, version: str) -> ModelVersion | None:
+        """Version ``version`` of model ``name``; None where the registry holds none."""
+        try:
+            return self._client.get_model_version(name, version)
+        except MlflowException:
+            return None
+
+    def download(self, version: ModelVersion, into: str, file: str = "") -> Path:
+        """A registered version's files (or only ``file`` of them) downloaded into ``into``."""
+        source = f"{version.source}/{file}" if file else str(version.source)
+        return Path(download_artifacts(artifact_uri=source, dst_path=into, tracking_uri=self.tracking_uri))
 
 
 class PointFile(BaseModel):
@@ -75,19 +100,16 @@ def _info(version: Any) -> PointInfo | None:
                      version.description or "", metrics)
 
 
-def list_points(client: MlflowClient, models: tuple[str, ...] = ()) -> dict[str, PointInfo]:
+def list_points(registry: Registry, models: tuple[str, ...] = ()) -> dict[str, PointInfo]:
     """Servable points by id: every version of ``models`` (``name`` or ``name/version``), or of every putlab model."""
     if models:
-        found = []
+        found = []  # a named model that is not (yet) registered serves nothing until it is
         for entry in models:
             name, _, version = entry.partition("/")
-            try:
-                found += ([client.get_model_version(name, version)] if version
-                          else client.search_model_versions(f"name = '{name}'"))
-            except MlflowException:
-                continue  # a named model that is not (yet) registered serves nothing until it is
+            one = registry.version(name, version) if version else None
+            found += ([one] if one is not None else []) if version else registry.versions(f"name = '{name}'")
     else:
-        found = client.search_model_versions(f"tags.`{PRESET_TAG}` != ''")
+        found = registry.versions(f"tags.`{PRESET_TAG}` != ''")
     infos = [_info(v) for v in found]
     return {i.point_id: i for i in infos if i is not None}
 
@@ -102,13 +124,13 @@ class UnknownModelsError(ValueError):
     """Named models (``name`` or ``name/version``) that are no registered operating point."""
 
 
-def check_models(client: MlflowClient, models: tuple[str, ...], option: str) -> dict[str, PointInfo]:
+def check_models(registry: Registry, models: tuple[str, ...], option: str) -> dict[str, PointInfo]:
     """The points ``models`` names (every registered one when it names none); an :class:`UnknownModelsError`, one line
     naming the entries that name no point (and the registered ones, for the user's ``option``), when some do."""
-    points = list_points(client, models)
+    points = list_points(registry, models)
     unknown = unknown_models(models, points)
     if unknown:
-        registered = sorted(list_points(client))
+        registered = sorted(list_points(registry))
         shown = ", ".join(registered[:10]) + (f" and {len(registered) - 10} more" if len(registered) > 10 else "")
         raise UnknownModelsError(f"{option} names no registered operating point: {', '.join(unknown)} "
                                  f"(registered: {shown or 'none'})")
@@ -125,24 +147,28 @@ def point_preset(point: PointFile) -> Preset:
     return known[point.preset]
 
 
-def read_point(client: MlflowClient, name: str, version: str) -> PointFile:
+def read_point(registry: Registry, name: str, version: str) -> PointFile:
     """A registered version's point description (``putlab_point.json`` alone, never its checkpoint); an InputFileError
     (one line) when it is not what ``platform.select`` writes."""
-    source = client.get_model_version(name, version).source
+    found = registry.version(name, version)
+    if found is None:
+        raise LookupError(f"no registered version {name}/{version} in {registry.tracking_uri}")
     with tempfile.TemporaryDirectory() as tmp:
-        path = download_artifacts(artifact_uri=f"{source}/{POINT_FILE}", dst_path=tmp, tracking_uri=client.tracking_uri)
-        return read_json(Path(path), PointFile, source=f"{name}/{version}'s {POINT_FILE}")
+        path = registry.download(found, tmp, POINT_FILE)
+        return read_json(path, PointFile, source=f"{name}/{version}'s {POINT_FILE}")
 
 
-def load_point(client: MlflowClient, info: PointInfo, device: torch.device) -> ReleaseMap:
+def load_point(registry: Registry, info: PointInfo, device: torch.device) -> ReleaseMap:
     """Download the version's files and rebuild its release map on ``device`` (raises on a corrupt checkpoint)."""
-    version = client.get_model_version(info.name, info.version)
+    version = registry.version(info.name, info.version)
+    if version is None:
+        raise LookupError(f"registered version {info.point_id} is gone from {registry.tracking_uri}")
     with tempfile.TemporaryDirectory() as tmp:
-        directory = download_artifacts(artifact_uri=version.source, dst_path=tmp, tracking_uri=client.tracking_uri)
-        point = read_json(Path(directory) / POINT_FILE, PointFile, source=f"{info.point_id}'s {POINT_FILE}")
+        directory = registry.download(version, tmp)
+        point = read_json(directory / POINT_FILE, PointFile, source=f"{info.point_id}'s {POINT_FILE}")
         preset = point_preset(point)
         load_release = preset.load_release
         if load_release is None:
             raise ValueError(f"preset {preset.name!r} of {info.name}/{info.version} has no release map to serve")
-        release_map = load_release(point.config, directory)
+        release_map = load_release(point.config, str(directory))
     return release_map.to(device)

@@ -17,7 +17,7 @@ from types import ModuleType
 
 import pytest
 from filelock import FileLock
-from mlflow.tracking import MlflowClient
+from stores import RawStore
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -65,9 +65,9 @@ def assert_runs_as_printed(line: str, *extra: str, expect: str) -> None:
     assert out.returncode == 0 and expect in out.stdout, (line, out.stdout[-2000:], out.stderr[-2000:])
 
 
-def store(workdir: Path) -> MlflowClient:
-    """A client on the sweep's sqlite store."""
-    return MlflowClient(f"sqlite:///{workdir / 'mlflow.db'}")
+def store(workdir: Path) -> RawStore:
+    """The sweep's sqlite store (with MLflow's own client calls, for inspecting it)."""
+    return RawStore(f"sqlite:///{workdir / 'mlflow.db'}")
 
 
 @pytest.fixture()

@@ -18,9 +18,9 @@ import pandas as pd
 import pytest
 import torch
 from conftest import REPO, SharedSweep, copy_sweep, store, sweep_env
-from mlflow.tracking import MlflowClient
 from ray_nodes import free_ports, temp_root
 from serve_client import start_service, stop_service
+from stores import RawStore
 
 from platform.audit import main as audit_cli
 from platform.errors import UsageError
@@ -122,7 +122,7 @@ def test_the_client_backs_off_when_busy_halves_its_batch_on_413_and_sends_the_ke
 def registry(tmp_path_factory: pytest.TempPathFactory) -> str:
     """An sqlite store with the point alpha/1 (a stand-in checkpoint: nothing is served from it)."""
     folder = tmp_path_factory.mktemp("audit-registry")
-    client = MlflowClient(f"sqlite:///{folder / 'mlflow.db'}")
+    client = RawStore(f"sqlite:///{folder / 'mlflow.db'}")
     exp = client.create_experiment("putlab-noise", artifact_location=(folder / "mlruns").as_uri())
     checkpoint = folder / "checkpoint_000001"
     checkpoint.mkdir()
@@ -247,7 +247,7 @@ class _Serves(BaseHTTPRequestHandler):
 def test_a_record_of_too_few_records_is_refused_and_never_tagged(registry: str, capsys: pytest.CaptureFixture[str]) -> None:
     """The registry says the strongest attacker trained on 2 records: an audit on 2 records could not fail (its
     interval spans everything), so it is refused before anything is sent or tagged."""
-    client = MlflowClient(registry)
+    client = RawStore(registry)
     client.set_model_version_tag("alpha", "1", "metric.attack/max/train_records", "2")
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Serves)
     threading.Thread(target=server.serve_forever, daemon=True).start()

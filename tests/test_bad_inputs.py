@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, run_sweep, sweep_env
-from mlflow.tracking import MlflowClient
 from ray_nodes import free_ports
+from stores import RawStore
 
 from platform.attack import main as attack_cli
 from platform.compare import main as compare_cli
@@ -30,6 +30,7 @@ from platform.plan.spec import resolve
 from platform.report import main as report_cli
 from platform.reproduction import main as reproduction_cli
 from platform.results import tracking
+from platform.results.store import check_tracking_uri
 from platform.run import preflight
 from platform.select import main as select_cli
 from platform.sweep import main as sweep_cli
@@ -127,7 +128,7 @@ def tracking_cases(tmp: Path) -> list[tuple[str, str]]:
 def test_tracking_uris(tmp_path: Path) -> None:
     for uri, message in tracking_cases(tmp_path):
         with pytest.raises(UsageError) as refused:
-            tracking.check_tracking_uri(uri)
+            check_tracking_uri(uri)
         assert message in str(refused.value), uri
 
 
@@ -262,7 +263,7 @@ def digest(path: Path) -> str:
 def a_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An sqlite store holding a sweep with no finished trial and one registered operating point (putlab-amnist/1)."""
     folder = tmp_path_factory.mktemp("store")
-    client = MlflowClient(f"sqlite:///{folder / 'mlflow.db'}")
+    client = RawStore(f"sqlite:///{folder / 'mlflow.db'}")
     exp = client.create_experiment("putlab-amnist", artifact_location=(folder / "mlruns").as_uri())
     parent = client.create_run(exp, run_name="empty-sweep", tags={tracking.TAG_SWEEP: "empty-sweep",
                                                                    tracking.TAG_ROLE: "sweep"})
@@ -386,8 +387,8 @@ def test_select_a_trial_of_a_sweep_without_finished_trials(a_store: Path, capsys
 
 def test_compare_refuses_one_sweep_given_twice(a_store: Path, capsys) -> None:
     before = digest(a_store)
-    parent_id = MlflowClient(f"sqlite:///{a_store}").search_runs(
-        [MlflowClient(f"sqlite:///{a_store}").get_experiment_by_name("putlab-amnist").experiment_id])[0].info.run_id
+    parent_id = RawStore(f"sqlite:///{a_store}").search_runs(
+        [RawStore(f"sqlite:///{a_store}").get_experiment_by_name("putlab-amnist").experiment_id])[0].info.run_id
     for pair in (["empty-sweep", parent_id], ["empty-sweep", "empty-sweep"], ["putlab-amnist", "empty-sweep"]):
         refused(compare_cli([*pair, "--tracking-uri", f"sqlite:///{a_store}"]), capsys, "are the same sweep")
     assert digest(a_store) == before

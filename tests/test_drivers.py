@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from mlflow.tracking import MlflowClient
+from stores import RawStore
 
 from platform.results import drivers, tracking
 
@@ -32,7 +32,7 @@ def test_a_process_is_told_apart_from_a_later_one_with_its_pid() -> None:
     assert not drivers.driver_gone("") and not drivers.driver_gone(f"{host} pid 1")
 
 
-def sweep(client: MlflowClient, exp_id: str, name: str, driver: str, status: str = "RUNNING") -> str:
+def sweep(client: RawStore, exp_id: str, name: str, driver: str, status: str = "RUNNING") -> str:
     """A parent run of sweep ``name`` driven by ``driver``, with a running trial, a running baseline and a finished
     trial; returns its id."""
     parent = client.create_run(exp_id, run_name=name, tags={tracking.TAG_SWEEP: name, tracking.TAG_ROLE: "sweep",
@@ -46,14 +46,14 @@ def sweep(client: MlflowClient, exp_id: str, name: str, driver: str, status: str
     return parent
 
 
-def statuses(client: MlflowClient, exp_id: str, parent: str) -> list[str]:
+def statuses(client: RawStore, exp_id: str, parent: str) -> list[str]:
     children = [*tracking.child_runs(client, exp_id, parent), *tracking.baseline_runs(client, exp_id, parent)]
     return [client.get_run(parent).info.status, *sorted(r.info.status for r in children)]
 
 
 def test_the_next_command_ends_only_the_sweeps_whose_driver_is_gone(tmp_path: Path,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = RawStore(f"sqlite:///{tmp_path / 'mlflow.db'}")
     exp_id = client.create_experiment("putlab-amnist")
     host = socket.gethostname()
     orphan = sweep(client, exp_id, "orphan", f"{host} {dead_pid()} 12345")

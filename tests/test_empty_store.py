@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
-from platform.results import empty_store, tracking
+from platform.results import empty_store
+from platform.results.store import Store
 
 
 def schema(db: Path) -> tuple[list[list[str]], list[str]]:
@@ -33,7 +34,7 @@ def test_a_store_from_the_template_is_the_store_mlflow_builds(tmp_path: Path, mo
     monkeypatch.chdir(tmp_path)
     own, copied = tmp_path / "own.db", tmp_path / "copied.db"
     MlflowClient(f"sqlite:///{own}").search_experiments()  # MLflow's migrations, as without the template
-    tracking.connect(f"sqlite:///{copied}")
+    Store.open(f"sqlite:///{copied}")
     assert empty_store.template_path().is_file()
     assert schema(copied) == schema(own) and len(schema(own)[0]) > 50 and schema(own)[1]
     # the Default experiment is MLflow's, added by the process that opens the store, not the template's
@@ -53,5 +54,5 @@ def test_a_file_already_there_is_kept(tmp_path: Path, monkeypatch: pytest.Monkey
 def test_without_a_place_for_the_template_mlflow_builds_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "a-file").write_text("not a folder")
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "a-file"))  # the template's folder cannot be made
-    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    assert client.create_experiment("works") and not empty_store.template_path().exists()
+    store = Store.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    assert store.new_experiment("works", None, {}) and not empty_store.template_path().exists()

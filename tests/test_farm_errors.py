@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, sweep_env
-from mlflow.tracking import MlflowClient
+from stores import RawStore
 
 from platform.plan.spec import resolve
 from platform.results import tracking
@@ -36,10 +36,10 @@ def trial_dir(root: Path, name: str, config: dict) -> Path:
     return checkpoint
 
 
-def make_sweep(workdir: Path) -> tuple[MlflowClient, str, dict[str, Path], dict[str, str]]:
+def make_sweep(workdir: Path) -> tuple[RawStore, str, dict[str, Path], dict[str, str]]:
     """The store and Tune folders of a finished two-trial sweep: (client, parent id, checkpoints, run ids)."""
     config = {**resolve("amnist", "smoke", ["n_train=128", "n_test=64"]).config, "alpha": 2.0, "adv_steps": 1}
-    client = tracking.connect(f"sqlite:///{workdir / 'mlflow.db'}")
+    client = RawStore.open(f"sqlite:///{workdir / 'mlflow.db'}")
     exp_id = tracking.experiment_id(client, "putlab-amnist")
     parent_id, _ = tracking.start_parent(client, exp_id, SWEEP, {"preset": "amnist", "profile": "smoke"})
     checkpoints, runs = {}, {}
@@ -55,7 +55,7 @@ def make_sweep(workdir: Path) -> tuple[MlflowClient, str, dict[str, Path], dict[
                                       tracking.TAG_CHECKPOINT: str(checkpoints[name])})
         runs[name] = run.info.run_id
         tracking.log_params(client, runs[name], {"alpha": 2.0, "lam": lam, "adv_steps": 1})
-        tracking.log_metrics(client, runs[name], {"utility/fresh_accuracy": 0.9 - lam / 100}, step=1)
+        client.log_metrics(runs[name], {"utility/fresh_accuracy": 0.9 - lam / 100}, step=1)
         client.set_terminated(runs[name], "FINISHED")
     state = checkpoints["corrupt"] / "state.pt"
     state.write_bytes(state.read_bytes()[:100])  # truncated, as by a full disk

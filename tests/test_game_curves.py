@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_sweep, store
-from mlflow.tracking import MlflowClient
+from stores import RawStore
 
 from platform.figures.game_curves import plot_game_curves
 from platform.plan.spec import preset_of
@@ -36,7 +36,7 @@ SETTLED = {"train/adversary_accuracy": (0.80, 0.74, 0.71, 0.70), "utility/accura
 SETTLED_FRESH = {2: (0.76, None, 0.74), 4: (0.72, None, 0.71)}
 
 
-def trial_run(client: MlflowClient, exp_id: str, parent_id: str, name: str, curves: dict, fresh: dict,
+def trial_run(client: RawStore, exp_id: str, parent_id: str, name: str, curves: dict, fresh: dict,
               fresh_utility: float) -> str:
     """A trial's run with per-epoch curves, and at checkpoints the fresh attackers (the strongest as the farm logs it,
     after the trial's own report) and the data user's fresh digit accuracy."""
@@ -45,22 +45,22 @@ def trial_run(client: MlflowClient, exp_id: str, parent_id: str, name: str, curv
         tracking.TAG_ROLE: "trial"}).info.run_id
     tracking.log_params(client, run_id, {"alpha": 1.0, "lam": float(name.split("=")[-1]), "adv_steps": 1})
     for i, epoch in enumerate(EPOCHS):
-        tracking.log_metrics(client, run_id, {k: v[i] for k, v in curves.items()} | {"epoch": epoch}, step=epoch)
+        client.log_metrics(run_id, {k: v[i] for k, v in curves.items()} | {"epoch": epoch}, step=epoch)
         if epoch in fresh:
-            tracking.log_metrics(client, run_id, {"attack/deep/accuracy": fresh[epoch][2],
+            client.log_metrics(run_id, {"attack/deep/accuracy": fresh[epoch][2],
                                                   "utility/fresh_accuracy": fresh_utility}, step=epoch)
     for epoch, (strongest, interval, _) in fresh.items():  # the farm, later
         bounds = {"attack/max/accuracy/ci_low": interval[0], "attack/max/accuracy/ci_high": interval[1]} if interval else {}
-        tracking.log_metrics(client, run_id, {"attack/max/accuracy": strongest} | bounds, step=epoch)
+        client.log_metrics(run_id, {"attack/max/accuracy": strongest} | bounds, step=epoch)
     client.set_terminated(run_id, "FINISHED")
     return run_id
 
 
 @pytest.fixture(scope="module")
-def sweep(tmp_path_factory: pytest.TempPathFactory) -> tuple[MlflowClient, str, dict[str, str]]:
+def sweep(tmp_path_factory: pytest.TempPathFactory) -> tuple[RawStore, str, dict[str, str]]:
     """A real sqlite store with an amnist sweep of three trials: one outrun, one settled, one without a game (noise-like:
     no in-game adversary); all on the front."""
-    client = tracking.connect(f"sqlite:///{tmp_path_factory.mktemp('game') / 'mlflow.db'}")
+    client = RawStore.open(f"sqlite:///{tmp_path_factory.mktemp('game') / 'mlflow.db'}")
     exp_id = tracking.experiment_id(client, "putlab-amnist")
     parent_id, _ = tracking.start_parent(client, exp_id, "amnist-game", {"preset": "amnist", "profile": "quick",
                                                                          "search": "grid", "planned_trials": 3})
@@ -69,7 +69,7 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> tuple[MlflowClient, str, 
             "no game": trial_run(client, exp_id, parent_id, "lam=0", {"utility/psnr_of_mse": (30, 30, 30, 30)},
                                  {4: (0.95, None, 0.95)}, 0.99)}
     # a second farm pass at epoch 4 (a re-attack): the last value logged at a step is the one read
-    tracking.log_metrics(client, runs["settled"], {"attack/max/accuracy": 0.73}, step=4)
+    client.log_metrics(runs["settled"], {"attack/max/accuracy": 0.73}, step=4)
     publish(client, parent_id, presets()["amnist"])
     return client, parent_id, runs
 
@@ -104,12 +104,12 @@ def test_gap_is_fresh_minus_in_game_at_each_checkpoint(sweep) -> None:
 
 
 def test_without_the_farm_the_mechanisms_own_deep_attacker_is_the_fresh_one(tmp_path: Path) -> None:
-    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
     run_id = client.create_run(tracking.experiment_id(client, "game")).info.run_id
     for epoch, in_game in ((1, 0.8), (2, 0.6)):
-        tracking.log_metrics(client, run_id, {"train/adversary_accuracy": in_game}, step=epoch)
-    tracking.log_metrics(client, run_id, {"attack/deep/accuracy": 0.82, "attack/deep/accuracy/ci_low": 0.8}, step=2)
-    tracking.log_metrics(client, run_id, {"attack/max/accuracy": 0.9}, step=3)  # no in-game adversary there: no gap
+        client.log_metrics(run_id, {"train/adversary_accuracy": in_game}, step=epoch)
+    client.log_metrics(run_id, {"attack/deep/accuracy": 0.82, "attack/deep/accuracy/ci_low": 0.8}, step=2)
+    client.log_metrics(run_id, {"attack/max/accuracy": 0.9}, step=3)  # no in-game adversary there: no gap
     game = read_game_curves(client, run_id, "t")
     assert game.checkpoints == (Checkpoint(2, 0.82, 0.6, "fresh deep attacker", 0.8, None),)
 
@@ -157,7 +157,7 @@ def test_publish_logs_the_curves_of_every_game_and_the_report_says_whether_it_se
 
 
 def test_a_sweep_without_a_game_has_no_section(tmp_path: Path) -> None:
-    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
     exp_id = tracking.experiment_id(client, "putlab-amnist")
     parent_id, _ = tracking.start_parent(client, exp_id, "no-game", {"preset": "amnist", "profile": "quick"})
     run_id = trial_run(client, exp_id, parent_id, "lam=0", {"utility/psnr_of_mse": (30, 30, 30, 30)}, {4: (0.9, None, 0.9)}, 0.9)
@@ -193,7 +193,7 @@ def test_a_real_sweep_draws_its_game_with_the_farms_fresh_attacker_at_each_check
 def test_a_constrained_trial_draws_its_multiplier(tmp_path: Path) -> None:
     """The releaser's constrained form logs its Lagrange multiplier per epoch: the game reads it as a panel of its own
     (after the others), and the figure draws it."""
-    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
     exp_id = tracking.experiment_id(client, "putlab-amnist")
     parent_id, _ = tracking.start_parent(client, exp_id, "constrained", {"preset": "amnist", "profile": "quick"})
     multiplier = (2.9, 4.1, 4.3, 4.0)

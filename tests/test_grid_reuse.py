@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
-from mlflow.tracking import MlflowClient
+from stores import RawStore
 
 from core.code_version import source_hash
 from platform.errors import UsageError
@@ -79,26 +79,26 @@ def test_the_code_version_hashes_the_python_source_once_per_process(tmp_path: Pa
     assert GridKey("noise", FARM, PRIVACY, "cpu").code == code_version()
 
 
-def add_parent(client: MlflowClient, exp_id: str, sweep: str) -> str:
+def add_parent(client: RawStore, exp_id: str, sweep: str) -> str:
     parent_id, _ = tracking.start_parent(client, exp_id, sweep, {"preset": "amnist"})
     return parent_id
 
 
-def add_result(client: MlflowClient, exp_id: str, parent_id: str, config: dict, key: str, metrics: dict[str, float]) -> str:
+def add_result(client: RawStore, exp_id: str, parent_id: str, config: dict, key: str, metrics: dict[str, float]) -> str:
     """A finished noise trial of sweep ``parent_id`` as the trial logger and farm leave it."""
     run = client.create_run(exp_id, run_name=f"sigma={config['sigma']}", tags={
         "mlflow.parentRunId": parent_id, tracking.TAG_PARENT: parent_id, tracking.TAG_TRIAL: f"t{config['sigma']}",
         tracking.TAG_ROLE: "baseline", tracking.TAG_BASELINE: "noise", tracking.TAG_CONTENT_KEY: key,
         "putlab.strongest_attacker": "thickness"})
     tracking.log_params(client, run.info.run_id, config)
-    tracking.log_metrics(client, run.info.run_id, {"epoch": 0.0}, step=0)
-    tracking.log_metrics(client, run.info.run_id, metrics, step=1)
+    client.log_metrics(run.info.run_id, {"epoch": 0.0}, step=0)
+    client.log_metrics(run.info.run_id, metrics, step=1)
     client.set_terminated(run.info.run_id, "FINISHED")
     return run.info.run_id
 
 
 def test_a_stored_result_is_copied_once_and_only_where_its_key_matches(tmp_path: Path) -> None:
-    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
     exp_id = tracking.experiment_id(client, "putlab-amnist")
     grid = noise_grid()
     configs = trial_configs(grid)
@@ -142,7 +142,7 @@ def test_a_stored_result_is_copied_once_and_only_where_its_key_matches(tmp_path:
 
 def test_another_presets_sweep_in_the_store_lends_its_comparison_trials_and_this_experiments_come_first(
         tmp_path: Path) -> None:
-    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
     other_exp = tracking.experiment_id(client, "putlab-pose-prototype")
     exp_id = tracking.experiment_id(client, "putlab-anchored")
     grid = noise_grid()
@@ -165,7 +165,7 @@ def test_another_presets_sweep_in_the_store_lends_its_comparison_trials_and_this
 
 
 def test_a_result_without_every_front_axis_is_not_reused_and_the_rest_of_the_grid_runs(tmp_path: Path) -> None:
-    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
     exp_id = tracking.experiment_id(client, "putlab-amnist")
     grid = noise_grid()
     configs = trial_configs(grid)
@@ -193,7 +193,7 @@ def test_a_resume_keeps_the_recorded_reuse_and_refuses_the_contrary_flag() -> No
 AMNIST_KEY = GridKey("amnist", FARM, PRIVACY, "cpu", code="code 1")
 
 
-def add_trial(client: MlflowClient, exp_id: str, parent_id: str, config: dict, key: str, checkpoint: Path,
+def add_trial(client: RawStore, exp_id: str, parent_id: str, config: dict, key: str, checkpoint: Path,
               role: str = "trial") -> str:
     """A finished trial of sweep ``parent_id``'s own grid (or, with ``role`` baseline, a comparison trial) with every
     front axis and its ``checkpoint`` folder, as the trial logger and farm leave it."""
@@ -202,13 +202,13 @@ def add_trial(client: MlflowClient, exp_id: str, parent_id: str, config: dict, k
         "mlflow.parentRunId": parent_id, tracking.TAG_PARENT: parent_id, tracking.TAG_TRIAL: f"t{config['lam']}",
         tracking.TAG_ROLE: role, tracking.TAG_CONTENT_KEY: key, tracking.TAG_CHECKPOINT: str(checkpoint)})
     tracking.log_params(client, run.info.run_id, config)
-    tracking.log_metrics(client, run.info.run_id, dict.fromkeys(NEEDED, 0.7), step=1)
+    client.log_metrics(run.info.run_id, dict.fromkeys(NEEDED, 0.7), step=1)
     client.set_terminated(run.info.run_id, "FINISHED")
     return run.info.run_id
 
 
 def test_a_sweeps_own_trial_is_copied_from_a_trial_of_its_key_only(tmp_path: Path) -> None:
-    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
     exp_id = tracking.experiment_id(client, "putlab-amnist")
     grid = resolve("amnist", "smoke", [])
     configs = trial_configs(grid)

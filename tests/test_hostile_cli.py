@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from mlflow.tracking import MlflowClient
+from stores import RawStore
 
 from platform.attack import main as attack_cli
 from platform.compare import main as compare_cli
@@ -85,7 +85,7 @@ def run(main: Callable[[list[str]], int], argv: list[str]) -> tuple[int, list[st
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An MLflow sqlite store with its tables and nothing in them."""
     folder = tmp_path_factory.mktemp("store")
-    MlflowClient(f"sqlite:///{folder / 'mlflow.db'}").search_experiments()
+    RawStore(f"sqlite:///{folder / 'mlflow.db'}").search_experiments()
     return folder
 
 

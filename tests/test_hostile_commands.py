@@ -22,8 +22,8 @@ import yaml
 from hostile_files import ECO_SI, drop_columns, examples, mutated
 from hypothesis import event, given
 from hypothesis import strategies as st
-from mlflow.tracking import MlflowClient
 from ray_nodes import free_ports
+from stores import RawStore
 
 from k8s.checker import main as checker_cli
 from platform.audit import main as audit_cli
@@ -60,7 +60,7 @@ def one_error_line(code: int, lines: list[str], names: str = "") -> None:
 def empty_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An MLflow sqlite store with its tables and nothing in them."""
     folder = tmp_path_factory.mktemp("store")
-    MlflowClient(f"sqlite:///{folder / 'mlflow.db'}").search_experiments()
+    RawStore(f"sqlite:///{folder / 'mlflow.db'}").search_experiments()
     return folder
 
 

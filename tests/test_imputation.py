@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import torch
-from mlflow.tracking import MlflowClient
+from stores import RawStore
 
 from attacks.attackers.side_info import SiOnlyAttacker
 from attacks.audits.imputation import ImputationAttacker, simplest_best
@@ -102,16 +102,16 @@ def test_cloak_baselines_guess_thickness_from_the_digit_the_farm_gives() -> None
 
 
 def test_summary_report_and_front_show_the_added_leakage(tmp_path: Path) -> None:
-    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
     exp_id = tracking.experiment_id(client, "putlab-amnist")
     parent_id, _ = tracking.start_parent(client, exp_id, "amnist-imputation", {"preset": "amnist", "profile": "quick"})
-    tracking.log_metrics(client, parent_id, {
+    client.log_metrics(parent_id, {
         "baseline/attack/imputation/accuracy": 0.62, "baseline/attack/imputation/accuracy/ci_low": 0.59,
         "baseline/attack/imputation/accuracy/ci_high": 0.65, "baseline/attack/imputation/prior/accuracy": 0.5,
         "baseline/attack/imputation/utility/accuracy": 0.62})
     for lam, utility, attack in ((0.0, 0.95, 0.90), (30.0, 0.85, 0.70), (100.0, 0.70, 0.80)):  # the last is dominated
         run_id = trial(client, exp_id, parent_id, lam)
-        tracking.log_metrics(client, run_id, {"utility/fresh_accuracy": utility, "attack/max/accuracy": attack}, step=4)
+        client.log_metrics(run_id, {"utility/fresh_accuracy": utility, "attack/max/accuracy": attack}, step=4)
         client.set_terminated(run_id, "FINISHED")
     preset = presets()["amnist"]
     summary = publish(client, parent_id, preset)
@@ -151,7 +151,7 @@ def test_ecos_front_reads_the_baseline_of_its_within_hour_axis() -> None:
     assert read_imputation({}, list(ECO.front.axes)) is None  # a sweep from before: no line
 
 
-def trial(client: MlflowClient, exp_id: str, parent_id: str, lam: float) -> str:
+def trial(client: RawStore, exp_id: str, parent_id: str, lam: float) -> str:
     """A trial's child run of the parent, named and tagged as the sweep names and tags its trials."""
     run = client.create_run(exp_id, run_name=f"alpha=1 lam={lam:g} adv_steps=1",
                             tags={"mlflow.parentRunId": parent_id, tracking.TAG_PARENT: parent_id,

@@ -24,8 +24,8 @@ import pytest
 import ray
 from conftest import REPO, run_sweep, store, sweep_env
 from mlflow.entities import Run
-from mlflow.tracking import MlflowClient
 from sklearn.model_selection import ParameterGrid
+from stores import RawStore
 
 from platform.errors import UsageError
 from platform.results import drivers, tracking
@@ -351,7 +351,7 @@ def a_long_attack() -> None:
 
 
 def a_farm_with_one_attack_in_flight(tmp_path: Path) -> tuple[FarmScheduler, ray.ObjectRef]:
-    scheduler = FarmScheduler(MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}"),
+    scheduler = FarmScheduler(RawStore(f"sqlite:///{tmp_path / 'mlflow.db'}"),
                               FarmPlan(load=print, attackers=("thickness",), privacy_attackers=("thickness",),
                                        resources={"cpu": 0}))
     ref = a_long_attack.remote()

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import torch
 from conftest import REPO, run_sweep, store, user_env
-from mlflow.tracking import MlflowClient
 from ray import tune
+from stores import RawStore
 
 from attacks.attackers.deep import DeepAttacker
 from attacks.attackers.knn import KnnAttacker
@@ -35,7 +35,6 @@ from attacks.plots.learning_curve_plot import curve_png
 from core.classifier import Candidate, family
 from core.config import AttackBudget
 from platform.figures.report_tables import learning_curves
-from platform.results import tracking
 from platform.results.summary import SATURATION
 from platform.run.learning_curves import (
     CurveJob,
@@ -284,7 +283,7 @@ def test_a_lane_draws_its_curves_in_order_and_a_failing_one_does_not_stop_the_ot
 def test_a_curve_job_reads_the_farm_s_own_point_and_choice_at_its_step(tmp_path: Path) -> None:
     # what the farm logged at step 4 (and other values at step 2): the curve's 100 % point and the configuration its
     # parts are fitted with; an attacker with no tuned family (no chosen_*) gives no choice
-    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = RawStore(f"sqlite:///{tmp_path / 'mlflow.db'}")
     run_id = client.create_run(client.create_experiment("curves")).info.run_id
     at_four = {"accuracy": 0.799, "accuracy/ci_low": 0.772, "accuracy/ci_high": 0.824, "train_records": 5000.0,
                "chosen_width": 32.0, "chosen_lr": 1e-3, "chosen_augment": 1.0}
@@ -300,7 +299,7 @@ def test_a_curve_job_reads_the_farm_s_own_point_and_choice_at_its_step(tmp_path:
 def test_a_rule_strongest_point_also_gets_its_strongest_learners_curve_and_the_higher_saturation(tmp_path: Path) -> None:
     # the thickness rule reads 0.935 at 5,000 records and has no tuned family; the deep attacker reads 0.93 and has one:
     # both are drawn, and the point's saturation is the learner's rising curve's, in whichever order they are logged
-    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = RawStore(f"sqlite:///{tmp_path / 'mlflow.db'}")
     run_id = client.create_run(client.create_experiment("curves")).info.run_id
     for key, value in {"accuracy": 0.93, "chosen_width": 32.0, "chosen_lr": 1e-3, "chosen_augment": 0.0}.items():
         client.log_metric(run_id, f"attack/deep/{key}", value, step=4)
@@ -318,5 +317,5 @@ def test_a_rule_strongest_point_also_gets_its_strongest_learners_curve_and_the_h
         run = client.create_run(client.get_experiment_by_name("curves").experiment_id).info.run_id
         for drawn in (first, second):
             job = CurveJob(run, "trial", 4, "", drawn.attacker)
-            tracking.log_metrics(client, run, saturation_of_point(client, job, drawn), step=4)
+            client.log_metrics(run, saturation_of_point(client, job, drawn), step=4)
         assert client.get_run(run).data.metrics[SATURATION] == pytest.approx(rising.saturation.estimate)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
-from mlflow.tracking import MlflowClient
 from ray_nodes import RayNode, cluster_env, start_head, start_worker, stop, temp_root
+from stores import RawStore
 
 pytestmark = pytest.mark.slow
 LAMBDAS = ("0", "1", "2", "3")
@@ -56,12 +56,12 @@ def node_ids(head: RayNode, timeout: float = 120) -> dict[str, str]:
         time.sleep(2)
 
 
-def trials(client: MlflowClient) -> list:
+def trials(client: RawStore) -> list:
     exp = client.get_experiment_by_name("putlab-amnist")
     return [r for r in client.search_runs([exp.experiment_id]) if r.data.tags.get("putlab.role") == "trial"] if exp else []
 
 
-def victims(client: MlflowClient, node: str) -> list:
+def victims(client: RawStore, node: str) -> list:
     """Once ``node`` has run farm tasks: the trials still training on it with a checkpoint written and at least one
     epoch to go (killing it then loses trials and attacks in flight)."""
     try:
@@ -85,7 +85,7 @@ def test_sweep_uses_both_workers_and_survives_losing_one(cluster, tmp_path: Path
              "--tracking-uri", tracking_uri, "--storage", storage]
     with (tmp_path / "sweep.log").open("w") as log:
         driver = subprocess.Popen(sweep, cwd=REPO, env=head.env, stdout=log, stderr=subprocess.STDOUT)
-    client = MlflowClient(tracking_uri)
+    client = RawStore(tracking_uri)
     deadline = time.monotonic() + 600
     while not (killed := victims(client, ids["b"])):
         assert driver.poll() is None, (tmp_path / "sweep.log").read_text()[-3000:]

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from mlflow.tracking import MlflowClient
+from stores import RawStore
 
 from attacks.attackers.deep import DeepAttacker
 from core.pareto_axis import Axis
@@ -45,18 +45,18 @@ def test_noise_at_equal_utility_interpolates_along_its_front() -> None:
     assert np.isnan(at[3]) and np.isnan(at[4])
 
 
-def add_run(client: MlflowClient, exp_id: str, parent_id: str, name: str, params: dict, metrics: dict,
+def add_run(client: RawStore, exp_id: str, parent_id: str, name: str, params: dict, metrics: dict,
             tags: dict[str, str]) -> str:
     run = client.create_run(exp_id, run_name=name, tags={"mlflow.parentRunId": parent_id, tracking.TAG_PARENT: parent_id,
                                                         tracking.TAG_TRIAL: name} | tags)
     tracking.log_params(client, run.info.run_id, params)
-    tracking.log_metrics(client, run.info.run_id, metrics, step=1)
+    client.log_metrics(run.info.run_id, metrics, step=1)
     client.set_terminated(run.info.run_id, "FINISHED")
     return run.info.run_id
 
 
 def test_baseline_trials_stay_off_the_front_but_are_drawn_and_compared(tmp_path: Path) -> None:
-    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
     exp_id = tracking.experiment_id(client, "putlab-amnist")
     parent_id, _ = tracking.start_parent(client, exp_id, "amnist-test", {"preset": "amnist"})
     for lam, utility, attack in TRIALS:
@@ -112,7 +112,7 @@ def test_the_noise_grid_shares_the_sweeps_data_and_seeds() -> None:
 
 
 def test_a_resumed_sweep_runs_the_noise_grid_it_logged(tmp_path: Path) -> None:
-    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
     exp_id = tracking.experiment_id(client, "putlab-amnist")
     ran = with_seeds(resolve("amnist", "smoke", ["n_train=300", "data_root="]), 2, "grid")
     parent_id, _ = tracking.start_parent(client, exp_id, "amnist-smoke-x", {"profile": ran.profile, "grid": ran.grid,

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import ray
+from stores import RawStore
 
 from platform import sweep
 from platform.attack import SHOWN_MISSING
@@ -30,7 +31,7 @@ ATTACK_ARGS = {"plain": [], "learning curve": ["--learning-curve"], "one attacke
 def make_sweep(workdir: Path, name: str, statuses: list[str], parent_status: str = "FINISHED") -> list[Path]:
     """A sweep ``name`` of amnist with a trial run per entry of ``statuses``, each with a Tune folder holding one
     checkpoint (empty: nothing reads it), and its Tune state; returns the checkpoint folders."""
-    client = tracking.connect(f"sqlite:///{workdir / 'mlflow.db'}")
+    client = RawStore.open(f"sqlite:///{workdir / 'mlflow.db'}")
     exp_id = tracking.experiment_id(client, "putlab-amnist")
     parent_id, _ = tracking.start_parent(client, exp_id, name, {"preset": "amnist", "profile": "smoke"})
     (workdir / "runs" / name).mkdir(parents=True)

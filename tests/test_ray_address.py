@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, run_sweep, sweep_env
+from stores import RawStore
 
 from platform.errors import UsageError
 from platform.results import tracking
@@ -57,7 +58,7 @@ def test_sweep_refuses_an_unreachable_address_in_one_line(workdir: Path) -> None
 
 
 def test_attack_refuses_an_unreachable_address_in_one_line(workdir: Path) -> None:
-    client = tracking.connect(f"sqlite:///{workdir / 'mlflow.db'}")
+    client = RawStore.open(f"sqlite:///{workdir / 'mlflow.db'}")
     exp_id = tracking.experiment_id(client, "putlab-amnist")
     tracking.start_parent(client, exp_id, "amnist-smoke-1", {"preset": "amnist"})
     address = f"127.0.0.1:{closed_port()}"

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import torch
 from conftest import REPO
-from mlflow.tracking import MlflowClient
+from stores import RawStore
 
 from attacks.audits.exposure import ExposedRecords, exposed_csv, gallery_png
 from attacks.plots.roc_plot import roc_png
@@ -32,7 +32,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 TRIALS = [(2.0, 0.0001, 0.91, 0.80, (0.77, 0.83)), (2.0, 3.0, 0.85, 0.62, (0.59, 0.65)), (10.0, 1.0, 0.80, 0.81, None)]
 
 
-def summarised(client: MlflowClient, parent_id: str) -> tuple[Preset, SweepSummary]:
+def summarised(client: RawStore, parent_id: str) -> tuple[Preset, SweepSummary]:
     """The preset and summary the sweep command hands its report."""
     preset = preset_of(client.get_run(parent_id).data.params)
     return preset, read_summary(client, parent_id, preset)
@@ -45,12 +45,12 @@ def _screenshot_module():
     return module
 
 
-def make_sweep(client: MlflowClient, name: str) -> str:
+def make_sweep(client: RawStore, name: str) -> str:
     """A finished amnist sweep in the store: parent, three trial runs with metrics, pictures, ROC curves, summary."""
     exp_id = tracking.experiment_id(client, "putlab-amnist")
     parent_id, _ = tracking.start_parent(client, exp_id, name, {"preset": "amnist", "profile": "quick", "search": "grid",
                                                                "planned_trials": 3, "config": {"epochs": 4}})
-    tracking.log_metrics(client, parent_id, {"baseline/attack/deep/accuracy": 0.9231, "data/amnist_test": 4681.0})
+    client.log_metrics(parent_id, {"baseline/attack/deep/accuracy": 0.9231, "data/amnist_test": 4681.0})
     images = torch.rand(4, 1, 28, 28)
     for alpha, lam, utility, attack, interval in TRIALS:
         run = client.create_run(exp_id, run_name=f"alpha={alpha:g} lam={lam:g} adv_steps=1",
@@ -65,7 +65,7 @@ def make_sweep(client: MlflowClient, name: str) -> str:
                    "attack/yeom/tpr_at_0.01pct_fpr_measurable": 0.0}
         if interval:
             metrics |= {"attack/max/accuracy/ci_low": interval[0], "attack/max/accuracy/ci_high": interval[1]}
-        tracking.log_metrics(client, run_id, metrics, step=4)
+        client.log_metrics(run_id, metrics, step=4)
         with tempfile.TemporaryDirectory() as tmp:
             for epoch in (2, 4):
                 save_release_grid(images, images.flip(-1), Path(tmp) / f"epoch{epoch:03d}_released.png", f"epoch {epoch}",
@@ -87,10 +87,10 @@ def make_sweep(client: MlflowClient, name: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def sweep(tmp_path_factory: pytest.TempPathFactory) -> tuple[MlflowClient, str, str]:
+def sweep(tmp_path_factory: pytest.TempPathFactory) -> tuple[RawStore, str, str]:
     """One store with two sweeps; the tests read the first (the comparison both)."""
     uri = f"sqlite:///{tmp_path_factory.mktemp('report') / 'mlflow.db'}"
-    client = tracking.connect(uri)
+    client = RawStore.open(uri)
     parent_id = make_sweep(client, "amnist-quick-report")
     make_sweep(client, "amnist-quick-other")
     return client, uri, parent_id
@@ -127,7 +127,7 @@ def test_sweep_report_shows_low_fpr_columns_and_the_most_exposed_records(sweep) 
 
 def test_each_trial_shows_its_own_files_though_their_names_are_the_same(tmp_path: Path) -> None:
     # every trial logs attacks/epoch004_exposed_records.csv: read into one folder, the last would stand for all
-    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
     parent_id = make_sweep(client, "amnist-quick-own-files")
     preset, summary = summarised(client, parent_id)
     for record_id, run_id in enumerate(summary.trials["run_id"], start=40):
@@ -177,7 +177,7 @@ def test_report_renders_in_headless_chromium(sweep, tmp_path: Path) -> None:
 def test_a_multi_seed_reports_front_is_the_stored_front_of_points(tmp_path: Path) -> None:
     """Two seeds per point: the report marks a trial on the front when its point's mean is (as the parent's front.csv
     and the trials' front tags say), not when the trial alone would be. Per trial, all four are on the front here."""
-    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
     exp_id = tracking.experiment_id(client, "putlab-amnist")
     parent_id, _ = tracking.start_parent(client, exp_id, "amnist-seeds", {"preset": "amnist", "profile": "quick"})
     # λ = 0: (0.9, 0.9) and (0.7, 0.7), mean (0.8, 0.8); λ = 1: (0.8, 0.75) twice, which dominates that mean
@@ -186,7 +186,7 @@ def test_a_multi_seed_reports_front_is_the_stored_front_of_points(tmp_path: Path
                                 tags={"mlflow.parentRunId": parent_id, tracking.TAG_PARENT: parent_id,
                                       tracking.TAG_TRIAL: f"t{lam}-{seed}", tracking.TAG_ROLE: "trial"})
         tracking.log_params(client, run.info.run_id, {"alpha": 1.0, "lam": lam, "adv_steps": 1, "seed": seed})
-        tracking.log_metrics(client, run.info.run_id, {"utility/fresh_accuracy": utility, "attack/max/accuracy": attack})
+        client.log_metrics(run.info.run_id, {"utility/fresh_accuracy": utility, "attack/max/accuracy": attack})
         client.set_terminated(run.info.run_id, "FINISHED")
     summary = publish(client, parent_id, presets()["amnist"])
 
@@ -202,7 +202,7 @@ def test_a_multi_seed_reports_front_is_the_stored_front_of_points(tmp_path: Path
 
 def test_dp_trials_show_the_claimed_epsilon_beside_the_audits_lower_bound(sweep, tmp_path: Path) -> None:
     """A DP trial's row holds its accountant's ε and the one-run audit's lower bound; a sweep without DP has neither."""
-    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
     exp_id = tracking.experiment_id(client, "putlab-amnist")
     parent_id, _ = tracking.start_parent(client, exp_id, "amnist-dp", {"preset": "amnist", "profile": "quick"})
     for lam, claimed, lower in ((0.0, 1.0, 0.09), (1.0, 1.0, 3.49)):  # the second: a broken claim the audit catches
@@ -210,7 +210,7 @@ def test_dp_trials_show_the_claimed_epsilon_beside_the_audits_lower_bound(sweep,
                                 tags={"mlflow.parentRunId": parent_id, tracking.TAG_PARENT: parent_id,
                                       tracking.TAG_TRIAL: f"t{lam}", tracking.TAG_ROLE: "trial"})
         tracking.log_params(client, run.info.run_id, {"alpha": 1.0, "lam": lam, "adv_steps": 1})
-        tracking.log_metrics(client, run.info.run_id, {"utility/fresh_accuracy": 0.9 - lam / 10, "attack/max/accuracy": 0.7,
+        client.log_metrics(run.info.run_id, {"utility/fresh_accuracy": 0.9 - lam / 10, "attack/max/accuracy": 0.7,
                                                        "leakage/dp/epsilon": claimed, "leakage/dp/epsilon_lower": lower})
         client.set_terminated(run.info.run_id, "FINISHED")
     publish(client, parent_id, presets()["amnist"])
@@ -245,7 +245,7 @@ def test_registered_points_show_their_audit_verdict(sweep) -> None:
 
 
 def test_a_resumed_sweeps_header_gives_its_minutes_of_work_beside_its_span(tmp_path: Path) -> None:
-    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
     parent_id = make_sweep(client, "amnist-quick-resumed")
     html = render_stored_sweep(client, parent_id, *summarised(client, parent_id))
     assert "worked" not in html.split("trials finished")[0]  # never paused: its span is its working time

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, sweep_env
-from mlflow.tracking import MlflowClient
+from stores import RawStore
 from test_report import make_sweep
 
 from platform.report import main as report_cli
@@ -26,7 +26,7 @@ def report(uri: str, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
-def logged_report(client: MlflowClient, parent_id: str, tmp: Path) -> str | None:
+def logged_report(client: RawStore, parent_id: str, tmp: Path) -> str | None:
     """The parent's ``report/report.html``, if it has one."""
     if not any(a.path == "report/report.html" for a in client.list_artifacts(parent_id, "report")):
         return None
@@ -38,10 +38,10 @@ def title(html: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> tuple[MlflowClient, Path, dict[str, str]]:
+def store(tmp_path_factory: pytest.TempPathFactory) -> tuple[RawStore, Path, dict[str, str]]:
     """Two sweeps of one experiment, the newest made last, with no report logged: (client, store file, parents)."""
     path = tmp_path_factory.mktemp("store") / "mlflow.db"
-    client = tracking.connect(f"sqlite:///{path}")
+    client = RawStore.open(f"sqlite:///{path}")
     parents = {name: make_sweep(client, name) for name in (FIRST, NEWEST)}
     assert all(logged_report(client, p, path.parent / "none") is None for p in parents.values())
     return client, path, parents

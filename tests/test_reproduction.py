@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from stores import RawStore
 
 from platform.papers import snapshot
 from platform.papers.catalogue import CLAIMS, PAPERS, STUDIES
@@ -269,7 +270,7 @@ def test_the_command_writes_the_report_from_real_sweeps_and_joins_a_study_run_in
     assert done.returncode == 0, done.stderr
     text = out.read_text()
     assert "gmm-smoke-" in text and "(tmp)" not in text
-    client = tracking.connect(uri)
+    client = RawStore.open(uri)
     first = client.search_runs([client.get_experiment_by_name("repro-gmm").experiment_id],
                                filter_string=f"tags.`{tracking.TAG_ROLE}` = 'sweep'")[0].info.run_id
     copied = out.parent / "reproduction" / "gmm" / "front.png"
@@ -358,7 +359,7 @@ def test_two_points_are_no_trend():
 
 
 def test_report_copies_the_front_figures_and_each_front_trials_last_release(tmp_path: Path) -> None:
-    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
     exp_id = tracking.experiment_id(client, "repro-amnist")
     parent = client.create_run(exp_id, run_name="sweep", tags={tracking.TAG_ROLE: "sweep"}).info.run_id
     with tempfile.TemporaryDirectory() as tmp:
@@ -387,7 +388,7 @@ def test_report_copies_the_front_figures_and_each_front_trials_last_release(tmp_
 
 def test_a_part_that_ran_some_points_adds_its_images_to_the_snapshot_s_and_a_whole_sweep_replaces_them(
         tmp_path: Path) -> None:
-    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
     exp_id = tracking.experiment_id(client, "repro-amnist")
     parent = client.create_run(exp_id, run_name="part-2", tags={tracking.TAG_ROLE: "sweep"}).info.run_id
     with tempfile.TemporaryDirectory() as tmp:
@@ -428,7 +429,7 @@ def test_a_part_that_ran_some_points_adds_its_images_to_the_snapshot_s_and_a_who
 
 
 def test_the_figures_come_from_the_newest_joined_part_that_published_its_front(tmp_path: Path) -> None:
-    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
     exp_id = tracking.experiment_id(client, "repro-amnist")
     ids = {}
     for name, has_front in (("other-plan", True), ("stopped", False), ("second", True), ("first", True)):  # newest first

@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from mlflow.exceptions import MlflowException
-from mlflow.tracking import MlflowClient
+from stores import RawStore
 
 from platform.select import Choice, register
 from search_spaces import presets
@@ -14,7 +14,7 @@ from serve.points import POINT_DIR
 
 
 def test_a_failed_registration_removes_its_checkpoint_copy(tmp_path: Path) -> None:
-    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = RawStore(f"sqlite:///{tmp_path / 'mlflow.db'}")
     exp = client.create_experiment("select-cleanup", artifact_location=(tmp_path / "artifacts").as_uri())
     run_id = client.create_run(exp).info.run_id
     checkpoint = tmp_path / "checkpoint_000000"

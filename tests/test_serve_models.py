@@ -7,15 +7,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from conftest import sweep_env
-from mlflow.tracking import MlflowClient
 from ray_nodes import free_ports
 from serve_client import call, start_service, stop_service
+from stores import RawStore
 
 from platform.select import Choice, register
 from search_spaces import presets
 from serve.__main__ import main as serve_cli
 from serve.app import build_app
-from serve.points import list_points, unknown_models
+from serve.points import Registry, list_points, unknown_models
 
 REGISTERED = ["alpha/1", "alpha/2", "beta/1"]  # the putlab points of the store; "plain/1" is registered but no point
 
@@ -24,7 +24,7 @@ REGISTERED = ["alpha/1", "alpha/2", "beta/1"]  # the putlab points of the store;
 def registry(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An sqlite store with points alpha/1, alpha/2, beta/1 and the registered model plain (no putlab point)."""
     folder = tmp_path_factory.mktemp("models")
-    client = MlflowClient(f"sqlite:///{folder / 'mlflow.db'}")
+    client = RawStore(f"sqlite:///{folder / 'mlflow.db'}")
     exp = client.create_experiment("putlab-amnist", artifact_location=(folder / "mlruns").as_uri())
     checkpoint = folder / "checkpoint_000001"
     checkpoint.mkdir()
@@ -49,14 +49,14 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (("gamma", "alpha/9"), []),
 ])
 def test_the_filter_lists_exactly_the_named_points(registry: Path, models: tuple[str, ...], served: list[str]) -> None:
-    points = list_points(MlflowClient(f"sqlite:///{registry}"), models)
+    points = list_points(Registry(f"sqlite:///{registry}"), models)
     assert sorted(points) == served
     assert all(points[p].preset == "amnist" and points[p].metrics["attack/max/accuracy"] == 0.6 for p in points)
 
 
 def test_unknown_models_are_the_entries_that_name_no_point(registry: Path) -> None:
     models = ("alpha", "alpha/2", "alpha/3", "beta/1", "plain", "gamma", "beta/x")
-    points = list_points(MlflowClient(f"sqlite:///{registry}"), models)
+    points = list_points(Registry(f"sqlite:///{registry}"), models)
     assert unknown_models(models, points) == ["alpha/3", "plain", "gamma", "beta/x"]
 
 

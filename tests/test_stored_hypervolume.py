@@ -1,7 +1,7 @@
 """The hypervolume a sweep logs on its parent run equals the one recomputed, independently, from its stored trials.
 
 A real sqlite store: an amnist sweep's trials are child runs, ``platform.publish.publish`` logs ``front/hypervolume``
-on the parent; the test reads the child runs back with a plain ``MlflowClient`` and computes the 2-D hypervolume by
+on the parent; the test reads the child runs back with a plain ``RawStore`` and computes the 2-D hypervolume by
 inclusion-exclusion (not putlab's sweep), per seed, and compares.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ import math
 from itertools import combinations
 
 import pytest
-from mlflow.tracking import MlflowClient
+from stores import RawStore
 
 from platform.publish import publish
 from platform.results import tracking
@@ -39,7 +39,7 @@ def hypervolume_2d(points: list[tuple[float, float]]) -> float:
     return area
 
 
-def add_trial(client: MlflowClient, exp_id: str, parent_id: str, alpha: float, lam: float, metrics: dict[str, float],
+def add_trial(client: RawStore, exp_id: str, parent_id: str, alpha: float, lam: float, metrics: dict[str, float],
               seed: int | None = None, status: str = "FINISHED") -> None:
     """One trial's child run, as the sweep's trial logger leaves it."""
     name = f"alpha={alpha:g} lam={lam:g} adv_steps=1" + (f" seed={seed}" if seed is not None else "")
@@ -47,11 +47,11 @@ def add_trial(client: MlflowClient, exp_id: str, parent_id: str, alpha: float, l
                                                           tracking.TAG_TRIAL: name, tracking.TAG_ROLE: "trial"})
     params = {"alpha": alpha, "lam": lam, "adv_steps": 1} | ({"seed": seed} if seed is not None else {})
     tracking.log_params(client, run.info.run_id, params)
-    tracking.log_metrics(client, run.info.run_id, metrics, step=4)
+    client.log_metrics(run.info.run_id, metrics, step=4)
     client.set_terminated(run.info.run_id, status)
 
 
-def make_sweep(client: MlflowClient, name: str, seeds: dict[int | None, list[tuple[float, float, float, float]]]) -> str:
+def make_sweep(client: RawStore, name: str, seeds: dict[int | None, list[tuple[float, float, float, float]]]) -> str:
     """A published amnist sweep with the given trials per seed, plus two trials the hypervolume must leave out: a
     failed one that would dominate every other, and a finished one without the attack axis."""
     exp_id = tracking.experiment_id(client, "putlab-amnist")
@@ -66,7 +66,7 @@ def make_sweep(client: MlflowClient, name: str, seeds: dict[int | None, list[tup
     return parent_id
 
 
-def stored_points(client: MlflowClient, parent_id: str) -> dict[str | None, list[tuple[float, float]]]:
+def stored_points(client: RawStore, parent_id: str) -> dict[str | None, list[tuple[float, float]]]:
     """(utility, attack) of the parent's finished children that report both axes, by their seed param (None: none)."""
     exp_id = client.get_run(parent_id).info.experiment_id
     by_seed: dict[str | None, list[tuple[float, float]]] = {}
@@ -78,8 +78,8 @@ def stored_points(client: MlflowClient, parent_id: str) -> dict[str | None, list
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> MlflowClient:
-    return tracking.connect(f"sqlite:///{tmp_path_factory.mktemp('hypervolume') / 'mlflow.db'}")
+def store(tmp_path_factory: pytest.TempPathFactory) -> RawStore:
+    return RawStore.open(f"sqlite:///{tmp_path_factory.mktemp('hypervolume') / 'mlflow.db'}")
 
 
 def test_the_hand_computed_case() -> None:
@@ -87,7 +87,7 @@ def test_the_hand_computed_case() -> None:
     assert hypervolume_2d([(0.5, 0.5)]) == pytest.approx(0.25) and hypervolume_2d([(0.5, 1.0), (0.0, 0.5)]) == 0.0
 
 
-def test_one_seed_logged_hypervolume_is_the_stored_trials_front(store: MlflowClient) -> None:
+def test_one_seed_logged_hypervolume_is_the_stored_trials_front(store: RawStore) -> None:
     parent_id = make_sweep(store, "amnist-one-seed", {None: SEED_0})
     (points,) = stored_points(store, parent_id).values()
     assert len(points) == 4  # the failed trial and the one without the attack axis are not among them
@@ -100,7 +100,7 @@ def test_one_seed_logged_hypervolume_is_the_stored_trials_front(store: MlflowCli
     assert counted > SEED_0_BY_HAND + 0.1
 
 
-def test_two_seeds_logged_hypervolume_is_the_mean_of_each_seeds_own(store: MlflowClient) -> None:
+def test_two_seeds_logged_hypervolume_is_the_mean_of_each_seeds_own(store: RawStore) -> None:
     parent_id = make_sweep(store, "amnist-two-seeds", {0: SEED_0, 1: SEED_1})
     stored = stored_points(store, parent_id)
     assert sorted(stored) == ["0", "1"] and all(len(points) == 4 for points in stored.values())

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from mlflow.tracking import MlflowClient
+from stores import RawStore
 
 from platform.publish import publish
 from platform.results import tracking
@@ -40,9 +40,9 @@ def broken_figure(trials: SweepTrials, folder: Path) -> list[Path]:
 
 
 @pytest.fixture()
-def sweep(tmp_path: Path) -> tuple[MlflowClient, str, list[str]]:
+def sweep(tmp_path: Path) -> tuple[RawStore, str, list[str]]:
     """A finished gmm sweep in the store: parent run and two trials with per-step information metrics."""
-    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
     exp_id = tracking.experiment_id(client, "putlab-gmm")
     parent_id, _ = tracking.start_parent(client, exp_id, "gmm-figures", {"preset": "gmm"})
     run_ids = []
@@ -53,20 +53,20 @@ def sweep(tmp_path: Path) -> tuple[MlflowClient, str, list[str]]:
         run_id = run.info.run_id
         tracking.log_params(client, run_id, {"k": 0.4, "alpha": alpha, "algorithm": 1})
         for step, (i_uxq, i_sq) in enumerate(steps, start=1):
-            tracking.log_metrics(client, run_id, {"leakage/i_uxq": i_uxq, "leakage/i_sq": i_sq, "leakage/bound_k": 0.19},
+            client.log_metrics(run_id, {"leakage/i_uxq": i_uxq, "leakage/i_sq": i_sq, "leakage/bound_k": 0.19},
                                  step=step)
-        tracking.log_metrics(client, run_id, {"utility/accuracy": 1 - alpha / 2, "attack/estimator/accuracy": 1 - alpha / 3},
+        client.log_metrics(run_id, {"utility/accuracy": 1 - alpha / 2, "attack/estimator/accuracy": 1 - alpha / 3},
                              step=3)
         client.set_terminated(run_id, "FINISHED")
         run_ids.append(run_id)
     return client, parent_id, run_ids
 
 
-def artifacts(client: MlflowClient, run_id: str, path: str | None = None) -> set[str]:
+def artifacts(client: RawStore, run_id: str, path: str | None = None) -> set[str]:
     return {a.path for a in client.list_artifacts(run_id, path)}
 
 
-def test_a_presets_own_figure_is_drawn_from_the_trials_and_logged(sweep: tuple[MlflowClient, str, list[str]]) -> None:
+def test_a_presets_own_figure_is_drawn_from_the_trials_and_logged(sweep: tuple[RawStore, str, list[str]]) -> None:
     client, parent_id, run_ids = sweep
     seen.clear()
     preset = with_figures(presets()["gmm"], sweep_figures=(own_figure,), sweep_history=("leakage/i_sq",))
@@ -82,7 +82,7 @@ def test_a_presets_own_figure_is_drawn_from_the_trials_and_logged(sweep: tuple[M
     pd.testing.assert_frame_equal(trials.histories[run_ids[1]], expected, check_index_type=False)
 
 
-def test_a_figure_that_raises_is_one_line_and_costs_only_itself(sweep: tuple[MlflowClient, str, list[str]],
+def test_a_figure_that_raises_is_one_line_and_costs_only_itself(sweep: tuple[RawStore, str, list[str]],
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     client, parent_id, _ = sweep
     preset = with_figures(presets()["gmm"], sweep_figures=(broken_figure, own_figure))
@@ -94,7 +94,7 @@ def test_a_figure_that_raises_is_one_line_and_costs_only_itself(sweep: tuple[Mlf
     assert client.get_run(parent_id).data.metrics["front/trials"] == 2
 
 
-def test_a_file_outside_the_figures_folder_is_refused(sweep: tuple[MlflowClient, str, list[str]], tmp_path: Path,
+def test_a_file_outside_the_figures_folder_is_refused(sweep: tuple[RawStore, str, list[str]], tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     client, parent_id, _ = sweep
 
@@ -110,7 +110,7 @@ def test_a_file_outside_the_figures_folder_is_refused(sweep: tuple[MlflowClient,
 
 
 def test_gmm_preset_draws_the_information_plane_on_the_parent_and_each_trial(
-        sweep: tuple[MlflowClient, str, list[str]]) -> None:
+        sweep: tuple[RawStore, str, list[str]]) -> None:
     client, parent_id, run_ids = sweep
     publish(client, parent_id, presets()["gmm"])
     assert "front/information_plane.png" in artifacts(client, parent_id, "front")

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, run_sweep, sweep_env
-from mlflow.tracking import MlflowClient
 from ray_nodes import free_ports
 from serve_client import call, start_service, stop_service
+from stores import RawStore
 
 from platform.errors import UsageError
-from platform.results import tracking
+from platform.results.store import check_tracking_uri
 
 SCRIPT = REPO / "scripts" / "tracking_server.sh"
 SAMPLE = [[[0.5] * 28] * 28]
@@ -31,7 +31,7 @@ SAMPLE = [[[0.5] * 28] * 28]
 def test_a_missing_postgres_driver_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)  # as on a machine without the extra
     with pytest.raises(UsageError) as refused:
-        tracking.check_tracking_uri("postgresql+psycopg://mlflow@127.0.0.1/mlflow")
+        check_tracking_uri("postgresql+psycopg://mlflow@127.0.0.1/mlflow")
     assert str(refused.value) == ("the MLflow tracking URI needs the PostgreSQL driver psycopg, which is not installed: "
                                   "pip install -e '.[postgres]'")
 
@@ -96,7 +96,7 @@ def test_team_server_with_postgres_and_auth(server, tmp_path: Path, monkeypatch:
 
     for key, value in credentials.items():
         monkeypatch.setenv(key, value)
-    client = MlflowClient(url)
+    client = RawStore(url)
     (version,) = client.search_model_versions("name = 'putlab-amnist'")
     parent = next(r for r in client.search_runs([client.get_experiment_by_name("putlab-amnist").experiment_id])
                   if r.data.tags.get("putlab.role") == "sweep")

@@ -4,11 +4,13 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+from stores import RawStore
+
 from platform.results import tracking
 
 
 def test_experiments_are_marked_for_the_runs_table_and_a_user_choice_is_kept(tmp_path: Path) -> None:
-    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
     created = tracking.experiment_id(client, "putlab-new")
     assert client.get_experiment(created).tags[tracking.TAG_EXPERIMENT_KIND] == "custom_model_development"
     old = client.create_experiment("putlab-old")  # made before putlab tagged experiments
@@ -20,7 +22,7 @@ def test_experiments_are_marked_for_the_runs_table_and_a_user_choice_is_kept(tmp
 
 
 def test_parent_run_description_says_where_the_front_is(tmp_path: Path) -> None:
-    client = tracking.connect(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
     parent, _ = tracking.start_parent(client, tracking.experiment_id(client, "putlab-x"), "x-quick-1", {"preset": "x"})
     note = client.get_run(parent).data.tags[tracking.TAG_NOTE]
     assert "front/front.png" in note and "tags.`putlab.pareto_front` = 'true'" in note and "report/report.html" in note

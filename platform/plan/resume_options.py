@@ -9,9 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from mlflow.entities import Run
-from mlflow.tracking import MlflowClient
-
 from core.files.structured import parse_json
 from platform.errors import UsageError
 from platform.plan.comparison_grid import logged_spec
@@ -21,21 +18,22 @@ from platform.plan.spec import SweepSpec, parse_overrides, resolve
 from platform.results import tracking
 from platform.results.comparison_grid import ComparisonGrid
 from platform.results.replicates import SEED
+from platform.results.store import Run, Store
 
 KEPT = "a resumed sweep keeps its own options"
 
 
-def recorded_parent(client: MlflowClient, experiment: str, sweep: str) -> Run | None:
+def recorded_parent(store: Store, experiment: str, sweep: str) -> Run | None:
     """The sweep's parent run in the store, read once (None when the store holds no such run)."""
-    found = client.get_experiment_by_name(experiment)
-    parent = tracking.find_parent(client, found.experiment_id, sweep) if found is not None else None
-    return None if parent is None else client.get_run(parent)
+    found = store.experiment_named(experiment)
+    parent = tracking.find_parent(store, found.experiment_id, sweep) if found is not None else None
+    return None if parent is None else store.run(parent)
 
 
-def recorded_params(client: MlflowClient, parent: Run | None, experiment: str, sweep: str) -> dict[str, str]:
+def recorded_params(store: Store, parent: Run | None, experiment: str, sweep: str) -> dict[str, str]:
     """The params the sweep's ``parent`` run recorded; a UsageError when the store holds no such run."""
     if parent is None:
-        raise UsageError(f"sweep {sweep} has no run in MLflow experiment {experiment!r} of {client.tracking_uri}: "
+        raise UsageError(f"sweep {sweep} has no run in MLflow experiment {experiment!r} of {store.tracking_uri}: "
                          f"resume it with the --tracking-uri and --experiment it ran with")
     return parent.data.params
 

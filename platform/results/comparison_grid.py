@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from mlflow.tracking import MlflowClient
 
 from core.image_quality import with_psnr_of_mse
 from core.numbers import readable
@@ -27,6 +26,7 @@ from core.pareto_axis import Axis
 from platform.results import tracking
 from platform.results.pareto import dominating, pareto_mask
 from platform.results.replicates import SEED, point_table
+from platform.results.store import Store
 from search_spaces import Preset, presets
 
 BASELINE = "baseline"  # the column naming each trial's baseline in SweepSummary.comparison_trials
@@ -117,11 +117,11 @@ class ComparisonCurve:
                 f"content key: data, seed, farm and code): {', '.join(sorted(map(str, reused['name'])))}")
 
 
-def comparison_grid_table(client: MlflowClient, exp_id: str, parent_id: str, baseline: ComparisonGrid) -> pd.DataFrame:
+def comparison_grid_table(store: Store, exp_id: str, parent_id: str, baseline: ComparisonGrid) -> pd.DataFrame:
     """One row per baseline trial of the sweep: run id, name, status, the sweep it was reused from ("" where it ran in
     this one), its grid's axes (and seed), latest metrics."""
     rows = []
-    for run in tracking.baseline_runs(client, exp_id, parent_id, baseline.name):
+    for run in tracking.baseline_runs(store, exp_id, parent_id, baseline.name):
         params = run.data.params
         row: dict[str, Any] = {"run_id": run.info.run_id, "name": run.info.run_name, "status": run.info.status,
                                REUSED_FROM: run.data.tags.get(tracking.TAG_REUSED_SWEEP, "")}

@@ -13,9 +13,8 @@ import socket
 import time
 from pathlib import Path
 
-from mlflow.tracking import MlflowClient
-
 from platform.results import tracking
+from platform.results.store import Store
 
 TAG_DRIVER = "putlab.driver"  # "<host> <pid> <start>" of the command driving the sweep now (or last)
 TAG_ENDED = "putlab.ended"  # why a sweep was ended by another command than its own
@@ -56,37 +55,37 @@ def driver_gone(tag: str) -> bool:
     return now is None or (start not in ("", "-") and now not in ("", start))
 
 
-def end_sweep(client: MlflowClient, exp_id: str, parent_id: str, status: str) -> None:
+def end_sweep(store: Store, exp_id: str, parent_id: str, status: str) -> None:
     """End the parent run with ``status`` and every child run (trials and baselines) still running with KILLED."""
-    for run in [*tracking.child_runs(client, exp_id, parent_id), *tracking.baseline_runs(client, exp_id, parent_id)]:
+    for run in [*tracking.child_runs(store, exp_id, parent_id), *tracking.baseline_runs(store, exp_id, parent_id)]:
         if run.info.status in UNFINISHED:
-            client.set_terminated(run.info.run_id, "KILLED")
-    client.set_terminated(parent_id, status)
+            store.end(run.info.run_id, "KILLED")
+    store.end(parent_id, status)
 
 
-def end_orphans(client: MlflowClient, exp_id: str) -> list[str]:
+def end_orphans(store: Store, exp_id: str) -> list[str]:
     """End KILLED every sweep of the experiment left RUNNING by a driver of this host that is gone (one line each on
     stdout); returns their names."""
-    sweeps = client.search_runs([exp_id], filter_string=f"tags.`{tracking.TAG_ROLE}` = 'sweep' and "
-                                                        "attributes.status = 'RUNNING'", max_results=10000)
+    sweeps = store.runs([exp_id], where=f"tags.`{tracking.TAG_ROLE}` = 'sweep' and "
+                                                        "attributes.status = 'RUNNING'")
     ended = []
     for run in sweeps:
         tag = run.data.tags.get(TAG_DRIVER, "")
         if not driver_gone(tag):
             continue
         name = run.data.tags.get(tracking.TAG_SWEEP, run.info.run_name)
-        client.set_tag(run.info.run_id, TAG_ENDED, f"its driver ({tag}) was gone when another command looked on "
+        store.set_tag(run.info.run_id, TAG_ENDED, f"its driver ({tag}) was gone when another command looked on "
                                                    f"{time.strftime('%Y-%m-%d %H:%M:%S')}; marked KILLED")
-        end_sweep(client, exp_id, run.info.run_id, "KILLED")
+        end_sweep(store, exp_id, run.info.run_id, "KILLED")
         print(f"sweep {name} was left running by a driver that is gone (pid {tag.split()[1]}): marked KILLED; "
               "--resume continues it", flush=True)
         ended.append(name)
     return ended
 
 
-def sweep_of(client: MlflowClient, target: str) -> tuple[str, str]:
+def sweep_of(store: Store, target: str) -> tuple[str, str]:
     """:func:`~platform.results.tracking.find_sweep_parent`, after ending the experiment's sweeps whose driver is gone
     (:func:`end_orphans`), so the command reads them as they are: KILLED, not running."""
-    exp_id, parent_id = tracking.find_sweep_parent(client, target)
-    end_orphans(client, exp_id)
+    exp_id, parent_id = tracking.find_sweep_parent(store, target)
+    end_orphans(store, exp_id)
     return exp_id, parent_id

@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mlflow.tracking import MlflowClient
-
 from core.metric_names import (
     DEEP_ATTACK,
     FRESH_ACCURACY,
@@ -23,6 +21,7 @@ from core.metric_names import (
     UTILITY_ACCURACY,
 )
 from core.numbers import readable
+from platform.results.store import Store
 
 SETTLE_MARGIN = 0.05  # the game settles when a fresh attacker reads at most this much more than the in-game adversary
 ADVERSARY = "train/adversary_accuracy"
@@ -134,38 +133,38 @@ class GameCurves:
         return Verdict(self.checkpoints[-1], margin) if self.checkpoints else None
 
 
-def history(client: MlflowClient, run_id: str, metric: str) -> tuple[tuple[int, float], ...]:
+def history(store: Store, run_id: str, metric: str) -> tuple[tuple[int, float], ...]:
     """(step, value) of ``metric`` in step order, the last value logged at each step (a re-attack's, a resume's)."""
-    ordered = sorted(client.get_metric_history(run_id, metric), key=lambda m: (m.step, m.timestamp))
+    ordered = sorted(store.history(run_id, metric), key=lambda m: (m.step, m.timestamp))
     return tuple(sorted({m.step: m.value for m in ordered}.items()))
 
 
-def first_logged(client: MlflowClient, run_id: str, key: str,
+def first_logged(store: Store, run_id: str, key: str,
                  candidates: Sequence[tuple[str, str]]) -> Curve | None:
     """The curve of the first candidate metric the run logged, if any."""
     for metric, label in candidates:
-        points = history(client, run_id, metric)
+        points = history(store, run_id, metric)
         if points:
             return Curve(key, metric, label, points)
     return None
 
 
-def checkpoints(client: MlflowClient, run_id: str, adversary: Curve | None) -> tuple[Checkpoint, ...]:
+def checkpoints(store: Store, run_id: str, adversary: Curve | None) -> tuple[Checkpoint, ...]:
     """Each epoch with a fresh attacker's accuracy and the in-game adversary's, the strongest attacker where logged."""
     if adversary is None:
         return ()
     found: dict[int, Checkpoint] = {}
     for metric, name in reversed(FRESH):  # the strongest, read last, replaces the deep attacker where both exist
-        low, high = (dict(history(client, run_id, f"{metric}/{b}")) for b in ("ci_low", "ci_high"))
-        for epoch, value in history(client, run_id, metric):
+        low, high = (dict(history(store, run_id, f"{metric}/{b}")) for b in ("ci_low", "ci_high"))
+        for epoch, value in history(store, run_id, metric):
             in_game = adversary.at(epoch)
             if in_game is not None:
                 found[epoch] = Checkpoint(epoch, value, in_game, name, low.get(epoch), high.get(epoch))
     return tuple(found[e] for e in sorted(found))
 
 
-def read_game_curves(client: MlflowClient, run_id: str, trial: str) -> GameCurves:
+def read_game_curves(store: Store, run_id: str, trial: str) -> GameCurves:
     """A trial's game curves, fresh points and checkpoints from its run's metric histories."""
-    curves = tuple(c for key, candidates in QUANTITIES if (c := first_logged(client, run_id, key, candidates)))
+    curves = tuple(c for key, candidates in QUANTITIES if (c := first_logged(store, run_id, key, candidates)))
     adversary = next((c for c in curves if c.key == "adversary"), None)
-    return GameCurves(trial, curves, checkpoints(client, run_id, adversary), history(client, run_id, FRESH_UTILITY))
+    return GameCurves(trial, curves, checkpoints(store, run_id, adversary), history(store, run_id, FRESH_UTILITY))

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
-from mlflow.tracking import MlflowClient
 
 from core.image_quality import with_psnr_of_mse
 from core.metric_names import CONFIDENT_SHARE, SATURATION, STRONGEST_ATTACK, STRONGEST_RECORDS, TOP_DECILE
@@ -49,6 +48,7 @@ from platform.results.front_groups import GroupFront, fronts_of, group_metrics
 from platform.results.imputation import ADDED, TAG_SOURCE, Imputation, read_imputation
 from platform.results.pareto import Volumes, hypervolume, pareto_mask, volumes_by
 from platform.results.replicates import SEED, format_points, point_index, point_table, replicated
+from platform.results.store import Store
 from search_spaces import Preset
 
 PRIVACY, RECORDS = STRONGEST_ATTACK, STRONGEST_RECORDS  # the farm's privacy axis and its data budget
@@ -109,10 +109,10 @@ class SweepSummary:
         return metrics
 
 
-def trials_table(client: MlflowClient, exp_id: str, parent_id: str, label_keys: tuple[str, ...]) -> pd.DataFrame:
+def trials_table(store: Store, exp_id: str, parent_id: str, label_keys: tuple[str, ...]) -> pd.DataFrame:
     """One row per child run: ids, status, search-axis params and latest metrics."""
     rows = []
-    for run in tracking.child_runs(client, exp_id, parent_id):
+    for run in tracking.child_runs(store, exp_id, parent_id):
         row = {
             "trial_id": run.data.tags.get(tracking.TAG_TRIAL),
             "run_id": run.info.run_id,
@@ -188,12 +188,12 @@ def summarise_usable(table: pd.DataFrame, usable: pd.DataFrame, axes: list[Axis]
                         (float(plane.raw.mean()), float(plane.normalised.mean())), plane_front=plane_front)
 
 
-def read_summary(client: MlflowClient, parent_id: str, preset: Preset) -> SweepSummary:
+def read_summary(store: Store, parent_id: str, preset: Preset) -> SweepSummary:
     """The sweep's summary, read from its child runs once (:func:`summary_of` its trials and baselines' trials)."""
-    parent = client.get_run(parent_id)
+    parent = store.run(parent_id)
     exp_id = parent.info.experiment_id
-    table = trials_table(client, exp_id, parent_id, preset.label_keys)
-    baselines = {grid.name: comparison_grid_table(client, exp_id, parent_id, grid) for grid in ComparisonGrid.all(preset)}
+    table = trials_table(store, exp_id, parent_id, preset.label_keys)
+    baselines = {grid.name: comparison_grid_table(store, exp_id, parent_id, grid) for grid in ComparisonGrid.all(preset)}
     return summary_of(table, baselines, preset, parent.data.metrics)
 
 
@@ -240,7 +240,7 @@ def with_imputation(summary: SweepSummary, imputation: Imputation | None) -> Swe
     return replace(summary, points=points, imputation=imputation)
 
 
-def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, figures: list[Path]) -> None:
+def log_summary(store: Store, parent_id: str, summary: SweepSummary, figures: list[Path]) -> None:
     """The summary on the parent run: ``front/`` trials, front, points, per-group and baseline CSVs beside ``figures``
     (already drawn), the ``front/*`` metrics (each recomputation a new step), and front members tagged."""
     table = summary.trials.assign(pareto_front=summary.front)
@@ -258,17 +258,17 @@ def log_summary(client: MlflowClient, parent_id: str, summary: SweepSummary, fig
             rows = pd.concat([g.points.assign(**{f"front_by/{axis}": g.value}) for g in summary.groups], ignore_index=True)
             rows.to_csv(folder / f"front_by_{axis}.csv", index=False)
         for path in [*sorted(folder.glob("*.csv")), *figures]:
-            client.log_artifact(parent_id, str(path), artifact_path="front")
-    step = len(client.get_metric_history(parent_id, "front/trials"))  # each recomputation is a new step
-    tracking.log_metrics(client, parent_id, summary.metrics(), step=step)
+            store.log_file(parent_id, path, "front")
+    step = len(store.history(parent_id, "front/trials"))  # each recomputation is a new step
+    store.log_metrics(parent_id, summary.metrics(), step=step)
     for run_id, on_front in zip(table["run_id"], table["pareto_front"], strict=True):
-        client.set_tag(run_id, tracking.TAG_FRONT, "true" if on_front else "false")
+        store.set_tag(run_id, tracking.TAG_FRONT, "true" if on_front else "false")
     if summary.hull is not None:
         for _, row in summary.compared.iterrows():
             for run_id in str(row.get("run_ids", "")).split():
-                client.set_tag(run_id, TAG_HULL, verdict(float(row[MARGIN])))
+                store.set_tag(run_id, TAG_HULL, verdict(float(row[MARGIN])))
     if summary.imputation is not None:
-        client.set_tag(parent_id, TAG_SOURCE, summary.imputation.source)
+        store.set_tag(parent_id, TAG_SOURCE, summary.imputation.source)
 
 
 def saturation_note(trials: pd.DataFrame) -> str:

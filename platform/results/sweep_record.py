@@ -11,11 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlflow.tracking import MlflowClient
-
 from attacks.audits.exposure import CSV_FILE as EXPOSED_CSV
 from platform.results import tracking
 from platform.results.game import GameCurves, read_game_curves
+from platform.results.store import Store
 
 REPORT_PATH = "report"  # the report's folder among the parent run's artifacts
 GAME_PATH = "game"  # a trial's game curves' folder among its artifacts
@@ -56,26 +55,26 @@ class SweepRecord:
     registered: tuple[dict[str, str], ...]
 
 
-def pngs(client: MlflowClient, run_id: str, folder: str, into: Path) -> tuple[Path, ...]:
+def pngs(store: Store, run_id: str, folder: str, into: Path) -> tuple[Path, ...]:
     """The PNGs directly under ``folder`` of the run, downloaded into ``into`` (none if the folder is absent)."""
-    names = [a.path for a in client.list_artifacts(run_id, folder) if a.path.endswith(".png")]
-    return tuple(Path(client.download_artifacts(run_id, name, str(into))) for name in sorted(names))
+    names = [path for path in store.files(run_id, folder) if path.endswith(".png")]
+    return tuple(store.download(run_id, name, into) for name in sorted(names))
 
 
-def latest_file(client: MlflowClient, run_id: str, folder: str, suffix: str, into: Path) -> Path | None:
+def latest_file(store: Store, run_id: str, folder: str, suffix: str, into: Path) -> Path | None:
     """The run's last checkpoint's ``epoch<NNN>_<suffix>`` under ``folder``, downloaded into ``into`` (None if absent)."""
-    found = [(int(m.group(1)), a.path) for a in client.list_artifacts(run_id, folder)
-             if (m := re.search(r"epoch(\d+)_" + re.escape(suffix) + "$", a.path))]
-    return Path(client.download_artifacts(run_id, max(found)[1], str(into))) if found else None
+    found = [(int(m.group(1)), path) for path in store.files(run_id, folder)
+             if (m := re.search(r"epoch(\d+)_" + re.escape(suffix) + "$", path))]
+    return store.download(run_id, max(found)[1], into) if found else None
 
 
-def registered_points(client: MlflowClient, names: Mapping[str, str]) -> tuple[dict[str, str], ...]:
+def registered_points(store: Store, names: Mapping[str, str]) -> tuple[dict[str, str], ...]:
     """The registry versions made from the trials ``names`` (run id -> trial name), each with its latest audit of the
     served point (``python -m platform.audit``), or "not audited"."""
     if not names:
         return ()
     quoted = ", ".join(f"'{run_id}'" for run_id in names)
-    versions = client.search_model_versions(f"run_id IN ({quoted})")
+    versions = store.model_versions(f"run_id IN ({quoted})")
     return tuple({"model": f"{v.name}/{v.version}", "trial": names.get(v.run_id or "", ""),
                   "audit": v.tags.get("audit", "not audited"),
                   "date": v.tags.get("audit/date", ""), "audited": v.tags.get("audit/attack_accuracy", ""),
@@ -83,7 +82,7 @@ def registered_points(client: MlflowClient, names: Mapping[str, str]) -> tuple[d
                  for v in sorted(versions, key=lambda v: (v.name, int(v.version))))
 
 
-def trial_record(client: MlflowClient, run_id: str, trial: str, runs: Mapping, into: Path) -> TrialRecord:
+def trial_record(store: Store, run_id: str, trial: str, runs: Mapping, into: Path) -> TrialRecord:
     """The trial ``trial`` (its name in the summary) of run ``run_id``; its pictures from the run that keeps them (a
     trial copied from an earlier sweep keeps its figures there), downloaded into a folder of its own under ``into``
     (trials' files share names, e.g. ``attacks/epoch001_exposed.csv``)."""
@@ -93,31 +92,31 @@ def trial_record(client: MlflowClient, run_id: str, trial: str, runs: Mapping, i
     into.mkdir(parents=True, exist_ok=True)
     return TrialRecord(run_id, run.data.tags.get("putlab.strongest_attacker", ""),
                        run.data.tags.get(tracking.TAG_REUSED_SWEEP, ""), run.info.start_time, run.info.end_time,
-                       dict(run.data.metrics), pngs(client, stored, "figures", into), pngs(client, stored, "attacks", into),
-                       latest_file(client, stored, "attacks", EXPOSED_CSV, into),
-                       read_game_curves(client, run_id, trial), pngs(client, stored, GAME_PATH, into))
+                       dict(run.data.metrics), pngs(store, stored, "figures", into), pngs(store, stored, "attacks", into),
+                       latest_file(store, stored, "attacks", EXPOSED_CSV, into),
+                       read_game_curves(store, run_id, trial), pngs(store, stored, GAME_PATH, into))
 
 
-def read_sweep_record(client: MlflowClient, parent_id: str, trials: Mapping[str, str], into: Path) -> SweepRecord:
+def read_sweep_record(store: Store, parent_id: str, trials: Mapping[str, str], into: Path) -> SweepRecord:
     """The sweep ``parent_id`` and its ``trials`` (run id -> the trial's name in the summary), their pictures downloaded
     into ``into``."""
-    parent = client.get_run(parent_id)
-    runs = {r.info.run_id: r for r in tracking.child_runs(client, parent.info.experiment_id, parent_id)}
+    parent = store.run(parent_id)
+    runs = {r.info.run_id: r for r in tracking.child_runs(store, parent.info.experiment_id, parent_id)}
     return SweepRecord(
         parent_id, parent.info.run_name or "", parent.info.status, parent.info.start_time, parent.info.end_time,
         dict(parent.data.params), dict(parent.data.metrics), tracking.active_minutes(parent),
         tracking.span_minutes(parent),
-        {run_id: trial_record(client, run_id, name, runs, into) for run_id, name in trials.items()},
-        pngs(client, parent_id, "front", into / "sweep"),
-        registered_points(client, {r.info.run_id: r.info.run_name for r in runs.values()}))
+        {run_id: trial_record(store, run_id, name, runs, into) for run_id, name in trials.items()},
+        pngs(store, parent_id, "front", into / "sweep"),
+        registered_points(store, {r.info.run_id: r.info.run_name for r in runs.values()}))
 
 
-def store_report(client: MlflowClient, run_id: str, html: str, path: Path) -> Path:
+def store_report(store: Store, run_id: str, html: str, path: Path) -> Path:
     """Write ``html`` to ``path`` and log it on run ``run_id`` as ``report/report.html``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(html, encoding="utf-8")
     with tempfile.TemporaryDirectory() as tmp:
         logged = Path(tmp) / "report.html"
         logged.write_text(html, encoding="utf-8")
-        client.log_artifact(run_id, str(logged), artifact_path=REPORT_PATH)
+        store.log_file(run_id, logged, REPORT_PATH)
     return path

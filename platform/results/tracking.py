@@ -1,29 +1,20 @@
 """MLflow tracking of a sweep: one parent run per sweep, one child run per Tune trial (docs/metrics.md).
 
-All logging happens on the driver through an explicit ``MlflowClient`` (no global MLflow state),
-so a sqlite store never sees concurrent writers and workers need no access to it.
+The tags and metric names that lay a sweep out in the store, and the look-ups built on them; the store itself (the
+only code that talks to MLflow) is ``platform.results.store``.
 """
 from __future__ import annotations
 
-import http.client
 import json
 import math
 import re
-import time
 import urllib.parse
-import urllib.request
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from mlflow.entities import Metric, Param, Run
-from mlflow.exceptions import MlflowException
-from mlflow.tracking import MlflowClient
-
-from core import tracking_uri as uri_rules
-from core.messages import first_line
 from platform.errors import UsageError
-from platform.results import empty_store
+from platform.results.store import NotFound, Run, Store
 
 TAG_SWEEP = "putlab.sweep"
 TAG_ROLE = "putlab.role"
@@ -51,46 +42,17 @@ PROBE_SECONDS = "sweep/probe_s"  # the machine's speed as its last command start
 METRIC_PREFIXES = ("utility/", "attack/", "train/", "leakage/", "fairness/", "time/", "baseline/", "pretrain/", "epoch")
 
 
-def check_tracking_uri(uri: str, create: bool = True) -> None:
-    """A tracking URI MLflow can use (``core.tracking_uri``); without ``create``, one whose sqlite store exists."""
-    try:
-        uri_rules.check_tracking_uri(uri, create)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def connect(tracking_uri: str, create: bool = True) -> MlflowClient:
-    """A client for ``tracking_uri``; an unreachable or unwritable store is a UsageError (checked quickly, no retries),
-    and so is a missing sqlite store unless ``create`` (commands that only read a sweep never create a store)."""
-    check_tracking_uri(tracking_uri, create)
-    db = uri_rules.sqlite_path(tracking_uri)
-    if create and db is not None:
-        empty_store.create_store(db)
-    if tracking_uri.startswith(("http://", "https://")):
-        try:
-            urllib.request.urlopen(tracking_uri.rstrip("/") + "/health", timeout=5).read()
-        except (OSError, ValueError, http.client.HTTPException) as exc:  # refused, timed out, bad URL, broken reply
-            raise UsageError(f"MLflow tracking store {tracking_uri} is unreachable: {exc}") from None
-    client = MlflowClient(tracking_uri)
-    try:
-        client.search_experiments(max_results=1)
-    except Exception as exc:  # noqa: BLE001 - each store backend (sqlite, PostgreSQL, HTTP, files) raises its own types
-        raise UsageError(f"MLflow tracking store {tracking_uri} is unusable: {first_line(exc)}") from None
-    return client
-
-
-def experiment_id(client: MlflowClient, name: str) -> str:
+def experiment_id(store: Store, name: str) -> str:
     """The id of experiment ``name``, created if missing (before any trial runs: trials log into it), marked as a
     model-training experiment so the MLflow UI opens on its runs table."""
-    found = client.get_experiment_by_name(name)
+    found = store.experiment_named(name)
     if found is not None:
         if found.lifecycle_stage == "deleted":
             raise UsageError(f"MLflow experiment {name!r} is deleted; restore it or pick another --experiment")
         if TAG_EXPERIMENT_KIND not in found.tags:  # a kind the user chose in the UI is kept
-            client.set_experiment_tag(found.experiment_id, TAG_EXPERIMENT_KIND, EXPERIMENT_KIND)
+            store.set_experiment_tag(found.experiment_id, TAG_EXPERIMENT_KIND, EXPERIMENT_KIND)
         return found.experiment_id
-    return client.create_experiment(name, artifact_location=artifact_root(client.tracking_uri),
-                                    tags={TAG_EXPERIMENT_KIND: EXPERIMENT_KIND})
+    return store.new_experiment(name, artifact_root(store.tracking_uri), {TAG_EXPERIMENT_KIND: EXPERIMENT_KIND})
 
 
 def ui_url(tracking_uri: str, exp_id: str, front_only: bool = True) -> str:
@@ -123,11 +85,9 @@ def flatten(prefix: str, value: Any) -> dict[str, str]:
     return {prefix: str(value)}
 
 
-def log_params(client: MlflowClient, run_id: str, params: Mapping[str, Any]) -> None:
-    """Log flattened params in batches (MLflow caps a batch at 100 params)."""
-    flat = [Param(k, v[:6000]) for k, v in flatten("", params).items()]
-    for i in range(0, len(flat), 100):
-        client.log_batch(run_id, params=flat[i:i + 100])
+def log_params(store: Store, run_id: str, params: Mapping[str, Any]) -> None:
+    """Log nested params flattened (``flatten``)."""
+    store.log_params(run_id, flatten("", params))
 
 
 def numeric_metrics(result: Mapping[str, Any], prefixes: Iterable[str] = METRIC_PREFIXES) -> dict[str, float]:
@@ -140,37 +100,31 @@ def numeric_metrics(result: Mapping[str, Any], prefixes: Iterable[str] = METRIC_
     }
 
 
-def log_metrics(client: MlflowClient, run_id: str, metrics: Mapping[str, float], step: int = 0) -> None:
-    """Log a dict of metrics at one step."""
-    now = int(time.time() * 1000)
-    client.log_batch(run_id, metrics=[Metric(k, v, now, step) for k, v in metrics.items()])
-
-
-def tag_node(client: MlflowClient, run_id: str, tag: str, node_id: str | None) -> None:
+def tag_node(store: Store, run_id: str, tag: str, node_id: str | None) -> None:
     """Add Ray node ``node_id`` to the run's comma-separated ``tag`` (kept in order of first appearance)."""
     if not node_id:
         return
-    nodes = [n for n in client.get_run(run_id).data.tags.get(tag, "").split(",") if n]
+    nodes = [n for n in store.run(run_id).data.tags.get(tag, "").split(",") if n]
     if node_id not in nodes:
-        client.set_tag(run_id, tag, ",".join([*nodes, node_id]))
+        store.set_tag(run_id, tag, ",".join([*nodes, node_id]))
 
 
-def find_parent(client: MlflowClient, exp_id: str, sweep: str) -> str | None:
+def find_parent(store: Store, exp_id: str, sweep: str) -> str | None:
     """The parent run of sweep ``sweep`` in the experiment, if one exists. The name is matched here, not in MLflow's
     filter, which cannot hold every string (a quote or a backslash breaks it)."""
-    parents = client.search_runs([exp_id], filter_string=f"tags.`{TAG_ROLE}` = 'sweep'", max_results=10000)
+    parents = store.runs([exp_id], f"tags.`{TAG_ROLE}` = 'sweep'")
     return next((run.info.run_id for run in parents if run.data.tags.get(TAG_SWEEP) == sweep), None)
 
 
-def start_parent(client: MlflowClient, exp_id: str, sweep: str, params: Mapping[str, Any]) -> tuple[str, bool]:
+def start_parent(store: Store, exp_id: str, sweep: str, params: Mapping[str, Any]) -> tuple[str, bool]:
     """Create the sweep's parent run, or reopen it when resuming; returns (run id, reopened)."""
-    existing = find_parent(client, exp_id, sweep)
+    existing = find_parent(store, exp_id, sweep)
     if existing is not None:
-        client.update_run(existing, status="RUNNING")
+        store.reopen(existing)
         return existing, True
-    run = client.create_run(exp_id, run_name=sweep, tags={TAG_SWEEP: sweep, TAG_ROLE: "sweep", TAG_NOTE: sweep_note(sweep)})
-    log_params(client, run.info.run_id, params)
-    return run.info.run_id, False
+    run_id = store.new_run(exp_id, sweep, {TAG_SWEEP: sweep, TAG_ROLE: "sweep", TAG_NOTE: sweep_note(sweep)})
+    log_params(store, run_id, params)
+    return run_id, False
 
 
 def active_minutes(run: Run) -> float:
@@ -192,11 +146,9 @@ def sweep_note(sweep: str) -> str:
             f"tags.`{TAG_FRONT}` = 'true'; the chart view plots the front's two metrics against each other.")
 
 
-def child_runs(client: MlflowClient, exp_id: str, parent_id: str) -> list:
+def child_runs(store: Store, exp_id: str, parent_id: str) -> list[Run]:
     """All child (trial) runs of a sweep's parent run."""
-    return client.search_runs(
-        [exp_id], filter_string=f"tags.`{TAG_PARENT}` = '{parent_id}' and tags.`{TAG_ROLE}` = 'trial'", max_results=10000
-    )
+    return store.runs([exp_id], f"tags.`{TAG_PARENT}` = '{parent_id}' and tags.`{TAG_ROLE}` = 'trial'")
 
 
 def artifact_run(run: Run) -> str:
@@ -204,34 +156,32 @@ def artifact_run(run: Run) -> str:
     return run.data.tags.get(TAG_REUSED_FROM, run.info.run_id)
 
 
-def baseline_runs(client: MlflowClient, exp_id: str, parent_id: str, baseline: str | None = None) -> list:
+def baseline_runs(store: Store, exp_id: str, parent_id: str, baseline: str | None = None) -> list[Run]:
     """The baseline trials' runs of a sweep (role ``baseline``; those of ``baseline`` only, when given): children of
     the parent run that its front and hypervolume leave out."""
     only = f" and tags.`{TAG_BASELINE}` = '{baseline}'" if baseline else ""
-    return client.search_runs(
-        [exp_id], filter_string=f"tags.`{TAG_PARENT}` = '{parent_id}' and tags.`{TAG_ROLE}` = 'baseline'{only}",
-        max_results=10000)
+    return store.runs([exp_id], f"tags.`{TAG_PARENT}` = '{parent_id}' and tags.`{TAG_ROLE}` = 'baseline'{only}")
 
 
-def find_sweep_parent(client: MlflowClient, target: str) -> tuple[str, str]:
+def find_sweep_parent(store: Store, target: str) -> tuple[str, str]:
     """(experiment id, parent run id) for a parent run id, a sweep name, or an experiment name (its newest sweep)."""
     if re.fullmatch(r"[0-9a-f]{32}", target):
         try:
-            run = client.get_run(target)
-        except MlflowException:
+            run = store.run(target)
+        except NotFound:
             raise UsageError(f"no MLflow run with id {target}") from None
         if run.data.tags.get(TAG_ROLE) != "sweep":
             raise UsageError(f"run {target} is not a sweep's parent run")
         return run.info.experiment_id, target
-    for exp in client.search_experiments():
-        parent = find_parent(client, exp.experiment_id, target)
+    for exp in store.experiments():
+        parent = find_parent(store, exp.experiment_id, target)
         if parent:
             return exp.experiment_id, parent
-    named = client.get_experiment_by_name(target)
+    named = store.experiment_named(target)
     if named is None:
         raise UsageError(f"{target!r} is neither a sweep run id, a sweep name nor an experiment name")
-    runs = client.search_runs([named.experiment_id], filter_string=f"tags.`{TAG_ROLE}` = 'sweep'",
-                              order_by=["attributes.start_time DESC"], max_results=1)
+    runs = store.runs([named.experiment_id], f"tags.`{TAG_ROLE}` = 'sweep'", order_by=["attributes.start_time DESC"],
+                      max_results=1)
     if not runs:
         raise UsageError(f"experiment {target!r} has no sweep")
     return named.experiment_id, runs[0].info.run_id

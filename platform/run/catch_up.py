@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from mlflow.entities import Run
-from mlflow.tracking import MlflowClient
 from pydantic import BaseModel, ConfigDict
 from ray import tune
 
@@ -15,6 +13,7 @@ from attacks.attackers.registry import primary_metric
 from core.files.structured import parse_json
 from core.metric_names import attack_metric
 from platform.results import tracking
+from platform.results.store import Run, Store
 from platform.run import storage as tune_storage
 from platform.run.farm import SWEEP_STOP_HINT, FarmPlan, FarmScheduler, update_strongest
 from trainables.shared.mechanism import EPOCH_FILE
@@ -110,17 +109,17 @@ def tune_checkpoint(location: str) -> tune.Checkpoint:
     return tune.Checkpoint(path, filesystem=fs)
 
 
-def attack_missing(client: MlflowClient, runs: Iterable[Run], plan: FarmPlan, attackers: tuple[str, ...] | None = None,
+def attack_missing(store: Store, runs: Iterable[Run], plan: FarmPlan, attackers: tuple[str, ...] | None = None,
                    hint: str = SWEEP_STOP_HINT) -> tuple[int, int]:
     """Submit every (checkpoint, attacker) pair of the trials' ``runs`` not yet in MLflow, wait (``hint``: what Ctrl+C
     does then), log; returns (checkpoints attacked, failed)."""
-    scheduler = FarmScheduler(client, plan)
+    scheduler = FarmScheduler(store, plan)
     names = attackers or plan.attackers
     for run in runs:
         checkpoints = checkpoints_of(run)
         if not checkpoints:
             continue
-        done = {a: {m.step for m in client.get_metric_history(run.info.run_id, primary_metric(a))} for a in names}
+        done = {a: {m.step for m in store.history(run.info.run_id, primary_metric(a))} for a in names}
         for step, location in checkpoints:
             missing = [a for a in names if step not in done[a]]
             if missing:
@@ -128,15 +127,15 @@ def attack_missing(client: MlflowClient, runs: Iterable[Run], plan: FarmPlan, at
                                  missing, figures=step == checkpoints[-1][0])
     submitted = len(scheduler.pending)
     scheduler.drain(hint)
-    refresh_strongest(client, runs, plan.privacy_attackers)
+    refresh_strongest(store, runs, plan.privacy_attackers)
     return submitted, scheduler.failures
 
 
-def refresh_strongest(client: MlflowClient, runs: Iterable[Run], privacy_attackers: tuple[str, ...]) -> None:
+def refresh_strongest(store: Store, runs: Iterable[Run], privacy_attackers: tuple[str, ...]) -> None:
     """``attack/max/accuracy`` again at every step where a privacy attacker logged, over today's privacy attackers:
     an attacker that logged before it counted (or whose run was stopped before the maximum) counts now."""
     for run in runs:
         steps = {m.step for a in privacy_attackers
-                 for m in client.get_metric_history(run.info.run_id, attack_metric(a))}
+                 for m in store.history(run.info.run_id, attack_metric(a))}
         for step in sorted(steps):
-            update_strongest(client, run.info.run_id, step, privacy_attackers)
+            update_strongest(store, run.info.run_id, step, privacy_attackers)

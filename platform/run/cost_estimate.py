@@ -17,8 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from mlflow.entities import Run
-from mlflow.tracking import MlflowClient
 
 from platform.plan.comparison_grid import comparison_grids
 from platform.plan.spec import SweepSpec
@@ -26,6 +24,7 @@ from platform.plan.sweep_plan import SweepPlan
 from platform.results import cost_ledger, tracking
 from platform.results.clock import clock
 from platform.results.cost_ledger import Measured
+from platform.results.store import Run, Store
 from platform.run.speed_probe import probe_seconds, speed_ratio
 from platform.run.tuner import kind_in_words
 
@@ -95,43 +94,43 @@ def pace_params(params: Mapping[str, Any]) -> dict[str, str]:
     return tracking.flatten("", kept)
 
 
-def remember(client: MlflowClient, exp_id: str, parent_id: str) -> None:
+def remember(store: Store, exp_id: str, parent_id: str) -> None:
     """Add a finished sweep (its parent run closed, its minutes of work logged) to this machine's cost ledger."""
-    parent = client.get_run(parent_id)
-    if finished := trials_run(client, exp_id, parent_id):
+    parent = store.run(parent_id)
+    if finished := trials_run(store, exp_id, parent_id):
         cost_ledger.record(pace_params(parent.data.params), measured(parent, finished, "this machine"))
 
 
-def estimate(client: MlflowClient, exp_id: str | None, plan: SweepPlan, spec: SweepSpec, machine: str) -> CostEstimate:
+def estimate(store: Store, exp_id: str | None, plan: SweepPlan, spec: SweepSpec, machine: str) -> CostEstimate:
     """The plan of a new sweep (``spec``: with each trial's threads) and its expected wall time on ``machine``
     (``exp_id``: the store's experiment of the sweep, None while it has none)."""
     params = plan.parent_params(spec, machine)
     grids = comparison_grids(spec, tracking.flatten("", params), plan.comparison_grids)
     baseline_trials = sum(len(grid.grid_points()) for grid in grids)
-    return planned_cost(client, exp_id, spec, plan.planned, baseline_trials, plan.attackers, pace_params(params))
+    return planned_cost(store, exp_id, spec, plan.planned, baseline_trials, plan.attackers, pace_params(params))
 
 
-def planned_cost(client: MlflowClient, exp_id: str | None, spec: SweepSpec, planned: int, baseline_trials: int,
+def planned_cost(store: Store, exp_id: str | None, spec: SweepSpec, planned: int, baseline_trials: int,
                  attackers: tuple[str, ...], like: Mapping[str, str]) -> CostEstimate:
     """The sweep's plan and its expected wall time, priced from the newest finished sweep ``like`` it in the store,
     else in this machine's ledger."""
     epochs, every = spec.config.get("epochs"), spec.config.get("checkpoint_every") or 0
     checkpoints = 1 if not epochs else len({e for e in range(1, epochs + 1) if e == epochs or (every and e % every == 0)})
-    source = (last_finished(client, exp_id, like) if exp_id else None) or cost_ledger.newest(like)
+    source = (last_finished(store, exp_id, like) if exp_id else None) or cost_ledger.newest(like)
     return CostEstimate(planned, baseline_trials, attackers, checkpoints, source, probe_seconds() if source else 0.0)
 
 
-def last_finished(client: MlflowClient, exp_id: str, like: Mapping[str, str]) -> Measured | None:
+def last_finished(store: Store, exp_id: str, like: Mapping[str, str]) -> Measured | None:
     """The newest FINISHED sweep of ``exp_id`` whose parent run logged the same ``like`` params, priced by its wall
     time over its finished trials (the config's params compared here: a filter of them all would be too long)."""
     wanted = " and ".join(f"params.`{k}` = '{v}'" for k, v in like.items() if not k.startswith("config.") and "'" not in v)
-    runs = client.search_runs([exp_id], filter_string=f"tags.`{tracking.TAG_ROLE}` = 'sweep' and "
+    runs = store.runs([exp_id], where=f"tags.`{tracking.TAG_ROLE}` = 'sweep' and "
                                                       f"attributes.status = 'FINISHED' and {wanted}",
                               order_by=["attributes.start_time DESC"], max_results=50)
     parent = next((r for r in runs if r.info.end_time and same_params(r.data.params, like)), None)
     if parent is None:
         return None
-    finished = trials_run(client, exp_id, parent.info.run_id)
+    finished = trials_run(store, exp_id, parent.info.run_id)
     if not finished:
         return None
     return measured(parent, finished, "this store")
@@ -155,10 +154,10 @@ def process_age_s() -> float:
     return max(0.0, uptime - ticks / os.sysconf("SC_CLK_TCK"))
 
 
-def trials_run(client: MlflowClient, exp_id: str, parent_id: str) -> int:
+def trials_run(store: Store, exp_id: str, parent_id: str) -> int:
     """A sweep's trials and comparison trials that it ran and finished (those copied from an earlier sweep took it no
     time: platform.run.grid_reuse)."""
-    trials = [*tracking.child_runs(client, exp_id, parent_id), *tracking.baseline_runs(client, exp_id, parent_id)]
+    trials = [*tracking.child_runs(store, exp_id, parent_id), *tracking.baseline_runs(store, exp_id, parent_id)]
     return sum(run.info.status == "FINISHED" and tracking.TAG_REUSED_FROM not in run.data.tags for run in trials)
 
 

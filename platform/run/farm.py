@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import ray
-from mlflow.tracking import MlflowClient
 from ray import tune
 
 from attacks.audits.exposure import CSV_FILE as EXPOSED_FILE
@@ -25,6 +24,7 @@ from core.messages import exception_line
 from core.metric_names import STRONGEST_ATTACK, STRONGEST_RECORDS, attack_metric
 from core.numbers import readable
 from platform.results import tracking
+from platform.results.store import Store
 from platform.run.interrupts import stop_requested
 from trainables.shared.mechanism import Mechanism
 
@@ -57,36 +57,36 @@ class FarmPlan:
         return cls(load, attackers, privacy_attackers, resources, tuple(requested))
 
 
-def metric_at(client: MlflowClient, run_id: str, key: str, step: int) -> float | None:
+def metric_at(store: Store, run_id: str, key: str, step: int) -> float | None:
     """The last value of ``key`` logged at ``step`` in the run, if any."""
-    values = [m.value for m in client.get_metric_history(run_id, key) if m.step == step]
+    values = [m.value for m in store.history(run_id, key) if m.step == step]
     return values[-1] if values else None
 
 
-def logged_at(client: MlflowClient, run_id: str, step: int) -> Lookup:
+def logged_at(store: Store, run_id: str, step: int) -> Lookup:
     """The run's metrics at ``step`` as a lookup, each read from the store once."""
-    return functools.cache(lambda key: metric_at(client, run_id, key, step))
+    return functools.cache(lambda key: metric_at(store, run_id, key, step))
 
 
-def privacy_scores(client: MlflowClient, run_id: str, step: int, privacy_attackers: Sequence[str]) -> dict[str, float]:
+def privacy_scores(store: Store, run_id: str, step: int, privacy_attackers: Sequence[str]) -> dict[str, float]:
     """The accuracy of every privacy attacker that logged one at ``step``."""
-    return accuracies(logged_at(client, run_id, step), privacy_attackers)
+    return accuracies(logged_at(store, run_id, step), privacy_attackers)
 
 
-def update_strongest(client: MlflowClient, run_id: str, step: int, privacy_attackers: Sequence[str]) -> dict[str, float]:
+def update_strongest(store: Store, run_id: str, step: int, privacy_attackers: Sequence[str]) -> dict[str, float]:
     """Log ``attack/max/accuracy`` at ``step`` with the winning attacker's 95 % interval
     (``attack/max/accuracy/ci_low|ci_high``, where it logged one), data budget (``attack/max/train_records``) and
     per-record view (``attack/max/top_decile_accuracy``, ``/confident_share``, where it gives confidences), each once per
     value, and tag the winner;
     returns every privacy attacker's accuracy at that step."""
-    lookup = logged_at(client, run_id, step)
+    lookup = logged_at(store, run_id, step)
     scores, best = accuracies(lookup, privacy_attackers), strongest(lookup, privacy_attackers)
     if best is None:
         return scores
     changed = {k: v for k, v in best.as_strongest().items() if lookup(k) != v}
     if changed:
-        tracking.log_metrics(client, run_id, changed, step=step)
-    client.set_tag(run_id, TAG_STRONGEST, best.name)
+        store.log_metrics(run_id, changed, step=step)
+    store.set_tag(run_id, TAG_STRONGEST, best.name)
     return scores
 
 
@@ -97,30 +97,30 @@ def strongest_line(trial: str, step: int, scores: dict[str, float]) -> str:
     return f"[{trial}] checkpoint {step}: strongest attacker {best} {readable(scores[best])} ({each})"
 
 
-def flag_capped(client: MlflowClient, run_id: str, step: int, attackers: Sequence[str]) -> list[str]:
+def flag_capped(store: Store, run_id: str, step: int, attackers: Sequence[str]) -> list[str]:
     """Tag the run with the learned attackers that hit their epoch cap at ``step`` and say so in one line each.
 
     A capped attacker was still improving when it stopped, so its accuracy is a lower bound on leakage.
     """
-    capped = [a for a in attackers if metric_at(client, run_id, attack_metric(a, "capped"), step) == 1.0]
+    capped = [a for a in attackers if metric_at(store, run_id, attack_metric(a, "capped"), step) == 1.0]
     if capped:
-        client.set_tag(run_id, TAG_CAPPED, ",".join(capped))
-        run_name = client.get_run(run_id).info.run_name
+        store.set_tag(run_id, TAG_CAPPED, ",".join(capped))
+        run_name = store.run(run_id).info.run_name
         for name in capped:
             print(f"[{run_name}] step {step}: attacker {name} hit its epoch cap (attack_epochs); "
                   f"{attack_metric(name)} is a lower bound", flush=True)
     return capped
 
 
-def report_skipped(client: MlflowClient, run_id: str, step: int, skipped: dict[str, str]) -> None:
+def report_skipped(store: Store, run_id: str, step: int, skipped: dict[str, str]) -> None:
     """Tag the run with the attackers (or attacker/network pairs) the farm skipped; say why once per run and set."""
     if not skipped:
         return
-    run = client.get_run(run_id)
+    run = store.run(run_id)
     names = ",".join(sorted(skipped))
     if run.data.tags.get(TAG_SKIPPED) == names:
         return
-    client.set_tag(run_id, TAG_SKIPPED, names)
+    store.set_tag(run_id, TAG_SKIPPED, names)
     for name, reason in sorted(skipped.items()):
         print(f"[{run.info.run_name}] step {step}: attacker {name} skipped: {reason}", flush=True)
 
@@ -135,8 +135,8 @@ def failure_line(exc: BaseException) -> str:
 class FarmScheduler:
     """Submits ``run_farm`` tasks and logs their reports; never lets a failed attack stop the sweep."""
 
-    def __init__(self, client: MlflowClient, plan: FarmPlan) -> None:
-        self.client = client
+    def __init__(self, store: Store, plan: FarmPlan) -> None:
+        self.store = store
         self.plan = plan
         self.pending: dict[ray.ObjectRef, tuple[str, int, tuple[str, ...]]] = {}
         self.failures = 0  # checkpoint attacks that raised (tagged on their runs)
@@ -164,7 +164,7 @@ class FarmScheduler:
             except Exception as exc:  # noqa: BLE001 - an attacker's failure is reported, the sweep goes on
                 message = failure_line(exc)
                 self.failures += 1
-                self.client.set_tag(run_id, tracking.TAG_FARM_ERROR, message)
+                self.store.set_tag(run_id, tracking.TAG_FARM_ERROR, message)
                 print(f"attack farm failed on run {run_id} step {step} ({', '.join(names)}): {message}", flush=True)
         return len(ready)
 
@@ -191,20 +191,20 @@ class FarmScheduler:
         self.pending.clear()
 
     def _log(self, run_id: str, step: int, report: FarmReport) -> None:
-        tracking.log_metrics(self.client, run_id, report.metrics, step=step)
-        tracking.tag_node(self.client, run_id, tracking.TAG_FARM_NODES, report.node_id)
-        tracking.log_metrics(self.client, run_id, {f"time/farm/{k}_s": v for k, v in report.seconds.items()}, step=step)
+        self.store.log_metrics(run_id, report.metrics, step=step)
+        tracking.tag_node(self.store, run_id, tracking.TAG_FARM_NODES, report.node_id)
+        self.store.log_metrics(run_id, {f"time/farm/{k}_s": v for k, v in report.seconds.items()}, step=step)
         with tempfile.TemporaryDirectory() as tmp:
             for name, png in report.figures.items():
                 path = Path(tmp) / f"epoch{step:03d}_{name}"
                 path.write_bytes(png)
-                self.client.log_artifact(run_id, str(path), artifact_path="attacks")
+                self.store.log_file(run_id, path, "attacks")
             if report.exposed:
                 path = Path(tmp) / f"epoch{step:03d}_{EXPOSED_FILE}"
                 path.write_text(exposed_csv(report.exposed), encoding="utf-8")
-                self.client.log_artifact(run_id, str(path), artifact_path="attacks")
-        scores = update_strongest(self.client, run_id, step, self.plan.privacy_attackers)
+                self.store.log_file(run_id, path, "attacks")
+        scores = update_strongest(self.store, run_id, step, self.plan.privacy_attackers)
         if scores:
-            print(strongest_line(self.client.get_run(run_id).info.run_name, step, scores), flush=True)
-        flag_capped(self.client, run_id, step, self.plan.privacy_attackers)
-        report_skipped(self.client, run_id, step, report.skipped)
+            print(strongest_line(self.store.run(run_id).info.run_name, step, scores), flush=True)
+        flag_capped(self.store, run_id, step, self.plan.privacy_attackers)
+        report_skipped(self.store, run_id, step, report.skipped)

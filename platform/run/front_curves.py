@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mlflow.entities import Run
-from mlflow.tracking import MlflowClient
-
+from platform.results.store import Run, Store
 from platform.results.summary import read_summary
 from platform.run.catch_up import checkpoints_of, trial_config
 from platform.run.farm import FarmPlan
@@ -21,14 +19,14 @@ from search_spaces import Preset
 AVAILABLE = "attacker_records_max"  # the data counts' records outside the test split an attacker could release
 
 
-def start_front_curves(client: MlflowClient, parent_id: str, preset: Preset, farm: FarmPlan, runs: Sequence[Run],
+def start_front_curves(store: Store, parent_id: str, preset: Preset, farm: FarmPlan, runs: Sequence[Run],
                        counts: dict[str, int]) -> Pending:
     """Submit the curves of the front points' strongest attackers (none already drawn) and return them under way;
     ``runs``: the sweep's trial runs (as the catch-up read them); ``counts``: a grid point's data counts, which say how
     many records a 200 % point may use."""
-    summary = read_summary(client, parent_id, preset)
+    summary = read_summary(store, parent_id, preset)
     front = set(summary.trials.loc[summary.front, "run_id"]) if summary.front.any() else set()
-    pending = start_curves(client, [run for run in runs if run.info.run_id in front], farm, counts.get(AVAILABLE),
+    pending = start_curves(store, [run for run in runs if run.info.run_id in front], farm, counts.get(AVAILABLE),
                            beside=True)
     if pending:
         jobs = [job for lane in pending.values() for job in lane]

@@ -19,14 +19,13 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import torch
-from mlflow.entities import Metric, Param, Run
-from mlflow.tracking import MlflowClient
 
 from core.image_quality import with_psnr_of_mse
 from platform.plan.content_key import GridKey, hashed
 from platform.plan.spec import SweepSpec
 from platform.plan.sweep_plan import SweepPlan
 from platform.results import tracking
+from platform.results.store import Run, Store
 from platform.run import storage as tune_storage
 from platform.run.comparison_grid import grid_started
 from platform.run.trial_logger import trial_label
@@ -36,7 +35,6 @@ Lookup = Literal["looked up", "--no-reuse", "its Tune run continues"]
 Role = Literal["trial", "baseline"]  # a sweep's own grid, or one of its comparison grids
 # the source's identity, which its copy replaces with its own (the Tune trial id names the source's trial)
 IDENTITY_TAGS = frozenset({"mlflow.parentRunId", "mlflow.runName", tracking.TAG_PARENT, tracking.TAG_TRIAL})
-METRIC_BATCH = 1000  # MLflow's most metrics in one log_batch
 
 
 @dataclass(frozen=True)
@@ -88,7 +86,7 @@ def own_key(plan: SweepPlan, resources: dict[str, float]) -> GridKey | None:
     return grid_key(plan.spec, plan.attackers, preset.farm.privacy, resources)
 
 
-def reuse_own(client: MlflowClient, exp_id: str, parent_id: str, spec: SweepSpec, plan: SweepPlan,
+def reuse_own(store: Store, exp_id: str, parent_id: str, spec: SweepSpec, plan: SweepPlan,
               resources: dict[str, float]) -> GridReuse | None:
     """The sweep's own grid (``spec``, with its trials' threads) after :func:`reuse_grid`, looked up unless
     ``--no-reuse`` or a resume (whose Tune run keeps its points); one line. None where its trials have no key
@@ -98,19 +96,19 @@ def reuse_own(client: MlflowClient, exp_id: str, parent_id: str, spec: SweepSpec
         return None
     lookup: Lookup = "its Tune run continues" if plan.resumed else "looked up" if plan.reuse else "--no-reuse"
     needed = tuple(axis.metric for axis in spec.preset.front.axes)
-    found = reuse_grid(client, exp_id, parent_id, spec, key, needed, lookup, role="trial")
+    found = reuse_grid(store, exp_id, parent_id, spec, key, needed, lookup, role="trial")
     print(found.line(), flush=True)
     return found
 
 
-def reuse_grids(client: MlflowClient, exp_id: str, parent_id: str, grids: Sequence[SweepSpec], plan: SweepPlan,
+def reuse_grids(store: Store, exp_id: str, parent_id: str, grids: Sequence[SweepSpec], plan: SweepPlan,
                 resources: dict[str, float]) -> tuple[GridReuse, ...]:
     """Each comparison grid of the sweep (``parent_id``) after :func:`reuse_grid`, looked up unless ``--no-reuse`` or
     its Tune run had started (a resumed sweep); one line each on the terminal."""
     preset = plan.spec.preset
     keys = [grid_key(grid, plan.attackers, preset.farm.privacy, resources) for grid in grids]
     needed = tuple(axis.metric for axis in preset.front.axes)
-    found = tuple(reuse_grid(client, exp_id, parent_id, grid, key, needed, lookup(plan, grid))
+    found = tuple(reuse_grid(store, exp_id, parent_id, grid, key, needed, lookup(plan, grid))
                   for grid, key in zip(grids, keys, strict=True))
     for grid in found:
         print(grid.line(), flush=True)
@@ -129,44 +127,44 @@ def trial_configs(grid: SweepSpec) -> list[dict[str, Any]]:
     return [{**grid.config, **{k: point[k] for k in grid.grid}} for point in grid.grid_points()]
 
 
-def reuse_grid(client: MlflowClient, exp_id: str, parent_id: str, grid: SweepSpec, key: GridKey,
+def reuse_grid(store: Store, exp_id: str, parent_id: str, grid: SweepSpec, key: GridKey,
                needed: tuple[str, ...], lookup: Lookup = "looked up", role: Role = "baseline") -> GridReuse:
     """Copy into the sweep (``parent_id``) the stored results of ``grid``'s points that report every ``needed``
     metric (where ``lookup`` says they are looked up), among the runs of ``role``, and leave the rest to run; copies
     it made before (an interrupted attempt) count as reused."""
     configs = trial_configs(grid)
     keys = [key.of(config) for config in configs]
-    held = copies_held(client, exp_id, parent_id, grid.preset.name, role)
+    held = copies_held(store, exp_id, parent_id, grid.preset.name, role)
     names = {k: trial_label(config, grid.preset.label_keys) for config, k in zip(configs, keys, strict=True)}
-    searched = searched_experiments(client, exp_id) if lookup == "looked up" else ()
+    searched = searched_experiments(store, exp_id) if lookup == "looked up" else ()
     found = {k: run for k in keys if k not in held and searched
-             and (run := stored_result(client, searched, parent_id, k, needed, role)) is not None}
-    done = held | {k: copy_run(client, exp_id, parent_id, run, names[k]) for k, run in found.items()}
+             and (run := stored_result(store, searched, parent_id, k, needed, role)) is not None}
+    done = held | {k: copy_run(store, exp_id, parent_id, run, names[k]) for k, run in found.items()}
     left = [config for config, k in zip(configs, keys, strict=True) if k not in done]
     return GridReuse(grid, key, left_to_run(grid, left, len(configs)), len(keys) - len(left),
                      tuple(sorted({done[k] for k in keys if k in done})), lookup, role)
 
 
-def copies_held(client: MlflowClient, exp_id: str, parent_id: str, baseline: str, role: Role = "baseline") -> dict[str, str]:
+def copies_held(store: Store, exp_id: str, parent_id: str, baseline: str, role: Role = "baseline") -> dict[str, str]:
     """The sweep's finished copies of ``baseline``'s trials (of its own trials, for ``role`` trial): content key -> the
     sweep it came from. A copy left unfinished by an interruption is deleted (it is made again)."""
-    runs = tracking.child_runs(client, exp_id, parent_id) if role == "trial" else \
-        tracking.baseline_runs(client, exp_id, parent_id, baseline)
+    runs = tracking.child_runs(store, exp_id, parent_id) if role == "trial" else \
+        tracking.baseline_runs(store, exp_id, parent_id, baseline)
     copies = [r for r in runs if tracking.TAG_REUSED_FROM in r.data.tags]
     for run in copies:
         if run.info.status != "FINISHED":
-            client.delete_run(run.info.run_id)
+            store.delete_run(run.info.run_id)
     return {r.data.tags[tracking.TAG_CONTENT_KEY]: r.data.tags[tracking.TAG_REUSED_SWEEP]
             for r in copies if r.info.status == "FINISHED"}
 
 
-def searched_experiments(client: MlflowClient, exp_id: str) -> tuple[list[str], ...]:
+def searched_experiments(store: Store, exp_id: str) -> tuple[list[str], ...]:
     """Where a stored result is looked for, in order: the sweep's experiment, then every other one of the store."""
-    others = [e.experiment_id for e in client.search_experiments() if e.experiment_id != exp_id]
+    others = [e.experiment_id for e in store.experiments() if e.experiment_id != exp_id]
     return ([exp_id], others) if others else ([exp_id],)
 
 
-def stored_result(client: MlflowClient, searched: tuple[list[str], ...], parent_id: str, key: str,
+def stored_result(store: Store, searched: tuple[list[str], ...], parent_id: str, key: str,
                   needed: tuple[str, ...], role: Role = "baseline") -> Run | None:
     """The newest FINISHED run of ``role`` of another sweep, in the first of the ``searched`` experiment groups that
     holds one (:func:`searched_experiments`), with content ``key``, every ``needed`` metric and no failed checkpoint
@@ -174,7 +172,7 @@ def stored_result(client: MlflowClient, searched: tuple[list[str], ...], parent_
     None when the store holds none."""
     wanted = (f"tags.`{tracking.TAG_CONTENT_KEY}` = '{key}' and tags.`{tracking.TAG_ROLE}` = '{role}' "
               "and attributes.status = 'FINISHED'")
-    runs = [run for ids in searched for run in client.search_runs(ids, filter_string=wanted,
+    runs = [run for ids in searched for run in store.runs(ids, where=wanted,
                                                                  order_by=["attributes.start_time DESC"], max_results=100)]
     return next((run for run in runs if run.data.tags.get(tracking.TAG_PARENT) != parent_id
                  and all(m in with_psnr_of_mse(run.data.metrics) for m in needed)
@@ -188,26 +186,21 @@ def checkpoint_stored(run: Run) -> bool:
     return location is not None and tune_storage.exists(location, directory=True)
 
 
-def copy_run(client: MlflowClient, exp_id: str, parent_id: str, source: Run, name: str) -> str:
+def copy_run(store: Store, exp_id: str, parent_id: str, source: Run, name: str) -> str:
     """A FINISHED copy of ``source`` as a child run of ``parent_id`` named as this sweep names the trial (``name``: with
     its seed where the sweep has several), its params, metric histories and tags, tagged with the run and sweep that
     computed it; returns that sweep's name."""
     tags = source.data.tags
     origin = tags.get(tracking.TAG_REUSED_FROM, source.info.run_id)  # a copy of a copy names the run that computed it
-    sweep = tags.get(tracking.TAG_REUSED_SWEEP) or client.get_run(tags[tracking.TAG_PARENT]).info.run_name or ""
+    sweep = tags.get(tracking.TAG_REUSED_SWEEP) or store.run(tags[tracking.TAG_PARENT]).info.run_name or ""
     copied = {k: v for k, v in tags.items() if k not in IDENTITY_TAGS} | {
         "mlflow.parentRunId": parent_id, tracking.TAG_PARENT: parent_id, tracking.TAG_REUSED_FROM: origin,
         tracking.TAG_REUSED_SWEEP: sweep,
         tracking.TAG_REUSED_ARTIFACTS: tags.get(tracking.TAG_REUSED_ARTIFACTS, source.info.artifact_uri)}
-    run_id = client.create_run(exp_id, run_name=name, tags=copied).info.run_id
-    params = [Param(k, v) for k, v in source.data.params.items()]
-    for i in range(0, len(params), 100):
-        client.log_batch(run_id, params=params[i:i + 100])
-    history = [Metric(m.key, m.value, m.timestamp, m.step)
-               for key in source.data.metrics for m in client.get_metric_history(source.info.run_id, key)]
-    for i in range(0, len(history), METRIC_BATCH):
-        client.log_batch(run_id, metrics=history[i:i + METRIC_BATCH])
-    client.set_terminated(run_id, "FINISHED")
+    run_id = store.new_run(exp_id, name, copied)
+    store.log_params(run_id, source.data.params)
+    store.log_history(run_id, [m for key in source.data.metrics for m in store.history(source.info.run_id, key)])
+    store.end(run_id, "FINISHED")
     return sweep
 
 

@@ -23,11 +23,10 @@ from contextlib import contextmanager
 from types import FrameType, TracebackType
 from typing import Any, Literal
 
-from mlflow.tracking import MlflowClient
-
 from core.commands import executable
 from platform.results import tracking
 from platform.results.drivers import end_sweep
+from platform.results.store import Store
 
 EXIT_INTERRUPTED = 130
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -46,7 +45,7 @@ class SweepEnding:
     an interruption marks it KILLED and a crash marks it FAILED."""
 
     def __init__(self) -> None:
-        self.client: MlflowClient | None = None
+        self.store: Store | None = None
         self.exp_id = self.parent_id = ""
         self.resume: list[str] = []
         self.signal: int | None = None
@@ -54,12 +53,12 @@ class SweepEnding:
         self._fitting = False
         self._previous: dict[int, _Handler] = {}
 
-    def attach(self, client: MlflowClient, exp_id: str, parent_id: str, resume: list[str],
+    def attach(self, store: Store, exp_id: str, parent_id: str, resume: list[str],
                active_before: float = 0.0) -> None:
         """The sweep's parent run now exists: endings are recorded on it; ``resume`` is the command that continues it,
         ``active_before`` the minutes earlier commands worked on it (its clock starts now). Unrecorded earlier minutes
         (NaN: a command killed before it could end the run) count as none, said once, so later endings stay numbers."""
-        self.client, self.exp_id, self.parent_id, self.resume = client, exp_id, parent_id, resume
+        self.store, self.exp_id, self.parent_id, self.resume = store, exp_id, parent_id, resume
         if not math.isfinite(active_before):
             print("note: this sweep's earlier minutes of work were never recorded (a command was killed before it "
                   f"ended the run); {tracking.ACTIVE_MINUTES} counts from now", file=sys.stderr, flush=True)
@@ -70,10 +69,10 @@ class SweepEnding:
     def close(self, status: str) -> None:
         """End the sweep with ``status`` (``end_sweep``), its minutes of work so far logged first: the earlier
         commands' and this one's, the pauses between them left out."""
-        assert self.client is not None, "close() needs attach()"
+        assert self.store is not None, "close() needs attach()"
         minutes = self._active_before + (time.monotonic() - self._attached_at) / 60
-        self.client.log_metric(self.parent_id, tracking.ACTIVE_MINUTES, minutes)
-        end_sweep(self.client, self.exp_id, self.parent_id, status)
+        self.store.log_metric(self.parent_id, tracking.ACTIVE_MINUTES, minutes)
+        end_sweep(self.store, self.exp_id, self.parent_id, status)
 
     def __enter__(self) -> SweepEnding:
         os.environ["TUNE_DISABLE_SIGINT_HANDLER"] = "1"  # ours forwards to Tune's SIGUSR1 stop instead
@@ -92,7 +91,7 @@ class SweepEnding:
         if issubclass(kind, KeyboardInterrupt):
             self.signal = self.signal or signal.SIGINT
             raise SystemExit(self.interrupted()) from None
-        if self.client is not None and not issubclass(kind, SystemExit):
+        if self.store is not None and not issubclass(kind, SystemExit):
             self.close("FAILED")
             print(f"sweep failed; its MLflow run is marked FAILED. To retry: {shlex.join(self.resume)}", file=sys.stderr)
         return False
@@ -130,7 +129,7 @@ class SweepEnding:
     def interrupted(self, reason: str | None = None) -> int:
         """Record an unfinished sweep (parent and unfinished children KILLED), print the resume command; exit code."""
         reason = reason or f"interrupted ({signal.Signals(self.signal or signal.SIGINT).name})"
-        if self.client is None:
+        if self.store is None:
             print(f"{reason} before the sweep started; nothing was recorded", file=sys.stderr, flush=True)
             return EXIT_INTERRUPTED
         self.close("KILLED")

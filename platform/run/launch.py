@@ -9,13 +9,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import ray
-from mlflow.tracking import MlflowClient
 
 from core.commands import executable
 from platform.plan.comparison_grid import comparison_grids
 from platform.plan.spec import SweepSpec
 from platform.plan.sweep_plan import SweepPlan
 from platform.results import drivers, tracking
+from platform.results.store import Store
 from platform.run import preflight
 from platform.run.catch_up import attack_missing
 from platform.run.comparison_grid import comparison_grid_farm, run_baseline
@@ -41,7 +41,7 @@ class Sweep:
 
     plan: SweepPlan
     spec: SweepSpec
-    client: MlflowClient
+    store: Store
     exp_id: str
     parent_id: str
     resources: dict[str, float]
@@ -83,13 +83,13 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
     the raw-data reference points."""
     init_ray(plan.address, plan.verbose)
     spec, resources = with_resources(plan)
-    client = MlflowClient(plan.tracking_uri)
-    exp_id = tracking.experiment_id(client, plan.experiment)
-    drivers.end_orphans(client, exp_id)  # sweeps of this host left RUNNING by a driver killed outright
-    parent_id, reopened = tracking.start_parent(client, exp_id, plan.name, plan.parent_params(spec, cluster_kind()))
-    client.set_tag(parent_id, drivers.TAG_DRIVER, drivers.this_driver())
-    parent_run = client.get_run(parent_id)
-    ending.attach(client, exp_id, parent_id, resume_command(plan.again, plan.name, dict(plan.options)),
+    store = Store(plan.tracking_uri)
+    exp_id = tracking.experiment_id(store, plan.experiment)
+    drivers.end_orphans(store, exp_id)  # sweeps of this host left RUNNING by a driver killed outright
+    parent_id, reopened = tracking.start_parent(store, exp_id, plan.name, plan.parent_params(spec, cluster_kind()))
+    store.set_tag(parent_id, drivers.TAG_DRIVER, drivers.this_driver())
+    parent_run = store.run(parent_id)
+    ending.attach(store, exp_id, parent_id, resume_command(plan.again, plan.name, dict(plan.options)),
                   tracking.active_minutes(parent_run) if reopened else 0.0)
     parent = parent_run.data
     params = parent.params
@@ -101,18 +101,18 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
         axes = "; ".join(f"{k} ∈ {{{', '.join(f'{v:g}' for v in grid.grid[k])}}}" for k in grid.preset.label_keys)
         print(f"{grid.preset.name} comparison grid: {count} trial{'s' if count > 1 else ''} after the sweep's own ({axes}), same "
               "data and farm; off: --no-comparison-grids", flush=True)
-    reused = reuse_grids(client, exp_id, parent_id, grids, plan, resources)
+    reused = reuse_grids(store, exp_id, parent_id, grids, plan, resources)
     grid_trials = tuple(grid.trials for grid in reused)  # the trials the store did not hold
-    own = reuse_own(client, exp_id, parent_id, spec, plan, resources)
+    own = reuse_own(store, exp_id, parent_id, spec, plan, resources)
     to_run = own_left(planned, own)
     if own is not None and to_run == 0:  # no Tune run of its own to resume: the same command copies them again
         ending.resume = [executable("python"), "-m", "platform.sweep", *sys.argv[1:]]
     like = pace_params(params)
-    tracking.log_metrics(client, parent_id, {tracking.STARTUP_SECONDS: process_age_s(),
+    store.log_metrics(parent_id, {tracking.STARTUP_SECONDS: process_age_s(),
                                              tracking.PROBE_SECONDS: probe_seconds()})
-    print(planned_cost(client, exp_id, spec, to_run, sum(grid_trials), plan.attackers, like).line(), flush=True)
+    print(planned_cost(store, exp_id, spec, to_run, sum(grid_trials), plan.attackers, like).line(), flush=True)
     if not reopened:
-        tracking.log_metrics(client, parent_id, {f"data/{k}": float(v) for k, v in counts.items()})
+        store.log_metrics(parent_id, {f"data/{k}": float(v) for k, v in counts.items()})
     farm = None
     if plan.attackers and spec.preset.checkpoint_inputs is not None:
         farm = FarmPlan.of(spec.preset.mechanism, spec.preset.checkpoint_inputs, plan.attackers,
@@ -120,7 +120,7 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
         if in_trial := sorted(set(plan.attackers) - set(farm.attackers)):
             print(f"{', '.join(in_trial)}: every {spec.preset.mechanism_name} trial fits it at each checkpoint itself; "
                   "the farm does not fit it again", flush=True)
-    return Sweep(plan, spec, client, exp_id, parent_id, resources, farm, reused,
+    return Sweep(plan, spec, store, exp_id, parent_id, resources, farm, reused,
                  start_raw_references(parent.metrics, spec.preset, first_point, resources), planned, counts, own)
 
 
@@ -159,7 +159,7 @@ def log_raw_references(sweep: Sweep) -> None:
     except KeyboardInterrupt:
         ray.cancel(sweep.raw_references, force=True)
         raise
-    tracking.log_metrics(sweep.client, sweep.parent_id, ray.get(sweep.raw_references))
+    sweep.store.log_metrics(sweep.parent_id, ray.get(sweep.raw_references))
 
 
 def keep_raw_references(sweep: Sweep) -> None:
@@ -168,7 +168,7 @@ def keep_raw_references(sweep: Sweep) -> None:
     if sweep.raw_references is None:
         return
     if ray.wait([sweep.raw_references], timeout=0)[0]:
-        tracking.log_metrics(sweep.client, sweep.parent_id, ray.get(sweep.raw_references))
+        sweep.store.log_metrics(sweep.parent_id, ray.get(sweep.raw_references))
     else:
         ray.cancel(sweep.raw_references, force=True)
 
@@ -227,11 +227,11 @@ def catch_up(sweep: Sweep, ending: SweepEnding) -> CaughtUp | None:
     points' learning curves (``platform.run.front_curves``), then run the comparison grids one after the other, catching
     up on each one's checkpoints likewise, and collect the curves and the raw-data reference points; None when
     interrupted."""
-    client, exp_id, parent_id = sweep.client, sweep.exp_id, sweep.parent_id
-    runs = tracking.child_runs(client, exp_id, parent_id) if sweep.farm else []
-    caught_up, failed = attack_missing(client, runs, sweep.farm) if sweep.farm else (0, 0)
+    store, exp_id, parent_id = sweep.store, sweep.exp_id, sweep.parent_id
+    runs = tracking.child_runs(store, exp_id, parent_id) if sweep.farm else []
+    caught_up, failed = attack_missing(store, runs, sweep.farm) if sweep.farm else (0, 0)
     plan = sweep.plan
-    curves = start_front_curves(client, parent_id, sweep.spec.preset, sweep.farm, runs, sweep.counts) \
+    curves = start_front_curves(store, parent_id, sweep.spec.preset, sweep.farm, runs, sweep.counts) \
         if plan.learning_curves and sweep.farm else {}
     results: dict[int, Any] = {}
     for index in run_order(sweep.comparison_grids, beside_curves=bool(curves)):
@@ -248,13 +248,13 @@ def catch_up(sweep: Sweep, ending: SweepEnding) -> CaughtUp | None:
             return None
         farm = comparison_grid_farm(grid, sweep.farm)
         if farm is not None:
-            runs = tracking.baseline_runs(client, exp_id, parent_id, grid.preset.name)
-            done, more_failed = attack_missing(client, runs, farm)
+            runs = tracking.baseline_runs(store, exp_id, parent_id, grid.preset.name)
+            done, more_failed = attack_missing(store, runs, farm)
             caught_up, failed = caught_up + done, failed + more_failed
     if caught_up:
         print(f"attack farm: caught up on {caught_up} checkpoint(s)", flush=True)
     try:
-        drawn, curve_failed = collect_curves(client, curves)
+        drawn, curve_failed = collect_curves(store, curves)
     except KeyboardInterrupt:
         cancel_curves(curves)
         raise

@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import ray
-from mlflow.entities import Run
-from mlflow.tracking import MlflowClient
 
 from attacks.audits.learning_curve import CurvePoint, LearningCurve, run_lane
 from attacks.plots.learning_curve_plot import FILE_PREFIX, curve_png
@@ -28,7 +26,7 @@ from core.attack_scores import winner
 from core.classifier import Candidate
 from core.metric_names import attack_metric
 from core.numbers import readable
-from platform.results import tracking
+from platform.results.store import Run, Store
 from platform.results.summary import SATURATION
 from platform.run.catch_up import checkpoints_of, trial_config, tune_checkpoint
 from platform.run.farm import FarmPlan, failure_line, metric_at, privacy_scores
@@ -49,13 +47,13 @@ class CurveJob:
     chosen: Candidate | None = None
 
 
-def doubled_budget(client: MlflowClient, run_id: str, step: int, attacker: str, available: int | None) -> int | None:
+def doubled_budget(store: Store, run_id: str, step: int, attacker: str, available: int | None) -> int | None:
     """The attacker's records at ``step`` where ``available`` (records outside the test split) holds twice as many."""
-    records = metric_at(client, run_id, attack_metric(attacker, "train_records"), step)
+    records = metric_at(store, run_id, attack_metric(attacker, "train_records"), step)
     return int(records) if records and available and 2 * records <= available else None
 
 
-def curve_jobs(client: MlflowClient, runs: Iterable[Run], privacy_attackers: tuple[str, ...],
+def curve_jobs(store: Store, runs: Iterable[Run], privacy_attackers: tuple[str, ...],
                available: int | None = None) -> list[CurveJob]:
     """A job per run with a checkpoint and a privacy attacker's accuracy at its last one, unless already drawn there
     (``available``: the records outside the test split, for the 200 % point)."""
@@ -66,45 +64,45 @@ def curve_jobs(client: MlflowClient, runs: Iterable[Run], privacy_attackers: tup
             print(f"[{run.info.run_name}] no stored checkpoint: no learning curve", flush=True)
             continue
         step, location = checkpoints[-1]
-        scores = privacy_scores(client, run.info.run_id, step, privacy_attackers)
+        scores = privacy_scores(store, run.info.run_id, step, privacy_attackers)
         if not scores:
             print(f"[{run.info.run_name}] checkpoint {step}: no privacy attacker's accuracy, no learning curve", flush=True)
             continue
-        for attacker in curve_attackers(client, run.info.run_id, step, scores):
-            if metric_at(client, run.info.run_id, attack_metric(attacker, "still_learning"), step) is None:
-                budget = doubled_budget(client, run.info.run_id, step, attacker, available)
-                full = logged_point(client, run.info.run_id, step, attacker)
-                chosen = logged_choice(client, run.info.run_id, step, attacker)
+        for attacker in curve_attackers(store, run.info.run_id, step, scores):
+            if metric_at(store, run.info.run_id, attack_metric(attacker, "still_learning"), step) is None:
+                budget = doubled_budget(store, run.info.run_id, step, attacker, available)
+                full = logged_point(store, run.info.run_id, step, attacker)
+                chosen = logged_choice(store, run.info.run_id, step, attacker)
                 jobs.append(CurveJob(run.info.run_id, run.info.run_name, step, location, attacker, budget, full, chosen))
     return jobs
 
 
-def curve_attackers(client: MlflowClient, run_id: str, step: int, scores: dict[str, float]) -> list[str]:
+def curve_attackers(store: Store, run_id: str, step: int, scores: dict[str, float]) -> list[str]:
     """The strongest privacy attacker and, where it fits no tuned family (a rule such as the thickness labeler, whose
     reading cannot rise with records), the strongest that does: more records may lift a learner above the rule, so the
     point's saturation is the larger of the two curves' (:func:`saturation_of_point`)."""
     best = winner(scores)
-    learners = {name: v for name, v in scores.items() if logged_choice(client, run_id, step, name) is not None}
+    learners = {name: v for name, v in scores.items() if logged_choice(store, run_id, step, name) is not None}
     return [best] if not learners or best in learners else [best, winner(learners)]
 
 
-def logged_values(client: MlflowClient, run_id: str, step: int, attacker: str, keys: tuple[str, ...]) -> list[float] | None:
+def logged_values(store: Store, run_id: str, step: int, attacker: str, keys: tuple[str, ...]) -> list[float] | None:
     """The attacker's ``attack/<attacker>/<key>`` of each key at ``step``, in order; None where any was not logged."""
-    values = [metric_at(client, run_id, attack_metric(attacker, key), step) for key in keys]
+    values = [metric_at(store, run_id, attack_metric(attacker, key), step) for key in keys]
     return None if any(value is None for value in values) else [float(v) for v in values if v is not None]
 
 
-def logged_choice(client: MlflowClient, run_id: str, step: int, attacker: str) -> Candidate | None:
+def logged_choice(store: Store, run_id: str, step: int, attacker: str) -> Candidate | None:
     """The configuration the attacker's own search chose at ``step`` (its width, Adam step and augmentation), or None
     for an attacker with no tuned family."""
-    values = logged_values(client, run_id, step, attacker, ("chosen_width", "chosen_lr", "chosen_augment"))
+    values = logged_values(store, run_id, step, attacker, ("chosen_width", "chosen_lr", "chosen_augment"))
     return None if values is None else Candidate(int(values[0]), values[1], bool(values[2]))
 
 
-def logged_point(client: MlflowClient, run_id: str, step: int, attacker: str) -> CurvePoint | None:
+def logged_point(store: Store, run_id: str, step: int, attacker: str) -> CurvePoint | None:
     """The attacker's own reading at ``step`` (accuracy, its interval and records) as the curve's 100 % point, so the
     curve does not fit it again; None where any of the four was not logged."""
-    values = logged_values(client, run_id, step, attacker, ("accuracy", "accuracy/ci_low", "accuracy/ci_high",
+    values = logged_values(store, run_id, step, attacker, ("accuracy", "accuracy/ci_low", "accuracy/ci_high",
                                                             "train_records"))
     return None if values is None else CurvePoint(1.0, int(values[3]), values[0], values[1], values[2])
 
@@ -124,22 +122,22 @@ def curve_line(trial: str, step: int, curve: LearningCurve) -> str:
             f"{full.records} records {each} (± {readable((last.ci_high - last.ci_low) / 2)}): {verdict}; {heading}")
 
 
-def log_curve(client: MlflowClient, job: CurveJob, curve: LearningCurve) -> None:
+def log_curve(store: Store, job: CurveJob, curve: LearningCurve) -> None:
     """The curve's metrics and the saturation beside the privacy axis (:data:`SATURATION`) at the checkpoint's
     step, and its picture as ``attacks/epoch<NNN>_learning_curve_<name>.png``."""
-    tracking.log_metrics(client, job.run_id, curve.logged() | saturation_of_point(client, job, curve), step=job.step)
+    store.log_metrics(job.run_id, curve.logged() | saturation_of_point(store, job, curve), step=job.step)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"epoch{job.step:03d}_{FILE_PREFIX}{curve.attacker}.png"
         path.write_bytes(curve_png(curve, f"{job.trial}, checkpoint {job.step}"))
-        client.log_artifact(job.run_id, str(path), artifact_path="attacks")
+        store.log_file(job.run_id, path, "attacks")
     print(curve_line(job.trial, job.step, curve), flush=True)
 
 
-def saturation_of_point(client: MlflowClient, job: CurveJob, curve: LearningCurve) -> dict[str, float]:
+def saturation_of_point(store: Store, job: CurveJob, curve: LearningCurve) -> dict[str, float]:
     """The curve's saturation estimate as the point's (:data:`SATURATION`, with its interval), unless a curve of another
     attacker already logged a higher one at this checkpoint: the point's is the highest of its curves'."""
     mine = curve.saturation.logged(SATURATION)
-    logged = metric_at(client, job.run_id, SATURATION, job.step)
+    logged = metric_at(store, job.run_id, SATURATION, job.step)
     return {} if not mine or (logged is not None and logged >= mine[SATURATION]) else mine
 
 
@@ -152,14 +150,14 @@ def lanes(jobs: list[CurveJob], slots: int, beside: bool) -> list[tuple[CurveJob
     return [tuple(jobs[i::count]) for i in range(count)]
 
 
-def start_curves(client: MlflowClient, runs: Iterable[Run], plan: FarmPlan, available: int | None = None,
+def start_curves(store: Store, runs: Iterable[Run], plan: FarmPlan, available: int | None = None,
                  beside: bool = False) -> Pending:
     """Submit the jobs of :func:`curve_jobs` in :func:`lanes` (``available``: records outside the test split;
     ``beside``: other work runs meanwhile); returns the lanes under way without waiting for them."""
     cpu = plan.resources.get("cpu", 1)
     slots = int(ray.cluster_resources().get("CPU", 1) // cpu) if cpu else 1
     task = ray.remote(run_lane).options(num_cpus=cpu, num_gpus=plan.resources.get("gpu", 0))
-    jobs = curve_jobs(client, runs, plan.privacy_attackers, available)
+    jobs = curve_jobs(store, runs, plan.privacy_attackers, available)
     return {task.remote(plan.load, [(trial_config(job.location), tune_checkpoint(job.location), job.attacker, job.budget,
                                      job.full, job.chosen) for job in lane]): lane for lane in lanes(jobs, slots, beside)}
 
@@ -170,12 +168,12 @@ def cancel_curves(pending: Pending) -> None:
         ray.cancel(ref, force=True)
 
 
-def draw_curves(client: MlflowClient, runs: Iterable[Run], plan: FarmPlan, available: int | None = None) -> tuple[int, int]:
+def draw_curves(store: Store, runs: Iterable[Run], plan: FarmPlan, available: int | None = None) -> tuple[int, int]:
     """:func:`start_curves`, then :func:`collect_curves`; returns (curves drawn, failed)."""
-    return collect_curves(client, start_curves(client, runs, plan, available))
+    return collect_curves(store, start_curves(store, runs, plan, available))
 
 
-def collect_curves(client: MlflowClient, pending: Pending) -> tuple[int, int]:
+def collect_curves(store: Store, pending: Pending) -> tuple[int, int]:
     """Wait for every lane under way and log its curves; returns (curves drawn, failed)."""
     drawn = failed = 0
     for ref, jobs in pending.items():
@@ -186,7 +184,7 @@ def collect_curves(client: MlflowClient, pending: Pending) -> tuple[int, int]:
         for job, result in zip(jobs, results, strict=True):
             if isinstance(result, LearningCurve):
                 try:
-                    log_curve(client, job, result)
+                    log_curve(store, job, result)
                     drawn += 1
                     continue
                 except Exception as exc:  # noqa: BLE001 - one trial's failure is reported, the others are still logged

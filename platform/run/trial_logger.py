@@ -10,13 +10,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mlflow.tracking import MlflowClient
 from ray import tune
 
 from core.numbers import readable
 from platform.plan.content_key import GridKey
 from platform.results import tracking
 from platform.results.clock import clock
+from platform.results.store import Store
 from platform.run import storage as tune_storage
 from platform.run.farm import FarmPlan, FarmScheduler
 
@@ -47,7 +47,7 @@ class MlflowTrialLogger(tune.Callback):
         self.label_keys = label_keys
         self.figures = figures
         self.total_epochs = total_epochs
-        self._client: MlflowClient | None = None
+        self._store: Store | None = None
         self._scheduler: FarmScheduler | None = None
         self._runs: dict[str, tuple[str, int]] = {}  # trial id -> (run id, last logged step)
         self._started: dict[str, float] = {}
@@ -55,39 +55,39 @@ class MlflowTrialLogger(tune.Callback):
 
     def __getstate__(self) -> dict:
         """Tune pickles callbacks with the experiment state: keep only the configuration."""
-        return {k: v for k, v in self.__dict__.items() if k not in ("_client", "_scheduler", "_runs", "_started", "_nodes")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_store", "_scheduler", "_runs", "_started", "_nodes")}
 
     def __setstate__(self, state: dict) -> None:
         defaults: dict[str, Any] = {"storage": "", "tags": {}, "content_key": None}  # what one pickled before them lacks
-        self.__dict__.update(defaults | state, _client=None, _scheduler=None, _runs={}, _started={}, _nodes={})
+        self.__dict__.update(defaults | state, _store=None, _scheduler=None, _runs={}, _started={}, _nodes={})
 
     @property
-    def client(self) -> MlflowClient:
-        if self._client is None:
-            self._client = MlflowClient(self.tracking_uri)
-        return self._client
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = Store(self.tracking_uri)
+        return self._store
 
     @property
     def scheduler(self) -> FarmScheduler | None:
         if self._scheduler is None and self.farm is not None:
-            self._scheduler = FarmScheduler(self.client, self.farm)
+            self._scheduler = FarmScheduler(self.store, self.farm)
         return self._scheduler
 
     def _run(self, trial: Any) -> tuple[str, int]:
         """(run id, last logged step) of the trial's child run, creating the run the first time."""
         if trial.trial_id in self._runs:
             return self._runs[trial.trial_id]
-        found = self.client.search_runs(
+        found = self.store.runs(
             [self.experiment_id],
-            filter_string=(f"tags.`{tracking.TAG_PARENT}` = '{self.parent_run_id}' "
+            where=(f"tags.`{tracking.TAG_PARENT}` = '{self.parent_run_id}' "
                            f"and tags.`{tracking.TAG_TRIAL}` = '{trial.trial_id}'"),
             max_results=1,
         )
         if found:
             run_id = found[0].info.run_id
             if found[0].info.status != "RUNNING":  # an interrupted or failed trial continues on --resume
-                self.client.update_run(run_id, status="RUNNING")
-            history = self.client.get_metric_history(run_id, "epoch")
+                self.store.reopen(run_id)
+            history = self.store.history(run_id, "epoch")
             last = max((m.step for m in history), default=0)
         else:
             tags = {
@@ -98,9 +98,8 @@ class MlflowTrialLogger(tune.Callback):
             } | self.tags
             if self.content_key is not None:
                 tags[tracking.TAG_CONTENT_KEY] = self.content_key.of(trial.config)
-            run = self.client.create_run(self.experiment_id, run_name=trial_label(trial.config, self.label_keys), tags=tags)
-            run_id, last = run.info.run_id, 0
-            tracking.log_params(self.client, run_id, trial.config | ({"mechanism": self.mechanism} if self.mechanism else {}))
+            run_id, last = self.store.new_run(self.experiment_id, trial_label(trial.config, self.label_keys), tags), 0
+            tracking.log_params(self.store, run_id, trial.config | ({"mechanism": self.mechanism} if self.mechanism else {}))
         self._runs[trial.trial_id] = (run_id, last)
         return run_id, last
 
@@ -116,10 +115,10 @@ class MlflowTrialLogger(tune.Callback):
         if step <= last:
             return
         metrics = tracking.numeric_metrics(result)
-        tracking.log_metrics(self.client, run_id, metrics, step=step)
+        self.store.log_metrics(run_id, metrics, step=step)
         node = result.get("node_id")
         if node and self._nodes.get(trial.trial_id) != node:  # the run's tags are read only when the node changes
-            tracking.tag_node(self.client, run_id, tracking.TAG_NODE, node)
+            tracking.tag_node(self.store, run_id, tracking.TAG_NODE, node)
             self._nodes[trial.trial_id] = node
         self._runs[trial.trial_id] = (run_id, step)
         of = f"/{self.total_epochs}" if self.total_epochs else ""
@@ -131,7 +130,7 @@ class MlflowTrialLogger(tune.Callback):
     def on_checkpoint(self, iteration: int, trials: list, trial: Any, checkpoint: tune.Checkpoint, **info: Any) -> None:
         run_id, _ = self._run(trial)
         step = int(trial.last_result.get("training_iteration", 0))
-        self.client.set_tag(run_id, tracking.TAG_CHECKPOINT, tune_storage.location(self.storage, checkpoint.path))
+        self.store.set_tag(run_id, tracking.TAG_CHECKPOINT, tune_storage.location(self.storage, checkpoint.path))
         with checkpoint.as_directory() as directory:
             for name in self.figures:
                 src = Path(directory) / name
@@ -139,7 +138,7 @@ class MlflowTrialLogger(tune.Callback):
                     with tempfile.TemporaryDirectory() as tmp:
                         dst = Path(tmp) / f"epoch{step:03d}_{name}"
                         dst.write_bytes(src.read_bytes())
-                        self.client.log_artifact(run_id, str(dst), artifact_path="figures")
+                        self.store.log_file(run_id, dst, "figures")
         if self.scheduler is not None:
             last = self.total_epochs is None or step >= self.total_epochs
             self.scheduler.submit(run_id, step, trial.config, checkpoint, figures=last)
@@ -154,13 +153,13 @@ class MlflowTrialLogger(tune.Callback):
 
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         run_id, _ = self._run(trial)
-        self.client.set_terminated(run_id, "FINISHED")
+        self.store.end(run_id, "FINISHED")
         took = time.time() - self._started.get(trial.trial_id, time.time())
         print(f"[{trial_label(trial.config, self.label_keys)}] finished in {clock(took)}", flush=True)
 
     def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         run_id, _ = self._run(trial)
-        self.client.set_terminated(run_id, "FAILED")
+        self.store.end(run_id, "FAILED")
         print(f"[{trial_label(trial.config, self.label_keys)}] FAILED: see {trial.error_file}", flush=True)
 
     def on_trial_recover(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
