@@ -30,8 +30,8 @@ CURVES = ("train/loss_releaser", "train/releaser_grad_norm", "utility/mean_pixel
 class FreshOptimiser(Releaser):
     """The releaser whose warm start ends with a new Adam for the releasing network (same step size)."""
 
-    def warm_start(self) -> None:
-        super().warm_start()
+    def compute_pretrain(self) -> None:
+        super().compute_pretrain()
         self.opt_r = torch.optim.Adam(self.releaser.parameters(), lr=self.cfg.releaser_lr or self.cfg.lr)
 
 
@@ -52,7 +52,7 @@ def main() -> None:
     print(f"{args.profile} profile, α = {args.alpha:g}, λ = {args.lam:g}, {args.adv_steps} adversary step(s), "
           f"seed {args.seed}, the releaser's game on {optimiser}", flush=True)
     mechanism = (FreshOptimiser if args.fresh_optimiser else Releaser).create(config, torch.device("cpu"))
-    mechanism.warm_start_dir = None
+    mechanism.pretrain_dir = None
     started = time.perf_counter()
     for outcome in tune_loop.epochs(mechanism):
         curves = {k: round(outcome.metrics[k], 3) for k in CURVES if k in outcome.metrics}

@@ -49,7 +49,7 @@ def run_game(config: dict[str, Any], run: int) -> Any:
     release-side metrics and returns the last state."""
     started = time.perf_counter()
     mechanism = PRESET.mechanism.create(config, torch.device("cpu"))
-    mechanism.warm_start_dir = None
+    mechanism.pretrain_dir = None
     for outcome in tune_loop.epochs(mechanism):
         shown = {k: round(outcome.metrics[k], 4) for k in SHOWN if k in outcome.metrics}
         print(f"run {run} epoch {outcome.epoch}: {shown}", flush=True)

@@ -1,4 +1,4 @@
-"""The version of the code that computes a result, for the keys of stored results (comparison trials, warm starts,
+"""The version of the code that computes a result, for the keys of stored results (comparison trials, pretrained states,
 raw-data fits): torch's version and a hash of the Python source, so that an edit never lets a stale result be read."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]  # the repository: the packages below are read from here
-WORKER_CODE = ("core", "attacks", "trainables")  # what computes a warm start or an attacker's fit
+WORKER_CODE = ("core", "attacks", "trainables")  # what computes a pretrained state or an attacker's fit
 
 
 def source_hash(root: Path, paths: tuple[str, ...]) -> str:

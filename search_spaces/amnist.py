@@ -60,7 +60,7 @@ PRESET = Preset(
         ),
         "fast": Profile(
             description=("the default, minutes on 2 CPUs: the quick profile's data, game and attackers (2,000 training "
-                         "images, a 6-epoch warm start, 4 epochs, attacked at the end by attackers trained on releases of "
+                         "images, a 6-epoch pretraining, 4 epochs, attacked at the end by attackers trained on releases of "
                          "5,000 records, each front point's number beside the saturation its learning curve heads for) "
                          "over the 4 of its 9 trials where the front bends: the λ = 0 anchor, α = 1 at λ ∈ {100, 300}, "
                          "α = ∞ at λ = 100"),
@@ -69,7 +69,7 @@ PRESET = Preset(
             optuna_samples=4,
         ),
         "quick": Profile(
-            description=("tens of minutes on 2 CPUs: 2,000 training images, a 6-epoch warm start, 4 epochs (attacked at "
+            description=("tens of minutes on 2 CPUs: 2,000 training images, a 6-epoch pretraining, 4 epochs (attacked at "
                          "the end, attackers trained on releases of 5,000 records, so its privacy numbers are a "
                          "5,000-record lower bound, each front point's beside the saturation its learning curve heads "
                          "for), 9 trials (the λ = 0 anchor once, then α = 1 and α = ∞ at four λ each)"),

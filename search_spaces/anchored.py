@@ -33,7 +33,7 @@ PRESET = Preset(
         ),
         "quick": Profile(
             description=("tens of minutes on 2 CPUs: the releaser's quick data and attackers (2,000 / 1,000 images, "
-                         "attackers on releases of 5,000 records), a 6-epoch warm start of the players, 10 epochs of "
+                         "attackers on releases of 5,000 records), a 6-epoch pretraining of the players, 10 epochs of "
                          "the game, α = 1 at λ ∈ {0, 30, 60, 100}"),
             config={"n_train": 2000, "n_test": 1000, "epochs": 10, "checkpoint_every": 10, "pretrain_epochs": 6,
                     **QUICK_ATTACKERS},

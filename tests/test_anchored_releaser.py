@@ -22,7 +22,7 @@ GAME = SMOKE | {"pretrain_epochs": 1, "width": 8, "player_input_norm": True, "ad
 
 
 def anchored(**config) -> AnchoredReleaser:
-    """A smoke-sized anchored releaser, set up and warm-started."""
+    """A smoke-sized anchored releaser, set up and pretrained."""
     trial = AnchoredReleaser.create(GAME | config)
     trial.setup()
     trial.pretrain()

@@ -37,7 +37,7 @@ def test_an_epoch_moves_the_multiplier_toward_its_target_and_a_checkpoint_keeps_
     cfg = ReleaserConfig(n_train=256, n_test=128, width=8, batch_size=64, pretrain_epochs=1, threads=1,
                          distortion_target=target)
     mechanism = Releaser(cfg, torch.device("cpu"))
-    mechanism.warm_start_dir = str(tmp_path)
+    mechanism.pretrain_dir = str(tmp_path)
     mechanism.setup()
     mechanism.pretrain()
     metrics = mechanism.train_epoch()

@@ -83,7 +83,7 @@ class AnchoredReleaser(Releaser):
         nn.init.zeros_(last.bias)
         return AnchoredNet(residual, cfg.residual_bound)
 
-    def warm_start(self) -> None:
+    def compute_pretrain(self) -> None:
         """The digit prototype of the attacker records (its classifier read from the store when a sweep fitted it; the
         global random state left as it was, whether read or fitted), then the players on raw images."""
         cfg, records = self.cfg, self.attack_train
@@ -105,7 +105,7 @@ class AnchoredReleaser(Releaser):
 
     def state(self) -> dict:
         anchor = self.net.anchor
-        assert anchor is not None  # fitted in the warm start, or restored
+        assert anchor is not None  # fitted in pretraining, or restored
         return (super().state() | {ANCHOR_WIDTH: torch.tensor(anchor.width)}
                 | {REPLAYED: [adversary.state_dict() for adversary in self.replayed]})
 

@@ -99,12 +99,7 @@ class Privatizer(ImageGame):
             getattr(self, name).load_state_dict(value)
         self.freeze()
 
-    def pretrain(self) -> None:
-        """The warm start, computed once per (data, seed, recipe) and shared by every trial of a grid
-        (:meth:`~trainables.shared.image_game.ImageGame.shared_warm_start`)."""
-        self.shared_warm_start(self.warm_start)
-
-    def warm_start(self) -> None:
+    def compute_pretrain(self) -> None:
         """The U-Net as an autoencoder (as the releaser's) and every estimator on raw images; then freeze per algorithm.
 
         The frozen estimators of Algorithms 2 and 3 are exactly these raw-data classifiers.

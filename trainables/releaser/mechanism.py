@@ -91,12 +91,7 @@ class Releaser(ImageGame):
             else:
                 getattr(self, name).load_state_dict(value)
 
-    def pretrain(self) -> None:
-        """The warm start, computed once per (data, seed, recipe) and shared by every trial of a grid
-        (:meth:`~trainables.shared.image_game.ImageGame.shared_warm_start`)."""
-        self.shared_warm_start(self.warm_start)
-
-    def warm_start(self) -> None:
+    def compute_pretrain(self) -> None:
         """The releaser as an autoencoder (Y ≈ X), the utility net and adversary on raw images.
 
         The game then starts from the full-utility end of the trade-off with informed players, instead

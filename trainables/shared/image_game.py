@@ -1,10 +1,10 @@
 """What the image mechanisms with a game share (the releaser and the privatizer): a releasing network trained against
-players on its release, the players' shared warm start, and the membership targets and reference models of the
+players on its release, the players' shared pretraining, and the membership targets and reference models of the
 networks the game trains (:class:`ImageGame`, over :class:`~trainables.shared.image_release.ImageRelease`).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from abc import abstractmethod
 from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -18,7 +18,7 @@ from core.nets import game_classifier
 from core.reference_models import ClassifierRecipe
 from core.training import batches
 from trainables.shared.image_release import ImageRelease, Released
-from trainables.shared.warm_start import WARM_START_DIR, rng_state, set_rng_state, stored_or_computed, warm_start_key
+from trainables.shared.pretrain_cache import PRETRAIN_DIR, pretrain_key, rng_state, set_rng_state, stored_or_computed
 
 
 def classifier_reference(classes: int, epochs: int, cfg: Any, shape: tuple[int, ...], train_x: torch.Tensor | Deferred,
@@ -37,10 +37,10 @@ def classifier_reference(classes: int, epochs: int, cfg: Any, shape: tuple[int, 
 
 class ImageGame(ImageRelease):
     """A game on an image data set whose releasing network maps images to images, Y = net(X, Z), against players
-    trained on its release: their shared warm start, and the networks the farm's membership attacks target."""
-    game_knobs: ClassVar[frozenset[str]] = frozenset()  # config keys its warm start never reads (λ, α, ...)
-    game_state: ClassVar[frozenset[str]] = frozenset()  # keys of state() the warm start leaves as the config set them
-    warm_start_dir: str | None = WARM_START_DIR  # where shared warm starts are stored (None: each trial computes its own)
+    trained on its release: their shared pretraining, and the networks the farm's membership attacks target."""
+    game_knobs: ClassVar[frozenset[str]] = frozenset()  # config keys its pretraining never reads (λ, α, ...)
+    game_state: ClassVar[frozenset[str]] = frozenset()  # keys of state() pretraining leaves as the config set them
+    pretrain_dir: str | None = PRETRAIN_DIR  # where shared pretrained states are stored (None: each trial computes its own)
 
     def pretrain_autoencoder(self, opt: torch.optim.Optimizer) -> None:
         """The releasing network as an autoencoder (Y ≈ X) for ``pretrain_epochs``.
@@ -56,20 +56,21 @@ class ImageGame(ImageRelease):
                 loss.backward()
                 opt.step()
 
-    def shared_warm_start(self, fit: Callable[[], None]) -> None:
-        """``fit`` (the warm start) once per (data, seed, recipe): the state it leaves (:meth:`state` and the generators)
-        is read from :attr:`warm_start_dir` when a trial already stored it, else computed and stored there
-        (:mod:`trainables.shared.warm_start`). Logs ``pretrain/cached``: 1 when read, 0 when computed."""
-        if self.warm_start_dir is None:
-            fit()
+    def pretrain(self) -> None:
+        """:meth:`compute_pretrain` once per (data, seed, recipe), shared by every trial of a grid: the state it leaves
+        (:meth:`state` and the generators) is read from :attr:`pretrain_dir` when a trial already stored it, else
+        computed and stored there (:mod:`trainables.shared.pretrain_cache`). Logs ``pretrain/cached``: 1 when read, 0
+        when computed."""
+        if self.pretrain_dir is None:
+            self.compute_pretrain()
             return
-        key = warm_start_key(self.name, self.cfg.as_dict(), self.game_knobs, (self.train.x, self.train.s, self.train.u),
+        key = pretrain_key(self.name, self.cfg.as_dict(), self.game_knobs, (self.train.x, self.train.s, self.train.u),
                              self.device)
-        path = Path(self.warm_start_dir) / f"warm-start-{self.name}-{key}.pt"
+        path = Path(self.pretrain_dir) / f"pretrain-{self.name}-{key}.pt"
 
         def computed() -> dict:
-            fit()
-            return self.warm_state()
+            self.compute_pretrain()
+            return self.pretrained_state()
 
         state, cached = stored_or_computed(path, computed)
         if cached:
@@ -77,8 +78,12 @@ class ImageGame(ImageRelease):
             set_rng_state(self.gen, state["rng"])
         self.pretrain_metrics = {"pretrain/cached": float(cached)}
 
-    def warm_state(self) -> dict:
-        """What a warm start leaves behind: the networks and optimisers (:meth:`state`) and the generators' states."""
+    @abstractmethod
+    def compute_pretrain(self) -> None:
+        """The players before the game (the releasing network as an autoencoder, the others on raw images)."""
+
+    def pretrained_state(self) -> dict:
+        """What pretraining leaves behind: the networks and optimisers (:meth:`state`) and the generators' states."""
         models = {k: v for k, v in self.state().items() if k not in self.game_state}
         return {"models": models, "rng": rng_state(self.gen)}
 

@@ -1,7 +1,7 @@
 """The one interface every privacy mechanism implements; the Tune loop, the attack farm and serving drive it.
 
 A mechanism is a game played epoch by epoch: :meth:`Mechanism.setup` loads its data and builds its networks,
-:meth:`~Mechanism.pretrain` warm-starts a fresh run, each :meth:`~Mechanism.train_epoch` plays one epoch and
+:meth:`~Mechanism.pretrain` pretrains a fresh run, each :meth:`~Mechanism.train_epoch` plays one epoch and
 :meth:`~Mechanism.evaluate` measures the result (running its own fresh attackers when ``attack`` is true, on checkpoint
 epochs only). :meth:`~Mechanism.state` / :meth:`~Mechanism.load_state` are all a checkpoint holds beside its epoch and
 config, so one loop (:func:`trainables.shared.tune_loop.run_trial`) reports, checkpoints and resumes every mechanism.
@@ -134,7 +134,7 @@ class Mechanism(ABC, Generic[C]):
         """Fresh networks and optimisers on ``self.device``, seeded by the config (all serving needs)."""
 
     def pretrain(self) -> None:
-        """Warm-start a fresh run (not called when resuming)."""
+        """Pretrain a fresh run's players before the game (not called when resuming)."""
 
     def begin(self, start: int) -> None:
         """Called once before epoch ``start + 1`` of this run (0: fresh, after pretrain; else after load_state)."""

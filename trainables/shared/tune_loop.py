@@ -38,7 +38,7 @@ def epochs(mechanism: Mechanism, restore: str | Path | None = None) -> Iterator[
     its epochs.
 
     Adds the shared bookkeeping to each epoch's metrics (``epoch``, ``train/resumed_from_epoch``, ``time/train_s``,
-    ``time/eval_s``, ``time/setup_s``, ``time/pretrain_s``: the warm start's share of the setup, on the first epoch,
+    ``time/eval_s``, ``time/setup_s``, ``time/pretrain_s``: pretraining's share of the setup, on the first epoch,
     with the mechanism's ``pretrain_metrics``); the mechanism's own attackers run on checkpoint epochs only.
     """
     t0 = time.perf_counter()

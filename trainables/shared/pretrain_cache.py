@@ -1,10 +1,10 @@
-"""A game's warm start computed once per (data, seed, recipe) and shared by every trial that asks for the same one.
+"""A game's pretraining computed once per (data, seed, recipe) and shared by every trial that asks for the same one.
 
-The state a warm start leaves behind (networks, optimisers, the game's generator and torch's global generator) is
+The state pretraining leaves behind (networks, optimisers, the game's generator and torch's global generator) is
 stored by content beside the raw-data fits of the attackers (:data:`core.classifier.FIT_CACHE`): the key hashes
 the training records and every config knob that is not one of the game's own (``game_knobs``: λ, α, the attackers'
 budget, ...), with the device type and the code's version (torch's and the source's, :mod:`core.code_version`), so no
-edit lets a stale warm start be read. A trial that reads a stored warm start continues exactly as the trial that
+edit lets a stale pretrained state be read. A trial that reads a stored pretrained state continues exactly as the trial that
 computed it. Concurrent trials take a file lock per key, so one computes while the others wait and read; the file is
 written atomically (a temporary file, then a rename).
 """
@@ -23,18 +23,18 @@ from core.classifier import FIT_CACHE
 from core.code_version import code_version
 from core.config import AttackBudget, AttackerRecords, Checkpointing, MembershipAttacks
 
-WARM_START_DIR = FIT_CACHE  # every trial on a machine sees it: the raw-data fits' folder
-VERSION = 1  # what a warm start computes: bump it when that changes, and older files are never read
-# knobs every image game has that never touch its warm start: the attackers' and the farm's, checkpoints, the epochs
+PRETRAIN_DIR = FIT_CACHE  # every trial on a machine sees it: the raw-data fits' folder
+VERSION = 1  # what pretraining computes: bump it when that changes, and older files are never read
+# knobs every image game has that never touch its pretraining: the attackers' and the farm's, checkpoints, the epochs
 # of the game, the figure, where the data lies (the records themselves are hashed) and the test split's size
 SHARED_GAME_KNOBS = (frozenset().union(*(m.model_fields for m in (AttackBudget, AttackerRecords, Checkpointing,
                                                                     MembershipAttacks)))
                      - {"seed", "threads"}) | {"epochs", "samples_in_figure", "data_root", "download", "n_test"}
 
 
-def warm_start_key(mechanism: str, config: dict[str, Any], game_knobs: Iterable[str], records: Iterable[torch.Tensor],
+def pretrain_key(mechanism: str, config: dict[str, Any], game_knobs: Iterable[str], records: Iterable[torch.Tensor],
                    device: torch.device) -> str:
-    """Content address of a warm start: the mechanism, its config less the game's knobs, the training records (every
+    """Content address of a pretrained state: the mechanism, its config less the game's knobs, the training records (every
     tensor's bytes), the device type and the code's version."""
     skipped = SHARED_GAME_KNOBS | frozenset(game_knobs)
     recipe = sorted((k, repr(v)) for k, v in config.items() if k not in skipped)

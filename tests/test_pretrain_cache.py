@@ -13,8 +13,8 @@ from trainables.privatizer.mechanism import Privatizer
 from trainables.releaser.config import ReleaserConfig
 from trainables.releaser.mechanism import Releaser
 from trainables.shared.image_game import ImageGame
+from trainables.shared.pretrain_cache import pretrain_key, stored_or_computed
 from trainables.shared.tune_loop import epochs as play_epochs
-from trainables.shared.warm_start import stored_or_computed, warm_start_key
 
 # about a second of CPU per trial: the first of two epochs runs no attacker
 TINY = {"n_train": 256, "n_test": 128, "width": 8, "batch_size": 64, "pretrain_epochs": 1, "epochs": 2,
@@ -32,7 +32,7 @@ def one_thread():
 def trial(mechanism: type[ImageGame], cache: Path | None, **config) -> tuple[ImageGame, dict[str, float]]:
     """A trial's own loop (warm start, one epoch) with its warm starts shared through ``cache``; the first epoch's metrics."""
     game = mechanism(mechanism.config_class(**TINY | config), torch.device("cpu"))
-    game.warm_start_dir = None if cache is None else str(cache)
+    game.pretrain_dir = None if cache is None else str(cache)
     first = next(iter(play_epochs(game)))
     return game, first.metrics
 
@@ -54,11 +54,11 @@ def same(a, b) -> bool:
 
 
 def stored(cache: Path) -> list[Path]:
-    return sorted(cache.glob("warm-start-*.pt"))
+    return sorted(cache.glob("pretrain-*.pt"))
 
 
 @pytest.mark.parametrize(("mechanism", "config"), [(Releaser, {"lam": 30.0}), (Privatizer, {"algorithm": 2})])
-def test_a_trial_reading_the_warm_start_continues_exactly_as_the_one_that_computed_it(tmp_path: Path, mechanism,
+def test_a_trial_reading_the_pretrain_continues_exactly_as_the_one_that_computed_it(tmp_path: Path, mechanism,
                                                                                       config) -> None:
     computed, first = trial(mechanism, tmp_path, **config)
     loaded, again = trial(mechanism, tmp_path, **config)
@@ -72,7 +72,7 @@ def test_a_trial_reading_the_warm_start_continues_exactly_as_the_one_that_comput
     assert "pretrain/cached" not in alone and alone["time/pretrain_s"] > 0
 
 
-def test_two_trials_of_one_grid_train_the_warm_start_once(tmp_path: Path) -> None:
+def test_two_trials_of_one_grid_train_the_pretrain_once(tmp_path: Path) -> None:
     _, first = trial(Releaser, tmp_path, lam=0.0)
     _, second = trial(Releaser, tmp_path, lam=100.0, alpha=float("inf"), adv_steps=2)
     assert (first["pretrain/cached"], second["pretrain/cached"]) == (0.0, 1.0)
@@ -81,7 +81,7 @@ def test_two_trials_of_one_grid_train_the_warm_start_once(tmp_path: Path) -> Non
     assert game_metrics(second) != game_metrics(first)  # the games differ: only their start is shared
 
 
-def test_a_changed_recipe_trains_its_own_warm_start(tmp_path: Path) -> None:
+def test_a_changed_recipe_trains_its_own_pretrain(tmp_path: Path) -> None:
     _, first = trial(Releaser, tmp_path)
     _, longer = trial(Releaser, tmp_path, pretrain_epochs=2)
     _, wider = trial(Releaser, tmp_path, width=12)
@@ -92,7 +92,7 @@ def test_a_changed_recipe_trains_its_own_warm_start(tmp_path: Path) -> None:
 def key(config: dict, records: tuple[torch.Tensor, ...] | None = None, device: str = "cpu") -> str:
     cfg = ReleaserConfig(**TINY | config)
     records = records or (torch.zeros(4, 1, 28, 28), torch.zeros(4, dtype=torch.long))
-    return warm_start_key("releaser", cfg.as_dict(), Releaser.game_knobs, records, torch.device(device))
+    return pretrain_key("releaser", cfg.as_dict(), Releaser.game_knobs, records, torch.device(device))
 
 
 RECIPE = {"seed": 1, "width": 12, "noise_channels": 2, "pretrain_epochs": 2, "lr": 3e-3, "releaser_lr": 1e-4,
@@ -121,15 +121,15 @@ def test_other_records_or_another_device_move_the_key() -> None:
     assert key({}, (x, s), device="cuda") != key({}, (x, s))
 
 
-def test_the_games_own_knobs_do_not_touch_the_warm_start() -> None:
+def test_the_games_own_knobs_do_not_touch_the_pretrain() -> None:
     """The knobs the key leaves out change nothing a warm start computes (what makes sharing it sound); the squared
     error's weight, which the warm start never moves, is not part of it."""
     def warm(config: dict) -> dict:
         game = Releaser(ReleaserConfig(**TINY | config), torch.device("cpu"))
-        game.warm_start_dir = None
+        game.pretrain_dir = None
         game.setup()
         game.pretrain()
-        return game.warm_state()
+        return game.pretrained_state()
 
     plain, other = warm({}), warm({k: v for k, v in GAME.items() if k not in {"n_test", "attack_records"}})
     assert same(plain, other)
@@ -145,7 +145,7 @@ def _compute_slowly(path: str, marks: str, tag: str) -> None:
 
 
 def test_concurrent_trials_compute_once_and_a_damaged_file_is_computed_again(tmp_path: Path) -> None:
-    path, marks = tmp_path / "warm-start-x.pt", tmp_path / "marks"
+    path, marks = tmp_path / "pretrain-x.pt", tmp_path / "marks"
     marks.mkdir()
     fork = multiprocessing.get_context("fork")
     workers = [fork.Process(target=_compute_slowly, args=(str(path), str(marks), str(i))) for i in range(3)]
@@ -163,18 +163,18 @@ def test_concurrent_trials_compute_once_and_a_damaged_file_is_computed_again(tmp
     assert torch.equal(stored_or_computed(path, dict)[0]["w"], torch.zeros(2))
 
 
-def test_every_stored_fit_and_warm_start_is_keyed_by_the_codes_version(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_stored_fit_and_pretrain_is_keyed_by_the_codes_version(monkeypatch: pytest.MonkeyPatch) -> None:
     """An edit of the code (another version) must never be answered by a warm start, a raw-data fit or a reference
     model the old code stored."""
     from core import classifier
     from core import reference_models as reference
     from core.config import AttackBudget
-    from trainables.shared import warm_start
+    from trainables.shared import pretrain_cache
 
     x, s = torch.zeros(4, 1, 28, 28), torch.zeros(4, dtype=torch.long)
     recipe = reference.ClassifierRecipe(torch.nn.Flatten, epochs=1, batch_size=4, lr=1e-3)
     before = (key(RECIPE), classifier.fit_key(x, s, 2, AttackBudget(), 32), reference._key(recipe, x, s, 0))
-    for module in (warm_start, classifier, reference):
+    for module in (pretrain_cache, classifier, reference):
         monkeypatch.setattr(module, "code_version", lambda: "torch 0, source edited")
     after = (key(RECIPE), classifier.fit_key(x, s, 2, AttackBudget(), 32), reference._key(recipe, x, s, 0))
     assert all(a != b for a, b in zip(before, after, strict=True))

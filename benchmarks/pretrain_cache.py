@@ -4,7 +4,7 @@ Builds an amnist profile's trial (its data, the preset's base config and the pro
 ``pretrain()`` on one thread: once computing the warm start into a fresh store, then (another trial of the grid, at
 another λ) reading it. Prints both, and the machine's load average. Not a test: timings vary by machine and load.
 
-    .venv/bin/python benchmarks/warm_start.py [--profile quick] [--repeats 2]
+    .venv/bin/python benchmarks/pretrain_cache.py [--profile quick] [--repeats 2]
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from trainables.releaser.mechanism import Releaser  # noqa: E402
 def timed_pretrain(config: dict, store: str) -> tuple[float, float]:
     """(seconds of ``pretrain()``, its ``pretrain/cached`` flag) of a freshly set-up trial sharing ``store``."""
     mechanism = Releaser.create(config)
-    mechanism.warm_start_dir = store
+    mechanism.pretrain_dir = store
     mechanism.setup()
     t0 = time.perf_counter()
     mechanism.pretrain()
