@@ -22,11 +22,9 @@ from a folder on disk, instead of trained again.
 """
 from __future__ import annotations
 
-import hashlib
 import itertools
 import math
 import tempfile
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import partial
@@ -35,9 +33,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from core.atomic import save_atomically
-from core.code_version import code_version
 from core.config import AttackBudget
+from core.content_cache import ContentCache, content_key
 from core.metrics import accuracy_metrics
 from core.nets import SmallCNN, Standardized
 from core.training import EarlyStoppedFit, EarlyStopping, FitLog, augmentation_for, predict_logits, validation_split
@@ -45,8 +42,7 @@ from core.training import EarlyStoppedFit, EarlyStopping, FitLog, augmentation_f
 ModelBuilder = Callable[[int, int], nn.Module]  # (number of classes, width) -> a fresh network
 FIT_CACHE = str(Path(tempfile.gettempdir()) / "putlab-deep-raw")  # default folder of the fits kept on disk
 RAW_STD_FLOOR = 1.0  # the standardisation floor of a fit on raw data applied to releases (see raw_data_classifier)
-MEMORY_FITS = 4  # fits kept in this process (the raw-data fits of a sweep's S and U, and a few more)
-_FITS: OrderedDict[str, TunedFit] = OrderedDict()
+FITS: ContentCache[TunedFit] = ContentCache("fit-", memory=4)  # in memory: a sweep's raw-data fits of S and U, and a few more
 
 
 @dataclass(frozen=True)
@@ -126,45 +122,34 @@ def image_cnn(x: torch.Tensor) -> ModelBuilder:
 def fit_key(x: torch.Tensor, s: torch.Tensor, num_classes: int, budget: AttackBudget, width: int,
             std_floor: float = 0.01) -> str:
     """Content hash of the training data, the fit's settings and the code's version: equal keys give equal fits."""
-    digest = hashlib.sha256(code_version().encode())
-    for t in (x, s):
-        digest.update(t.detach().cpu().contiguous().numpy().tobytes())
-    settings = (tuple(x.shape), num_classes, budget.budget_key(), width) + ((std_floor,) if std_floor != 0.01 else ())
-    digest.update(repr(settings).encode())
-    return digest.hexdigest()[:32]
+    return content_key((num_classes, budget.budget_key(), width, std_floor), (x, s))
 
 
 def cached_fit(key: str, x: torch.Tensor, num_classes: int, folder: str) -> TunedFit | None:
     """The default family's fit stored under ``key`` (in this process, else on disk), or None."""
-    if key in _FITS:
-        return _FITS[key]
+    kept = FITS.recall(key)
+    if kept is not None:
+        return kept
+    blob = FITS.read(folder, key, map_location=x.device)
+    if blob is None:
+        return None
     try:
-        # plain tensors and numbers only (weights_only): the cache folder is shared, a planted pickle must not run
-        blob = torch.load(Path(folder) / f"{key}.pt", map_location=x.device, weights_only=True)
         candidate, log = Candidate(**blob["candidate"]), FitLog(**blob["log"])
         shape = (1, *x.shape[1:])
         model = Standardized(image_cnn(x)(num_classes, candidate.width), torch.zeros(shape), torch.ones(shape)).to(x.device)
         model.load_state_dict(blob["state"])
         fit = TunedFit(model.eval(), candidate, log, blob["val_scores"], len(x))
-    except Exception:  # noqa: BLE001 - missing, corrupt, or written by another putlab version: a miss, trained again
+    except Exception:  # noqa: BLE001 - stored by another putlab version: a miss, trained again
         return None
-    remember(key, fit)
+    FITS.keep(key, fit)
     return fit
 
 
 def store_fit(key: str, fit: TunedFit, folder: str) -> None:
     """Keep ``fit`` in this process and on disk (written atomically: a concurrent task reads all of it or nothing)."""
-    save_atomically(Path(folder) / f"{key}.pt", {"state": fit.model.state_dict(), "candidate": asdict(fit.candidate),
-                                                 "log": asdict(fit.log), "val_scores": fit.val_scores})
-    remember(key, fit)
-
-
-def remember(key: str, fit: TunedFit) -> None:
-    """Keep ``fit`` among the last :data:`MEMORY_FITS` in this process."""
-    _FITS[key] = fit
-    _FITS.move_to_end(key)
-    while len(_FITS) > MEMORY_FITS:
-        _FITS.popitem(last=False)
+    FITS.write(folder, key, {"state": fit.model.state_dict(), "candidate": asdict(fit.candidate), "log": asdict(fit.log),
+                             "val_scores": fit.val_scores})
+    FITS.keep(key, fit)
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,6 @@ a cache folder, on disk; missing ones train as parallel Ray tasks when Ray is up
 """
 from __future__ import annotations
 
-import hashlib
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,12 +18,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from core.atomic import load_saved, save_atomically
-from core.code_version import code_version
+from core.content_cache import ContentCache, content_key
 from core.training import fit_classifier
 
-MEMORY_SLOTS = 32  # reference weights kept in this process (a few checkpoints' worth)
-_memory: OrderedDict[str, dict[str, torch.Tensor]] = OrderedDict()
+REFERENCES: ContentCache[dict[str, torch.Tensor]] = ContentCache("ref-", memory=32)  # in memory: a few checkpoints' worth
 
 
 class Recipe(Protocol):
@@ -93,24 +89,13 @@ def population_plan(n_population: int, train_size: int, count: int, n_z: int, se
 
 def _key(recipe: Recipe, x: torch.Tensor, y: torch.Tensor, seed: int) -> str:
     """Content address of one reference model: what trains it, on what, with which seed, by which code."""
-    digest = hashlib.sha256(repr((code_version(), recipe)).encode())
-    for tensor in (x, y):
-        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
-    digest.update(str(seed).encode())
-    return digest.hexdigest()[:24]
+    return content_key((recipe, seed), (x, y), length=24)
 
 
 def _train_state(recipe: Recipe, x: torch.Tensor, y: torch.Tensor, seed: int) -> dict[str, torch.Tensor]:
     """Train one reference model (one thread: runs beside trials) and return its CPU weights."""
     torch.set_num_threads(1)
     return {k: v.detach().cpu() for k, v in recipe(x, y, seed).state_dict().items()}
-
-
-def _remember(key: str, state: dict[str, torch.Tensor]) -> None:
-    _memory[key] = state
-    _memory.move_to_end(key)
-    while len(_memory) > MEMORY_SLOTS:
-        _memory.popitem(last=False)
 
 
 def _train_missing(jobs: list[tuple[Recipe, torch.Tensor, torch.Tensor, int]], on_cpu: bool) -> list[dict[str, torch.Tensor]]:
@@ -134,20 +119,20 @@ def reference_models(recipe: Recipe, x: torch.Tensor, y: torch.Tensor, cache_dir
     folder = Path(cache_dir) if cache_dir else None
     states: dict[str, dict[str, torch.Tensor]] = {}
     for key in keys:
-        state = _memory.get(key)
+        state = REFERENCES.recall(key)
         if state is None and folder is not None:
-            state = load_saved(folder / f"ref-{key}.pt")
+            state = REFERENCES.read(folder, key)
         if state is not None:
             states[key] = state
     missing = [(k, i, s) for k, i, s in zip(keys, index, seeds, strict=True) if k not in states]
     trained = _train_missing([(recipe, x[i], y[i], s) for _, i, s in missing], device.type == "cpu")
     states.update({key: state for (key, _, _), state in zip(missing, trained, strict=True)})
     for key in keys:
-        if folder is not None and not (folder / f"ref-{key}.pt").exists():
-            save_atomically(folder / f"ref-{key}.pt", states[key])
+        if folder is not None and not REFERENCES.path(folder, key).exists():
+            REFERENCES.write(folder, key, states[key])
     models = []
     for key in keys:
-        _remember(key, states[key])
+        REFERENCES.keep(key, states[key])
         model = recipe.build()
         model.load_state_dict(states[key])
         models.append(model.to(device).eval())

@@ -357,7 +357,7 @@ def test_target_is_trained_once_cached_and_accurate(tmp_path: Path) -> None:
     assert not [p for p in first.path.parent.iterdir() if p.suffix == ".tmp"]
     assert not any(p.requires_grad for p in second.model.parameters())
     other = TargetSettings("digit", 10, epochs=1, batch_size=128, lr=1e-3)
-    assert other.path(tmp_path) != settings.path(tmp_path)
+    assert other.key() != settings.key()
     first.path.write_bytes(b"truncated")  # a corrupt cache file is trained again, not fatal
     assert load_target(tmp_path, settings, torch.device("cpu")).mnist_test_accuracy == pytest.approx(
         first.mnist_test_accuracy)

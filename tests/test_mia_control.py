@@ -25,6 +25,7 @@ from attacks.attackers.rmia import RmiaAttacker, rmia_scores
 from attacks.base import CheckpointInputs, MembershipTarget, ReferenceData
 from attacks.farm.checkpoint import run_farm
 from attacks.farm.membership_farm import run_membership, worst_case
+from core.content_cache import ContentCache
 from core.data import load_mnist
 from core.reference_models import ClassifierRecipe, population_plan
 
@@ -234,7 +235,7 @@ def test_reference_models_are_cached_in_process_and_on_disk(overfitted: Membersh
     files = sorted(tmp_path.glob("ref-*.pt"))
     assert len(files) == 2
     # A fresh process (empty memory) reads the files instead of training: training now fails loudly.
-    monkeypatch.setattr(reference, "_memory", type(reference._memory)())
+    monkeypatch.setattr(reference, "REFERENCES", ContentCache("ref-", memory=32))
     monkeypatch.setattr(reference, "_train_state", lambda *a: pytest.fail("reference model retrained"))
     assert LiraAttacker().run_on_target(cached).metrics == first
     assert RmiaAttacker().run_on_target(cached).metrics["auc"] > 0.6  # same references serve RMIA

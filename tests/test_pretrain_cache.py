@@ -13,7 +13,7 @@ from trainables.privatizer.mechanism import Privatizer
 from trainables.releaser.config import ReleaserConfig
 from trainables.releaser.mechanism import Releaser
 from trainables.shared.image_game import ImageGame
-from trainables.shared.pretrain_cache import pretrain_key, stored_or_computed
+from trainables.shared.pretrain_cache import PRETRAINED, pretrain_key
 from trainables.shared.tune_loop import epochs as play_epochs
 
 # about a second of CPU per trial: the first of two epochs runs no attacker
@@ -135,20 +135,20 @@ def test_the_games_own_knobs_do_not_touch_the_pretrain() -> None:
     assert same(plain, other)
 
 
-def _compute_slowly(path: str, marks: str, tag: str) -> None:
+def _compute_slowly(folder: str, marks: str, tag: str) -> None:
     def compute() -> dict:
         (Path(marks) / tag).touch()
         time.sleep(0.5)
         return {"w": torch.ones(3)}
-    state, _ = stored_or_computed(Path(path), compute)
+    state, _ = PRETRAINED.stored_or_computed(folder, "x", compute)
     assert torch.equal(state["w"], torch.ones(3))
 
 
 def test_concurrent_trials_compute_once_and_a_damaged_file_is_computed_again(tmp_path: Path) -> None:
-    path, marks = tmp_path / "pretrain-x.pt", tmp_path / "marks"
+    path, marks = PRETRAINED.path(tmp_path, "x"), tmp_path / "marks"
     marks.mkdir()
     fork = multiprocessing.get_context("fork")
-    workers = [fork.Process(target=_compute_slowly, args=(str(path), str(marks), str(i))) for i in range(3)]
+    workers = [fork.Process(target=_compute_slowly, args=(str(tmp_path), str(marks), str(i))) for i in range(3)]
     for worker in workers:
         worker.start()
     for worker in workers:
@@ -158,23 +158,21 @@ def test_concurrent_trials_compute_once_and_a_damaged_file_is_computed_again(tmp
     assert not list(tmp_path.glob("*.tmp"))
 
     path.write_bytes(b"\x00half a file")
-    state, cached = stored_or_computed(path, lambda: {"w": torch.zeros(2)})
+    state, cached = PRETRAINED.stored_or_computed(tmp_path, "x", lambda: {"w": torch.zeros(2)})
     assert not cached and torch.equal(state["w"], torch.zeros(2))
-    assert torch.equal(stored_or_computed(path, dict)[0]["w"], torch.zeros(2))
+    assert torch.equal(PRETRAINED.stored_or_computed(tmp_path, "x", dict)[0]["w"], torch.zeros(2))
 
 
 def test_every_stored_fit_and_pretrain_is_keyed_by_the_codes_version(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An edit of the code (another version) must never be answered by a warm start, a raw-data fit or a reference
-    model the old code stored."""
-    from core import classifier
+    """An edit of the code (another version) must never be answered by a pretrained state, a raw-data fit or a
+    reference model the old code stored: every key of the one content cache holds the code's version."""
+    from core import classifier, content_cache
     from core import reference_models as reference
     from core.config import AttackBudget
-    from trainables.shared import pretrain_cache
 
     x, s = torch.zeros(4, 1, 28, 28), torch.zeros(4, dtype=torch.long)
     recipe = reference.ClassifierRecipe(torch.nn.Flatten, epochs=1, batch_size=4, lr=1e-3)
     before = (key(RECIPE), classifier.fit_key(x, s, 2, AttackBudget(), 32), reference._key(recipe, x, s, 0))
-    for module in (pretrain_cache, classifier, reference):
-        monkeypatch.setattr(module, "code_version", lambda: "torch 0, source edited")
+    monkeypatch.setattr(content_cache, "code_version", lambda: "torch 0, source edited")
     after = (key(RECIPE), classifier.fit_key(x, s, 2, AttackBudget(), 32), reference._key(recipe, x, s, 0))
     assert all(a != b for a, b in zip(before, after, strict=True))

@@ -159,10 +159,10 @@ def test_a_stored_fit_is_the_fit_training_gives_and_an_identity_release_reads_it
     assert len(list(tmp_path.glob("*.pt"))) == 1
     trained = DeepAttacker(SMALL, cache_dir=None).run(test)  # no cache: trained afresh
     assert stored.metrics == trained.metrics
-    from core.classifier import _FITS, cached_fit, fit_key
-    _FITS.clear()  # the in-process copy goes: the read comes from disk
+    from core.classifier import FITS, cached_fit, fit_key
+    FITS.forget()  # the in-process copy goes: the read comes from disk
     assert cached_fit(fit_key(x.clone(), s, 2, SMALL, 16), x, 2, str(tmp_path)) is not None
-    _FITS.clear()
+    FITS.forget()
     read = DeepAttacker(SMALL, cache_dir=str(tmp_path)).run(AttackInput(x.clone(), s, x[:60], s[:60], num_classes=2))
     assert read.metrics == stored.metrics
     other = DeepAttacker(SMALL, cache_dir=str(tmp_path)).run(AttackInput(x + 1e-3, s, x[:60], s[:60], num_classes=2))
@@ -171,12 +171,12 @@ def test_a_stored_fit_is_the_fit_training_gives_and_an_identity_release_reads_it
 
 def test_an_attacker_reads_the_fit_stored_under_its_datas_key_instead_of_training(tmp_path) -> None:
     # a control that must fail if the lookup were skipped: a fit planted under other data's key is what comes back
-    from core.classifier import _FITS, fit_key
+    from core.classifier import FITS, fit_key
     x, s = torch.rand(120, 1, 28, 28, generator=torch.Generator().manual_seed(2)), torch.arange(120) % 2
     planted = DeepAttacker(SMALL, cache_dir=str(tmp_path), store=True).fit(x, s, 2)
     other = x.flip(0)
-    (tmp_path / f"{fit_key(x, s, 2, SMALL, 16)}.pt").rename(tmp_path / f"{fit_key(other, s, 2, SMALL, 16)}.pt")
-    _FITS.clear()
+    FITS.path(tmp_path, fit_key(x, s, 2, SMALL, 16)).rename(FITS.path(tmp_path, fit_key(other, s, 2, SMALL, 16)))
+    FITS.forget()
     read = DeepAttacker(SMALL, cache_dir=str(tmp_path)).fit(other, s, 2)
     assert read.val_scores == planted.val_scores and read.candidate == planted.candidate
     assert all(torch.equal(a, b) for a, b in zip(read.model.state_dict().values(), planted.model.state_dict().values(),

@@ -7,7 +7,6 @@ written atomically (temporary file + rename), so every trial of every sweep reus
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 from dataclasses import asdict, dataclass
@@ -17,12 +16,14 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from core.atomic import save_atomically
+from core.content_cache import ContentCache
 from core.data import load_mnist
 from core.training import fit_classifier, predict_logits
 
 PAD = 2  # 28×28 MNIST -> 32×32, as LeNet-5 expects
 MNIST_TEST = 10_000  # the target's test set: all of MNIST's test images
+
+TARGETS: ContentCache[dict] = ContentCache("lenet5-")  # <root>/targets/lenet5-<task>-<hash>.pt
 
 
 def pad32(x: torch.Tensor) -> torch.Tensor:
@@ -67,10 +68,11 @@ class TargetSettings:
     lr: float
     seed: int = 0
 
-    def path(self, root: Path) -> Path:
-        """``<root>/targets/lenet5-<task>-<12 hex digits of the settings' hash>.pt``."""
+    def key(self) -> str:
+        """``<task>-<12 hex digits of the settings' hash>``: the file ``<root>/targets/lenet5-<key>.pt``. The paper's
+        fixed target, trained on the full MNIST training set, so not keyed by the code's version."""
         digest = hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:12]
-        return root / "targets" / f"lenet5-{self.task}-{digest}.pt"
+        return f"{self.task}-{digest}"
 
 
 @dataclass
@@ -80,17 +82,6 @@ class Target:
     model: LeNet5
     mnist_test_accuracy: float
     path: Path
-
-
-def _read(path: Path, settings: TargetSettings) -> Target | None:
-    """The cached target, or None when missing or unreadable (then it is trained again)."""
-    try:
-        blob = torch.load(path, map_location="cpu", weights_only=True)
-        model = LeNet5(settings.num_classes)
-        model.load_state_dict(blob["state"])
-        return Target(model, float(blob["mnist_test_accuracy"]), path)
-    except Exception:  # noqa: BLE001 - torch.load of a damaged file raises many types; any of them means retrain
-        return None
 
 
 def _train(root: Path, settings: TargetSettings, device: torch.device, download: bool) -> tuple[LeNet5, float]:
@@ -110,15 +101,13 @@ def _train(root: Path, settings: TargetSettings, device: torch.device, download:
 
 def load_target(root: Path, settings: TargetSettings, device: torch.device, download: bool = False) -> Target:
     """The cached target for ``settings`` (trained and cached on first use), frozen, in eval mode on ``device``."""
-    path = settings.path(root)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one trainer per target; the others wait and read its file
-        target = _read(path, settings)
-        if target is None:
-            model, accuracy = _train(root, settings, device, download)
-            save_atomically(path, {"state": model.state_dict(), "mnist_test_accuracy": accuracy,
-                                   "settings": asdict(settings)})
-            target = Target(model, accuracy, path)
-    target.model.to(device).eval().requires_grad_(False)
-    return target
+    def train() -> dict:
+        model, accuracy = _train(root, settings, device, download)
+        return {"state": model.state_dict(), "mnist_test_accuracy": accuracy, "settings": asdict(settings)}
+
+    folder, key = root / "targets", settings.key()
+    blob, _ = TARGETS.stored_or_computed(folder, key, train)  # one trainer per target; the others wait and read it
+    model = LeNet5(settings.num_classes)
+    model.load_state_dict(blob["state"])
+    model.to(device).eval().requires_grad_(False)
+    return Target(model, float(blob["mnist_test_accuracy"]), TARGETS.path(folder, key))

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from functools import partial
-from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import torch
@@ -18,7 +17,7 @@ from core.nets import game_classifier
 from core.reference_models import ClassifierRecipe
 from core.training import batches
 from trainables.shared.image_release import ImageRelease, Released
-from trainables.shared.pretrain_cache import PRETRAIN_DIR, pretrain_key, rng_state, set_rng_state, stored_or_computed
+from trainables.shared.pretrain_cache import PRETRAIN_DIR, PRETRAINED, pretrain_key, rng_state, set_rng_state
 
 
 def classifier_reference(classes: int, epochs: int, cfg: Any, shape: tuple[int, ...], train_x: torch.Tensor | Deferred,
@@ -66,13 +65,12 @@ class ImageGame(ImageRelease):
             return
         key = pretrain_key(self.name, self.cfg.as_dict(), self.game_knobs, (self.train.x, self.train.s, self.train.u),
                              self.device)
-        path = Path(self.pretrain_dir) / f"pretrain-{self.name}-{key}.pt"
 
         def computed() -> dict:
             self.compute_pretrain()
             return self.pretrained_state()
 
-        state, cached = stored_or_computed(path, computed)
+        state, cached = PRETRAINED.stored_or_computed(self.pretrain_dir, key, computed)
         if cached:
             self.load_state(state["models"])
             set_rng_state(self.gen, state["rng"])

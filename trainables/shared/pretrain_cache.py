@@ -4,26 +4,22 @@ The state pretraining leaves behind (networks, optimisers, the game's generator 
 stored by content beside the raw-data fits of the attackers (:data:`core.classifier.FIT_CACHE`): the key hashes
 the training records and every config knob that is not one of the game's own (``game_knobs``: λ, α, the attackers'
 budget, ...), with the device type and the code's version (torch's and the source's, :mod:`core.code_version`), so no
-edit lets a stale pretrained state be read. A trial that reads a stored pretrained state continues exactly as the trial that
-computed it. Concurrent trials take a file lock per key, so one computes while the others wait and read; the file is
-written atomically (a temporary file, then a rename).
+edit lets a stale pretrained state be read. A trial that reads a stored pretrained state continues exactly as the trial
+that computed it. Stored, locked and read as every content-addressed result is (:mod:`core.content_cache`).
 """
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable, Iterable
-from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
 import torch
-from filelock import FileLock
 
-from core.atomic import load_saved, save_atomically
 from core.classifier import FIT_CACHE
-from core.code_version import code_version
 from core.config import AttackBudget, AttackerRecords, Checkpointing, MembershipAttacks
+from core.content_cache import ContentCache, content_key
 
 PRETRAIN_DIR = FIT_CACHE  # every trial on a machine sees it: the raw-data fits' folder
+PRETRAINED: ContentCache[dict] = ContentCache("pretrain-")
 VERSION = 1  # what pretraining computes: bump it when that changes, and older files are never read
 # knobs every image game has that never touch its pretraining: the attackers' and the farm's, checkpoints, the epochs
 # of the game, the figure, where the data lies (the records themselves are hashed) and the test split's size
@@ -33,29 +29,13 @@ SHARED_GAME_KNOBS = (frozenset().union(*(m.model_fields for m in (AttackBudget, 
 
 
 def pretrain_key(mechanism: str, config: dict[str, Any], game_knobs: Iterable[str], records: Iterable[torch.Tensor],
-                   device: torch.device) -> str:
+                 device: torch.device) -> str:
     """Content address of a pretrained state: the mechanism, its config less the game's knobs, the training records (every
     tensor's bytes), the device type and the code's version."""
     skipped = SHARED_GAME_KNOBS | frozenset(game_knobs)
     recipe = sorted((k, repr(v)) for k, v in config.items() if k not in skipped)
-    digest = hashlib.sha256(repr((VERSION, code_version(), mechanism, device.type, recipe)).encode())
-    for tensor in records:
-        digest.update(repr((tuple(tensor.shape), str(tensor.dtype))).encode())
-        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
-    return digest.hexdigest()[:32]
+    return content_key((VERSION, mechanism, device.type, recipe), records)
 
-
-def stored_or_computed(path: Path, compute: Callable[[], dict]) -> tuple[dict, bool]:
-    """The state stored at ``path`` and True, or ``compute()``'s state (stored there atomically) and False; under a
-    lock on ``path``, so of several trials asking at once one computes and the others read."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(f"{path}.lock"):
-        stored = load_saved(path)
-        if stored is not None:
-            return stored, True
-        state = compute()
-        save_atomically(path, state)
-        return state, False
 
 
 def rng_state(generator: torch.Generator) -> dict[str, torch.Tensor]:
