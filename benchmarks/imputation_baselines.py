@@ -27,7 +27,7 @@ def main() -> None:
     for name in args.presets:
         spec = resolve(name, args.profile, [])
         started = time.perf_counter()
-        baselines = spec.preset.mechanism.raw_baselines(spec.grid_points()[0])
+        baselines = spec.preset.mechanism.raw_references(spec.grid_points()[0])
         print(f"{name} ({args.profile}): raw-data reference points in {time.perf_counter() - started:.0f} s")
         for metric in ("accuracy", "accuracy_within_hour"):
             members = {k.removeprefix(PREFIX).removesuffix(f"/{metric}"): v for k, v in baselines.items()

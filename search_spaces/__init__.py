@@ -166,7 +166,7 @@ class Preset:
     @property
     def raw_references(self) -> Callable[[dict], dict[str, float]] | None:
         """config -> raw-data reference points, logged on the parent (None: the mechanism has none)."""
-        return self._offered("RAW_REFERENCE", "raw_baselines")
+        return self._offered("RAW_REFERENCE", "raw_references")
 
     @property
     def checkpoint_inputs(self) -> Callable[[dict, str], Any] | None:

@@ -21,7 +21,7 @@ from core.metrics import fairness_gaps
 from trainables.cloak.cloak_map import CloakMap, apply_mask, sift
 from trainables.cloak.config import CloakConfig
 from trainables.cloak.data import TaskSplit
-from trainables.cloak.evaluation import EQUAL_ACC, EQUAL_INFO, attack_equal_accuracy_baseline, noisy_against_gaussian
+from trainables.cloak.evaluation import EQUAL_ACC, EQUAL_INFO, attack_matched_noise, noisy_against_gaussian
 from trainables.cloak.info import (
     QUANTISATION_SIGMA,
     feature_information,
@@ -301,14 +301,14 @@ def test_trial_reports_the_papers_comparison_at_equal_information() -> None:
     assert f"{EQUAL_INFO}/sigma" not in history[0]  # checkpoint epochs only, like the equal-accuracy baseline
 
 
-def test_deep_attacker_on_the_baseline_falls_with_noise() -> None:
+def test_deep_attacker_on_the_matched_noise_falls_with_noise() -> None:
     last, _ = trained()
     cfg = CloakConfig.from_dict({**CONFIG.as_dict(), "attack_epochs": 2})
     train, test = last.trial.train, last.trial.test
     small = (TaskSplit(train.x[:500], train.y[:500], train.digit[:500], train.thick[:500]),
              TaskSplit(test.x[:400], test.y[:400], test.digit[:400], test.thick[:400]))
-    faint = attack_equal_accuracy_baseline(cfg, 0.01, *small)[f"{EQUAL_ACC}/attack/deep/accuracy"]
-    loud = attack_equal_accuracy_baseline(cfg, 5.0, *small)[f"{EQUAL_ACC}/attack/deep/accuracy"]
+    faint = attack_matched_noise(cfg, 0.01, *small)[f"{EQUAL_ACC}/attack/deep/accuracy"]
+    loud = attack_matched_noise(cfg, 5.0, *small)[f"{EQUAL_ACC}/attack/deep/accuracy"]
     assert faint > loud + 0.15 and loud < 0.65, (faint, loud)
 
 

@@ -23,7 +23,7 @@ from search_spaces import presets
 from search_spaces.eco import PRESET as ECO
 from search_spaces.eco import SMOKE as ECO_SMOKE
 from trainables.cloak.mechanism import Cloak
-from trainables.eco_releaser.attack_runs import imputation_baseline
+from trainables.eco_releaser.attack_runs import imputation_attack
 from trainables.eco_releaser.mechanism import EcoReleaser
 from trainables.eco_releaser.scores import position_floors
 from trainables.eco_releaser.windows import load_data
@@ -66,7 +66,7 @@ def test_eco_family_reuses_the_floors_and_fits_within_hours() -> None:
     train, test, _ = load_data(cfg, torch.device("cpu"))
     raw = AttackInput(train.x, train.occupancy, test.x, test.occupancy, num_classes=2, train_si=train.si,
                       test_si=test.si)
-    got = imputation_baseline(SiOnlyAttacker().budget, raw, train, test).metrics
+    got = imputation_attack(SiOnlyAttacker().budget, raw, train, test).metrics
     floors = position_floors(train, test)
     assert got["side_info/accuracy"] == SiOnlyAttacker().run(raw).metrics["accuracy"]
     assert got["hour/accuracy"] == floors["attack/hour_only/accuracy"]
@@ -82,7 +82,7 @@ def test_amnist_baselines_log_the_imputation_baseline_and_raw_attackers_reach_it
     """The releaser's raw-data reference points on a small AMNIST config log the imputation attacker (the digit's Bayes rule),
     and the control: a deep attacker that sees the raw image (digit included) is at least as strong."""
     config = {**presets()["amnist"].base, **presets()["amnist"].profiles["smoke"].config, "attack_epochs": 4}
-    baselines = Releaser.raw_baselines(config)
+    baselines = Releaser.raw_references(config)
     value = baselines["baseline/attack/imputation/accuracy"]
     assert baselines["baseline/attack/imputation/utility/accuracy"] == value > 0.55  # thickness rates differ by digit
     assert baselines["baseline/attack/imputation/prior/accuracy"] == 0.5
@@ -95,7 +95,7 @@ def test_cloak_baselines_guess_thickness_from_the_digit_the_farm_gives() -> None
     """Cloak's raw-data reference points log the imputation attacker from the digit (the farm's ``train_u``), below the deep
     attacker on raw images."""
     preset = presets()["cloak-mnist"]
-    baselines = Cloak.raw_baselines({**preset.base, **preset.profiles["smoke"].config})
+    baselines = Cloak.raw_references({**preset.base, **preset.profiles["smoke"].config})
     value = baselines["baseline/attack/imputation/accuracy"]
     assert baselines["baseline/attack/imputation/utility/accuracy"] == value > 0.55
     assert baselines["baseline/attack/deep/accuracy"] >= baselines["baseline/attack/imputation/accuracy/ci_low"]

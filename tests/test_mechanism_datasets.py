@@ -91,7 +91,7 @@ def test_counts_and_baselines_follow_the_entry(cifar: Path, unchecked: None) -> 
     config = {**TINY, "dataset": "cifar10", "data_root": str(cifar)}
     counts = Releaser.data_counts(config)
     assert counts["train_available"] == 60 and counts["test_available"] == 20
-    baselines = Releaser.raw_baselines(config)
+    baselines = Releaser.raw_references(config)
     assert "baseline/attack/deep_raw/accuracy" in baselines and "baseline/attack/thickness/accuracy" not in baselines
 
 

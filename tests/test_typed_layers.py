@@ -80,6 +80,17 @@ def test_a_method_of_a_capability_without_declaring_it_is_refused() -> None:
                 raise NotImplementedError
 
 
+def test_a_plugins_raw_baselines_is_read_as_its_raw_references_with_a_deprecation_warning() -> None:
+    with pytest.warns(DeprecationWarning, match=r"^Old\.raw_baselines is deprecated: name it raw_references$"):
+        class Old(Membership):
+            capabilities: ClassVar[frozenset[Capability]] = Membership.capabilities | {Capability.RAW_REFERENCE}
+
+            @classmethod
+            def raw_baselines(cls, config: dict) -> dict[str, float]:
+                return {"attack/deep/accuracy": 0.9}
+    assert Old.raw_references({}) == {"attack/deep/accuracy": 0.9}
+
+
 @pytest.mark.parametrize(("name", "farm", "serves", "audits", "reference"), [
     ("amnist", True, True, True, True), ("gmm", False, False, False, False),
     ("adult-membership", True, False, False, False), ("cloak-mnist", True, True, False, True),

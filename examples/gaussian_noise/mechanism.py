@@ -196,7 +196,7 @@ class GaussianNoise(Mechanism[GaussianNoiseConfig]):
         return ReleaseMap(self.name, tuple(self.shape), (0.0, 1.0), self.noise.eval(), release)
 
     @classmethod
-    def raw_baselines(cls, config: dict) -> dict[str, float]:
+    def raw_references(cls, config: dict) -> dict[str, float]:
         """putlab's reference points on unreleased images (a tuned utility classifier, every attacker kind)."""
         return baselines_for(cls.typed(config))
 

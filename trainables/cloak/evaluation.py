@@ -96,13 +96,13 @@ def evaluate_cloak(cfg: CloakConfig, cloak: CloakMap, target: nn.Module, test: T
     if equal_accuracy:
         gaussian_at = _gaussian_accuracy(target, test, n, k, cfg.seed + 8)
         sigma_acc = matching_sigma(gaussian_at, acc)
-        baseline_knn = knn(gaussian_release(test.x, sigma_acc, gen))
+        matched_knn = knn(gaussian_release(test.x, sigma_acc, gen))
         metrics |= {
             f"{EQUAL_ACC}/sigma": sigma_acc,
             f"{EQUAL_ACC}/utility/accuracy": gaussian_at(sigma_acc),
             f"{EQUAL_ACC}/leakage/info_removed": information_removed(variance, sigma_acc, floor=cfg.info_floor),
-            f"{EQUAL_ACC}/leakage/info_removed_knn": baseline_knn.removed,
-            f"{EQUAL_ACC}/leakage/mi_knn": baseline_knn.mi,
+            f"{EQUAL_ACC}/leakage/info_removed_knn": matched_knn.removed,
+            f"{EQUAL_ACC}/leakage/mi_knn": matched_knn.mi,
         } | noisy_against_gaussian(cfg, cloak, target, test, knn)
     group = test.thick.repeat(k)
     metrics.update({f"fairness/{key}": v for key, v in fairness_gaps(preds, test.y.repeat(k), group, n).items()})
@@ -134,7 +134,7 @@ def noisy_against_gaussian(cfg: CloakConfig, cloak: CloakMap, target: nn.Module,
     }
 
 
-def attack_equal_accuracy_baseline(cfg: CloakConfig, sigma: float, train: TaskSplit, test: TaskSplit) -> dict[str, float]:
+def attack_matched_noise(cfg: CloakConfig, sigma: float, train: TaskSplit, test: TaskSplit) -> dict[str, float]:
     """The farm's deep attacker, retrained on the matched Gaussian noise's release at σ (thickness from 28×28 images)."""
     gen = torch.Generator(device=train.x.device).manual_seed(cfg.seed + 3000)
     data = AttackInput(crop28(gaussian_release(train.x, sigma, gen)), train.thick,

@@ -38,7 +38,7 @@ from trainables.cloak.cloak_map import (
 )
 from trainables.cloak.config import CloakConfig
 from trainables.cloak.data import MNIST_TRAIN, data_root, load_task_data, target_for
-from trainables.cloak.evaluation import EQUAL_ACC, attack_equal_accuracy_baseline, evaluate_cloak
+from trainables.cloak.evaluation import EQUAL_ACC, attack_matched_noise, evaluate_cloak
 from trainables.cloak.info import (
     feature_variance,
 )
@@ -146,7 +146,7 @@ class Cloak(Mechanism[CloakConfig]):
         metrics, self.sifted_test = evaluate_cloak(cfg, self.cloak, self.target.model, self.test, self.variance, self.knn,
                                                    equal_accuracy=attack)
         if attack and cfg.baseline_attack:
-            metrics |= attack_equal_accuracy_baseline(cfg, metrics[f"{EQUAL_ACC}/sigma"], self.train, self.test)
+            metrics |= attack_matched_noise(cfg, metrics[f"{EQUAL_ACC}/sigma"], self.train, self.test)
         return metrics
 
     def write_figures(self, directory: Path, epoch: int) -> None:
@@ -188,7 +188,7 @@ class Cloak(Mechanism[CloakConfig]):
         return ReleaseMap(self.name, INPUT_SHAPE, (0.0, 1.0), self.cloak.eval(), sift)
 
     @classmethod
-    def raw_baselines(cls, config: dict) -> dict[str, float]:
+    def raw_references(cls, config: dict) -> dict[str, float]:
         """The target's accuracy on raw images (full MNIST test, plain, with its 95 % Wilson interval; the AMNIST test
         subset, balanced), a deep thickness attacker on raw images: the PUT's two ends; and the imputation attacker
         (:mod:`attacks.audits.imputation`): thickness guessed from the digit the farm's attackers are given (``train_u``), or

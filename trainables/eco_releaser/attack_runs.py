@@ -14,7 +14,7 @@ from trainables.eco_releaser.scores import within_hour_accuracy
 from trainables.eco_releaser.windows import EcoSplit
 
 
-def imputation_baseline(cfg: EcoConfig, raw: AttackInput, train: EcoSplit, test: EcoSplit) -> AttackResult:
+def imputation_attack(cfg: EcoConfig, raw: AttackInput, train: EcoSplit, test: EcoSplit) -> AttackResult:
     """The best attacker that sees no consumption (:mod:`attacks.audits.imputation`): occupancy from the prior, the side
     information (which the farm's SI attackers are given), the hour of day (a reading's public timestamp) and the step's
     position in its window, alone, joined with SI and fitted within each hour; pooled (``accuracy``) and within hours

@@ -21,7 +21,7 @@ import torch
 from attacks.attackers.side_info import SideInfoAttacker, SiOnlyAttacker
 from attacks.base import AttackInput, CheckpointInputs
 from core.data.eco_files import SI_FEATURES, window_days
-from trainables.eco_releaser.attack_runs import deep_attack, imputation_baseline
+from trainables.eco_releaser.attack_runs import deep_attack, imputation_attack
 from trainables.eco_releaser.config import EcoConfig
 from trainables.eco_releaser.nets import LstmReleaser, adversary_net
 from trainables.eco_releaser.rounds import evaluate_release, pretrain, train_epoch
@@ -111,9 +111,9 @@ class EcoReleaser(Mechanism[EcoConfig]):
                           self.releaser.eval(), release)
 
     @classmethod
-    def raw_baselines(cls, config: dict) -> dict[str, float]:
+    def raw_references(cls, config: dict) -> dict[str, float]:
         """Attackers on unreleased windows (the PUT's no-privacy end), the SI-only floor, the position and hour floors,
-        and the imputation attacker (:func:`imputation_baseline`)."""
+        and the imputation attacker (:func:`imputation_attack`)."""
         cfg = cls.typed(config)
         torch.set_num_threads(cfg.threads)
         train, test, _ = load_data(cfg, pick_device())
@@ -122,7 +122,7 @@ class EcoReleaser(Mechanism[EcoConfig]):
         metrics = deep_attack(cfg, adversary_input(cfg, train.x, train.si), train, adversary_input(cfg, test.x, test.si),
                               test) | position_floors(train, test)
         for result in (SideInfoAttacker(cfg).run(raw), SiOnlyAttacker(cfg).run(raw),
-                       imputation_baseline(cfg, raw, train, test)):
+                       imputation_attack(cfg, raw, train, test)):
             metrics.update(result.logged())
         return {f"baseline/{k}": v for k, v in metrics.items()}
 

@@ -215,7 +215,7 @@ class ImageRelease(Mechanism):
                            test_u=test.u, raw_train_x=held.x, dataset=cfg.dataset)
 
     @classmethod
-    def raw_baselines(cls, config: dict) -> dict[str, float]:
+    def raw_references(cls, config: dict) -> dict[str, float]:
         """U and S accuracy of fresh classifiers and attackers on unreleased images."""
         return baselines_for(cls.typed(config))
 

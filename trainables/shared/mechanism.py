@@ -38,6 +38,7 @@ A minimal mechanism::
 """
 from __future__ import annotations
 
+import warnings
 from abc import ABC, abstractmethod
 from dataclasses import replace
 from enum import Enum
@@ -88,7 +89,7 @@ class Capability(Enum):
     FARM = "farm_inputs"  # the attack farm attacks its checkpoints
     SERVE = "release_map"  # its release can be served
     AUDIT = "audit_input"  # a served point of it can be audited black-box
-    RAW_REFERENCE = "raw_baselines"  # raw-data reference points, logged on the sweep's parent run
+    RAW_REFERENCE = "raw_references"  # raw-data reference points, logged on the sweep's parent run
 
 
 class Mechanism(ABC, Generic[C]):
@@ -108,8 +109,13 @@ class Mechanism(ABC, Generic[C]):
     capabilities: ClassVar[frozenset[Capability]] = frozenset()  # each one's method it implements (checked when defined)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Refuse a class whose :attr:`capabilities` and implemented methods differ (a one-line TypeError)."""
+        """Refuse a class whose :attr:`capabilities` and implemented methods differ (a one-line TypeError); a plug-in's
+        ``raw_baselines`` (the name before ``raw_references``) is read as ``raw_references``, with a deprecation warning."""
         super().__init_subclass__(**kwargs)
+        if "raw_baselines" in cls.__dict__ and "raw_references" not in cls.__dict__:
+            warnings.warn(f"{cls.__name__}.raw_baselines is deprecated: name it raw_references", DeprecationWarning,
+                          stacklevel=2)
+            cls.raw_references = cls.__dict__["raw_baselines"]  # type: ignore[method-assign]
         for capability in Capability:
             implemented, declared = _implements(cls, capability.value), capability in cls.capabilities
             if implemented != declared:
@@ -197,7 +203,7 @@ class Mechanism(ABC, Generic[C]):
         raise NotImplementedError(f"the {cls.name} mechanism names no records to audit its served release with")
 
     @classmethod
-    def raw_baselines(cls, config: dict) -> dict[str, float]:
+    def raw_references(cls, config: dict) -> dict[str, float]:
         """Reference points on unreleased data, logged on the sweep's parent run (default: none)."""
         return {}
 
