@@ -34,7 +34,6 @@ from core.numbers import readable
 from core.pareto_axis import Axis
 from platform.papers.statistics import Measured, paired
 from platform.plan.spec import preset_of
-from platform.results import tracking
 from platform.results.baseline_hull import (
     at_seed,
     below_every_corner,
@@ -178,12 +177,12 @@ def print_operating_points(summary: SweepSummary) -> None:
 def part(client: Store, sweep: str, grids_from: str | None) -> tuple[Preset, SweepSummary, pd.DataFrame]:
     """One sweep's summary (with another sweep's comparison grids where ``grids_from`` names one) and its trials beside
     the comparison grids of their seed, with their margins against the hull of that seed."""
-    _, parent_id = tracking.find_sweep_parent(client, sweep)
+    _, parent_id = client.find_sweep(sweep)
     parent = client.run(parent_id).data
     preset = preset_of(parent.params)
     summary = read_summary(client, parent_id, preset)
     if grids_from:
-        _, other_id = tracking.find_sweep_parent(client, grids_from)
+        _, other_id = client.find_sweep(grids_from)
         other = read_summary(client, other_id, preset_of(client.run(other_id).data.params))
         summary = replace(summary, comparisons=other.comparisons)
     table = per_trial(summary)

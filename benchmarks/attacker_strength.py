@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 
-from platform.results import tracking
 from platform.results.store import Store
 
 COLUMNS = (("attack/deep/val_accuracy", "deep val"), ("attack/deep/accuracy", "deep test"),
@@ -21,8 +20,8 @@ COLUMNS = (("attack/deep/val_accuracy", "deep val"), ("attack/deep/accuracy", "d
 def trials(uri: str, sweep: str) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
     """Each trial's (and baseline trial's) last metrics by run name, and the parent run's raw-data reference points."""
     client = Store(uri)
-    exp_id, parent_id = tracking.find_sweep_parent(client, sweep)
-    runs = [*tracking.child_runs(client, exp_id, parent_id), *tracking.baseline_runs(client, exp_id, parent_id)]
+    exp_id, parent_id = client.find_sweep(sweep)
+    runs = [*client.child_runs(exp_id, parent_id), *client.baseline_runs(exp_id, parent_id)]
     baselines = {k: v for k, v in client.run(parent_id).data.metrics.items()
                  if k.startswith("baseline/") and k.endswith("accuracy")}
     return {run.info.run_name: run.data.metrics for run in runs}, baselines

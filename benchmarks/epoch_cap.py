@@ -19,7 +19,6 @@ from pathlib import Path
 import torch
 
 from attacks.farm.checkpoint import attack_inputs
-from platform.results import tracking
 from platform.results.store import Run, Store
 from platform.run import storage as tune_storage
 from platform.run.catch_up import checkpoints_of, trial_config
@@ -80,9 +79,9 @@ def main() -> None:
         p.error("--factor must be above 1")
     torch.set_num_threads(args.threads)
     client = Store(args.tracking_uri)
-    exp_id, parent_id = tracking.find_sweep_parent(client, args.sweep)
+    exp_id, parent_id = client.find_sweep(args.sweep)
     preset_name = client.run(parent_id).data.params["preset"]
-    capped = [(run, name) for run in tracking.child_runs(client, exp_id, parent_id) if checkpoints_of(run)
+    capped = [(run, name) for run in client.child_runs(exp_id, parent_id) if checkpoints_of(run)
               for name in run.data.tags.get(TAG_CAPPED, "").split(",") if name]
     print(f"{len(capped)} capped attacker(s) in {preset_name}'s sweep; each retrained at {args.factor:g}× its cap "
           "(minutes each)", flush=True)

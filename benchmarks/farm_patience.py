@@ -65,9 +65,9 @@ def main() -> None:
     args = parse_args()
     torch.set_num_threads(args.threads)
     client = Store(args.tracking_uri)
-    exp_id, parent_id = tracking.find_sweep_parent(client, args.sweep)
+    exp_id, parent_id = client.find_sweep(args.sweep)
     preset_name = client.run(parent_id).data.params["preset"]
-    runs = [*tracking.child_runs(client, exp_id, parent_id), *tracking.baseline_runs(client, exp_id, parent_id)]
+    runs = [*client.child_runs(exp_id, parent_id), *client.baseline_runs(exp_id, parent_id)]
     runs = [r for r in runs if args.trial is None or args.trial in r.info.run_name]
     labels = [f"{p}/{c}" for p, c in args.budgets]
     print(f"{'kind':<16} {'trial':<36} {'logged':>7} " + " ".join(f"{label + ' acc val epochs best':>30}" for label in labels))

@@ -106,9 +106,9 @@ def main() -> None:
         p.error("--attack-records must be at least 1")
     torch.set_num_threads(args.threads)
     client = Store(args.tracking_uri)
-    exp_id, parent_id = tracking.find_sweep_parent(client, args.sweep)
+    exp_id, parent_id = client.find_sweep(args.sweep)
     preset_name = client.run(parent_id).data.params["preset"]
-    front = [r for r in tracking.child_runs(client, exp_id, parent_id) if r.data.tags.get(tracking.TAG_FRONT) == "true"
+    front = [r for r in client.child_runs(exp_id, parent_id) if r.data.tags.get(tracking.TAG_FRONT) == "true"
              and (args.trial is None or args.trial in r.info.run_name) and checkpoints_of(r)]
     print(f"{len(front)} front point(s) of {preset_name}; each attacked at the full budget (several minutes each)",
           flush=True)

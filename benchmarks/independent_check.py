@@ -250,9 +250,9 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     recipe = Recipe(args.net, args.width, args.shifts, args.min_epochs, max_epochs=args.max_epochs)
     client = Store(args.tracking_uri)
-    exp_id, parent_id = tracking.find_sweep_parent(client, args.sweep)
+    exp_id, parent_id = client.find_sweep(args.sweep)
     preset = presets()[client.run(parent_id).data.params["preset"]]
-    runs = [r for r in tracking.child_runs(client, exp_id, parent_id) if float(r.data.params.get("lam", 1)) > 0]
+    runs = [r for r in client.child_runs(exp_id, parent_id) if float(r.data.params.get("lam", 1)) > 0]
     runs = [r for r in runs if args.trial is None or args.trial in r.info.run_name]
     unready = [r.info.run_name for r in runs if not checkpoints_of(r)]
     if unready:

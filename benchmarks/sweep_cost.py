@@ -33,7 +33,7 @@ CACHE = Path(tempfile.gettempdir()) / "putlab-deep-raw"  # the raw-data attacker
 def seconds_by_kind(client: Store, exp_id: str, parent_id: str) -> dict[str, float]:
     """Worker seconds per ``time/..._s`` metric, summed over the sweep's trials, its baselines' trials and every step."""
     totals: dict[str, float] = defaultdict(float)
-    runs = [*tracking.child_runs(client, exp_id, parent_id), *tracking.baseline_runs(client, exp_id, parent_id)]
+    runs = [*client.child_runs(exp_id, parent_id), *client.baseline_runs(exp_id, parent_id)]
     for run in runs:
         for key in run.data.metrics:
             if key.startswith("time/") and key.endswith("_s"):
@@ -53,7 +53,7 @@ def phases(t: dict[str, float]) -> dict[str, float]:
 
 def table(client: Store, sweep: str) -> tuple[str, float]:
     """The phase table of one sweep, and its worker seconds in all."""
-    exp_id, parent_id = tracking.find_sweep_parent(client, sweep)
+    exp_id, parent_id = client.find_sweep(sweep)
     parent = client.run(parent_id)
     wall = ((parent.info.end_time or parent.info.start_time) - parent.info.start_time) / 1000
     split = phases(seconds_by_kind(client, exp_id, parent_id))

@@ -25,7 +25,6 @@ from core.config import AttackBudget
 from core.metrics import balanced_accuracy
 from core.nets import Standardized
 from core.training import predict_logits
-from platform.results import tracking
 from platform.results.store import Store
 from platform.run.catch_up import checkpoints_of, trial_config
 from search_spaces import presets
@@ -56,9 +55,9 @@ def main() -> None:
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     client = Store(args.tracking_uri)
-    exp_id, parent_id = tracking.find_sweep_parent(client, args.sweep)
+    exp_id, parent_id = client.find_sweep(args.sweep)
     preset = presets()[client.run(parent_id).data.params["preset"]]
-    runs = [r for r in tracking.child_runs(client, exp_id, parent_id) if checkpoints_of(r)
+    runs = [r for r in client.child_runs(exp_id, parent_id) if checkpoints_of(r)
             and (not args.trial or any(t in r.info.run_name for t in args.trial))]
     print(f"{'trial':<26} {'label':<7} {'scratch acc':>11} {'ep':>3} {'s':>5} {'warm acc':>9} {'ep':>3} {'s':>5} {'gap':>6}")
     for run in runs:

@@ -18,7 +18,7 @@ from platform.cli import exit_with, guarded
 from platform.errors import UsageError
 from platform.plan.spec import preset_of
 from platform.publish import publish, write_sweep_report
-from platform.results import drivers, tracking
+from platform.results import drivers
 from platform.results.store import Run, Store
 from platform.results.summary import SweepSummary, format_summary
 from platform.run import preflight
@@ -58,7 +58,7 @@ def run(argv: list[str] | None = None) -> int:
         raise UsageError(str(exc)) from None
     if preset.checkpoint_inputs is None:
         raise UsageError(f"preset {preset.name!r} has no checkpoints for the attack farm")
-    runs = tracking.child_runs(store, exp_id, parent_id)
+    runs = store.child_runs(exp_id, parent_id)
     check_attackable(store.run(parent_id).info.run_name, preset.name, runs)
     init_ray(args.address)
     plan = FarmPlan.of(preset.mechanism, preset.checkpoint_inputs, preset.farm.attackers, preset.farm.privacy,

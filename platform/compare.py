@@ -26,7 +26,7 @@ from platform.figures.fronts import plot_fronts
 from platform.figures.html_report import render_comparison, report_dir
 from platform.figures.report_tables import with_interval
 from platform.plan.spec import preset_of
-from platform.results import drivers, tracking
+from platform.results import drivers
 from platform.results.store import Store
 from platform.results.summary import SweepSummary, read_summary, summarise, usable_trials
 from platform.results.sweep_record import store_report
@@ -111,7 +111,7 @@ def run(argv: list[str] | None = None) -> int:
         members = [{"name": row["name"], "axes": [with_interval(row, a.metric) for a in axes]} for _, row in on_front.iterrows()]
         summaries.append({"label": label, "trials": finished, "front_size": len(on_front), "hypervolume": hv,
                           "members": members})
-    exp_id = tracking.experiment_id(store, EXPERIMENT)
+    exp_id = store.ensure_experiment(EXPERIMENT)
     title = " vs ".join(s.trials["sweep"].iloc[0] for _, s, _ in sweeps)
     run_id = store.new_run(exp_id, title)
     with tempfile.TemporaryDirectory() as tmp:
@@ -122,7 +122,7 @@ def run(argv: list[str] | None = None) -> int:
         html = render_comparison(f"putlab comparison {title}", summaries, axes, Path(tmp) / "fronts.png")
         store.log_folder(run_id, tmp, "comparison")
     report = store_report(store, run_id, html, report_dir(tracking_uri) / f"compare-{run_id}.html")
-    tracking.log_params(store, run_id, {f"sweep_{i}": label for i, (label, _, _) in enumerate(sweeps)})
+    store.log_params(run_id, {f"sweep_{i}": label for i, (label, _, _) in enumerate(sweeps)})
     store.log_metrics(run_id, metrics)
     store.end(run_id)
     print("\n".join(lines))

@@ -129,7 +129,7 @@ def copy_figures(store: Store, parent_id: str, study: Study, out: Path, keep: bo
         exp_id = store.run(parent_id).info.experiment_id
         front = store.runs([exp_id], where=f"tags.`{tracking.TAG_PARENT}` = '{parent_id}' and "
                                            f"tags.`{tracking.TAG_FRONT}` = 'true'")
-        baseline = one_seed(tracking.baseline_runs(store, exp_id, parent_id))
+        baseline = one_seed(store.baseline_runs(exp_id, parent_id))
         for prefix, trials in (("released", front), ("baseline", baseline)):
             for trial in trials:
                 stored = tracking.artifact_run(trial)  # a trial copied from an earlier sweep: its figures are there

@@ -22,7 +22,6 @@ from matplotlib.image import imread  # noqa: E402
 from core.quiet import silence  # noqa: E402
 from platform.cli import guarded  # noqa: E402
 from platform.report import rebuild  # noqa: E402
-from platform.results import tracking  # noqa: E402
 from platform.results.store import Store  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -58,7 +57,7 @@ def run(argv: list[str] | None = None) -> int:
         return 2
     silence()
     client = Store.open(args.tracking_uri)
-    _, parent_id = tracking.find_sweep_parent(client, args.sweep)
+    _, parent_id = client.find_sweep(args.sweep)
     html = rebuild(client, parent_id, args.tracking_uri)
     screenshot(html, args.out)
     if blank(args.out):

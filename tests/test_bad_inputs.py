@@ -267,7 +267,7 @@ def a_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     exp = client.create_experiment("putlab-amnist", artifact_location=(folder / "mlruns").as_uri())
     parent = client.create_run(exp, run_name="empty-sweep", tags={tracking.TAG_SWEEP: "empty-sweep",
                                                                    tracking.TAG_ROLE: "sweep"})
-    tracking.log_params(client, parent.info.run_id, {"preset": "amnist", "profile": "smoke", "planned_trials": 3})
+    client.log_params(parent.info.run_id, {"preset": "amnist", "profile": "smoke", "planned_trials": 3})
     client.create_registered_model("putlab-amnist")
     client.create_model_version("putlab-amnist", source=(folder / "point").as_uri(), run_id=parent.info.run_id,
                                 tags={PRESET_TAG: "amnist"})

@@ -26,7 +26,7 @@ def finished_sweep(client, exp_id: str, name: str, profile: str, wall_s: float, 
     """A sweep's parent run (FINISHED after ``wall_s``) with its finished trial and baseline runs."""
     time.sleep(0.005)  # start times in ms: each sweep strictly newer than the one before
     params = {"preset": "amnist", "profile": profile} | tracking.flatten("attackers", FARM)
-    parent_id, _ = tracking.start_parent(client, exp_id, name, params)
+    parent_id, _ = client.start_parent(exp_id, name, params)
     for k in range(trials + baselines):
         role = "trial" if k < trials else "baseline"
         run = client.create_run(exp_id, tags={tracking.TAG_PARENT: parent_id, tracking.TAG_ROLE: role})
@@ -37,7 +37,7 @@ def finished_sweep(client, exp_id: str, name: str, profile: str, wall_s: float, 
 
 def test_the_estimate_is_the_newest_like_sweeps_pace_per_trial(workdir: Path) -> None:
     client = store(workdir)
-    exp_id = tracking.experiment_id(client, "putlab-amnist")
+    exp_id = client.ensure_experiment("putlab-amnist")
     finished_sweep(client, exp_id, "old", "quick", wall_s=3000, trials=9, baselines=6)
     finished_sweep(client, exp_id, "smoke", "smoke", wall_s=60, trials=3, baselines=2)  # another profile: not used
     finished_sweep(client, exp_id, "new", "quick", wall_s=600, trials=9, baselines=6)
@@ -53,7 +53,7 @@ def test_the_estimate_is_the_newest_like_sweeps_pace_per_trial(workdir: Path) ->
 
 def test_a_resumed_sweep_is_priced_by_its_minutes_of_work_not_its_span(workdir: Path) -> None:
     client = store(workdir)
-    exp_id = tracking.experiment_id(client, "putlab-amnist")
+    exp_id = client.ensure_experiment("putlab-amnist")
     finished_sweep(client, exp_id, "resumed", "quick", wall_s=86_400, trials=9, baselines=6)  # a day from start to end
     (parent,) = client.search_runs([exp_id], filter_string="attributes.run_name = 'resumed'")
     client.log_metric(parent.info.run_id, tracking.ACTIVE_MINUTES, 10.0)  # of which it worked 10 minutes
@@ -64,9 +64,9 @@ def test_a_resumed_sweep_is_priced_by_its_minutes_of_work_not_its_span(workdir: 
 
 def test_no_like_sweep_means_no_estimate(workdir: Path) -> None:
     client = store(workdir)
-    exp_id = tracking.experiment_id(client, "putlab-amnist")
+    exp_id = client.ensure_experiment("putlab-amnist")
     finished_sweep(client, exp_id, "smoke", "smoke", wall_s=60, trials=3, baselines=2)
-    running = tracking.start_parent(client, exp_id, "running", {"preset": "amnist", "profile": "quick"}
+    running = client.start_parent(exp_id, "running", {"preset": "amnist", "profile": "quick"}
                                     | tracking.flatten("attackers", FARM))[0]  # not finished: not a price
     assert client.get_run(running).info.status == "RUNNING"
     like = {"preset": "amnist", "profile": "quick"} | tracking.flatten("attackers", FARM)
@@ -79,7 +79,7 @@ LIKE = {"preset": "amnist", "profile": "quick", "config.epochs": "4", "machine":
 
 def test_a_sweep_in_a_new_store_is_priced_from_the_machines_ledger(workdir: Path) -> None:
     client = store(workdir)  # a new store: nothing in it to price from
-    exp_id = tracking.experiment_id(client, "putlab-amnist")
+    exp_id = client.ensure_experiment("putlab-amnist")
     spec = resolve("amnist", "quick", [])
     assert planned_cost(client, exp_id, spec, 9, 6, FARM, LIKE).source is None
     cost_ledger.record(LIKE, Measured("amnist-quick-1", 15, 1500.0))
@@ -146,10 +146,10 @@ def test_the_shared_sweep_prices_a_sweep_like_it_in_a_new_store(tmp_path: Path) 
 
 def test_comparison_trials_copied_from_an_earlier_sweep_are_not_priced_as_run(workdir: Path) -> None:
     client = store(workdir)
-    exp_id = tracking.experiment_id(client, "putlab-amnist")
+    exp_id = client.ensure_experiment("putlab-amnist")
     finished_sweep(client, exp_id, "second", "quick", wall_s=600, trials=9, baselines=6)
     (parent,) = client.search_runs([exp_id], filter_string="attributes.run_name = 'second'")
-    for run in tracking.baseline_runs(client, exp_id, parent.info.run_id)[:4]:  # 4 of its 6 copied, not run
+    for run in client.baseline_runs(exp_id, parent.info.run_id)[:4]:  # 4 of its 6 copied, not run
         client.set_tag(run.info.run_id, tracking.TAG_REUSED_FROM, "an-earlier-run")
     like = {"preset": "amnist", "profile": "quick"} | tracking.flatten("attackers", FARM)
     source = last_finished(client, exp_id, like)
@@ -175,7 +175,7 @@ def test_the_price_is_scaled_by_the_machines_speed_now_against_then(workdir: Pat
     cost_ledger.record(LIKE, then)
     assert cost_ledger.newest(LIKE) == then  # the ledger keeps the speed it ran at
     client = store(workdir)
-    exp_id = tracking.experiment_id(client, "putlab-amnist")
+    exp_id = client.ensure_experiment("putlab-amnist")
     finished_sweep(client, exp_id, "timed", "quick", wall_s=600, trials=9, baselines=6)
     (parent,) = client.search_runs([exp_id], filter_string="attributes.run_name = 'timed'")
     client.log_metric(parent.info.run_id, tracking.PROBE_SECONDS, 0.25)

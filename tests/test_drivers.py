@@ -47,7 +47,7 @@ def sweep(client: RawStore, exp_id: str, name: str, driver: str, status: str = "
 
 
 def statuses(client: RawStore, exp_id: str, parent: str) -> list[str]:
-    children = [*tracking.child_runs(client, exp_id, parent), *tracking.baseline_runs(client, exp_id, parent)]
+    children = [*client.child_runs(exp_id, parent), *client.baseline_runs(exp_id, parent)]
     return [client.get_run(parent).info.status, *sorted(r.info.status for r in children)]
 
 

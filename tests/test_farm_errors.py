@@ -40,8 +40,8 @@ def make_sweep(workdir: Path) -> tuple[RawStore, str, dict[str, Path], dict[str,
     """The store and Tune folders of a finished two-trial sweep: (client, parent id, checkpoints, run ids)."""
     config = {**resolve("amnist", "smoke", ["n_train=128", "n_test=64"]).config, "alpha": 2.0, "adv_steps": 1}
     client = RawStore.open(f"sqlite:///{workdir / 'mlflow.db'}")
-    exp_id = tracking.experiment_id(client, "putlab-amnist")
-    parent_id, _ = tracking.start_parent(client, exp_id, SWEEP, {"preset": "amnist", "profile": "smoke"})
+    exp_id = client.ensure_experiment("putlab-amnist")
+    parent_id, _ = client.start_parent(exp_id, SWEEP, {"preset": "amnist", "profile": "smoke"})
     checkpoints, runs = {}, {}
     for name, lam in (("good", 0.0), ("corrupt", 10.0)):
         trial_config = {**config, "lam": lam}
@@ -54,7 +54,7 @@ def make_sweep(workdir: Path) -> tuple[RawStore, str, dict[str, Path], dict[str,
                                       tracking.TAG_TRIAL: name, tracking.TAG_ROLE: "trial",
                                       tracking.TAG_CHECKPOINT: str(checkpoints[name])})
         runs[name] = run.info.run_id
-        tracking.log_params(client, runs[name], {"alpha": 2.0, "lam": lam, "adv_steps": 1})
+        client.log_params(runs[name], {"alpha": 2.0, "lam": lam, "adv_steps": 1})
         client.log_metrics(runs[name], {"utility/fresh_accuracy": 0.9 - lam / 100}, step=1)
         client.set_terminated(runs[name], "FINISHED")
     state = checkpoints["corrupt"] / "state.pt"

@@ -43,7 +43,7 @@ def trial_run(client: RawStore, exp_id: str, parent_id: str, name: str, curves: 
     run_id = client.create_run(exp_id, run_name=name, tags={
         "mlflow.parentRunId": parent_id, tracking.TAG_PARENT: parent_id, tracking.TAG_TRIAL: name,
         tracking.TAG_ROLE: "trial"}).info.run_id
-    tracking.log_params(client, run_id, {"alpha": 1.0, "lam": float(name.split("=")[-1]), "adv_steps": 1})
+    client.log_params(run_id, {"alpha": 1.0, "lam": float(name.split("=")[-1]), "adv_steps": 1})
     for i, epoch in enumerate(EPOCHS):
         client.log_metrics(run_id, {k: v[i] for k, v in curves.items()} | {"epoch": epoch}, step=epoch)
         if epoch in fresh:
@@ -61,8 +61,8 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> tuple[RawStore, str, dict
     """A real sqlite store with an amnist sweep of three trials: one outrun, one settled, one without a game (noise-like:
     no in-game adversary); all on the front."""
     client = RawStore.open(f"sqlite:///{tmp_path_factory.mktemp('game') / 'mlflow.db'}")
-    exp_id = tracking.experiment_id(client, "putlab-amnist")
-    parent_id, _ = tracking.start_parent(client, exp_id, "amnist-game", {"preset": "amnist", "profile": "quick",
+    exp_id = client.ensure_experiment("putlab-amnist")
+    parent_id, _ = client.start_parent(exp_id, "amnist-game", {"preset": "amnist", "profile": "quick",
                                                                          "search": "grid", "planned_trials": 3})
     runs = {"outrun": trial_run(client, exp_id, parent_id, "lam=300", OUTRUN, OUTRUN_FRESH, 0.70),
             "settled": trial_run(client, exp_id, parent_id, "lam=30", SETTLED, SETTLED_FRESH, 0.60),
@@ -105,7 +105,7 @@ def test_gap_is_fresh_minus_in_game_at_each_checkpoint(sweep) -> None:
 
 def test_without_the_farm_the_mechanisms_own_deep_attacker_is_the_fresh_one(tmp_path: Path) -> None:
     client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    run_id = client.create_run(tracking.experiment_id(client, "game")).info.run_id
+    run_id = client.create_run(client.ensure_experiment("game")).info.run_id
     for epoch, in_game in ((1, 0.8), (2, 0.6)):
         client.log_metrics(run_id, {"train/adversary_accuracy": in_game}, step=epoch)
     client.log_metrics(run_id, {"attack/deep/accuracy": 0.82, "attack/deep/accuracy/ci_low": 0.8}, step=2)
@@ -158,8 +158,8 @@ def test_publish_logs_the_curves_of_every_game_and_the_report_says_whether_it_se
 
 def test_a_sweep_without_a_game_has_no_section(tmp_path: Path) -> None:
     client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    exp_id = tracking.experiment_id(client, "putlab-amnist")
-    parent_id, _ = tracking.start_parent(client, exp_id, "no-game", {"preset": "amnist", "profile": "quick"})
+    exp_id = client.ensure_experiment("putlab-amnist")
+    parent_id, _ = client.start_parent(exp_id, "no-game", {"preset": "amnist", "profile": "quick"})
     run_id = trial_run(client, exp_id, parent_id, "lam=0", {"utility/psnr_of_mse": (30, 30, 30, 30)}, {4: (0.9, None, 0.9)}, 0.9)
     preset = presets()["amnist"]
     assert log_game_curves(client, read_summary(client, parent_id, preset).trials) == 0
@@ -194,8 +194,8 @@ def test_a_constrained_trial_draws_its_multiplier(tmp_path: Path) -> None:
     """The releaser's constrained form logs its Lagrange multiplier per epoch: the game reads it as a panel of its own
     (after the others), and the figure draws it."""
     client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    exp_id = tracking.experiment_id(client, "putlab-amnist")
-    parent_id, _ = tracking.start_parent(client, exp_id, "constrained", {"preset": "amnist", "profile": "quick"})
+    exp_id = client.ensure_experiment("putlab-amnist")
+    parent_id, _ = client.start_parent(exp_id, "constrained", {"preset": "amnist", "profile": "quick"})
     multiplier = (2.9, 4.1, 4.3, 4.0)
     run_id = trial_run(client, exp_id, parent_id, "lam=30", SETTLED | {"train/distortion_multiplier": multiplier},
                        SETTLED_FRESH, 0.6)

@@ -80,7 +80,7 @@ def test_the_code_version_hashes_the_python_source_once_per_process(tmp_path: Pa
 
 
 def add_parent(client: RawStore, exp_id: str, sweep: str) -> str:
-    parent_id, _ = tracking.start_parent(client, exp_id, sweep, {"preset": "amnist"})
+    parent_id, _ = client.start_parent(exp_id, sweep, {"preset": "amnist"})
     return parent_id
 
 
@@ -90,7 +90,7 @@ def add_result(client: RawStore, exp_id: str, parent_id: str, config: dict, key:
         "mlflow.parentRunId": parent_id, tracking.TAG_PARENT: parent_id, tracking.TAG_TRIAL: f"t{config['sigma']}",
         tracking.TAG_ROLE: "baseline", tracking.TAG_BASELINE: "noise", tracking.TAG_CONTENT_KEY: key,
         "putlab.strongest_attacker": "thickness"})
-    tracking.log_params(client, run.info.run_id, config)
+    client.log_params(run.info.run_id, config)
     client.log_metrics(run.info.run_id, {"epoch": 0.0}, step=0)
     client.log_metrics(run.info.run_id, metrics, step=1)
     client.set_terminated(run.info.run_id, "FINISHED")
@@ -99,7 +99,7 @@ def add_result(client: RawStore, exp_id: str, parent_id: str, config: dict, key:
 
 def test_a_stored_result_is_copied_once_and_only_where_its_key_matches(tmp_path: Path) -> None:
     client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    exp_id = tracking.experiment_id(client, "putlab-amnist")
+    exp_id = client.ensure_experiment("putlab-amnist")
     grid = noise_grid()
     configs = trial_configs(grid)
     first = add_parent(client, exp_id, "sweep-1")
@@ -112,7 +112,7 @@ def test_a_stored_result_is_copied_once_and_only_where_its_key_matches(tmp_path:
     assert (reused.reused, reused.trials, reused.sweeps) == (2, 0, ("sweep-1",))
     assert reused.line() == ("noise comparison grid: 2 of 2 trials reused from sweep sweep-1; 0 to run "
                              "(--no-reuse runs them again)")
-    copies = {r.data.tags[tracking.TAG_REUSED_FROM]: r for r in tracking.baseline_runs(client, exp_id, second, "noise")}
+    copies = {r.data.tags[tracking.TAG_REUSED_FROM]: r for r in client.baseline_runs(exp_id, second, "noise")}
     assert sorted(r.info.run_name for r in copies.values()) == ["sigma=0", "sigma=1"]  # as the grid names its trials
     for source_id in sources:
         source = client.get_run(source_id)
@@ -128,7 +128,7 @@ def test_a_stored_result_is_copied_once_and_only_where_its_key_matches(tmp_path:
 
     # a resumed sweep keeps its copies and copies nothing twice
     again = reuse_grid(client, exp_id, second, grid, KEY, NEEDED)
-    assert (again.reused, again.trials) == (2, 0) and len(tracking.baseline_runs(client, exp_id, second)) == 2
+    assert (again.reused, again.trials) == (2, 0) and len(client.baseline_runs(exp_id, second)) == 2
 
     # another farm or data seed, --no-reuse: nothing is reused and the grid runs as it would have
     third = add_parent(client, exp_id, "sweep-3")
@@ -136,15 +136,15 @@ def test_a_stored_result_is_copied_once_and_only_where_its_key_matches(tmp_path:
                                (noise_grid("seed=1"), KEY, "looked up"), (grid, KEY, "--no-reuse")]:
         none = reuse_grid(client, exp_id, third, other, key, NEEDED, lookup)
         assert (none.reused, none.left) == (0, other), key
-    assert not tracking.baseline_runs(client, exp_id, third)
+    assert not client.baseline_runs(exp_id, third)
     assert reuse_grid(client, exp_id, third, grid, KEY, NEEDED, "--no-reuse").line().endswith("; 2 to run (--no-reuse)")
 
 
 def test_another_presets_sweep_in_the_store_lends_its_comparison_trials_and_this_experiments_come_first(
         tmp_path: Path) -> None:
     client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    other_exp = tracking.experiment_id(client, "putlab-pose-prototype")
-    exp_id = tracking.experiment_id(client, "putlab-anchored")
+    other_exp = client.ensure_experiment("putlab-pose-prototype")
+    exp_id = client.ensure_experiment("putlab-anchored")
     grid = noise_grid()
     configs = trial_configs(grid)
     metrics = dict.fromkeys(NEEDED, 0.5) | {"attack/thickness/accuracy": 0.6}
@@ -159,14 +159,14 @@ def test_another_presets_sweep_in_the_store_lends_its_comparison_trials_and_this
     reused = reuse_grid(client, exp_id, sweep, grid, KEY, NEEDED)
     assert (reused.reused, reused.trials) == (2, 0)
     assert reused.sweeps == ("anchored-sweep", "pose-sweep")
-    copies = {r.data.tags[tracking.TAG_REUSED_FROM]: r for r in tracking.baseline_runs(client, exp_id, sweep, "noise")}
+    copies = {r.data.tags[tracking.TAG_REUSED_FROM]: r for r in client.baseline_runs(exp_id, sweep, "noise")}
     assert set(copies) == {lent, own} and newer_elsewhere not in copies  # this experiment's own result first
     assert all(copy.info.experiment_id == exp_id for copy in copies.values())  # copied into this sweep's experiment
 
 
 def test_a_result_without_every_front_axis_is_not_reused_and_the_rest_of_the_grid_runs(tmp_path: Path) -> None:
     client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    exp_id = tracking.experiment_id(client, "putlab-amnist")
+    exp_id = client.ensure_experiment("putlab-amnist")
     grid = noise_grid()
     configs = trial_configs(grid)
     first = add_parent(client, exp_id, "sweep-1")
@@ -201,7 +201,7 @@ def add_trial(client: RawStore, exp_id: str, parent_id: str, config: dict, key: 
     run = client.create_run(exp_id, run_name=f"lam={config['lam']}", tags={
         "mlflow.parentRunId": parent_id, tracking.TAG_PARENT: parent_id, tracking.TAG_TRIAL: f"t{config['lam']}",
         tracking.TAG_ROLE: role, tracking.TAG_CONTENT_KEY: key, tracking.TAG_CHECKPOINT: str(checkpoint)})
-    tracking.log_params(client, run.info.run_id, config)
+    client.log_params(run.info.run_id, config)
     client.log_metrics(run.info.run_id, dict.fromkeys(NEEDED, 0.7), step=1)
     client.set_terminated(run.info.run_id, "FINISHED")
     return run.info.run_id
@@ -209,7 +209,7 @@ def add_trial(client: RawStore, exp_id: str, parent_id: str, config: dict, key: 
 
 def test_a_sweeps_own_trial_is_copied_from_a_trial_of_its_key_only(tmp_path: Path) -> None:
     client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    exp_id = tracking.experiment_id(client, "putlab-amnist")
+    exp_id = client.ensure_experiment("putlab-amnist")
     grid = resolve("amnist", "smoke", [])
     configs = trial_configs(grid)
     assert len(configs) == 3
@@ -230,12 +230,12 @@ def test_a_sweeps_own_trial_is_copied_from_a_trial_of_its_key_only(tmp_path: Pat
     assert (own.reused, trial_configs(own.left)) == (1, configs[1:])
     assert own.line() == ("amnist own grid: 1 of 3 trials reused from sweep sweep-1; 2 to run "
                           "(--no-reuse runs them again)")
-    [copy] = tracking.child_runs(client, exp_id, second)
+    [copy] = client.child_runs(exp_id, second)
     assert copy.data.tags[tracking.TAG_REUSED_FROM] == source and tracking.artifact_run(copy) == source
     assert copy.info.run_name == "alpha=1 lam=0 adv_steps=1"  # as this sweep names it (the source: "lam=0.0")
-    assert copy.data.metrics == client.get_run(source).data.metrics and not tracking.baseline_runs(client, exp_id, second)
+    assert copy.data.metrics == client.get_run(source).data.metrics and not client.baseline_runs(exp_id, second)
     assert reuse_grid(client, exp_id, second, grid, AMNIST_KEY, NEEDED, "its Tune run continues", "trial").reused == 1
-    assert len(tracking.child_runs(client, exp_id, second)) == 1  # a resume copies nothing twice
+    assert len(client.child_runs(exp_id, second)) == 1  # a resume copies nothing twice
 
 
 def test_only_a_grid_search_of_putlabs_own_mechanism_keys_its_trials(tmp_path: Path) -> None:

@@ -103,8 +103,8 @@ def test_cloak_baselines_guess_thickness_from_the_digit_the_farm_gives() -> None
 
 def test_summary_report_and_front_show_the_added_leakage(tmp_path: Path) -> None:
     client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    exp_id = tracking.experiment_id(client, "putlab-amnist")
-    parent_id, _ = tracking.start_parent(client, exp_id, "amnist-imputation", {"preset": "amnist", "profile": "quick"})
+    exp_id = client.ensure_experiment("putlab-amnist")
+    parent_id, _ = client.start_parent(exp_id, "amnist-imputation", {"preset": "amnist", "profile": "quick"})
     client.log_metrics(parent_id, {
         "baseline/attack/imputation/accuracy": 0.62, "baseline/attack/imputation/accuracy/ci_low": 0.59,
         "baseline/attack/imputation/accuracy/ci_high": 0.65, "baseline/attack/imputation/prior/accuracy": 0.5,
@@ -156,5 +156,5 @@ def trial(client: RawStore, exp_id: str, parent_id: str, lam: float) -> str:
     run = client.create_run(exp_id, run_name=f"alpha=1 lam={lam:g} adv_steps=1",
                             tags={"mlflow.parentRunId": parent_id, tracking.TAG_PARENT: parent_id,
                                   tracking.TAG_TRIAL: f"t{lam}", tracking.TAG_ROLE: "trial"})
-    tracking.log_params(client, run.info.run_id, {"alpha": 1.0, "lam": lam, "adv_steps": 1})
+    client.log_params(run.info.run_id, {"alpha": 1.0, "lam": lam, "adv_steps": 1})
     return run.info.run_id

@@ -209,13 +209,13 @@ def assert_a_second_sweep_reuses_every_comparison_trial(workdir: Path, first: Ru
     assert "amnist own grid: 0 of 1 trial reused; 1 to run" in printed
     client = store(workdir)
     exp_id = first.info.experiment_id
-    sources = {r.info.run_id: r for r in tracking.baseline_runs(client, exp_id, first.info.run_id)}
+    sources = {r.info.run_id: r for r in client.baseline_runs(exp_id, first.info.run_id)}
     second = run_sweep(workdir, "amnist", "--profile", "smoke", *FARM, "--set", "lam=0", timeout=600, baseline=True)
     assert second.returncode == 0, second.stderr[-3000:]
     name_2 = re.search(r"^sweep (\S+): preset amnist", second.stdout, re.M).group(1)  # type: ignore[union-attr]
-    parent_2 = tracking.find_parent(client, exp_id, name_2)
+    parent_2 = client.find_parent(exp_id, name_2)
     assert parent_2 is not None
-    copies = tracking.baseline_runs(client, exp_id, parent_2)
+    copies = client.baseline_runs(exp_id, parent_2)
     for name, count in GRIDS.items():
         assert (f"{name} comparison grid: {count} of {count} trial{'s' if count > 1 else ''} reused from sweep "
                 f"{first.info.run_name}; 0 to run") in second.stdout
@@ -225,8 +225,8 @@ def assert_a_second_sweep_reuses_every_comparison_trial(workdir: Path, first: Ru
         assert len(mine) == count and all(c.data.tags[tracking.TAG_REUSED_FROM] in sources for c in mine)
         assert all(c.data.metrics == sources[c.data.tags[tracking.TAG_REUSED_FROM]].data.metrics for c in mine)
     assert len({c.data.tags[tracking.TAG_REUSED_FROM] for c in copies}) == len(sources) == sum(GRIDS.values())
-    [trial] = tracking.child_runs(client, exp_id, first.info.run_id)
-    [own] = tracking.child_runs(client, exp_id, parent_2)
+    [trial] = client.child_runs(exp_id, first.info.run_id)
+    [own] = client.child_runs(exp_id, parent_2)
     assert f"amnist own grid: 1 of 1 trial reused from sweep {first.info.run_name}; 0 to run" in second.stdout
     assert own.data.tags[tracking.TAG_REUSED_FROM] == trial.info.run_id and own.data.metrics == trial.data.metrics
     assert not (workdir / "runs" / name_2).exists()  # no Tune run of its own
@@ -292,8 +292,8 @@ def test_a_restored_run_with_nothing_left_to_run_seals_the_state_it_saves_at_its
 
 def test_a_sweeps_minutes_sum_its_commands_and_leave_out_the_pause_between_them(workdir: Path) -> None:
     client = store(workdir)
-    exp_id = tracking.experiment_id(client, "putlab-gmm")
-    parent_id, _ = tracking.start_parent(client, exp_id, "gmm-smoke-1", {"preset": "gmm"})
+    exp_id = client.ensure_experiment("putlab-gmm")
+    parent_id, _ = client.start_parent(exp_id, "gmm-smoke-1", {"preset": "gmm"})
     first = SweepEnding()
     first.attach(client, exp_id, parent_id, [], 0.0)
     time.sleep(0.3)
@@ -301,7 +301,7 @@ def test_a_sweeps_minutes_sum_its_commands_and_leave_out_the_pause_between_them(
     worked = tracking.active_minutes(client.get_run(parent_id))
     assert 0.3 / 60 <= worked < 1.0 / 60
     time.sleep(1.5)  # the pause before --resume
-    again, reopened = tracking.start_parent(client, exp_id, "gmm-smoke-1", {"preset": "gmm"})
+    again, reopened = client.start_parent(exp_id, "gmm-smoke-1", {"preset": "gmm"})
     assert (again, reopened) == (parent_id, True)
     second = SweepEnding()
     second.attach(client, exp_id, parent_id, [], tracking.active_minutes(client.get_run(parent_id)))
@@ -312,7 +312,7 @@ def test_a_sweeps_minutes_sum_its_commands_and_leave_out_the_pause_between_them(
     assert run.info.status == "FINISHED" and worked + 0.3 / 60 <= total < worked + 1.0 / 60
     span_minutes = (run.info.end_time - run.info.start_time) / 60_000
     assert total < span_minutes - 1.4 / 60  # the pause is in the span, not in the minutes
-    legacy = tracking.start_parent(client, exp_id, "gmm-smoke-0", {"preset": "gmm"})[0]  # from before they were logged
+    legacy = client.start_parent(exp_id, "gmm-smoke-0", {"preset": "gmm"})[0]  # from before they were logged
     client.set_terminated(legacy, "KILLED", end_time=client.get_run(legacy).info.start_time + 90_000)
     assert tracking.active_minutes(client.get_run(legacy)) == 1.5  # its span, pauses and all
 
@@ -320,11 +320,11 @@ def test_a_sweeps_minutes_sum_its_commands_and_leave_out_the_pause_between_them(
 def test_a_sweep_killed_before_it_ended_is_resumed_with_its_minutes_counted_from_then_never_nan(
         workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     client = store(workdir)
-    exp_id = tracking.experiment_id(client, "putlab-gmm")
-    parent_id, _ = tracking.start_parent(client, exp_id, "gmm-smoke-9", {"preset": "gmm"})  # then SIGKILL: no ending
+    exp_id = client.ensure_experiment("putlab-gmm")
+    parent_id, _ = client.start_parent(exp_id, "gmm-smoke-9", {"preset": "gmm"})  # then SIGKILL: no ending
     assert math.isnan(tracking.active_minutes(client.get_run(parent_id)))
     for command in range(2):  # the resume, then one more: NaN must not carry on from the first
-        again, reopened = tracking.start_parent(client, exp_id, "gmm-smoke-9", {"preset": "gmm"})
+        again, reopened = client.start_parent(exp_id, "gmm-smoke-9", {"preset": "gmm"})
         assert (again, reopened) == (parent_id, True)
         ending = SweepEnding()
         ending.attach(client, exp_id, parent_id, [], tracking.active_minutes(client.get_run(parent_id)))

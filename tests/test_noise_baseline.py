@@ -49,7 +49,7 @@ def add_run(client: RawStore, exp_id: str, parent_id: str, name: str, params: di
             tags: dict[str, str]) -> str:
     run = client.create_run(exp_id, run_name=name, tags={"mlflow.parentRunId": parent_id, tracking.TAG_PARENT: parent_id,
                                                         tracking.TAG_TRIAL: name} | tags)
-    tracking.log_params(client, run.info.run_id, params)
+    client.log_params(run.info.run_id, params)
     client.log_metrics(run.info.run_id, metrics, step=1)
     client.set_terminated(run.info.run_id, "FINISHED")
     return run.info.run_id
@@ -57,8 +57,8 @@ def add_run(client: RawStore, exp_id: str, parent_id: str, name: str, params: di
 
 def test_baseline_trials_stay_off_the_front_but_are_drawn_and_compared(tmp_path: Path) -> None:
     client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    exp_id = tracking.experiment_id(client, "putlab-amnist")
-    parent_id, _ = tracking.start_parent(client, exp_id, "amnist-test", {"preset": "amnist"})
+    exp_id = client.ensure_experiment("putlab-amnist")
+    parent_id, _ = client.start_parent(exp_id, "amnist-test", {"preset": "amnist"})
     for lam, utility, attack in TRIALS:
         add_run(client, exp_id, parent_id, f"alpha=1 lam={lam:g} adv_steps=1", {"alpha": 1.0, "lam": lam, "adv_steps": 1},
                 {"utility/accuracy": utility, "attack/max/accuracy": attack}, {tracking.TAG_ROLE: "trial"})
@@ -113,9 +113,9 @@ def test_the_noise_grid_shares_the_sweeps_data_and_seeds() -> None:
 
 def test_a_resumed_sweep_runs_the_noise_grid_it_logged(tmp_path: Path) -> None:
     client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    exp_id = tracking.experiment_id(client, "putlab-amnist")
+    exp_id = client.ensure_experiment("putlab-amnist")
     ran = with_seeds(resolve("amnist", "smoke", ["n_train=300", "data_root="]), 2, "grid")
-    parent_id, _ = tracking.start_parent(client, exp_id, "amnist-smoke-x", {"profile": ran.profile, "grid": ran.grid,
+    parent_id, _ = client.start_parent(exp_id, "amnist-smoke-x", {"profile": ran.profile, "grid": ran.grid,
                                                                              "config": ran.config})
     resumed = resolve("amnist", None, [])  # the resume command names neither the profile nor the --set values
     logged = logged_spec(resumed, client.get_run(parent_id).data.params)

@@ -32,8 +32,8 @@ def make_sweep(workdir: Path, name: str, statuses: list[str], parent_status: str
     """A sweep ``name`` of amnist with a trial run per entry of ``statuses``, each with a Tune folder holding one
     checkpoint (empty: nothing reads it), and its Tune state; returns the checkpoint folders."""
     client = RawStore.open(f"sqlite:///{workdir / 'mlflow.db'}")
-    exp_id = tracking.experiment_id(client, "putlab-amnist")
-    parent_id, _ = tracking.start_parent(client, exp_id, name, {"preset": "amnist", "profile": "smoke"})
+    exp_id = client.ensure_experiment("putlab-amnist")
+    parent_id, _ = client.start_parent(exp_id, name, {"preset": "amnist", "profile": "smoke"})
     (workdir / "runs" / name).mkdir(parents=True)
     (workdir / "runs" / name / TUNER_STATE).write_bytes(b"never unpickled by a refusal")
     checkpoints = []

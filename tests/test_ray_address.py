@@ -13,7 +13,6 @@ from conftest import REPO, run_sweep, sweep_env
 from stores import RawStore
 
 from platform.errors import UsageError
-from platform.results import tracking
 from platform.run import preflight
 
 UNREACHABLE = "127.0.0.1:1"  # nothing listens on port 1 of the loopback
@@ -59,8 +58,8 @@ def test_sweep_refuses_an_unreachable_address_in_one_line(workdir: Path) -> None
 
 def test_attack_refuses_an_unreachable_address_in_one_line(workdir: Path) -> None:
     client = RawStore.open(f"sqlite:///{workdir / 'mlflow.db'}")
-    exp_id = tracking.experiment_id(client, "putlab-amnist")
-    tracking.start_parent(client, exp_id, "amnist-smoke-1", {"preset": "amnist"})
+    exp_id = client.ensure_experiment("putlab-amnist")
+    client.start_parent(exp_id, "amnist-smoke-1", {"preset": "amnist"})
     address = f"127.0.0.1:{closed_port()}"
     out = subprocess.run([sys.executable, "-m", "platform.attack", "amnist-smoke-1", "--address", address,
                           "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}"],

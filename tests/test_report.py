@@ -47,8 +47,8 @@ def _screenshot_module():
 
 def make_sweep(client: RawStore, name: str) -> str:
     """A finished amnist sweep in the store: parent, three trial runs with metrics, pictures, ROC curves, summary."""
-    exp_id = tracking.experiment_id(client, "putlab-amnist")
-    parent_id, _ = tracking.start_parent(client, exp_id, name, {"preset": "amnist", "profile": "quick", "search": "grid",
+    exp_id = client.ensure_experiment("putlab-amnist")
+    parent_id, _ = client.start_parent(exp_id, name, {"preset": "amnist", "profile": "quick", "search": "grid",
                                                                "planned_trials": 3, "config": {"epochs": 4}})
     client.log_metrics(parent_id, {"baseline/attack/deep/accuracy": 0.9231, "data/amnist_test": 4681.0})
     images = torch.rand(4, 1, 28, 28)
@@ -58,7 +58,7 @@ def make_sweep(client: RawStore, name: str) -> str:
                                       tracking.TAG_TRIAL: f"t{lam}", tracking.TAG_ROLE: "trial",
                                       "putlab.strongest_attacker": "thickness"})
         run_id = run.info.run_id
-        tracking.log_params(client, run_id, {"alpha": alpha, "lam": lam, "adv_steps": 1})
+        client.log_params(run_id, {"alpha": alpha, "lam": lam, "adv_steps": 1})
         metrics = {"utility/fresh_accuracy": utility, "attack/max/accuracy": attack, "attack/thickness/accuracy": attack,
                    "attack/deep/accuracy": attack - 0.05, "attack/yeom/advantage": 0.012, "attack/yeom/auc": 0.61,
                    "attack/yeom/tpr_at_1pct_fpr": 0.031, "attack/yeom/tpr_at_0pct_fpr": 0.0042,
@@ -178,14 +178,14 @@ def test_a_multi_seed_reports_front_is_the_stored_front_of_points(tmp_path: Path
     """Two seeds per point: the report marks a trial on the front when its point's mean is (as the parent's front.csv
     and the trials' front tags say), not when the trial alone would be. Per trial, all four are on the front here."""
     client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    exp_id = tracking.experiment_id(client, "putlab-amnist")
-    parent_id, _ = tracking.start_parent(client, exp_id, "amnist-seeds", {"preset": "amnist", "profile": "quick"})
+    exp_id = client.ensure_experiment("putlab-amnist")
+    parent_id, _ = client.start_parent(exp_id, "amnist-seeds", {"preset": "amnist", "profile": "quick"})
     # λ = 0: (0.9, 0.9) and (0.7, 0.7), mean (0.8, 0.8); λ = 1: (0.8, 0.75) twice, which dominates that mean
     for lam, seed, utility, attack in ((0.0, 0, 0.9, 0.9), (0.0, 1, 0.7, 0.7), (1.0, 0, 0.8, 0.75), (1.0, 1, 0.8, 0.75)):
         run = client.create_run(exp_id, run_name=f"alpha=1 lam={lam:g} adv_steps=1 seed={seed}",
                                 tags={"mlflow.parentRunId": parent_id, tracking.TAG_PARENT: parent_id,
                                       tracking.TAG_TRIAL: f"t{lam}-{seed}", tracking.TAG_ROLE: "trial"})
-        tracking.log_params(client, run.info.run_id, {"alpha": 1.0, "lam": lam, "adv_steps": 1, "seed": seed})
+        client.log_params(run.info.run_id, {"alpha": 1.0, "lam": lam, "adv_steps": 1, "seed": seed})
         client.log_metrics(run.info.run_id, {"utility/fresh_accuracy": utility, "attack/max/accuracy": attack})
         client.set_terminated(run.info.run_id, "FINISHED")
     summary = publish(client, parent_id, presets()["amnist"])
@@ -194,7 +194,7 @@ def test_a_multi_seed_reports_front_is_the_stored_front_of_points(tmp_path: Path
     assert list(front["lam"]) == [1.0] and client.get_run(parent_id).data.metrics["front/size"] == 1
     html = render_stored_sweep(client, parent_id, *summarised(client, parent_id))
     starred = set(re.findall(r'<tr class="front"><td class="text">★ ([^<]+)</td>', html))
-    tagged = {r.info.run_name for r in tracking.child_runs(client, exp_id, parent_id)
+    tagged = {r.info.run_name for r in client.child_runs(exp_id, parent_id)
               if r.data.tags.get(tracking.TAG_FRONT) == "true"}
     assert starred == tagged == {"alpha=1 lam=1 adv_steps=1 seed=0", "alpha=1 lam=1 adv_steps=1 seed=1"}
     assert "2 of 4 trials on the front" in html and int(summary.front.sum()) == 2
@@ -203,13 +203,13 @@ def test_a_multi_seed_reports_front_is_the_stored_front_of_points(tmp_path: Path
 def test_dp_trials_show_the_claimed_epsilon_beside_the_audits_lower_bound(sweep, tmp_path: Path) -> None:
     """A DP trial's row holds its accountant's ε and the one-run audit's lower bound; a sweep without DP has neither."""
     client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    exp_id = tracking.experiment_id(client, "putlab-amnist")
-    parent_id, _ = tracking.start_parent(client, exp_id, "amnist-dp", {"preset": "amnist", "profile": "quick"})
+    exp_id = client.ensure_experiment("putlab-amnist")
+    parent_id, _ = client.start_parent(exp_id, "amnist-dp", {"preset": "amnist", "profile": "quick"})
     for lam, claimed, lower in ((0.0, 1.0, 0.09), (1.0, 1.0, 3.49)):  # the second: a broken claim the audit catches
         run = client.create_run(exp_id, run_name=f"alpha=1 lam={lam:g} adv_steps=1",
                                 tags={"mlflow.parentRunId": parent_id, tracking.TAG_PARENT: parent_id,
                                       tracking.TAG_TRIAL: f"t{lam}", tracking.TAG_ROLE: "trial"})
-        tracking.log_params(client, run.info.run_id, {"alpha": 1.0, "lam": lam, "adv_steps": 1})
+        client.log_params(run.info.run_id, {"alpha": 1.0, "lam": lam, "adv_steps": 1})
         client.log_metrics(run.info.run_id, {"utility/fresh_accuracy": 0.9 - lam / 10, "attack/max/accuracy": 0.7,
                                                        "leakage/dp/epsilon": claimed, "leakage/dp/epsilon_lower": lower})
         client.set_terminated(run.info.run_id, "FINISHED")
@@ -227,8 +227,8 @@ def test_dp_trials_show_the_claimed_epsilon_beside_the_audits_lower_bound(sweep,
 def test_registered_points_show_their_audit_verdict(sweep) -> None:
     """A version registered from a trial of the sweep shows its latest audit; one not yet audited says so."""
     client, _, parent_id = sweep
-    trials = {r.info.run_name: r.info.run_id for r in tracking.child_runs(
-        client, client.get_run(parent_id).info.experiment_id, parent_id)}
+    trials = {r.info.run_name: r.info.run_id for r in client.child_runs(
+        client.get_run(parent_id).info.experiment_id, parent_id)}
     client.create_registered_model("putlab-amnist")
     audited = client.create_model_version("putlab-amnist", "runs:/x/point", run_id=trials["alpha=2 lam=3 adv_steps=1"])
     client.create_model_version("putlab-amnist", "runs:/x/point", run_id=trials["alpha=2 lam=0.0001 adv_steps=1"])

@@ -16,7 +16,6 @@ from stores import RawStore
 from test_report import make_sweep
 
 from platform.report import main as report_cli
-from platform.results import tracking
 
 FIRST, NEWEST = "amnist-report-first", "amnist-report-newest"
 
@@ -78,7 +77,7 @@ def test_report_of_an_unknown_sweep_is_one_line_and_writes_nothing(store, tmp_pa
     out = report(f"sqlite:///{path}", "no-such-sweep", "--out", str(tmp_path / "never.html"))
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.strip() == "error: 'no-such-sweep' is neither a sweep run id, a sweep name nor an experiment name"
-    trial = tracking.child_runs(client, client.get_run(parents[FIRST]).info.experiment_id, parents[FIRST])[0].info.run_id
+    trial = client.child_runs(client.get_run(parents[FIRST]).info.experiment_id, parents[FIRST])[0].info.run_id
     assert report_cli([trial, "--tracking-uri", f"sqlite:///{path}"]) == 2  # a run id, but a trial's (in-process)
     assert capsys.readouterr().err.splitlines() == [f"error: run {trial} is not a sweep's parent run"]
     assert list(tmp_path.iterdir()) == [] and hashlib.sha256(path.read_bytes()).hexdigest() == before  # nothing written

@@ -360,7 +360,7 @@ def test_two_points_are_no_trend():
 
 def test_report_copies_the_front_figures_and_each_front_trials_last_release(tmp_path: Path) -> None:
     client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    exp_id = tracking.experiment_id(client, "repro-amnist")
+    exp_id = client.ensure_experiment("repro-amnist")
     parent = client.create_run(exp_id, run_name="sweep", tags={tracking.TAG_ROLE: "sweep"}).info.run_id
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "front.png").write_bytes(b"front")
@@ -389,7 +389,7 @@ def test_report_copies_the_front_figures_and_each_front_trials_last_release(tmp_
 def test_a_part_that_ran_some_points_adds_its_images_to_the_snapshot_s_and_a_whole_sweep_replaces_them(
         tmp_path: Path) -> None:
     client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    exp_id = tracking.experiment_id(client, "repro-amnist")
+    exp_id = client.ensure_experiment("repro-amnist")
     parent = client.create_run(exp_id, run_name="part-2", tags={tracking.TAG_ROLE: "sweep"}).info.run_id
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "front.png").write_bytes(b"new front")
@@ -430,7 +430,7 @@ def test_a_part_that_ran_some_points_adds_its_images_to_the_snapshot_s_and_a_who
 
 def test_the_figures_come_from_the_newest_joined_part_that_published_its_front(tmp_path: Path) -> None:
     client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    exp_id = tracking.experiment_id(client, "repro-amnist")
+    exp_id = client.ensure_experiment("repro-amnist")
     ids = {}
     for name, has_front in (("other-plan", True), ("stopped", False), ("second", True), ("first", True)):  # newest first
         ids[name] = client.create_run(exp_id, run_name=name, tags={tracking.TAG_ROLE: "sweep"}).info.run_id

@@ -46,7 +46,7 @@ def add_trial(client: RawStore, exp_id: str, parent_id: str, alpha: float, lam: 
     run = client.create_run(exp_id, run_name=name, tags={"mlflow.parentRunId": parent_id, tracking.TAG_PARENT: parent_id,
                                                           tracking.TAG_TRIAL: name, tracking.TAG_ROLE: "trial"})
     params = {"alpha": alpha, "lam": lam, "adv_steps": 1} | ({"seed": seed} if seed is not None else {})
-    tracking.log_params(client, run.info.run_id, params)
+    client.log_params(run.info.run_id, params)
     client.log_metrics(run.info.run_id, metrics, step=4)
     client.set_terminated(run.info.run_id, status)
 
@@ -54,8 +54,8 @@ def add_trial(client: RawStore, exp_id: str, parent_id: str, alpha: float, lam: 
 def make_sweep(client: RawStore, name: str, seeds: dict[int | None, list[tuple[float, float, float, float]]]) -> str:
     """A published amnist sweep with the given trials per seed, plus two trials the hypervolume must leave out: a
     failed one that would dominate every other, and a finished one without the attack axis."""
-    exp_id = tracking.experiment_id(client, "putlab-amnist")
-    parent_id, _ = tracking.start_parent(client, exp_id, name, {"preset": "amnist", "profile": "quick"})
+    exp_id = client.ensure_experiment("putlab-amnist")
+    parent_id, _ = client.start_parent(exp_id, name, {"preset": "amnist", "profile": "quick"})
     for seed, trials in seeds.items():
         for alpha, lam, utility, attack in trials:
             add_trial(client, exp_id, parent_id, alpha, lam, {UTILITY: utility, ATTACK: attack}, seed)

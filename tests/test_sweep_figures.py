@@ -43,15 +43,15 @@ def broken_figure(trials: SweepTrials, folder: Path) -> list[Path]:
 def sweep(tmp_path: Path) -> tuple[RawStore, str, list[str]]:
     """A finished gmm sweep in the store: parent run and two trials with per-step information metrics."""
     client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    exp_id = tracking.experiment_id(client, "putlab-gmm")
-    parent_id, _ = tracking.start_parent(client, exp_id, "gmm-figures", {"preset": "gmm"})
+    exp_id = client.ensure_experiment("putlab-gmm")
+    parent_id, _ = client.start_parent(exp_id, "gmm-figures", {"preset": "gmm"})
     run_ids = []
     for alpha, steps in TRIALS:
         run = client.create_run(exp_id, run_name=f"k=0.4 alpha={alpha:g}",
                                 tags={"mlflow.parentRunId": parent_id, tracking.TAG_PARENT: parent_id,
                                       tracking.TAG_TRIAL: f"t{alpha}", tracking.TAG_ROLE: "trial"})
         run_id = run.info.run_id
-        tracking.log_params(client, run_id, {"k": 0.4, "alpha": alpha, "algorithm": 1})
+        client.log_params(run_id, {"k": 0.4, "alpha": alpha, "algorithm": 1})
         for step, (i_uxq, i_sq) in enumerate(steps, start=1):
             client.log_metrics(run_id, {"leakage/i_uxq": i_uxq, "leakage/i_sq": i_sq, "leakage/bound_k": 0.19},
                                  step=step)

@@ -11,19 +11,19 @@ from platform.results import tracking
 
 def test_experiments_are_marked_for_the_runs_table_and_a_user_choice_is_kept(tmp_path: Path) -> None:
     client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    created = tracking.experiment_id(client, "putlab-new")
+    created = client.ensure_experiment("putlab-new")
     assert client.get_experiment(created).tags[tracking.TAG_EXPERIMENT_KIND] == "custom_model_development"
     old = client.create_experiment("putlab-old")  # made before putlab tagged experiments
-    assert tracking.experiment_id(client, "putlab-old") == old
+    assert client.ensure_experiment("putlab-old") == old
     assert client.get_experiment(old).tags[tracking.TAG_EXPERIMENT_KIND] == "custom_model_development"
     client.set_experiment_tag(old, tracking.TAG_EXPERIMENT_KIND, "genai_development")  # changed in the UI
-    tracking.experiment_id(client, "putlab-old")
+    client.ensure_experiment("putlab-old")
     assert client.get_experiment(old).tags[tracking.TAG_EXPERIMENT_KIND] == "genai_development"
 
 
 def test_parent_run_description_says_where_the_front_is(tmp_path: Path) -> None:
     client = RawStore.open(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    parent, _ = tracking.start_parent(client, tracking.experiment_id(client, "putlab-x"), "x-quick-1", {"preset": "x"})
+    parent, _ = client.start_parent(client.ensure_experiment("putlab-x"), "x-quick-1", {"preset": "x"})
     note = client.get_run(parent).data.tags[tracking.TAG_NOTE]
     assert "front/front.png" in note and "tags.`putlab.pareto_front` = 'true'" in note and "report/report.html" in note
 

@@ -15,7 +15,6 @@ from platform.plan.comparison_grid import logged_spec
 from platform.plan.options import SweepOptions
 from platform.plan.seed_axis import with_seeds
 from platform.plan.spec import SweepSpec, parse_overrides, resolve
-from platform.results import tracking
 from platform.results.comparison_grid import ComparisonGrid
 from platform.results.replicates import SEED
 from platform.results.store import Run, Store
@@ -26,7 +25,7 @@ KEPT = "a resumed sweep keeps its own options"
 def recorded_parent(store: Store, experiment: str, sweep: str) -> Run | None:
     """The sweep's parent run in the store, read once (None when the store holds no such run)."""
     found = store.experiment_named(experiment)
-    parent = tracking.find_parent(store, found.experiment_id, sweep) if found is not None else None
+    parent = store.find_parent(found.experiment_id, sweep) if found is not None else None
     return None if parent is None else store.run(parent)
 
 

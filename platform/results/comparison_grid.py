@@ -121,7 +121,7 @@ def comparison_grid_table(store: Store, exp_id: str, parent_id: str, baseline: C
     """One row per baseline trial of the sweep: run id, name, status, the sweep it was reused from ("" where it ran in
     this one), its grid's axes (and seed), latest metrics."""
     rows = []
-    for run in tracking.baseline_runs(store, exp_id, parent_id, baseline.name):
+    for run in store.baseline_runs(exp_id, parent_id, baseline.name):
         params = run.data.params
         row: dict[str, Any] = {"run_id": run.info.run_id, "name": run.info.run_name, "status": run.info.status,
                                REUSED_FROM: run.data.tags.get(tracking.TAG_REUSED_SWEEP, "")}

@@ -57,7 +57,7 @@ def driver_gone(tag: str) -> bool:
 
 def end_sweep(store: Store, exp_id: str, parent_id: str, status: str) -> None:
     """End the parent run with ``status`` and every child run (trials and baselines) still running with KILLED."""
-    for run in [*tracking.child_runs(store, exp_id, parent_id), *tracking.baseline_runs(store, exp_id, parent_id)]:
+    for run in [*store.child_runs(exp_id, parent_id), *store.baseline_runs(exp_id, parent_id)]:
         if run.info.status in UNFINISHED:
             store.end(run.info.run_id, "KILLED")
     store.end(parent_id, status)
@@ -84,8 +84,8 @@ def end_orphans(store: Store, exp_id: str) -> list[str]:
 
 
 def sweep_of(store: Store, target: str) -> tuple[str, str]:
-    """:func:`~platform.results.tracking.find_sweep_parent`, after ending the experiment's sweeps whose driver is gone
+    """:meth:`~platform.results.store.Store.find_sweep`, after ending the experiment's sweeps whose driver is gone
     (:func:`end_orphans`), so the command reads them as they are: KILLED, not running."""
-    exp_id, parent_id = tracking.find_sweep_parent(store, target)
+    exp_id, parent_id = store.find_sweep(target)
     end_orphans(store, exp_id)
     return exp_id, parent_id

@@ -8,10 +8,12 @@ concurrent writers and Ray workers need no access to it.
 from __future__ import annotations
 
 import http.client
+import re
 import time
 import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from mlflow.entities import Experiment, Metric, Param, Run
 from mlflow.entities.model_registry import ModelVersion
@@ -22,7 +24,8 @@ from mlflow.tracking import MlflowClient
 from core import tracking_uri as uri_rules
 from core.messages import first_line
 from platform.errors import UsageError
-from platform.results import empty_store
+from platform.results import empty_store, tracking
+from platform.results.tracking import TAG_BASELINE, TAG_EXPERIMENT_KIND, TAG_NOTE, TAG_PARENT, TAG_ROLE, TAG_SWEEP
 
 __all__ = ["Experiment", "Metric", "ModelVersion", "NotFound", "Run", "Store", "check_tracking_uri"]
 
@@ -129,9 +132,10 @@ class Store:
         for i in range(0, len(points), BATCH):
             self._client.log_batch(run_id, metrics=list(points[i:i + BATCH]))
 
-    def log_params(self, run_id: str, params: Mapping[str, str]) -> None:
-        """String params, in MLflow's batches (values cut to its 6,000 characters)."""
-        flat = [Param(k, v[:6000]) for k, v in params.items()]
+    def log_params(self, run_id: str, params: Mapping[str, Any]) -> None:
+        """Params flattened (``tracking.flatten``: nested as dotted names, values as strings), in MLflow's batches
+        (values cut to its 6,000 characters)."""
+        flat = [Param(k, v[:6000]) for k, v in tracking.flatten("", params).items()]
         for i in range(0, len(flat), PARAM_BATCH):
             self._client.log_batch(run_id, params=flat[i:i + PARAM_BATCH])
 
@@ -185,3 +189,75 @@ class Store:
 
     def set_version_tag(self, version: ModelVersion, key: str, value: str) -> None:
         self._client.set_model_version_tag(version.name, version.version, key, value)
+
+    # a sweep's layout (``platform.results.tracking``): one parent run per sweep, one child run per trial
+    def ensure_experiment(self, name: str) -> str:
+        """The id of experiment ``name``, created if missing (before any trial runs: trials log into it), marked as a
+        model-training experiment so the MLflow UI opens on its runs table."""
+        found = self.experiment_named(name)
+        if found is not None:
+            if found.lifecycle_stage == "deleted":
+                raise UsageError(f"MLflow experiment {name!r} is deleted; restore it or pick another --experiment")
+            if TAG_EXPERIMENT_KIND not in found.tags:  # a kind the user chose in the UI is kept
+                self.set_experiment_tag(found.experiment_id, TAG_EXPERIMENT_KIND, tracking.EXPERIMENT_KIND)
+            return found.experiment_id
+        return self.new_experiment(name, tracking.artifact_root(self.tracking_uri),
+                                   {TAG_EXPERIMENT_KIND: tracking.EXPERIMENT_KIND})
+
+    def find_parent(self, exp_id: str, sweep: str) -> str | None:
+        """The parent run of sweep ``sweep`` in the experiment, if one exists. The name is matched here, not in
+        MLflow's filter, which cannot hold every string (a quote or a backslash breaks it)."""
+        parents = self.runs([exp_id], f"tags.`{TAG_ROLE}` = 'sweep'")
+        return next((run.info.run_id for run in parents if run.data.tags.get(TAG_SWEEP) == sweep), None)
+
+    def start_parent(self, exp_id: str, sweep: str, params: Mapping[str, Any]) -> tuple[str, bool]:
+        """Create the sweep's parent run, or reopen it when resuming; returns (run id, reopened)."""
+        existing = self.find_parent(exp_id, sweep)
+        if existing is not None:
+            self.reopen(existing)
+            return existing, True
+        run_id = self.new_run(exp_id, sweep, {TAG_SWEEP: sweep, TAG_ROLE: "sweep", TAG_NOTE: tracking.sweep_note(sweep)})
+        self.log_params(run_id, params)
+        return run_id, False
+
+    def child_runs(self, exp_id: str, parent_id: str) -> list[Run]:
+        """All child (trial) runs of a sweep's parent run."""
+        return self.runs([exp_id], f"tags.`{TAG_PARENT}` = '{parent_id}' and tags.`{TAG_ROLE}` = 'trial'")
+
+    def baseline_runs(self, exp_id: str, parent_id: str, baseline: str | None = None) -> list[Run]:
+        """The baseline trials' runs of a sweep (role ``baseline``; those of ``baseline`` only, when given): children
+        of the parent run that its front and hypervolume leave out."""
+        only = f" and tags.`{TAG_BASELINE}` = '{baseline}'" if baseline else ""
+        return self.runs([exp_id], f"tags.`{TAG_PARENT}` = '{parent_id}' and tags.`{TAG_ROLE}` = 'baseline'{only}")
+
+    def tag_node(self, run_id: str, tag: str, node_id: str | None) -> None:
+        """Add Ray node ``node_id`` to the run's comma-separated ``tag`` (kept in order of first appearance)."""
+        if not node_id:
+            return
+        nodes = [n for n in self.run(run_id).data.tags.get(tag, "").split(",") if n]
+        if node_id not in nodes:
+            self.set_tag(run_id, tag, ",".join([*nodes, node_id]))
+
+    def find_sweep(self, target: str) -> tuple[str, str]:
+        """(experiment id, parent run id) for a parent run id, a sweep name, or an experiment name (its newest
+        sweep)."""
+        if re.fullmatch(r"[0-9a-f]{32}", target):
+            try:
+                run = self.run(target)
+            except NotFound:
+                raise UsageError(f"no MLflow run with id {target}") from None
+            if run.data.tags.get(TAG_ROLE) != "sweep":
+                raise UsageError(f"run {target} is not a sweep's parent run")
+            return run.info.experiment_id, target
+        for exp in self.experiments():
+            parent = self.find_parent(exp.experiment_id, target)
+            if parent:
+                return exp.experiment_id, parent
+        named = self.experiment_named(target)
+        if named is None:
+            raise UsageError(f"{target!r} is neither a sweep run id, a sweep name nor an experiment name")
+        runs = self.runs([named.experiment_id], f"tags.`{TAG_ROLE}` = 'sweep'", order_by=["attributes.start_time DESC"],
+                         max_results=1)
+        if not runs:
+            raise UsageError(f"experiment {target!r} has no sweep")
+        return named.experiment_id, runs[0].info.run_id

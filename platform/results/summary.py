@@ -112,7 +112,7 @@ class SweepSummary:
 def trials_table(store: Store, exp_id: str, parent_id: str, label_keys: tuple[str, ...]) -> pd.DataFrame:
     """One row per child run: ids, status, search-axis params and latest metrics."""
     rows = []
-    for run in tracking.child_runs(store, exp_id, parent_id):
+    for run in store.child_runs(exp_id, parent_id):
         row = {
             "trial_id": run.data.tags.get(tracking.TAG_TRIAL),
             "run_id": run.info.run_id,

@@ -101,7 +101,7 @@ def read_sweep_record(store: Store, parent_id: str, trials: Mapping[str, str], i
     """The sweep ``parent_id`` and its ``trials`` (run id -> the trial's name in the summary), their pictures downloaded
     into ``into``."""
     parent = store.run(parent_id)
-    runs = {r.info.run_id: r for r in tracking.child_runs(store, parent.info.experiment_id, parent_id)}
+    runs = {r.info.run_id: r for r in store.child_runs(parent.info.experiment_id, parent_id)}
     return SweepRecord(
         parent_id, parent.info.run_name or "", parent.info.status, parent.info.start_time, parent.info.end_time,
         dict(parent.data.params), dict(parent.data.metrics), tracking.active_minutes(parent),

@@ -1,20 +1,19 @@
 """MLflow tracking of a sweep: one parent run per sweep, one child run per Tune trial (docs/metrics.md).
 
-The tags and metric names that lay a sweep out in the store, and the look-ups built on them; the store itself (the
-only code that talks to MLflow) is ``platform.results.store``.
+The tags and metric names that lay a sweep out in the store, and the pure helpers over them; the store itself (the
+only code that talks to MLflow, and the sweep-level look-ups) is ``platform.results.store``.
 """
 from __future__ import annotations
 
 import json
 import math
-import re
 import urllib.parse
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from platform.errors import UsageError
-from platform.results.store import NotFound, Run, Store
+if TYPE_CHECKING:
+    from platform.results.store import Run
 
 TAG_SWEEP = "putlab.sweep"
 TAG_ROLE = "putlab.role"
@@ -40,19 +39,6 @@ ACTIVE_MINUTES = "sweep/active_minutes"
 STARTUP_SECONDS = "sweep/startup_s"  # its last command's seconds from its start to its open parent run
 PROBE_SECONDS = "sweep/probe_s"  # the machine's speed as its last command started (platform.run.speed_probe)
 METRIC_PREFIXES = ("utility/", "attack/", "train/", "leakage/", "fairness/", "time/", "baseline/", "pretrain/", "epoch")
-
-
-def experiment_id(store: Store, name: str) -> str:
-    """The id of experiment ``name``, created if missing (before any trial runs: trials log into it), marked as a
-    model-training experiment so the MLflow UI opens on its runs table."""
-    found = store.experiment_named(name)
-    if found is not None:
-        if found.lifecycle_stage == "deleted":
-            raise UsageError(f"MLflow experiment {name!r} is deleted; restore it or pick another --experiment")
-        if TAG_EXPERIMENT_KIND not in found.tags:  # a kind the user chose in the UI is kept
-            store.set_experiment_tag(found.experiment_id, TAG_EXPERIMENT_KIND, EXPERIMENT_KIND)
-        return found.experiment_id
-    return store.new_experiment(name, artifact_root(store.tracking_uri), {TAG_EXPERIMENT_KIND: EXPERIMENT_KIND})
 
 
 def ui_url(tracking_uri: str, exp_id: str, front_only: bool = True) -> str:
@@ -85,11 +71,6 @@ def flatten(prefix: str, value: Any) -> dict[str, str]:
     return {prefix: str(value)}
 
 
-def log_params(store: Store, run_id: str, params: Mapping[str, Any]) -> None:
-    """Log nested params flattened (``flatten``)."""
-    store.log_params(run_id, flatten("", params))
-
-
 def numeric_metrics(result: Mapping[str, Any], prefixes: Iterable[str] = METRIC_PREFIXES) -> dict[str, float]:
     """The finite numeric entries of a result whose names follow the shared conventions."""
     prefixes = tuple(prefixes)
@@ -98,33 +79,6 @@ def numeric_metrics(result: Mapping[str, Any], prefixes: Iterable[str] = METRIC_
         for key, value in result.items()
         if key.startswith(prefixes) and isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
     }
-
-
-def tag_node(store: Store, run_id: str, tag: str, node_id: str | None) -> None:
-    """Add Ray node ``node_id`` to the run's comma-separated ``tag`` (kept in order of first appearance)."""
-    if not node_id:
-        return
-    nodes = [n for n in store.run(run_id).data.tags.get(tag, "").split(",") if n]
-    if node_id not in nodes:
-        store.set_tag(run_id, tag, ",".join([*nodes, node_id]))
-
-
-def find_parent(store: Store, exp_id: str, sweep: str) -> str | None:
-    """The parent run of sweep ``sweep`` in the experiment, if one exists. The name is matched here, not in MLflow's
-    filter, which cannot hold every string (a quote or a backslash breaks it)."""
-    parents = store.runs([exp_id], f"tags.`{TAG_ROLE}` = 'sweep'")
-    return next((run.info.run_id for run in parents if run.data.tags.get(TAG_SWEEP) == sweep), None)
-
-
-def start_parent(store: Store, exp_id: str, sweep: str, params: Mapping[str, Any]) -> tuple[str, bool]:
-    """Create the sweep's parent run, or reopen it when resuming; returns (run id, reopened)."""
-    existing = find_parent(store, exp_id, sweep)
-    if existing is not None:
-        store.reopen(existing)
-        return existing, True
-    run_id = store.new_run(exp_id, sweep, {TAG_SWEEP: sweep, TAG_ROLE: "sweep", TAG_NOTE: sweep_note(sweep)})
-    log_params(store, run_id, params)
-    return run_id, False
 
 
 def active_minutes(run: Run) -> float:
@@ -146,42 +100,8 @@ def sweep_note(sweep: str) -> str:
             f"tags.`{TAG_FRONT}` = 'true'; the chart view plots the front's two metrics against each other.")
 
 
-def child_runs(store: Store, exp_id: str, parent_id: str) -> list[Run]:
-    """All child (trial) runs of a sweep's parent run."""
-    return store.runs([exp_id], f"tags.`{TAG_PARENT}` = '{parent_id}' and tags.`{TAG_ROLE}` = 'trial'")
-
-
 def artifact_run(run: Run) -> str:
     """The run whose artifacts are ``run``'s: the one it was copied from (``platform.run.grid_reuse``), else itself."""
     return run.data.tags.get(TAG_REUSED_FROM, run.info.run_id)
 
 
-def baseline_runs(store: Store, exp_id: str, parent_id: str, baseline: str | None = None) -> list[Run]:
-    """The baseline trials' runs of a sweep (role ``baseline``; those of ``baseline`` only, when given): children of
-    the parent run that its front and hypervolume leave out."""
-    only = f" and tags.`{TAG_BASELINE}` = '{baseline}'" if baseline else ""
-    return store.runs([exp_id], f"tags.`{TAG_PARENT}` = '{parent_id}' and tags.`{TAG_ROLE}` = 'baseline'{only}")
-
-
-def find_sweep_parent(store: Store, target: str) -> tuple[str, str]:
-    """(experiment id, parent run id) for a parent run id, a sweep name, or an experiment name (its newest sweep)."""
-    if re.fullmatch(r"[0-9a-f]{32}", target):
-        try:
-            run = store.run(target)
-        except NotFound:
-            raise UsageError(f"no MLflow run with id {target}") from None
-        if run.data.tags.get(TAG_ROLE) != "sweep":
-            raise UsageError(f"run {target} is not a sweep's parent run")
-        return run.info.experiment_id, target
-    for exp in store.experiments():
-        parent = find_parent(store, exp.experiment_id, target)
-        if parent:
-            return exp.experiment_id, parent
-    named = store.experiment_named(target)
-    if named is None:
-        raise UsageError(f"{target!r} is neither a sweep run id, a sweep name nor an experiment name")
-    runs = store.runs([named.experiment_id], f"tags.`{TAG_ROLE}` = 'sweep'", order_by=["attributes.start_time DESC"],
-                      max_results=1)
-    if not runs:
-        raise UsageError(f"experiment {target!r} has no sweep")
-    return named.experiment_id, runs[0].info.run_id

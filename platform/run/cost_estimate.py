@@ -157,7 +157,7 @@ def process_age_s() -> float:
 def trials_run(store: Store, exp_id: str, parent_id: str) -> int:
     """A sweep's trials and comparison trials that it ran and finished (those copied from an earlier sweep took it no
     time: platform.run.grid_reuse)."""
-    trials = [*tracking.child_runs(store, exp_id, parent_id), *tracking.baseline_runs(store, exp_id, parent_id)]
+    trials = [*store.child_runs(exp_id, parent_id), *store.baseline_runs(exp_id, parent_id)]
     return sum(run.info.status == "FINISHED" and tracking.TAG_REUSED_FROM not in run.data.tags for run in trials)
 
 

@@ -192,7 +192,7 @@ class FarmScheduler:
 
     def _log(self, run_id: str, step: int, report: FarmReport) -> None:
         self.store.log_metrics(run_id, report.metrics, step=step)
-        tracking.tag_node(self.store, run_id, tracking.TAG_FARM_NODES, report.node_id)
+        self.store.tag_node(run_id, tracking.TAG_FARM_NODES, report.node_id)
         self.store.log_metrics(run_id, {f"time/farm/{k}_s": v for k, v in report.seconds.items()}, step=step)
         with tempfile.TemporaryDirectory() as tmp:
             for name, png in report.figures.items():

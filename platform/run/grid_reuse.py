@@ -148,8 +148,8 @@ def reuse_grid(store: Store, exp_id: str, parent_id: str, grid: SweepSpec, key: 
 def copies_held(store: Store, exp_id: str, parent_id: str, baseline: str, role: Role = "baseline") -> dict[str, str]:
     """The sweep's finished copies of ``baseline``'s trials (of its own trials, for ``role`` trial): content key -> the
     sweep it came from. A copy left unfinished by an interruption is deleted (it is made again)."""
-    runs = tracking.child_runs(store, exp_id, parent_id) if role == "trial" else \
-        tracking.baseline_runs(store, exp_id, parent_id, baseline)
+    runs = store.child_runs(exp_id, parent_id) if role == "trial" else \
+        store.baseline_runs(exp_id, parent_id, baseline)
     copies = [r for r in runs if tracking.TAG_REUSED_FROM in r.data.tags]
     for run in copies:
         if run.info.status != "FINISHED":

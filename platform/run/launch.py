@@ -84,9 +84,9 @@ def launch(plan: SweepPlan, counts: dict[str, int], ending: SweepEnding) -> Swee
     init_ray(plan.address, plan.verbose)
     spec, resources = with_resources(plan)
     store = Store(plan.tracking_uri)
-    exp_id = tracking.experiment_id(store, plan.experiment)
+    exp_id = store.ensure_experiment(plan.experiment)
     drivers.end_orphans(store, exp_id)  # sweeps of this host left RUNNING by a driver killed outright
-    parent_id, reopened = tracking.start_parent(store, exp_id, plan.name, plan.parent_params(spec, cluster_kind()))
+    parent_id, reopened = store.start_parent(exp_id, plan.name, plan.parent_params(spec, cluster_kind()))
     store.set_tag(parent_id, drivers.TAG_DRIVER, drivers.this_driver())
     parent_run = store.run(parent_id)
     ending.attach(store, exp_id, parent_id, resume_command(plan.again, plan.name, dict(plan.options)),
@@ -228,7 +228,7 @@ def catch_up(sweep: Sweep, ending: SweepEnding) -> CaughtUp | None:
     up on each one's checkpoints likewise, and collect the curves and the raw-data reference points; None when
     interrupted."""
     store, exp_id, parent_id = sweep.store, sweep.exp_id, sweep.parent_id
-    runs = tracking.child_runs(store, exp_id, parent_id) if sweep.farm else []
+    runs = store.child_runs(exp_id, parent_id) if sweep.farm else []
     caught_up, failed = attack_missing(store, runs, sweep.farm) if sweep.farm else (0, 0)
     plan = sweep.plan
     curves = start_front_curves(store, parent_id, sweep.spec.preset, sweep.farm, runs, sweep.counts) \
@@ -248,7 +248,7 @@ def catch_up(sweep: Sweep, ending: SweepEnding) -> CaughtUp | None:
             return None
         farm = comparison_grid_farm(grid, sweep.farm)
         if farm is not None:
-            runs = tracking.baseline_runs(store, exp_id, parent_id, grid.preset.name)
+            runs = store.baseline_runs(exp_id, parent_id, grid.preset.name)
             done, more_failed = attack_missing(store, runs, farm)
             caught_up, failed = caught_up + done, failed + more_failed
     if caught_up:

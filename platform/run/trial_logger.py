@@ -99,7 +99,7 @@ class MlflowTrialLogger(tune.Callback):
             if self.content_key is not None:
                 tags[tracking.TAG_CONTENT_KEY] = self.content_key.of(trial.config)
             run_id, last = self.store.new_run(self.experiment_id, trial_label(trial.config, self.label_keys), tags), 0
-            tracking.log_params(self.store, run_id, trial.config | ({"mechanism": self.mechanism} if self.mechanism else {}))
+            self.store.log_params(run_id, trial.config | ({"mechanism": self.mechanism} if self.mechanism else {}))
         self._runs[trial.trial_id] = (run_id, last)
         return run_id, last
 
@@ -118,7 +118,7 @@ class MlflowTrialLogger(tune.Callback):
         self.store.log_metrics(run_id, metrics, step=step)
         node = result.get("node_id")
         if node and self._nodes.get(trial.trial_id) != node:  # the run's tags are read only when the node changes
-            tracking.tag_node(self.store, run_id, tracking.TAG_NODE, node)
+            self.store.tag_node(run_id, tracking.TAG_NODE, node)
             self._nodes[trial.trial_id] = node
         self._runs[trial.trial_id] = (run_id, step)
         of = f"/{self.total_epochs}" if self.total_epochs else ""
