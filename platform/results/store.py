@@ -3,17 +3,21 @@ and the model registry); every other driver module takes a ``Store`` and never i
 
 Runs, metric points, experiments and model versions come back as MLflow's own read-only records (re-exported here).
 All writes go through one explicit client on the driver (no global MLflow state), so a sqlite store never sees
-concurrent writers and Ray workers need no access to it.
+concurrent writers and Ray workers need no access to it. A stop signal that arrives while the driver's main thread is
+inside a store call takes effect when the call returns (:func:`defer_interrupt`): an interruption in the middle of a
+write could leave its database connection holding sqlite's lock, and the sweep's own ending would then wait on it.
 """
 from __future__ import annotations
 
 import http.client
 import re
+import threading
 import time
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from mlflow.entities import Experiment, Metric, Param, Run
 from mlflow.entities.model_registry import ModelVersion
@@ -37,6 +41,55 @@ class NotFound(LookupError):
     """A run, experiment, registered model or version the store does not hold."""
 
 
+class _MainThreadCalls:
+    """The store calls in flight on the main thread (where Python runs signal handlers), and a deferred interrupt."""
+
+    depth = 0
+    interrupted = False
+
+
+def defer_interrupt() -> bool:
+    """For a signal handler about to raise KeyboardInterrupt: True where a store call is in flight on the main thread,
+    which then raises it as the call returns; False where the handler raises it now."""
+    if _MainThreadCalls.depth == 0:
+        return False
+    _MainThreadCalls.interrupted = True
+    return True
+
+
+@contextmanager
+def _uninterrupted() -> Iterator[None]:
+    """One store call, never cut by an interrupt on the main thread: a deferred one is raised as it returns."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _MainThreadCalls.depth += 1
+    try:
+        yield
+    finally:
+        _MainThreadCalls.depth -= 1
+        if _MainThreadCalls.depth == 0 and _MainThreadCalls.interrupted:
+            _MainThreadCalls.interrupted = False
+            raise KeyboardInterrupt
+
+
+class _Guarded:
+    """An MlflowClient whose every method call is :func:`_uninterrupted`."""
+
+    def __init__(self, client: MlflowClient) -> None:
+        self._client = client
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._client, name)
+        if not callable(attribute):
+            return attribute
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with _uninterrupted():
+                return attribute(*args, **kwargs)
+        return call
+
+
 def check_tracking_uri(uri: str, create: bool = True) -> None:
     """A tracking URI MLflow can use (``core.tracking_uri``); without ``create``, one whose sqlite store exists."""
     try:
@@ -50,7 +103,7 @@ class Store:
 
     def __init__(self, tracking_uri: str) -> None:
         self.tracking_uri = tracking_uri
-        self._client = MlflowClient(tracking_uri)
+        self._client = cast(MlflowClient, _Guarded(MlflowClient(tracking_uri)))
 
     @classmethod
     def open(cls, tracking_uri: str, create: bool = True) -> Store:

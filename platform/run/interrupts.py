@@ -26,7 +26,7 @@ from typing import Any, Literal
 from core.commands import executable
 from platform.results import tracking
 from platform.results.drivers import end_sweep
-from platform.results.store import Store
+from platform.results.store import Store, defer_interrupt
 
 EXIT_INTERRUPTED = 130
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -114,7 +114,8 @@ class SweepEnding:
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         """The first signal while Tune runs: Tune stops after its step and saves its state, and every wait on Ray work
-        cancels it; otherwise (outside Tune, or a second signal) a KeyboardInterrupt where the driver is."""
+        cancels it; otherwise (outside Tune, or a second signal) a KeyboardInterrupt where the driver is, or, for a
+        first signal during a store call, as that call returns (``platform.results.store.defer_interrupt``)."""
         first = self.signal is None
         self.signal = self.signal or signum
         _STOP.set()
@@ -123,7 +124,7 @@ class SweepEnding:
             print(f"{signal.Signals(signum).name}: stopping the sweep: saving its state, cancelling the work in flight "
                   "(again to stop at once)", file=sys.stderr, flush=True)
             tune_stop(signal.SIGUSR1, frame)
-        else:
+        elif not (first and defer_interrupt()):
             raise KeyboardInterrupt
 
     def interrupted(self, reason: str | None = None) -> int:
