@@ -67,8 +67,10 @@ def cluster_env() -> dict[str, str]:
                           "RAY_USAGE_STATS_ENABLED": "0"}
 
 
-def _node_ports() -> list[str]:
-    manager, objects, metrics, agent, agent_grpc, runtime_env = free_ports(6)
+def _node_ports(ports: list[int]) -> list[str]:
+    """A node's own ports as ``ray start`` options, from six free ones (drawn in one call with the head's, so no two
+    components get the same: ports drawn in separate calls may repeat once the first call's sockets close)."""
+    manager, objects, metrics, agent, agent_grpc, runtime_env = ports
     return ["--node-manager-port", str(manager), "--object-manager-port", str(objects),
             "--metrics-export-port", str(metrics), "--dashboard-agent-listen-port", str(agent),
             "--dashboard-agent-grpc-port", str(agent_grpc), "--runtime-env-agent-port", str(runtime_env)]
@@ -92,10 +94,10 @@ def _start(args: list[str], temp_dir: Path, env: dict[str, str], timeout: float)
 def start_head(temp_dir: Path, env: dict[str, str], num_cpus: int, resources: dict[str, float] | None = None,
                dashboard: bool = False, timeout: float = 120) -> RayNode:
     """A head node on free ports (with the dashboard and its job server when ``dashboard``)."""
-    gcs, client, dash = free_ports(3)
+    gcs, client, dash, *node = free_ports(9)
     args = ["--head", "--node-ip-address", "127.0.0.1", "--port", str(gcs), "--ray-client-server-port", str(client),
             "--num-cpus", str(num_cpus), "--num-gpus", "0", "--resources", json.dumps(resources or {}),
-            "--include-dashboard", str(dashboard).lower(), *_node_ports()]
+            "--include-dashboard", str(dashboard).lower(), *_node_ports(node)]
     if dashboard:
         args += ["--dashboard-host", "127.0.0.1", "--dashboard-port", str(dash)]
     process = _start(args, temp_dir, env, timeout)
@@ -106,7 +108,7 @@ def start_worker(head: RayNode, temp_dir: Path, num_cpus: int, resources: dict[s
                  timeout: float = 120) -> RayNode:
     """A worker node joining ``head``, with its own temp dir (Ray 2.60 allows one per node)."""
     args = ["--address", head.gcs_address, "--node-ip-address", "127.0.0.1", "--num-cpus", str(num_cpus),
-            "--num-gpus", "0", "--resources", json.dumps(resources or {}), *_node_ports()]
+            "--num-gpus", "0", "--resources", json.dumps(resources or {}), *_node_ports(free_ports(6))]
     process = _start(args, temp_dir, head.env, timeout)
     return RayNode(process, temp_dir, head.gcs_address, None, head.env)
 

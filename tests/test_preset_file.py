@@ -20,7 +20,7 @@ from platform.sweep import main
 from search_spaces import SweepTrials
 from search_spaces.amnist import PRESET as amnist
 from search_spaces.plugins import PRESETS, load_preset_file
-from serve.points import list_points, load_point
+from serve.points import Registry, list_points, load_point
 
 EXAMPLE = REPO / "examples" / "gaussian_noise" / "preset.py"
 
@@ -168,6 +168,7 @@ def test_example_sweep_runs_the_whole_farm_in_ray_workers(tmp_path: Path) -> Non
                              "--sweep-budget", "--tracking-uri", f"sqlite:///{tmp_path / 'mlflow.db'}"], cwd=REPO,
                             env=sweep_env(), capture_output=True, text=True, timeout=300)
     assert chosen.returncode == 0, chosen.stdout[-2000:] + chosen.stderr[-2000:]
-    (info,) = list_points(client).values()  # what the release service loads: the preset file, by its stored path
-    released = load_point(client, info, torch.device("cpu")).release(torch.rand(3, 1, 28, 28), seed=5)
+    registry = Registry(client.tracking_uri)
+    (info,) = list_points(registry).values()  # what the release service loads: the preset file, by its stored path
+    released = load_point(registry, info, torch.device("cpu")).release(torch.rand(3, 1, 28, 28), seed=5)
     assert released.shape == (3, 1, 28, 28) and released.min() >= 0 and released.max() <= 1
