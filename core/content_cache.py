@@ -57,11 +57,11 @@ class ContentCache(Generic[T]):
         path = self.path(folder, key)
         path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(f"{path}.lock"):
-            stored = load_saved(path)
+            stored = self.read(folder, key)
             if stored is not None:
                 return stored, True
             state = compute()
-            save_atomically(path, state)
+            self.write(folder, key, state)
             return state, False
 
     def recall(self, key: str) -> T | None:

@@ -59,7 +59,7 @@ class FarmPlan:
 
 def metric_at(store: Store, run_id: str, key: str, step: int) -> float | None:
     """The last value of ``key`` logged at ``step`` in the run, if any."""
-    values = [m.value for m in store.history(run_id, key) if m.step == step]
+    values = store.at_step(run_id, key, step)
     return values[-1] if values else None
 
 
